@@ -1,0 +1,123 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Deleting a project or a task removes, in its transaction, what readers
+// reach it by (the project's or task's own item, a task's tag links) and
+// writes a cleanup job in the same transaction. The worker then deletes what
+// is left under it in batches. Jobs are items, so a stopped server resumes
+// them at its next start; every step is idempotent.
+
+const (
+	cleanupProject = "PROJECT"
+	cleanupTask    = "TASK"
+)
+
+func cleanupToItem(kind, target string, now time.Time) item {
+	k := cleanupKey(kind, target)
+	return marshal(cleanupItem{PK: k.PK, SK: k.SK, Type: typeCleanup, Kind: kind, Target: target, CreatedAt: fmtTime(now)})
+}
+
+// KickCleanup wakes the cleanup worker, if it runs.
+func (s *Store) KickCleanup() {
+	select {
+	case s.cleanupKick <- struct{}{}:
+	default:
+	}
+}
+
+// RunCleanupWorker runs pending cleanup jobs now, whenever KickCleanup is
+// called, and every interval, until ctx ends.
+func (s *Store) RunCleanupWorker(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := s.RunCleanup(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error("cleanup", "err", err)
+		} else if n > 0 {
+			s.Log.Debug("cleanup", "jobs", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.cleanupKick:
+		case <-t.C:
+		}
+	}
+}
+
+// RunCleanup runs every pending cleanup job to its end and returns how many
+// it finished. Returns EUNAVAILABLE, EINTERNAL.
+func (s *Store) RunCleanup(ctx context.Context) (int, error) {
+	s.cleanupMu.Lock()
+	defer s.cleanupMu.Unlock()
+	jobs, err := s.queryAll(ctx, "", attrPK, cleanupPK, attrSK, "")
+	if err != nil {
+		return 0, err
+	}
+	for i, it := range jobs {
+		job, err := decodeAs[*cleanupItem](it)
+		if err != nil {
+			return i, err
+		}
+		if job.Kind == cleanupProject {
+			tasks, err := s.queryAll(ctx, indexGSI1, attrGSI1PK, projectTasksPK(job.Target), attrGSI1SK, duePrefix)
+			if err != nil {
+				return i, err
+			}
+			for _, t := range tasks {
+				if err := s.deletePartition(ctx, str(t, attrPK)); err != nil {
+					return i, err
+				}
+			}
+			err = s.deletePartition(ctx, projectPK(job.Target))
+		} else {
+			err = s.deletePartition(ctx, taskPK(job.Target))
+		}
+		if err == nil {
+			err = s.batchWrite(ctx, []types.WriteRequest{{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}})
+		}
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(jobs), nil
+}
+
+// deletePartition deletes every item of a partition of the table.
+func (s *Store) deletePartition(ctx context.Context, pk string) error {
+	items, err := s.queryAll(ctx, "", attrPK, pk, attrSK, "")
+	if err != nil {
+		return err
+	}
+	reqs := make([]types.WriteRequest, len(items))
+	for i, it := range items {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}
+	}
+	return s.batchWrite(ctx, reqs)
+}
+
+// batchWrite writes with BatchWriteItem, 25 requests a call, unprocessed
+// items retried with backoff. Returns EUNAVAILABLE, EINTERNAL.
+func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
+	return s.forEachChunk(ctx, len(reqs), maxBatchWrite, func(ctx context.Context, lo, hi int) error {
+		req := reqs[lo:hi]
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 && (attempt > batchRetries || !backoff(ctx, attempt-1)) {
+				return &Error{Code: EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
+			}
+			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: req}})
+			if err != nil {
+				return wrap(err, "writing items")
+			}
+			req = out.UnprocessedItems[s.table]
+		}
+		return nil
+	})
+}

@@ -1,0 +1,143 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Dataset is a set of objects to load in bulk, e.g. demo data.
+type Dataset struct {
+	Users    []*User
+	Projects []*Project
+	Members  []*Member
+	Tasks    []*Task
+	Comments []*Comment
+}
+
+// Import writes a dataset with BatchWriteItem (no transactions, so it also
+// runs on stores without them). It trusts its input: it is for data made by
+// this program, not by clients. Returns EUNAVAILABLE, EINTERNAL.
+func (s *Store) Import(ctx context.Context, d *Dataset) error {
+	var reqs []types.WriteRequest
+	add := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
+	for _, u := range d.Users {
+		add(userToItem(u))
+	}
+	for _, p := range d.Projects {
+		add(projectToItem(p))
+	}
+	for _, m := range d.Members {
+		add(memberToItem(m))
+	}
+	for _, t := range d.Tasks {
+		add(taskToItem(t))
+		for _, name := range t.Tags {
+			add(tagLinkItem(t, name))
+		}
+	}
+	for _, c := range d.Comments {
+		add(commentToItem(c))
+	}
+	return s.batchWrite(ctx, reqs)
+}
+
+// DatasetBuilder makes a Dataset with ids issued like the server's.
+type DatasetBuilder struct {
+	s   *Store
+	now time.Time
+	D   Dataset
+}
+
+// NewDataset starts a dataset whose objects are created at now.
+func (s *Store) NewDataset(now time.Time) *DatasetBuilder {
+	return &DatasetBuilder{s: s, now: now.UTC()}
+}
+
+// User adds a user.
+func (b *DatasetBuilder) User(id, name, email string) *User {
+	u := &User{ID: id, Name: name, CreatedAt: b.now}
+	if email != "" {
+		u.Email = &email
+	}
+	b.D.Users = append(b.D.Users, u)
+	return u
+}
+
+// Project adds a project owned by owner, with the other users as members.
+func (b *DatasetBuilder) Project(name, desc string, owner *User, members ...*User) *Project {
+	p := &Project{ID: projectID(b.s.ids.next(b.now)), Name: name, OwnerID: owner.ID, CreatedAt: b.now}
+	if desc != "" {
+		p.Description = &desc
+	}
+	b.D.Projects = append(b.D.Projects, p)
+	b.D.Members = append(b.D.Members, &Member{ProjectID: p.ID, UserID: owner.ID, Role: RoleOwner, JoinedAt: b.now})
+	for _, m := range members {
+		b.D.Members = append(b.D.Members, &Member{ProjectID: p.ID, UserID: m.ID, Role: RoleMember, JoinedAt: b.now})
+	}
+	return p
+}
+
+// Task adds a task; due is nil for none, assignee nil for nobody.
+func (b *DatasetBuilder) Task(p *Project, title string, status TaskStatus, due *Date, assignee *User, tags ...string) *Task {
+	t := &Task{ID: taskID(b.s.ids.next(b.now)), ProjectID: p.ID, Title: title, Status: status, DueDate: due,
+		Tags: tags, CreatedAt: b.now, UpdatedAt: b.now, Version: 1}
+	if t.Tags == nil {
+		t.Tags = []string{}
+	}
+	if assignee != nil {
+		t.AssigneeID = &assignee.ID
+	}
+	b.D.Tasks = append(b.D.Tasks, t)
+	return t
+}
+
+// Comment adds a comment by author on t.
+func (b *DatasetBuilder) Comment(t *Task, author *User, body string) *Comment {
+	c := &Comment{ID: commentID(ulidOf(t.ID), b.s.ids.next(b.now)), TaskID: t.ID, AuthorID: author.ID, Body: body, CreatedAt: b.now}
+	b.D.Comments = append(b.D.Comments, c)
+	return c
+}
+
+// Demo returns the demo dataset: four users, three projects (one that the
+// demo user "alice" is no member of), tasks due in the past, today, later
+// and never, in every status, with tags and comments.
+func (s *Store) Demo(now time.Time) *Dataset {
+	b := s.NewDataset(now)
+	today := DateOf(now)
+	day := func(n int) *Date { d := today.AddDays(n); return &d }
+	alice := b.User("alice", "Alice Example", "alice@example.com")
+	bob := b.User("bob", "Bob Builder", "bob@example.com")
+	carol := b.User("carol", "Carol Chen", "")
+	dave := b.User("dave", "Dave Diaz", "dave@example.com")
+
+	web := b.Project("Website relaunch", "New marketing site and blog", alice, bob, carol)
+	app := b.Project("Mobile app", "iOS and Android clients", bob, alice, dave)
+	lab := b.Project("Research", "Carol's experiments (alice is not a member)", carol, dave)
+
+	t1 := b.Task(web, "Write the landing page copy", StatusInProgress, day(-3), alice, "copy", "urgent")
+	t2 := b.Task(web, "Fix the broken signup form", StatusTodo, day(-1), bob, "bug", "frontend", "urgent")
+	b.Task(web, "Pick a colour palette", StatusDone, day(-10), carol, "design")
+	b.Task(web, "Set up analytics", StatusTodo, day(7), alice, "frontend")
+	b.Task(web, "Migrate the blog", StatusTodo, nil, nil, "backend")
+	b.Task(web, "Launch announcement", StatusTodo, day(21), alice)
+	t7 := b.Task(app, "Crash on start on Android 12", StatusInProgress, day(-2), alice, "bug", "android", "urgent")
+	b.Task(app, "Push notifications", StatusTodo, day(14), dave, "backend")
+	b.Task(app, "App store screenshots", StatusDone, day(-5), alice, "design")
+	b.Task(app, "Dark mode", StatusTodo, nil, bob, "frontend", "design")
+	b.Task(app, "Offline sync", StatusTodo, day(0), dave, "backend")
+	b.Task(lab, "Benchmark the new model", StatusTodo, day(-4), dave, "urgent")
+	b.Task(lab, "Write up results", StatusTodo, day(30), carol, "copy")
+
+	b.Comment(t1, alice, "First draft is in the shared doc.")
+	b.Comment(t1, bob, "Looks good, a few notes inline.")
+	b.Comment(t2, carol, "Reproduced on Safari only.")
+	b.Comment(t2, bob, "Fix is ready for review.")
+	b.Comment(t7, dave, "Stack trace attached to the ticket.")
+	for i := range 3 {
+		b.Comment(t7, alice, fmt.Sprintf("Update %d: still investigating.", i+1))
+	}
+	return &b.D
+}

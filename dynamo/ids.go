@@ -1,0 +1,160 @@
+package dynamo
+
+import (
+	"crypto/rand"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Server-issued ids are a type prefix, '#', and a ULID (a comment's id also
+// carries its task's ULID, so its key can be derived from the id alone). The
+// '#' keeps them apart from user ids (token subs may not contain '#'); the
+// ULIDs make them sort in creation order. Only the ULIDs ever reach a key.
+const (
+	projectIDPrefix = "prj#"
+	taskIDPrefix    = "tsk#"
+	commentIDPrefix = "cmt#"
+	ulidLen         = 26
+	maxUserIDLen    = 128
+)
+
+// Kind names the type of object an id refers to.
+type Kind int
+
+// The kinds of object an id may name.
+const (
+	KindUnknown Kind = iota
+	KindUser
+	KindProject
+	KindTask
+	KindComment
+)
+
+// KindOf tells which type of object id names, from its form alone; it returns
+// KindUnknown for a string no object could have as its id.
+func KindOf(id string) Kind {
+	switch {
+	case strings.HasPrefix(id, projectIDPrefix):
+		if _, err := ParseProjectID(id); err == nil {
+			return KindProject
+		}
+	case strings.HasPrefix(id, taskIDPrefix):
+		if _, err := ParseTaskID(id); err == nil {
+			return KindTask
+		}
+	case strings.HasPrefix(id, commentIDPrefix):
+		if _, _, err := parseCommentID(id); err == nil {
+			return KindComment
+		}
+	default:
+		if ValidUserID(id) == nil {
+			return KindUser
+		}
+	}
+	return KindUnknown
+}
+
+// ValidUserID checks a user id (a token's sub): 1-128 characters, none of
+// them '#', white space or a control character. Returns EINVALID.
+func ValidUserID(id string) error {
+	if id == "" || !utf8.ValidString(id) || utf8.RuneCountInString(id) > maxUserIDLen {
+		return Errorf(EINVALID, "a user id has 1 to %d characters", maxUserIDLen)
+	}
+	for _, r := range id {
+		if r == '#' || unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {
+			return Errorf(EINVALID, "a user id may not contain '#', white space or control characters")
+		}
+	}
+	return nil
+}
+
+func parseULID(s string) (string, bool) {
+	if len(s) != ulidLen {
+		return "", false
+	}
+	u, err := ulid.ParseStrict(s)
+	if err != nil {
+		return "", false
+	}
+	return u.String(), u.String() == s
+}
+
+// ParseProjectID returns the ULID inside a project id. Returns EINVALID.
+func ParseProjectID(id string) (string, error) {
+	if u, ok := parseULID(strings.TrimPrefix(id, projectIDPrefix)); ok && strings.HasPrefix(id, projectIDPrefix) {
+		return u, nil
+	}
+	return "", Errorf(EINVALID, "%q is not a project id", clip(id))
+}
+
+// ParseTaskID returns the ULID inside a task id. Returns EINVALID.
+func ParseTaskID(id string) (string, error) {
+	if u, ok := parseULID(strings.TrimPrefix(id, taskIDPrefix)); ok && strings.HasPrefix(id, taskIDPrefix) {
+		return u, nil
+	}
+	return "", Errorf(EINVALID, "%q is not a task id", clip(id))
+}
+
+// parseCommentID returns the task and comment ULIDs inside a comment id.
+func parseCommentID(id string) (task, comment string, err error) {
+	rest, ok := strings.CutPrefix(id, commentIDPrefix)
+	if ok && len(rest) == 2*ulidLen+1 && rest[ulidLen] == '#' {
+		t, ok1 := parseULID(rest[:ulidLen])
+		c, ok2 := parseULID(rest[ulidLen+1:])
+		if ok1 && ok2 {
+			return t, c, nil
+		}
+	}
+	return "", "", Errorf(EINVALID, "%q is not a comment id", clip(id))
+}
+
+// ParseCommentID checks a comment id and returns the id of its task.
+// Returns EINVALID.
+func ParseCommentID(id string) (taskID string, err error) {
+	t, _, err := parseCommentID(id)
+	if err != nil {
+		return "", err
+	}
+	return taskIDPrefix + t, nil
+}
+
+func projectID(u string) string      { return projectIDPrefix + u }
+func taskID(u string) string         { return taskIDPrefix + u }
+func commentID(task, c string) string { return commentIDPrefix + task + "#" + c }
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if utf8.RuneCountInString(s) <= 64 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:64]) + "…"
+}
+
+// idGen issues ULIDs that strictly increase within the process, even when
+// several are made in one millisecond or the clock steps back.
+type idGen struct {
+	mu      sync.Mutex
+	lastMS  uint64
+	entropy *ulid.MonotonicEntropy
+}
+
+func newIDGen() *idGen {
+	return &idGen{entropy: ulid.Monotonic(rand.Reader, 0)}
+}
+
+func (g *idGen) next(now time.Time) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ms := ulid.Timestamp(now)
+	if ms < g.lastMS {
+		ms = g.lastMS
+	}
+	g.lastMS = ms
+	return ulid.MustNew(ms, g.entropy).String()
+}

@@ -1,0 +1,282 @@
+package dynamo
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+type item = map[string]types.AttributeValue
+
+// Item types, stored in the "type" attribute of every item.
+const (
+	typeUser    = "USER"
+	typeProject = "PROJECT"
+	typeMember  = "MEMBER"
+	typeTask    = "TASK"
+	typeTag     = "TAG"
+	typeComment = "COMMENT"
+	typeCleanup = "CLEANUP"
+)
+
+const timeLayout = time.RFC3339Nano
+
+func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeLayout, s)
+	return t.UTC()
+}
+
+type userItem struct {
+	PK        string
+	SK        string
+	Type      string  `dynamodbav:"type"`
+	ID        string  `dynamodbav:"id"`
+	Name      string  `dynamodbav:"name"`
+	Email     *string `dynamodbav:"email,omitempty"`
+	CreatedAt string  `dynamodbav:"createdAt"`
+}
+
+type projectItem struct {
+	PK          string
+	SK          string
+	Type        string  `dynamodbav:"type"`
+	ID          string  `dynamodbav:"id"`
+	Name        string  `dynamodbav:"name"`
+	Description *string `dynamodbav:"description,omitempty"`
+	OwnerID     string  `dynamodbav:"ownerId"`
+	CreatedAt   string  `dynamodbav:"createdAt"`
+}
+
+type memberItem struct {
+	PK       string
+	SK       string
+	GSI1PK   string
+	GSI1SK   string
+	Type     string `dynamodbav:"type"`
+	Project  string `dynamodbav:"projectId"`
+	User     string `dynamodbav:"userId"`
+	Role     string `dynamodbav:"role"`
+	JoinedAt string `dynamodbav:"joinedAt"`
+	// AssignSeq grows whenever a task is assigned to this member, so that
+	// removing the member can tell whether an assignment slipped in.
+	AssignSeq int `dynamodbav:"assignSeq"`
+}
+
+type taskItem struct {
+	PK          string
+	SK          string
+	GSI1PK      string
+	GSI1SK      string
+	GSI2PK      string   `dynamodbav:",omitempty"`
+	GSI2SK      string   `dynamodbav:",omitempty"`
+	Type        string   `dynamodbav:"type"`
+	ID          string   `dynamodbav:"id"`
+	Project     string   `dynamodbav:"projectId"`
+	Title       string   `dynamodbav:"title"`
+	Description *string  `dynamodbav:"description,omitempty"`
+	Status      string   `dynamodbav:"status"`
+	DueDate     string   `dynamodbav:"dueDate,omitempty"`
+	Assignee    string   `dynamodbav:"assigneeId,omitempty"`
+	Tags        []string `dynamodbav:"tags,omitempty"`
+	CreatedAt   string   `dynamodbav:"createdAt"`
+	UpdatedAt   string   `dynamodbav:"updatedAt"`
+	Version     int      `dynamodbav:"version"`
+}
+
+type tagItem struct {
+	PK     string
+	SK     string
+	GSI1PK string
+	GSI1SK string
+	Type   string `dynamodbav:"type"`
+	Task   string `dynamodbav:"taskId"`
+}
+
+type commentItem struct {
+	PK        string
+	SK        string
+	Type      string `dynamodbav:"type"`
+	ID        string `dynamodbav:"id"`
+	Task      string `dynamodbav:"taskId"`
+	Author    string `dynamodbav:"authorId"`
+	Body      string `dynamodbav:"body"`
+	CreatedAt string `dynamodbav:"createdAt"`
+}
+
+type cleanupItem struct {
+	PK        string
+	SK        string
+	Type      string `dynamodbav:"type"`
+	Kind      string `dynamodbav:"kind"`
+	Target    string `dynamodbav:"target"` // a project or task ULID
+	CreatedAt string `dynamodbav:"createdAt"`
+}
+
+func marshal(v any) item {
+	m, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		panic(fmt.Sprintf("dynamo: marshal %T: %v", v, err)) // our own structs always marshal
+	}
+	return m
+}
+
+func ulidOf(id string) string { return id[strings.LastIndexByte(id, '#')+1:] }
+
+func userToItem(u *User) item {
+	return marshal(userItem{PK: userPK(u.ID), SK: profileSK, Type: typeUser, ID: u.ID, Name: u.Name,
+		Email: u.Email, CreatedAt: fmtTime(u.CreatedAt)})
+}
+
+func projectToItem(p *Project) item {
+	return marshal(projectItem{PK: projectPK(ulidOf(p.ID)), SK: projectSK, Type: typeProject, ID: p.ID,
+		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt)})
+}
+
+func memberToItem(m *Member) item {
+	p := ulidOf(m.ProjectID)
+	return marshal(memberItem{PK: projectPK(p), SK: memberSK(m.UserID), GSI1PK: userProjectsPK(m.UserID),
+		GSI1SK: userProjectsSK(p), Type: typeMember, Project: m.ProjectID, User: m.UserID, Role: string(m.Role),
+		JoinedAt: fmtTime(m.JoinedAt)})
+}
+
+func taskToItem(t *Task) item {
+	tu, pu := ulidOf(t.ID), ulidOf(t.ProjectID)
+	it := taskItem{PK: taskPK(tu), SK: taskSK, GSI1PK: projectTasksPK(pu), GSI1SK: dueSK(t.DueDate, tu),
+		Type: typeTask, ID: t.ID, Project: t.ProjectID, Title: t.Title, Description: t.Description,
+		Status: string(t.Status), Tags: t.Tags, CreatedAt: fmtTime(t.CreatedAt), UpdatedAt: fmtTime(t.UpdatedAt),
+		Version: t.Version}
+	if len(it.Tags) == 0 {
+		it.Tags = nil // the embedded store garbles empty lists: leave the attribute out
+	}
+	if t.DueDate != nil {
+		it.DueDate = t.DueDate.String()
+	}
+	if t.AssigneeID != nil {
+		it.Assignee = *t.AssigneeID
+		it.GSI2PK = assignedPK(*t.AssigneeID, t.Status != StatusDone)
+		it.GSI2SK = it.GSI1SK
+	}
+	return marshal(it)
+}
+
+func tagLinkItem(t *Task, name string) item {
+	tu := ulidOf(t.ID)
+	return marshal(tagItem{PK: taskPK(tu), SK: tagSK(name), GSI1PK: tagTasksPK(name, ulidOf(t.ProjectID)),
+		GSI1SK: dueSK(t.DueDate, tu), Type: typeTag, Task: t.ID})
+}
+
+func commentToItem(c *Comment) item {
+	t, cu, _ := parseCommentID(c.ID)
+	return marshal(commentItem{PK: taskPK(t), SK: commentSK(cu), Type: typeComment, ID: c.ID, Task: c.TaskID,
+		Author: c.AuthorID, Body: c.Body, CreatedAt: fmtTime(c.CreatedAt)})
+}
+
+// decode turns a stored item into its domain object by its type attribute:
+// *User, *Project, *Member, *Task, *Comment, or *tagItem / *cleanupItem.
+func decode(m item) (any, error) {
+	var head struct {
+		Type string `dynamodbav:"type"`
+	}
+	if err := attributevalue.UnmarshalMap(m, &head); err != nil {
+		return nil, err
+	}
+	switch head.Type {
+	case typeUser:
+		var it userItem
+		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+			return nil, err
+		}
+		return &User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt)}, nil
+	case typeProject:
+		var it projectItem
+		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+			return nil, err
+		}
+		return &Project{ID: it.ID, Name: it.Name, Description: it.Description, OwnerID: it.OwnerID,
+			CreatedAt: parseTime(it.CreatedAt)}, nil
+	case typeMember:
+		var it memberItem
+		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+			return nil, err
+		}
+		return &Member{ProjectID: it.Project, UserID: it.User, Role: Role(it.Role), JoinedAt: parseTime(it.JoinedAt)}, nil
+	case typeTask:
+		var it taskItem
+		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+			return nil, err
+		}
+		t := &Task{ID: it.ID, ProjectID: it.Project, Title: it.Title, Description: it.Description,
+			Status: TaskStatus(it.Status), Tags: it.Tags, CreatedAt: parseTime(it.CreatedAt),
+			UpdatedAt: parseTime(it.UpdatedAt), Version: it.Version}
+		if it.DueDate != "" {
+			d, err := ParseDate(it.DueDate)
+			if err != nil {
+				return nil, err
+			}
+			t.DueDate = &d
+		}
+		if it.Assignee != "" {
+			a := it.Assignee
+			t.AssigneeID = &a
+		}
+		if t.Tags == nil {
+			t.Tags = []string{}
+		}
+		return t, nil
+	case typeComment:
+		var it commentItem
+		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+			return nil, err
+		}
+		return &Comment{ID: it.ID, TaskID: it.Task, AuthorID: it.Author, Body: it.Body, CreatedAt: parseTime(it.CreatedAt)}, nil
+	case typeTag:
+		var it tagItem
+		err := attributevalue.UnmarshalMap(m, &it)
+		return &it, err
+	case typeCleanup:
+		var it cleanupItem
+		err := attributevalue.UnmarshalMap(m, &it)
+		return &it, err
+	}
+	return nil, fmt.Errorf("item of unknown type %q", head.Type)
+}
+
+func decodeAs[T any](m item) (T, error) {
+	var zero T
+	v, err := decode(m)
+	if err != nil {
+		return zero, internal(err, "decoding an item")
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, internal(fmt.Errorf("item is %T, want %T", v, zero), "decoding an item")
+	}
+	return t, nil
+}
+
+func keyOf(m item) key {
+	var k key
+	if s, ok := m[attrPK].(*types.AttributeValueMemberS); ok {
+		k.PK = s.Value
+	}
+	if s, ok := m[attrSK].(*types.AttributeValueMemberS); ok {
+		k.SK = s.Value
+	}
+	return k
+}
+
+func (k key) av() item {
+	return item{attrPK: &types.AttributeValueMemberS{Value: k.PK}, attrSK: &types.AttributeValueMemberS{Value: k.SK}}
+}
+
+func str(m item, attr string) string {
+	if s, ok := m[attr].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}

@@ -1,0 +1,241 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// MaxFirst is the largest page a list returns.
+const MaxFirst = 100
+
+const cursorVersion = "c1:"
+
+// A cursor is the sort key of the last item of a page. The partition is never
+// in it: the connection supplies its own, so a cursor cannot lead a read into
+// another partition. Each list checks the sort key's shape before using it.
+func encodeCursor(sk string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + sk))
+}
+
+func decodeCursor(c string, valid func(string) bool) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	sk, ok := strings.CutPrefix(string(b), cursorVersion)
+	if err != nil || !ok || !valid(sk) {
+		return "", Errorf(EINVALID, "after: %q is not a cursor of this list", clip(c))
+	}
+	return sk, nil
+}
+
+func validDueCursor(sk string) bool { _, ok := taskOfDueSK(sk); return ok }
+
+func validULIDCursor(prefix string) func(string) bool {
+	return func(sk string) bool {
+		u, ok := strings.CutPrefix(sk, prefix)
+		_, valid := parseULID(u)
+		return ok && valid
+	}
+}
+
+// Keep tells, for a batch of candidate items in list order, which ones the
+// viewer may see. It may read (through the caller's loaders) to decide.
+type Keep func(ctx context.Context, candidates []item) ([]bool, error)
+
+// listSpec describes a list read: one or more partitions of the table or an
+// index, each sorted by the same sort key, merged into one order.
+type listSpec struct {
+	index  string   // "" for the table itself
+	pkAttr string   // partition key attribute
+	skAttr string   // sort key attribute
+	pks    []string // partitions to merge; sort keys are unique across them
+	prefix string   // sort keys of the list start with it
+	before string   // optional exclusive upper bound of sort keys
+	desc   bool     // newest (largest) first
+	filter *expression.ConditionBuilder
+	keep   Keep
+	valid  func(sk string) bool // checks a cursor's sort key
+}
+
+type source struct {
+	in        *dynamodb.QueryInput
+	buf       []item
+	exhausted bool
+	fetches   int
+}
+
+// list reads one page of a list: the first page.First items after the
+// cursor that pass the filter and keep, and whether more remain. It reads on
+// until it has one item more than the page or the partitions are exhausted,
+// so a page is never short or empty while items remain.
+func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item], error) {
+	if page.First < 1 || page.First > MaxFirst {
+		return nil, Errorf(EINVALID, "first must be between 1 and %d, not %d", MaxFirst, page.First)
+	}
+	after := ""
+	if page.After != nil {
+		var err error
+		if after, err = decodeCursor(*page.After, spec.valid); err != nil {
+			return nil, err
+		}
+	}
+	lo, hi := spec.prefix, spec.prefix+rangeEnd
+	if spec.before != "" {
+		hi = spec.before
+	}
+	if after != "" {
+		if spec.desc {
+			hi = min(hi, after)
+		} else {
+			lo = max(lo, after)
+		}
+	}
+	want := page.First + 1
+	out := &Conn[item]{}
+	if lo > hi || len(spec.pks) == 0 {
+		return out, nil
+	}
+	srcs := make([]*source, len(spec.pks))
+	for i, pk := range spec.pks {
+		kb := expression.KeyAnd(expression.Key(spec.pkAttr).Equal(expression.Value(pk)),
+			expression.KeyBetween(expression.Key(spec.skAttr), expression.Value(lo), expression.Value(hi)))
+		b := expression.NewBuilder().WithKeyCondition(kb)
+		if spec.filter != nil {
+			b = b.WithFilter(*spec.filter)
+		}
+		ex, err := b.Build()
+		if err != nil {
+			return nil, internal(err, "building a query")
+		}
+		in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: ex.KeyCondition(),
+			FilterExpression: ex.Filter(), ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
+			ScanIndexForward: aws.Bool(!spec.desc)}
+		if spec.index != "" {
+			in.IndexName = aws.String(spec.index)
+		} else {
+			in.ConsistentRead = aws.Bool(true)
+		}
+		srcs[i] = &source{in: in}
+	}
+	drop := func(sk string) bool { return sk == after || sk == spec.before }
+	var kept []item
+	for {
+		// Refill every source whose buffer ran dry, all at once.
+		var need []*source
+		for _, src := range srcs {
+			if len(src.buf) == 0 && !src.exhausted {
+				need = append(need, src)
+			}
+		}
+		err := s.parallel(ctx, len(need), func(ctx context.Context, i int) error {
+			src := need[i]
+			limit := want << min(src.fetches, 4)
+			src.in.Limit = aws.Int32(int32(min(limit, 1000)))
+			res, err := s.db.Query(ctx, src.in)
+			if err != nil {
+				return wrap(err, "reading a list")
+			}
+			src.fetches++
+			for _, it := range res.Items {
+				if !drop(str(it, spec.skAttr)) {
+					src.buf = append(src.buf, it)
+				}
+			}
+			src.in.ExclusiveStartKey = res.LastEvaluatedKey
+			src.exhausted = len(res.LastEvaluatedKey) == 0
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		// Merge: take the smallest (largest) head while every source that may
+		// still hold items has one buffered.
+		var cand []item
+		for len(kept)+len(cand) < want {
+			var best *source
+			ready := true
+			for _, src := range srcs {
+				if len(src.buf) == 0 {
+					if !src.exhausted {
+						ready = false
+					}
+					continue
+				}
+				if best == nil {
+					best = src
+					continue
+				}
+				a, b := str(src.buf[0], spec.skAttr), str(best.buf[0], spec.skAttr)
+				if (a < b) != spec.desc {
+					best = src
+				}
+			}
+			if !ready || best == nil {
+				break
+			}
+			cand = append(cand, best.buf[0])
+			best.buf = best.buf[1:]
+		}
+		if spec.keep != nil && len(cand) > 0 {
+			ok, err := spec.keep(ctx, cand)
+			if err != nil {
+				return nil, err
+			}
+			for i, c := range cand {
+				if ok[i] {
+					kept = append(kept, c)
+				}
+			}
+		} else {
+			kept = append(kept, cand...)
+		}
+		done := true
+		for _, src := range srcs {
+			if len(src.buf) > 0 || !src.exhausted {
+				done = false
+			}
+		}
+		if len(kept) >= want || done {
+			break
+		}
+	}
+	out.HasNext = len(kept) > page.First
+	out.Items = kept[:min(len(kept), page.First)]
+	out.Cursors = make([]string, len(out.Items))
+	for i, it := range out.Items {
+		out.Cursors[i] = encodeCursor(str(it, spec.skAttr))
+	}
+	return out, nil
+}
+
+// queryAll reads every item of a partition (optionally of a sort-key prefix).
+func (s *Store) queryAll(ctx context.Context, index, pkAttr, pk, skAttr, prefix string) ([]item, error) {
+	kb := expression.Key(pkAttr).Equal(expression.Value(pk))
+	if prefix != "" {
+		kb = expression.KeyAnd(kb, expression.KeyBeginsWith(expression.Key(skAttr), prefix))
+	}
+	ex, err := expression.NewBuilder().WithKeyCondition(kb).Build()
+	if err != nil {
+		return nil, internal(err, "building a query")
+	}
+	in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: ex.KeyCondition(),
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()}
+	if index != "" {
+		in.IndexName = &index
+	} else {
+		in.ConsistentRead = aws.Bool(true)
+	}
+	var all []item
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		res, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, wrap(err, "reading a list")
+		}
+		all = append(all, res.Items...)
+	}
+	return all, nil
+}

@@ -1,0 +1,101 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TableDefinition returns the CreateTable input of the store's table: PK/SK
+// and two global secondary indexes, GSI1 (a project's tasks by due date, a
+// user's projects, a tag's tasks per project) and GSI2 (a user's assigned
+// tasks by due date, split into open and done).
+func TableDefinition(name string) *dynamodb.CreateTableInput {
+	s := types.ScalarAttributeTypeS
+	gsi := func(name, pk, sk string) types.GlobalSecondaryIndex {
+		return types.GlobalSecondaryIndex{
+			IndexName: aws.String(name),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}
+	}
+	return &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrPK), AttributeType: s},
+			{AttributeName: aws.String(attrSK), AttributeType: s},
+			{AttributeName: aws.String(attrGSI1PK), AttributeType: s},
+			{AttributeName: aws.String(attrGSI1SK), AttributeType: s},
+			{AttributeName: aws.String(attrGSI2PK), AttributeType: s},
+			{AttributeName: aws.String(attrGSI2SK), AttributeType: s},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			gsi(indexGSI1, attrGSI1PK, attrGSI1SK),
+			gsi(indexGSI2, attrGSI2PK, attrGSI2SK),
+		},
+	}
+}
+
+// EnsureTable creates the table with its indexes when it is missing and
+// waits until it and its indexes are active. It reports whether it created
+// the table. Endpoints that report no status (the embedded store) count as
+// active.
+func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
+	_, err = s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
+	var nf *types.ResourceNotFoundException
+	switch {
+	case err == nil:
+	case errors.As(err, &nf):
+		if _, err := s.db.CreateTable(ctx, TableDefinition(s.table)); err != nil {
+			var inUse *types.ResourceInUseException
+			if !errors.As(err, &inUse) {
+				return false, wrap(err, "creating the table")
+			}
+		} else {
+			created = true
+		}
+	default:
+		return false, wrap(err, "describing the table")
+	}
+	for {
+		out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
+		if err != nil {
+			return created, wrap(err, "describing the table")
+		}
+		if tableActive(out.Table) {
+			return created, nil
+		}
+		select {
+		case <-ctx.Done():
+			return created, wrap(ctx.Err(), "waiting for the table")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func tableActive(t *types.TableDescription) bool {
+	if t == nil {
+		return false
+	}
+	if t.TableStatus != "" && t.TableStatus != types.TableStatusActive {
+		return false
+	}
+	for _, g := range t.GlobalSecondaryIndexes {
+		if g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive {
+			return false
+		}
+	}
+	return true
+}

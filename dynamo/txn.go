@@ -1,0 +1,129 @@
+package dynamo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+const maxTxnItems = 100
+
+// txn collects the actions of one TransactWriteItems call, each with the
+// error to report when its condition fails.
+type txn struct {
+	items []types.TransactWriteItem
+	fails []error
+	err   error
+}
+
+func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }
+func absent() expression.ConditionBuilder { return expression.AttributeNotExists(expression.Name(attrPK)) }
+
+func (t *txn) build(cond *expression.ConditionBuilder, upd *expression.UpdateBuilder) (expression.Expression, bool) {
+	if cond == nil && upd == nil {
+		return expression.Expression{}, false
+	}
+	b := expression.NewBuilder()
+	if cond != nil {
+		b = b.WithCondition(*cond)
+	}
+	if upd != nil {
+		b = b.WithUpdate(*upd)
+	}
+	ex, err := b.Build()
+	if err != nil && t.err == nil {
+		t.err = internal(err, "building a write")
+	}
+	return ex, true
+}
+
+func (t *txn) put(table string, it item, cond *expression.ConditionBuilder, onFail error) {
+	p := &types.Put{TableName: &table, Item: it}
+	if ex, ok := t.build(cond, nil); ok {
+		p.ConditionExpression, p.ExpressionAttributeNames, p.ExpressionAttributeValues = ex.Condition(), ex.Names(), ex.Values()
+	}
+	t.items = append(t.items, types.TransactWriteItem{Put: p})
+	t.fails = append(t.fails, onFail)
+}
+
+func (t *txn) del(table string, k key, cond *expression.ConditionBuilder, onFail error) {
+	d := &types.Delete{TableName: &table, Key: k.av()}
+	if ex, ok := t.build(cond, nil); ok {
+		d.ConditionExpression, d.ExpressionAttributeNames, d.ExpressionAttributeValues = ex.Condition(), ex.Names(), ex.Values()
+	}
+	t.items = append(t.items, types.TransactWriteItem{Delete: d})
+	t.fails = append(t.fails, onFail)
+}
+
+func (t *txn) check(table string, k key, cond expression.ConditionBuilder, onFail error) {
+	ex, _ := t.build(&cond, nil)
+	t.items = append(t.items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: &table, Key: k.av(),
+		ConditionExpression: ex.Condition(), ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()}})
+	t.fails = append(t.fails, onFail)
+}
+
+func (t *txn) update(table string, k key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, onFail error) {
+	ex, _ := t.build(cond, &upd)
+	t.items = append(t.items, types.TransactWriteItem{Update: &types.Update{TableName: &table, Key: k.av(),
+		UpdateExpression: ex.Update(), ConditionExpression: ex.Condition(), ExpressionAttributeNames: ex.Names(),
+		ExpressionAttributeValues: ex.Values()}})
+	t.fails = append(t.fails, onFail)
+}
+
+// errRetry marks a condition whose failure means the state read before the
+// transaction changed: the mutation reads again and retries.
+var errRetry = errors.New("state changed since it was read")
+
+const txnRetries = 4
+
+// commit runs the transaction. A failed condition returns the error given
+// with its action (the first by position); a transaction conflict is retried
+// with the same client request token, so a retry has one effect; past the
+// retries it is ECONFLICT.
+func (s *Store) commit(ctx context.Context, t *txn) error {
+	if t.err != nil {
+		return t.err
+	}
+	if len(t.items) > maxTxnItems {
+		return Errorf(EINVALID, "this change would touch %d items, more than the %d one transaction allows", len(t.items), maxTxnItems)
+	}
+	var tok [16]byte
+	_, _ = rand.Read(tok[:])
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(hex.EncodeToString(tok[:]))}
+	for attempt := 0; ; attempt++ {
+		_, err := s.db.TransactWriteItems(ctx, in)
+		if err == nil {
+			return nil
+		}
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			return wrap(err, "writing a change")
+		}
+		conflict := false
+		for i, r := range tce.CancellationReasons {
+			switch aws.ToString(r.Code) {
+			case "ConditionalCheckFailed":
+				if i < len(t.fails) && t.fails[i] != nil {
+					return t.fails[i]
+				}
+				return Errorf(ECONFLICT, "a concurrent change won; retry")
+			case "TransactionConflict":
+				conflict = true
+			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
+				return &Error{Code: EUNAVAILABLE, Message: "the data store is busy; retry later", Err: err}
+			}
+		}
+		if !conflict {
+			return wrap(err, "writing a change")
+		}
+		if attempt >= txnRetries || !backoff(ctx, attempt) {
+			return Errorf(ECONFLICT, "a concurrent change won; retry")
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/model"
+)
+
+// Helpers of the resolvers: conversions between GraphQL inputs and
+// connections and the store's types.
+
+func opt[T any](o graphql.Omittable[T]) dynamo.Opt[T] {
+	return dynamo.Opt[T]{Set: o.IsSet(), Value: o.Value()}
+}
+
+func pageInfo[T any](c *dynamo.Conn[T]) *model.PageInfo {
+	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: c.EndCursor()}
+}
+
+func taskConn(c *dynamo.Conn[*dynamo.Task], err error) (*model.TaskConnection, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := &model.TaskConnection{Nodes: c.Items, Edges: make([]*model.TaskEdge, len(c.Items)), PageInfo: pageInfo(c)}
+	for i, t := range c.Items {
+		out.Edges[i] = &model.TaskEdge{Cursor: c.Cursors[i], Node: t}
+	}
+	return out, nil
+}
+
+func projectConn(c *dynamo.Conn[*dynamo.Project], err error) (*model.ProjectConnection, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := &model.ProjectConnection{Nodes: c.Items, Edges: make([]*model.ProjectEdge, len(c.Items)), PageInfo: pageInfo(c)}
+	for i, p := range c.Items {
+		out.Edges[i] = &model.ProjectEdge{Cursor: c.Cursors[i], Node: p}
+	}
+	return out, nil
+}
+
+func commentConn(c *dynamo.Conn[*dynamo.Comment], err error) (*model.CommentConnection, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := &model.CommentConnection{Nodes: c.Items, Edges: make([]*model.CommentEdge, len(c.Items)), PageInfo: pageInfo(c)}
+	for i, cm := range c.Items {
+		out.Edges[i] = &model.CommentEdge{Cursor: c.Cursors[i], Node: cm}
+	}
+	return out, nil
+}
+
+func tagsOf(t *dynamo.Task) []*dynamo.Tag {
+	out := make([]*dynamo.Tag, len(t.Tags))
+	for i, n := range t.Tags {
+		out[i] = &dynamo.Tag{Name: n}
+	}
+	return out
+}
+
+func taskInput(in model.CreateTaskInput) dynamo.TaskInput {
+	return dynamo.TaskInput{ProjectID: in.ProjectID, Title: in.Title, Description: in.Description.Value(),
+		DueDate: in.DueDate.Value(), AssigneeID: in.AssigneeID.Value(), Tags: in.Tags.Value()}
+}
+
+func taskPatch(in model.UpdateTaskInput) dynamo.TaskPatch {
+	return dynamo.TaskPatch{ID: in.ID, Title: opt(in.Title), Description: opt(in.Description), Status: opt(in.Status),
+		DueDate: opt(in.DueDate), AssigneeID: opt(in.AssigneeID), Tags: opt(in.Tags), ExpectedVersion: in.ExpectedVersion.Value()}
+}
+
+// me returns the viewer's profile, ENOTFOUND until it was created.
+func (l *Loaders) me(ctx context.Context) (*dynamo.User, error) {
+	u, err := l.UserByID(ctx, l.viewer)
+	if dynamo.IsNotFound(err) {
+		return nil, dynamo.Errorf(dynamo.ENOTFOUND, "your profile does not exist yet; create it with updateProfile")
+	}
+	return u, err
+}
+
+// mustUser loads a user that the viewer may see by the path that led here
+// (an owner, member, assignee or comment author); a missing profile is null.
+func (l *Loaders) optionalUser(ctx context.Context, id *string) (*dynamo.User, error) {
+	if id == nil {
+		return nil, nil
+	}
+	return notFoundAsNil(l.UserByID(ctx, *id))
+}
+
+func (r *Resolver) today() dynamo.Date { return dynamo.DateOf(r.Now()) }
+
+func asOfOr(asOf *dynamo.Date, today dynamo.Date) dynamo.Date {
+	if asOf == nil {
+		return today
+	}
+	return *asOf
+}

@@ -1,0 +1,72 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// The contract's error codes, in extensions.code.
+const (
+	CodeUnauthenticated    = "UNAUTHENTICATED"
+	CodeForbidden          = "FORBIDDEN"
+	CodeNotFound           = "NOT_FOUND"
+	CodeBadUserInput       = "BAD_USER_INPUT"
+	CodeConflict           = "CONFLICT"
+	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
+	CodeInternal           = "INTERNAL_SERVER_ERROR"
+	CodeComplexity         = "COMPLEXITY_LIMIT_EXCEEDED"
+)
+
+var codes = map[string]string{
+	dynamo.ENOTFOUND:    CodeNotFound,
+	dynamo.EINVALID:     CodeBadUserInput,
+	dynamo.EFORBIDDEN:   CodeForbidden,
+	dynamo.ECONFLICT:    CodeConflict,
+	dynamo.EUNAVAILABLE: CodeServiceUnavailable,
+	dynamo.EINTERNAL:    CodeInternal,
+}
+
+// ErrorPresenter gives every error an extensions.code and hides the
+// message of internal errors (they are logged instead).
+func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gerr := graphql.DefaultErrorPresenter(ctx, err)
+		if gerr.Extensions == nil {
+			gerr.Extensions = map[string]any{}
+		}
+		var ae *authError
+		var de *dynamo.Error
+		switch {
+		case errors.As(err, &ae):
+			gerr.Message = ae.Error()
+			gerr.Extensions["code"] = CodeUnauthenticated
+		case errors.As(err, &de):
+			gerr.Message = dynamo.ErrorMessage(de)
+			gerr.Extensions["code"] = codes[de.Code]
+			if de.Code == dynamo.EINTERNAL || de.Code == dynamo.EUNAVAILABLE {
+				log.ErrorContext(ctx, "request failed", "path", gerr.Path.String(), "err", de.Error())
+			}
+		case gerr.Extensions["code"] != nil:
+			// gqlgen's own parse, validation and complexity errors.
+		default:
+			log.ErrorContext(ctx, "request failed", "path", gerr.Path.String(), "err", err)
+			gerr.Message = "internal server error"
+			gerr.Extensions["code"] = CodeInternal
+		}
+		return gerr
+	}
+}
+
+// Recover turns a panic in a resolver into an internal error and logs it.
+func Recover(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(p))
+		return &dynamo.Error{Code: dynamo.EINTERNAL, Message: "internal server error"}
+	}
+}

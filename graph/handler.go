@@ -1,0 +1,123 @@
+package graph
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Options configure the GraphQL handler.
+type Options struct {
+	Store *dynamo.Store
+	Auth  *Authenticator
+	Log   *slog.Logger
+	// Now is the clock (overdue defaults to today); defaults to time.Now.
+	Now func() time.Time
+	// ComplexityLimit bounds a query's cost; 0 means DefaultComplexityLimit.
+	ComplexityLimit int
+}
+
+// DefaultComplexityLimit admits the contract's dashboard (10 projects ×
+// (members + 20 tasks × (assignee, tags, 5 comments × author))), about
+// 20,000 by the cost functions below, and refuses queries that multiply
+// pages of 100 three levels deep.
+const DefaultComplexityLimit = 50_000
+
+// Assumed sizes of lists that take no `first`, for the cost estimate.
+const (
+	membersCost = 20
+	tagsCost    = dynamo.MaxTagsOnTask
+)
+
+// NewHandler returns the /query handler: authentication, per-request
+// loaders and the GraphQL executor.
+func NewHandler(o Options) http.Handler {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	cfg := Config{Resolvers: &Resolver{Store: o.Store, Now: o.Now}}
+	setComplexity(&cfg.Complexity)
+	srv := handler.New(NewExecutableSchema(cfg))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	limit := o.ComplexityLimit
+	if limit == 0 {
+		limit = DefaultComplexityLimit
+	}
+	srv.Use(extension.FixedComplexityLimit(limit))
+	srv.SetErrorPresenter(ErrorPresenter(o.Log))
+	srv.SetRecoverFunc(Recover(o.Log))
+	srv.AroundOperations(requireViewer)
+	return o.Auth.Middleware(Middleware(o.Store, srv))
+}
+
+// requireViewer refuses, as a whole, any operation but pure introspection
+// that comes without a valid token.
+func requireViewer(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if _, err := Viewer(ctx); err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
+			Message: err.Error(), Extensions: map[string]any{"code": CodeUnauthenticated}}}})
+	}
+	return next(ctx)
+}
+
+func introspectionOnly(doc *ast.QueryDocument, set ast.SelectionSet) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if !strings.HasPrefix(s.Name, "__") {
+				return false
+			}
+		case *ast.InlineFragment:
+			if !introspectionOnly(doc, s.SelectionSet) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			f := doc.Fragments.ForName(s.Name)
+			if f == nil || !introspectionOnly(doc, f.SelectionSet) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// firstOr returns a connection's page size: first, or its default 20 when
+// null. Its range is checked by the store.
+func firstOr(first *int) int {
+	if first == nil {
+		return 20
+	}
+	return *first
+}
+
+// setComplexity makes a connection cost its page size times its children.
+func setComplexity(c *ComplexityRoot) {
+	page := func(child int, first *int) int { return 1 + child*max(min(firstOr(first), dynamo.MaxFirst), 1) }
+	c.User.Projects = func(child int, first *int, _ *string) int { return page(child, first) }
+	c.User.AssignedTasks = func(child int, first *int, _ *string) int { return page(child, first) }
+	c.User.OverdueTasks = func(child int, _ *dynamo.Date, first *int, _ *string) int { return page(child, first) }
+	c.Project.Tasks = func(child int, first *int, _ *string, _ *dynamo.TaskStatus) int { return page(child, first) }
+	c.Project.Members = func(child int) int { return 1 + child*membersCost }
+	c.Task.Comments = func(child int, first *int, _ *string) int { return page(child, first) }
+	c.Task.Tags = func(child int) int { return 1 + child*tagsCost }
+	c.Tag.Tasks = func(child int, first *int, _ *string) int { return page(child, first) }
+	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string) int { return page(child, first) }
+}

@@ -1,0 +1,246 @@
+package graph
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// BatchWait is how long a loader waits for more keys before it reads. Every
+// level of a query pays it once, so it is kept as short as lets sibling
+// resolvers (run concurrently by gqlgen) join the same batch.
+var BatchWait = time.Millisecond
+
+// Loaders are the per-request data loaders, one per access pattern. They are
+// made for each request (by Middleware) and never shared between requests:
+// their caches hold what one viewer may see.
+type Loaders struct {
+	store  *dynamo.Store
+	viewer string
+
+	// objects batches every point read of a request (users, projects,
+	// memberships, tasks, comments) into BatchGetItem calls.
+	objects *dataloader.Loader[dynamo.Ref, any]
+
+	projectIDsOfUser *dataloader.Loader[string, []string]
+	membersOf        *dataloader.Loader[string, []*dynamo.Member]
+	tasksOfProject   *dataloader.Loader[projectTasksKey, *dynamo.Conn[*dynamo.Task]]
+	commentsOf       *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Comment]]
+	projectsOfUser   *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Project]]
+	assignedTo       *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Task]]
+	overdueOf        *dataloader.Loader[overdueKey, *dynamo.Conn[*dynamo.Task]]
+	tasksByTag       *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Task]]
+}
+
+// pageKey identifies one page of a list owned by id (a user, task or tag).
+type pageKey struct {
+	id    string
+	first int
+	after string
+	has   bool // after given
+}
+
+func (k pageKey) page() dynamo.Page {
+	p := dynamo.Page{First: k.first}
+	if k.has {
+		p.After = &k.after
+	}
+	return p
+}
+
+func newPageKey(id string, first int, after *string) pageKey {
+	k := pageKey{id: id, first: first}
+	if after != nil {
+		k.after, k.has = *after, true
+	}
+	return k
+}
+
+type projectTasksKey struct {
+	pageKey
+	status dynamo.TaskStatus
+}
+
+type overdueKey struct {
+	pageKey
+	asOf string
+}
+
+// NewLoaders makes the loaders of one request by viewer.
+func NewLoaders(store *dynamo.Store, viewer string) *Loaders {
+	l := &Loaders{store: store, viewer: viewer}
+	l.objects = dataloader.NewBatchedLoader(func(ctx context.Context, refs []dynamo.Ref) []*dataloader.Result[any] {
+		vals, errs := store.Get(ctx, refs)
+		res := make([]*dataloader.Result[any], len(refs))
+		for i := range refs {
+			res[i] = &dataloader.Result[any]{Data: vals[i], Error: errs[i]}
+		}
+		return res
+	}, dataloader.WithWait[dynamo.Ref, any](BatchWait))
+	l.projectIDsOfUser = each(store, store.ProjectIDsOfUser)
+	l.membersOf = each(store, func(ctx context.Context, id string) ([]*dynamo.Member, error) {
+		ms, err := store.MembersOf(ctx, id)
+		for _, m := range ms {
+			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
+		}
+		return ms, err
+	})
+	l.tasksOfProject = each(store, func(ctx context.Context, k projectTasksKey) (*dynamo.Conn[*dynamo.Task], error) {
+		var st *dynamo.TaskStatus
+		if k.status != "" {
+			st = &k.status
+		}
+		return l.primeTasks(ctx)(store.TasksOfProject(ctx, k.id, st, k.page()))
+	})
+	l.commentsOf = each(store, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
+		return store.CommentsOf(ctx, k.id, k.page())
+	})
+	l.projectsOfUser = each(store, l.fetchProjectsOfUser)
+	l.assignedTo = each(store, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
+		return l.primeTasks(ctx)(store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
+	})
+	l.overdueOf = each(store, func(ctx context.Context, k overdueKey) (*dynamo.Conn[*dynamo.Task], error) {
+		asOf, err := dynamo.ParseDate(k.asOf)
+		if err != nil {
+			return nil, err
+		}
+		return l.primeTasks(ctx)(store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
+	})
+	l.tasksByTag = each(store, l.fetchTasksByTag)
+	return l
+}
+
+// each makes a loader that de-duplicates keys and runs one fetch per
+// distinct key, concurrently (bounded by the store's Parallel).
+func each[K comparable, V any](store *dynamo.Store, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+		res := make([]*dataloader.Result[V], len(keys))
+		sem := make(chan struct{}, max(store.Parallel, 1))
+		var wg sync.WaitGroup
+		for i, k := range keys {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				v, err := fetch(ctx, k)
+				res[i] = &dataloader.Result[V]{Data: v, Error: err}
+			}()
+		}
+		wg.Wait()
+		return res
+	}, dataloader.WithWait[K, V](BatchWait))
+}
+
+// primeTasks puts the tasks of a page into the point-read cache.
+func (l *Loaders) primeTasks(ctx context.Context) func(*dynamo.Conn[*dynamo.Task], error) (*dynamo.Conn[*dynamo.Task], error) {
+	return func(c *dynamo.Conn[*dynamo.Task], err error) (*dynamo.Conn[*dynamo.Task], error) {
+		if c != nil {
+			for _, t := range c.Items {
+				l.objects.Prime(ctx, dynamo.TaskRef(t.ID), t)
+			}
+		}
+		return c, err
+	}
+}
+
+type ctxKey struct{}
+
+// Middleware gives each request its own Loaders, for the viewer that the
+// authentication middleware (which must run first) found.
+func Middleware(store *dynamo.Store, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		viewer, _ := Viewer(r.Context())
+		ctx := context.WithValue(r.Context(), ctxKey{}, NewLoaders(store, viewer))
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// For returns the request's loaders.
+func For(ctx context.Context) *Loaders {
+	return ctx.Value(ctxKey{}).(*Loaders)
+}
+
+// WithLoaders returns ctx carrying l (for code that runs outside HTTP).
+func WithLoaders(ctx context.Context, l *Loaders) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+func load[T any](ctx context.Context, l *Loaders, ref dynamo.Ref) func() (T, error) {
+	th := l.objects.Load(ctx, ref)
+	return func() (T, error) {
+		var zero T
+		v, err := th()
+		if err != nil {
+			return zero, err
+		}
+		return v.(T), nil
+	}
+}
+
+// UserByID loads a user (ENOTFOUND when there is no profile).
+func (l *Loaders) UserByID(ctx context.Context, id string) (*dynamo.User, error) {
+	return load[*dynamo.User](ctx, l, dynamo.UserRef(id))()
+}
+
+// ProjectByID loads a project (ENOTFOUND when it does not exist).
+func (l *Loaders) ProjectByID(ctx context.Context, id string) (*dynamo.Project, error) {
+	return load[*dynamo.Project](ctx, l, dynamo.ProjectRef(id))()
+}
+
+// TaskByID loads a task (ENOTFOUND when it does not exist).
+func (l *Loaders) TaskByID(ctx context.Context, id string) (*dynamo.Task, error) {
+	return load[*dynamo.Task](ctx, l, dynamo.TaskRef(id))()
+}
+
+// CommentByID loads a comment (ENOTFOUND when it does not exist).
+func (l *Loaders) CommentByID(ctx context.Context, id string) (*dynamo.Comment, error) {
+	return load[*dynamo.Comment](ctx, l, dynamo.CommentRef(id))()
+}
+
+// ProjectIDsOfUser loads the ids of every project the user is a member of.
+func (l *Loaders) ProjectIDsOfUser(ctx context.Context, id string) ([]string, error) {
+	return l.projectIDsOfUser.Load(ctx, id)()
+}
+
+// MembersByProject loads a project's memberships.
+func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*dynamo.Member, error) {
+	return l.membersOf.Load(ctx, id)()
+}
+
+// TasksByProject loads a page of a project's tasks.
+func (l *Loaders) TasksByProject(ctx context.Context, id string, status *dynamo.TaskStatus, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	k := projectTasksKey{pageKey: newPageKey(id, first, after)}
+	if status != nil {
+		k.status = *status
+	}
+	return l.tasksOfProject.Load(ctx, k)()
+}
+
+// CommentsByTask loads a page of a task's comments.
+func (l *Loaders) CommentsByTask(ctx context.Context, id string, first int, after *string) (*dynamo.Conn[*dynamo.Comment], error) {
+	return l.commentsOf.Load(ctx, newPageKey(id, first, after))()
+}
+
+// ProjectsByUser loads a page of the user's projects the viewer may see.
+func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first int, after *string) (*dynamo.Conn[*dynamo.Project], error) {
+	return l.projectsOfUser.Load(ctx, newPageKey(id, first, after))()
+}
+
+// TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
+func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.assignedTo.Load(ctx, newPageKey(id, first, after))()
+}
+
+// OverdueByAssignee loads a page of the user's overdue tasks the viewer may see.
+func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf dynamo.Date, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.overdueOf.Load(ctx, overdueKey{pageKey: newPageKey(id, first, after), asOf: asOf.String()})()
+}
+
+// TasksByTag loads a page of the tasks with a tag in the viewer's projects.
+func (l *Loaders) TasksByTag(ctx context.Context, tag string, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.tasksByTag.Load(ctx, newPageKey(tag, first, after))()
+}
