@@ -8,12 +8,12 @@ import (
 // Error codes. Every error the store returns carries one of them; the GraphQL
 // layer maps them to the contract's `extensions.code` values.
 const (
-	ENOTFOUND    = "not_found"    // the object does not exist or the viewer may not see it
-	EINVALID     = "invalid"      // bad user input; nothing was written
-	EFORBIDDEN   = "forbidden"    // the viewer sees the object but may not do this to it
-	ECONFLICT    = "conflict"     // a version did not match or a concurrent change won
-	EUNAVAILABLE = "unavailable"  // the table throttled or failed past the retries
-	EINTERNAL    = "internal"     // anything else; its message is never shown to clients
+	ENOTFOUND    = "not_found"   // the object does not exist or the viewer may not see it
+	EINVALID     = "invalid"     // bad user input; nothing was written
+	EFORBIDDEN   = "forbidden"   // the viewer sees the object but may not do this to it
+	ECONFLICT    = "conflict"    // a version did not match or a concurrent change won
+	EUNAVAILABLE = "unavailable" // the table throttled or failed past the retries
+	EINTERNAL    = "internal"    // anything else; its message is never shown to clients
 )
 
 // Error is the store's error: a code and a message fit for the client. The

@@ -123,8 +123,8 @@ func ParseCommentID(id string) (taskID string, err error) {
 	return taskIDPrefix + t, nil
 }
 
-func projectID(u string) string      { return projectIDPrefix + u }
-func taskID(u string) string         { return taskIDPrefix + u }
+func projectID(u string) string       { return projectIDPrefix + u }
+func taskID(u string) string          { return taskIDPrefix + u }
 func commentID(task, c string) string { return commentIDPrefix + task + "#" + c }
 
 // clip shortens s for an error message.

@@ -212,11 +212,11 @@ type Ref struct {
 }
 
 // UserRef, ProjectRef, MemberRef, TaskRef and CommentRef make Refs.
-func UserRef(id string) Ref             { return Ref{Kind: KindUser, ID: id} }
-func ProjectRef(id string) Ref          { return Ref{Kind: KindProject, ID: id} }
+func UserRef(id string) Ref              { return Ref{Kind: KindUser, ID: id} }
+func ProjectRef(id string) Ref           { return Ref{Kind: KindProject, ID: id} }
 func MemberRef(project, user string) Ref { return Ref{Kind: KindProject, ID: project, User: user} }
-func TaskRef(id string) Ref             { return Ref{Kind: KindTask, ID: id} }
-func CommentRef(id string) Ref          { return Ref{Kind: KindComment, ID: id} }
+func TaskRef(id string) Ref              { return Ref{Kind: KindTask, ID: id} }
+func CommentRef(id string) Ref           { return Ref{Kind: KindComment, ID: id} }
 
 func (r Ref) key() (key, error) {
 	switch r.Kind {

@@ -23,7 +23,9 @@ type txn struct {
 }
 
 func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }
-func absent() expression.ConditionBuilder { return expression.AttributeNotExists(expression.Name(attrPK)) }
+func absent() expression.ConditionBuilder {
+	return expression.AttributeNotExists(expression.Name(attrPK))
+}
 
 func (t *txn) build(cond *expression.ConditionBuilder, upd *expression.UpdateBuilder) (expression.Expression, bool) {
 	if cond == nil && upd == nil {

@@ -44,4 +44,3 @@ func UnmarshalTime(v any) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
-
