@@ -1,0 +1,72 @@
+package graph_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+// seedWide makes one project owned by "owner" with n members and n tasks,
+// task i assigned to member i, with two tags and two comments each.
+func seedWide(e *testenv.Env, n int) *dynamo.Project {
+	e.TB.Helper()
+	b := e.Store.NewDataset(testenv.Now)
+	owner := b.User("owner", "Owner", "")
+	var members []*dynamo.User
+	for i := range n {
+		members = append(members, b.User(fmt.Sprintf("member%02d", i), fmt.Sprintf("Member %d", i), ""))
+	}
+	p := b.Project("Wide", "", owner, members...)
+	for i := range n {
+		due := dynamo.DateOf(testenv.Now).AddDays(i - n/2)
+		t := b.Task(p, fmt.Sprintf("Task %02d", i), dynamo.StatusTodo, &due, members[i], "alpha", fmt.Sprintf("t%d", i%3))
+		b.Comment(t, owner, "first")
+		b.Comment(t, members[i], "second")
+	}
+	e.MustImport(&b.D)
+	return p
+}
+
+func TestNestedQueryBatchesEveryLevel(t *testing.T) {
+	e := testenv.New(t)
+	p := seedWide(e, 20)
+	var got struct {
+		Project struct {
+			Tasks struct {
+				Nodes []struct {
+					Assignee struct{ Name string }
+					Comments struct {
+						Nodes []struct{ Author struct{ Name string } }
+					}
+				}
+			}
+		}
+	}
+	e.MustQuery("owner", `query($id: ID!) { project(id: $id) { tasks(first: 20) { nodes {
+		assignee { name } comments(first: 5) { nodes { author { name } } } } } } }`, map[string]any{"id": p.ID}, &got)
+	if n := len(got.Project.Tasks.Nodes); n != 20 {
+		t.Fatalf("got %d tasks, want 20", n)
+	}
+	for i, n := range got.Project.Tasks.Nodes {
+		if n.Assignee.Name == "" || len(n.Comments.Nodes) != 2 || n.Comments.Nodes[1].Author.Name == "" {
+			t.Fatalf("task %d incomplete: %+v", i, n)
+		}
+	}
+	// project visibility (1 BatchGetItem: project + membership), the task
+	// list (1 Query), the 20 assignees and the comment authors (1
+	// BatchGetItem at the next level), 20 comment lists (20 Queries: one
+	// partition each; there is no batch Query).
+	calls := e.Calls.Snapshot()
+	t.Logf("DynamoDB calls: %v", calls)
+	if calls["GetItem"] != 0 {
+		t.Errorf("GetItem calls = %d, want 0 (point reads must batch): %v", calls["GetItem"], calls)
+	}
+	if calls["BatchGetItem"] != 3 {
+		t.Errorf("BatchGetItem calls = %d, want 3 (one per level): %v", calls["BatchGetItem"], calls)
+	}
+	if calls["Query"] != 21 {
+		t.Errorf("Query calls = %d, want 21 (1 task list + 20 comment lists): %v", calls["Query"], calls)
+	}
+}

@@ -1,0 +1,352 @@
+// Package testenv runs the real GraphQL handler in-process against a real
+// DynamoDB implementation, for tests: the embedded minidyn store by default,
+// or dynalite when DYNALITE_ENDPOINT is set and a test asks for it. Every Env
+// has a table of its own, a fixed clock, and counts its DynamoDB calls by
+// operation through SDK middleware.
+package testenv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+)
+
+// Now is the fixed clock of every Env: 2026-08-25 12:00 UTC.
+var Now = time.Date(2026, 8, 25, 12, 0, 0, 0, time.UTC)
+
+// Secret signs the tokens of every Env.
+const Secret = "test-secret"
+
+var (
+	embOnce sync.Once
+	emb     *dynamo.Embedded
+	tableN  atomic.Int64
+)
+
+// Embedded returns the process's shared embedded store (tables differ per Env).
+func Embedded(tb testing.TB) *dynamo.Embedded {
+	tb.Helper()
+	embOnce.Do(func() {
+		var err error
+		if emb, err = dynamo.StartEmbedded(); err != nil {
+			panic(err)
+		}
+	})
+	return emb
+}
+
+// Calls counts DynamoDB calls by operation name.
+type Calls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *Calls) add(op string) {
+	c.mu.Lock()
+	c.n[op]++
+	c.mu.Unlock()
+}
+
+// Reset forgets the counts.
+func (c *Calls) Reset() {
+	c.mu.Lock()
+	c.n = map[string]int{}
+	c.mu.Unlock()
+}
+
+// Get returns the count of one operation, e.g. "BatchGetItem".
+func (c *Calls) Get(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[op]
+}
+
+// Snapshot returns a copy of all counts.
+func (c *Calls) Snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.n))
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+// Total returns the number of calls of every operation.
+func (c *Calls) Total() int {
+	n := 0
+	for _, v := range c.Snapshot() {
+		n += v
+	}
+	return n
+}
+
+// Env is one test's server: a fresh table, the real handler, a fixed clock.
+type Env struct {
+	TB      testing.TB
+	Store   *dynamo.Store
+	Client  *dynamodb.Client
+	Auth    *graph.Authenticator
+	Handler http.Handler
+	Calls   *Calls
+	// Server is the embedded store's server (nil on dynalite), for failure emulation.
+	Emb *dynamo.Embedded
+}
+
+// Backend names where an Env's table lives.
+type Backend int
+
+// The backends.
+const (
+	Minidyn  Backend = iota // the embedded store
+	Dynalite                // dynalite at DYNALITE_ENDPOINT; the test is skipped without it
+)
+
+// New returns an Env on the embedded store.
+func New(tb testing.TB) *Env { tb.Helper(); return NewOn(tb, Minidyn) }
+
+// NewOn returns an Env on the given backend.
+func NewOn(tb testing.TB, b Backend) *Env {
+	tb.Helper()
+	calls := &Calls{n: map[string]int{}}
+	count := func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					calls.add(awsmiddleware.GetOperationName(ctx))
+					return next.HandleInitialize(ctx, in)
+				}), middleware.Before)
+		})
+	}
+	e := &Env{TB: tb, Calls: calls}
+	switch b {
+	case Minidyn:
+		e.Emb = Embedded(tb)
+		e.Client = e.Emb.Client(count)
+	case Dynalite:
+		ep := os.Getenv("DYNALITE_ENDPOINT")
+		if ep == "" {
+			tb.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
+		}
+		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, count)
+	}
+	name := fmt.Sprintf("t%d-%s", tableN.Add(1), sanitize(tb.Name()))
+	e.Store = dynamo.New(e.Client, name)
+	e.Store.Now = func() time.Time { return Now }
+	e.Store.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.Store.EnsureTable(ctx); err != nil {
+		tb.Fatalf("creating table %s: %v", name, err)
+	}
+	e.Auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
+	e.Handler = graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return Now },
+		Log: e.Store.Log})
+	calls.Reset()
+	return e
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			b.WriteRune(r)
+		}
+		if b.Len() >= 180 {
+			break
+		}
+	}
+	return b.String()
+}
+
+// Token returns a valid bearer token for the viewer.
+func (e *Env) Token(viewer string) string {
+	e.TB.Helper()
+	t, err := e.Auth.Sign(viewer, time.Hour)
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	return t
+}
+
+// Error is one GraphQL error of a response.
+type Error struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code is the error's extensions.code.
+func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
+
+// Response is a GraphQL response.
+type Response struct {
+	Status int
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// Codes lists the codes of the response's errors.
+func (r *Response) Codes() []string {
+	var out []string
+	for _, e := range r.Errors {
+		out = append(out, e.Code())
+	}
+	return out
+}
+
+// Do posts a GraphQL request with the given Authorization header value ("" for none).
+func (e *Env) Do(authorization, query string, vars map[string]any) *Response {
+	e.TB.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		e.TB.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	rec := httptest.NewRecorder()
+	e.Handler.ServeHTTP(rec, req)
+	res := &Response{Status: rec.Code}
+	if err := json.Unmarshal(rec.Body.Bytes(), res); err != nil {
+		e.TB.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
+	}
+	return res
+}
+
+// Query runs a query as viewer ("" for no token) and returns the response.
+func (e *Env) Query(viewer, query string, vars map[string]any) *Response {
+	e.TB.Helper()
+	auth := ""
+	if viewer != "" {
+		auth = "Bearer " + e.Token(viewer)
+	}
+	return e.Do(auth, query, vars)
+}
+
+// MustQuery runs a query as viewer, fails the test on any error, and decodes
+// data into out (a pointer) when out is not nil.
+func (e *Env) MustQuery(viewer, query string, vars map[string]any, out any) {
+	e.TB.Helper()
+	res := e.Query(viewer, query, vars)
+	if len(res.Errors) > 0 {
+		e.TB.Fatalf("query failed: %+v\nquery: %s", res.Errors, query)
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.Data, out); err != nil {
+			e.TB.Fatalf("decoding %s: %v", res.Data, err)
+		}
+	}
+}
+
+// MustFail runs a query as viewer and fails the test unless it returns
+// exactly one error with the given code; it returns that error.
+func (e *Env) MustFail(viewer, code, query string, vars map[string]any) Error {
+	e.TB.Helper()
+	res := e.Query(viewer, query, vars)
+	if len(res.Errors) != 1 || res.Errors[0].Code() != code {
+		e.TB.Fatalf("want one %s error, got %+v (data %s)\nquery: %s", code, res.Errors, res.Data, query)
+	}
+	return res.Errors[0]
+}
+
+// MustImport loads a dataset with batch writes.
+func (e *Env) MustImport(d *dynamo.Dataset) {
+	e.TB.Helper()
+	if err := e.Store.Import(context.Background(), d); err != nil {
+		e.TB.Fatalf("importing: %v", err)
+	}
+	e.Calls.Reset()
+}
+
+// Items returns every item of the table, for checks of what a mutation
+// wrote (or did not). Each item is decoded to plain Go values.
+func (e *Env) Items() []map[string]any {
+	e.TB.Helper()
+	var all []map[string]any
+	p := dynamodb.NewScanPaginator(e.Client, &dynamodb.ScanInput{TableName: aws.String(e.Store.Table())})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			e.TB.Fatalf("scanning: %v", err)
+		}
+		for _, it := range out.Items {
+			m := map[string]any{}
+			for k, v := range it {
+				m[k] = plain(v)
+			}
+			all = append(all, m)
+		}
+	}
+	return all
+}
+
+// Dump returns every item of the table as canonical JSON, sorted, for
+// checking that a refused mutation changed nothing.
+func (e *Env) Dump() string {
+	e.TB.Helper()
+	items := e.Items()
+	lines := make([]string, len(items))
+	for i, it := range items {
+		b, _ := json.Marshal(it) // map keys come out sorted
+		lines[i] = string(b)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// Seed is the demo dataset plus "eve", a user in no project.
+type Seed struct {
+	*dynamo.Dataset
+}
+
+// MustSeed loads the demo dataset (as of Now) and eve into the table.
+func (e *Env) MustSeed() *Seed {
+	e.TB.Helper()
+	d := e.Store.Demo(Now)
+	d.Users = append(d.Users, &dynamo.User{ID: "eve", Name: "Eve Outsider", CreatedAt: Now})
+	e.MustImport(d)
+	return &Seed{d}
+}
+
+// Project returns the seeded project of that name.
+func (s *Seed) Project(name string) *dynamo.Project {
+	for _, p := range s.Projects {
+		if p.Name == name {
+			return p
+		}
+	}
+	panic("no project " + name)
+}
+
+// Task returns the seeded task of that title.
+func (s *Seed) Task(title string) *dynamo.Task {
+	for _, t := range s.Tasks {
+		if t.Title == title {
+			return t
+		}
+	}
+	panic("no task " + title)
+}
