@@ -49,16 +49,22 @@ func loadSettings() settings {
 	flag.BoolVar(&s.demo, "demo", true, "load demo data into a new embedded table")
 	flag.BoolVar(&s.createTable, "create-table", true, "create the table and its indexes when missing")
 	flag.Parse()
-	if s.store == "auto" {
-		s.store = "embedded"
-		for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
-			"AWS_PROFILE", "AWS_ACCESS_KEY_ID"} {
-			if os.Getenv(v) != "" {
-				s.store = "aws"
-			}
+	s.store = storeKind(s.store)
+	return s
+}
+
+// storeKind resolves -store=auto: embedded unless any AWS setting is present.
+func storeKind(flagValue string) string {
+	if flagValue != "auto" {
+		return flagValue
+	}
+	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
+		"AWS_PROFILE", "AWS_ACCESS_KEY_ID"} {
+		if os.Getenv(v) != "" {
+			return "aws"
 		}
 	}
-	return s
+	return "embedded"
 }
 
 func env(name, def string) string {
@@ -129,18 +135,7 @@ func run() error {
 		fmt.Printf("\nJWT_SECRET is not set: made a random one. A token for the demo user alice (valid 30 days):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in.\n\n", tok, s.port)
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("/query", graph.NewHandler(graph.Options{Store: store, Auth: auth, Log: log}))
-	mux.Handle("GET /{$}", playground.HandlerWithHeaders("taskgraph", "/query", nil, headers))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := store.Ping(c); err != nil {
-			http.Error(w, "table unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux := newMux(store, auth, headers, log)
 	srv := &http.Server{Addr: ":" + s.port, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
@@ -158,6 +153,24 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// newMux routes the server's paths: POST /query (GraphQL), GET / (the
+// GraphiQL IDE, with headers pre-filled) and GET /healthz.
+func newMux(store *dynamo.Store, auth *graph.Authenticator, headers map[string]string, log *slog.Logger) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/query", graph.NewHandler(graph.Options{Store: store, Auth: auth, Log: log}))
+	mux.Handle("GET /{$}", playground.HandlerWithHeaders("taskgraph", "/query", nil, headers))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := store.Ping(c); err != nil {
+			http.Error(w, "table unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
 }
 
 // awsConfig loads the SDK's own configuration. For a local endpoint
