@@ -24,10 +24,10 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	var reqs []types.WriteRequest
 	add := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
 	for _, u := range d.Users {
-		add(userToItem(u))
+		add(userToItem(u, 0))
 	}
 	for _, p := range d.Projects {
-		add(projectToItem(p))
+		add(projectToItem(p, 0))
 	}
 	for _, m := range d.Members {
 		add(memberToItem(m))

@@ -66,7 +66,7 @@ func ValidUserID(id string) error {
 		return Errorf(EINVALID, "a user id has 1 to %d characters", maxUserIDLen)
 	}
 	for _, r := range id {
-		if r == '#' || unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {
+		if r == '#' || unicode.IsSpace(r) || unicode.IsControl(r) {
 			return Errorf(EINVALID, "a user id may not contain '#', white space or control characters")
 		}
 	}

@@ -39,6 +39,7 @@ type userItem struct {
 	Name      string  `dynamodbav:"name"`
 	Email     *string `dynamodbav:"email,omitempty"`
 	CreatedAt string  `dynamodbav:"createdAt"`
+	Rev       int     `dynamodbav:"rev"` // grows with each write, for optimistic locking
 }
 
 type projectItem struct {
@@ -50,6 +51,7 @@ type projectItem struct {
 	Description *string `dynamodbav:"description,omitempty"`
 	OwnerID     string  `dynamodbav:"ownerId"`
 	CreatedAt   string  `dynamodbav:"createdAt"`
+	Rev         int     `dynamodbav:"rev"` // grows with each write, for optimistic locking
 }
 
 type memberItem struct {
@@ -127,14 +129,23 @@ func marshal(v any) item {
 
 func ulidOf(id string) string { return id[strings.LastIndexByte(id, '#')+1:] }
 
-func userToItem(u *User) item {
+func userToItem(u *User, rev int) item {
 	return marshal(userItem{PK: userPK(u.ID), SK: profileSK, Type: typeUser, ID: u.ID, Name: u.Name,
-		Email: u.Email, CreatedAt: fmtTime(u.CreatedAt)})
+		Email: u.Email, CreatedAt: fmtTime(u.CreatedAt), Rev: rev})
 }
 
-func projectToItem(p *Project) item {
+func projectToItem(p *Project, rev int) item {
 	return marshal(projectItem{PK: projectPK(ulidOf(p.ID)), SK: projectSK, Type: typeProject, ID: p.ID,
-		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt)})
+		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt), Rev: rev})
+}
+
+// revOf returns an item's rev attribute (0 when absent).
+func revOf(m item) int {
+	var r struct {
+		Rev int `dynamodbav:"rev"`
+	}
+	_ = attributevalue.UnmarshalMap(m, &r)
+	return r.Rev
 }
 
 func memberToItem(m *Member) item {

@@ -30,7 +30,8 @@ func name(field, s string) (string, error) {
 	return t, nil
 }
 
-// text checks an optional long text; an empty one after trimming clears it.
+// text checks an optional long text: trimmed, at most MaxTextLen
+// characters; an empty one after trimming clears it.
 func text(field string, s *string) (*string, error) {
 	if s == nil {
 		return nil, nil
@@ -38,14 +39,14 @@ func text(field string, s *string) (*string, error) {
 	if !utf8.ValidString(*s) {
 		return nil, Errorf(EINVALID, "%s is not valid UTF-8", field)
 	}
-	if n := utf8.RuneCountInString(*s); n > MaxTextLen {
-		return nil, Errorf(EINVALID, "%s may have at most %d characters, not %d", field, MaxTextLen, n)
+	t := strings.TrimSpace(*s)
+	if n := utf8.RuneCountInString(t); n > MaxTextLen {
+		return nil, Errorf(EINVALID, "%s may have at most %d characters after trimming, not %d", field, MaxTextLen, n)
 	}
-	if strings.TrimSpace(*s) == "" {
+	if t == "" {
 		return nil, nil
 	}
-	v := *s
-	return &v, nil
+	return &t, nil
 }
 
 func email(s *string) (*string, error) {

@@ -28,7 +28,7 @@ type ProfileInput struct {
 }
 
 // UpdateProfile creates the viewer's profile on first call and updates it
-// afterwards. Returns EINVALID.
+// afterwards. Returns EINVALID, ECONFLICT.
 func (s *Store) UpdateProfile(ctx context.Context, viewer string, in ProfileInput) (*User, error) {
 	if err := ValidUserID(viewer); err != nil {
 		return nil, err
@@ -37,32 +37,67 @@ func (s *Store) UpdateProfile(ctx context.Context, viewer string, in ProfileInpu
 	if err != nil {
 		return nil, err
 	}
-	upd := expression.Set(expression.Name("name"), expression.Value(n)).
-		Set(expression.Name("type"), expression.Value(typeUser)).
-		Set(expression.Name("id"), expression.Value(viewer)).
-		Set(expression.Name("createdAt"), expression.IfNotExists(expression.Name("createdAt"), expression.Value(fmtTime(s.now()))))
+	var mail *string
 	if in.Email.Set {
-		e, err := email(in.Email.Value)
+		if mail, err = email(in.Email.Value); err != nil {
+			return nil, err
+		}
+	}
+	return retryOnChange(ctx, func() (*User, error) {
+		cur, err := s.getOne(ctx, userKey(viewer))
 		if err != nil {
 			return nil, err
 		}
-		if e == nil {
-			upd = upd.Remove(expression.Name("email"))
-		} else {
-			upd = upd.Set(expression.Name("email"), expression.Value(*e))
+		u := &User{ID: viewer, Name: n, Email: mail, CreatedAt: s.now()}
+		cond, rev := absent(), 0
+		if cur != nil {
+			old, err := decodeAs[*User](cur)
+			if err != nil {
+				return nil, err
+			}
+			u.CreatedAt = old.CreatedAt
+			if !in.Email.Set {
+				u.Email = old.Email
+			}
+			rev = revOf(cur)
+			cond = revIs(rev)
+		}
+		return u, s.put(ctx, userToItem(u, rev+1), cond)
+	})
+}
+
+func revIs(rev int) expression.ConditionBuilder {
+	return expression.Name("rev").Equal(expression.Value(rev))
+}
+
+// put writes one item on a condition; a failed condition is errRetry.
+func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder) error {
+	ex, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return internal(err, "building a write")
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: it, ConditionExpression: ex.Condition(),
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return errRetry
+	}
+	return wrap(err, "saving a change")
+}
+
+// retryOnChange runs a read-then-conditional-write until its condition holds, a
+// few times at most; then the change is ECONFLICT.
+func retryOnChange[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, err := f()
+		if !errors.Is(err, errRetry) {
+			return v, err
+		}
+		if attempt >= txnRetries || !backoff(ctx, attempt) {
+			var zero T
+			return zero, Errorf(ECONFLICT, "a concurrent change won; retry")
 		}
 	}
-	ex, err := expression.NewBuilder().WithUpdate(upd).Build()
-	if err != nil {
-		return nil, internal(err, "building a write")
-	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: userKey(viewer).av(),
-		UpdateExpression: ex.Update(), ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
-		ReturnValues: types.ReturnValueAllNew})
-	if err != nil {
-		return nil, wrap(err, "saving the profile")
-	}
-	return decodeAs[*User](out.Attributes)
 }
 
 // ProjectInput creates a project.
@@ -86,7 +121,7 @@ func (s *Store) CreateProject(ctx context.Context, viewer string, in ProjectInpu
 	p := &Project{ID: projectID(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
 	var t txn
 	t.check(s.table, userKey(viewer), exists(), errNoProfile)
-	t.put(s.table, projectToItem(p), ptr(absent()), nil)
+	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
 	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: viewer, Role: RoleOwner, JoinedAt: now}), ptr(absent()), nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
@@ -99,30 +134,30 @@ func ptr[T any](v T) *T { return &v }
 // access reads a project and the viewer's membership of it in one call and
 // reports ENOTFOUND when either is missing, and with owner set, EFORBIDDEN
 // when the viewer is not its owner.
-func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*Project, *Member, error) {
+func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*Project, *Member, item, error) {
 	p, err := ParseProjectID(projectID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	items, err := s.getItems(ctx, []key{projectKey(p), memberKey(p, viewer)})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if items[0] == nil || items[1] == nil {
-		return nil, nil, errProjectNotFound
+		return nil, nil, nil, errProjectNotFound
 	}
 	proj, err := decodeAs[*Project](items[0])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	m, err := decodeAs[*Member](items[1])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if owner && proj.OwnerID != viewer {
-		return nil, nil, errOwnerOnly
+		return nil, nil, nil, errOwnerOnly
 	}
-	return proj, m, nil
+	return proj, m, items[0], nil
 }
 
 func ownedBy(viewer string) expression.ConditionBuilder {
@@ -137,49 +172,38 @@ type ProjectPatch struct {
 }
 
 // UpdateProject changes a project's name or description; owner only.
-// Returns EINVALID, ENOTFOUND, EFORBIDDEN.
+// Returns EINVALID, ENOTFOUND, EFORBIDDEN, ECONFLICT.
 func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatch) (*Project, error) {
-	upd := expression.Set(expression.Name("type"), expression.Value(typeProject))
+	var n string
+	var desc *string
+	var err error
 	if in.Name.Set {
 		if in.Name.Value == nil {
 			return nil, Errorf(EINVALID, "name cannot be cleared")
 		}
-		n, err := name("name", *in.Name.Value)
-		if err != nil {
+		if n, err = name("name", *in.Name.Value); err != nil {
 			return nil, err
 		}
-		upd = upd.Set(expression.Name("name"), expression.Value(n))
 	}
 	if in.Description.Set {
-		d, err := text("description", in.Description.Value)
+		if desc, err = text("description", in.Description.Value); err != nil {
+			return nil, err
+		}
+	}
+	return retryOnChange(ctx, func() (*Project, error) {
+		p, _, raw, err := s.access(ctx, viewer, in.ID, true)
 		if err != nil {
 			return nil, err
 		}
-		if d == nil {
-			upd = upd.Remove(expression.Name("description"))
-		} else {
-			upd = upd.Set(expression.Name("description"), expression.Value(*d))
+		if in.Name.Set {
+			p.Name = n
 		}
-	}
-	p, _, err := s.access(ctx, viewer, in.ID, true)
-	if err != nil {
-		return nil, err
-	}
-	ex, err := expression.NewBuilder().WithUpdate(upd).WithCondition(ownedBy(viewer)).Build()
-	if err != nil {
-		return nil, internal(err, "building a write")
-	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.table, Key: projectKey(ulidOf(p.ID)).av(),
-		UpdateExpression: ex.Update(), ConditionExpression: ex.Condition(), ExpressionAttributeNames: ex.Names(),
-		ExpressionAttributeValues: ex.Values(), ReturnValues: types.ReturnValueAllNew})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return nil, errProjectNotFound
-	}
-	if err != nil {
-		return nil, wrap(err, "saving the project")
-	}
-	return decodeAs[*Project](out.Attributes)
+		if in.Description.Set {
+			p.Description = desc
+		}
+		rev := revOf(raw)
+		return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)))
+	})
 }
 
 // DeleteProject deletes a project; owner only. The project and everything
@@ -187,7 +211,7 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 // comments and tag links are removed afterwards by the cleanup worker.
 // Returns EINVALID, ENOTFOUND, EFORBIDDEN.
 func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
-	p, _, err := s.access(ctx, viewer, id, true)
+	p, _, _, err := s.access(ctx, viewer, id, true)
 	if err != nil {
 		return err
 	}
@@ -209,7 +233,7 @@ func (s *Store) AddProjectMember(ctx context.Context, viewer, projectID, userID 
 	if err := ValidUserID(userID); err != nil {
 		return nil, err
 	}
-	p, _, err := s.access(ctx, viewer, projectID, true)
+	p, _, _, err := s.access(ctx, viewer, projectID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +276,7 @@ func (s *Store) RemoveProjectMember(ctx context.Context, viewer, projectID, user
 }
 
 func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
-	p, _, err := s.access(ctx, viewer, projectID, true)
+	p, _, _, err := s.access(ctx, viewer, projectID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +515,7 @@ func (s *Store) readTask(ctx context.Context, viewer, tu string) (*Task, *Projec
 	if err != nil {
 		return nil, nil, err
 	}
-	p, _, err := s.access(ctx, viewer, task.ProjectID, false)
+	p, _, _, err := s.access(ctx, viewer, task.ProjectID, false)
 	if err != nil {
 		return nil, nil, errTaskNotFound
 	}

@@ -42,8 +42,8 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 
 // Verify checks an Authorization header value and returns the token's sub.
 func (a *Authenticator) Verify(header string) (string, error) {
-	raw, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || strings.TrimSpace(raw) == "" {
+	scheme, raw, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
 		return "", errors.New("the Authorization header must be: Bearer <token>")
 	}
 	now := time.Now

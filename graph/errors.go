@@ -2,6 +2,9 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +24,10 @@ const (
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 	CodeInternal           = "INTERNAL_SERVER_ERROR"
 	CodeComplexity         = "COMPLEXITY_LIMIT_EXCEEDED"
+	// CodeBadRequest extends the contract: an HTTP request that is no
+	// GraphQL request at all (wrong method or media type, a body that is
+	// not JSON, no operation to run).
+	CodeBadRequest = "BAD_REQUEST"
 )
 
 var codes = map[string]string{
@@ -54,6 +61,10 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 		case gerr.Extensions["code"] != nil:
 			// gqlgen's own parse, validation and complexity errors.
+		case len(gerr.Path) == 0:
+			// gqlgen's request errors (undecodable body, no operation): the
+			// client's mistake, and its message names no internals.
+			gerr.Extensions["code"] = CodeBadRequest
 		default:
 			log.ErrorContext(ctx, "request failed", "path", gerr.Path.String(), "err", err)
 			gerr.Message = "internal server error"
@@ -61,6 +72,31 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return gerr
 	}
+}
+
+// badRequest answers requests that are not GraphQL over HTTP POST with JSON
+// with a coded error, as gqlgen itself would answer them without a code.
+func badRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, msg := 0, ""
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		switch {
+		case r.Method == http.MethodOptions:
+		case r.Method != http.MethodPost:
+			w.Header().Set("Allow", "POST, OPTIONS")
+			status, msg = http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body"
+		case mt != "application/json" && mt != "application/graphql-response+json":
+			status, msg = http.StatusUnsupportedMediaType, "the Content-Type must be application/json"
+		}
+		if status == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{{Message: msg,
+			Extensions: map[string]any{"code": CodeBadRequest}}}})
+	})
 }
 
 // Recover turns a panic in a resolver into an internal error and logs it.

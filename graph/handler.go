@@ -64,7 +64,7 @@ func NewHandler(o Options) http.Handler {
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer)
-	return o.Auth.Middleware(Middleware(o.Store, srv))
+	return badRequest(o.Auth.Middleware(Middleware(o.Store, srv)))
 }
 
 // requireViewer refuses, as a whole, any operation but pure introspection

@@ -1,0 +1,57 @@
+package graph_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+// seedScale makes `projects` projects of 5 members each (the viewer "u0" in
+// all), each with `tasks` tasks carrying 2 tags and 3 comments.
+func seedScale(e *testenv.Env, projects, tasks int) int {
+	e.TB.Helper()
+	b := e.Store.NewDataset(testenv.Now)
+	var users []*dynamo.User
+	for i := range 5 {
+		users = append(users, b.User(fmt.Sprintf("u%d", i), fmt.Sprintf("User %d", i), ""))
+	}
+	for p := range projects {
+		pr := b.Project(fmt.Sprintf("P%03d", p), "", users[0], users[1:]...)
+		for i := range tasks {
+			due := dynamo.DateOf(testenv.Now).AddDays(i%40 - 20)
+			t := b.Task(pr, fmt.Sprintf("T%03d", i), dynamo.StatusTodo, &due, users[i%5], "alpha", fmt.Sprintf("t%d", i%7))
+			for c := range 3 {
+				b.Comment(t, users[c], "comment")
+			}
+		}
+	}
+	e.MustImport(&b.D)
+	n := len(b.D.Users) + len(b.D.Projects) + len(b.D.Members) + len(b.D.Comments)
+	for _, t := range b.D.Tasks {
+		n += 1 + len(t.Tags)
+	}
+	return n
+}
+
+const dashboard = `{ me { projects(first: 10) { nodes { name members { role user { name } }
+	tasks(first: 20) { nodes { title dueDate assignee { name } tags { name }
+	comments(first: 5) { nodes { body author { name } } } } } } } } }`
+
+// BenchmarkDashboard runs the contract's dashboard query on the embedded
+// store at growing table sizes: the embedded store's cost grows with the
+// table. Run: go test ./graph -run '^$' -bench Dashboard -benchtime 20x
+func BenchmarkDashboard(b *testing.B) {
+	for _, size := range []struct{ projects, tasks int }{{10, 20}, {20, 40}, {40, 50}, {80, 50}} {
+		e := testenv.New(b)
+		items := seedScale(e, size.projects, size.tasks)
+		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
+			e.Calls.Reset()
+			for b.Loop() {
+				e.MustQuery("u0", dashboard, nil, nil)
+			}
+			b.ReportMetric(float64(e.Calls.Total())/float64(b.N), "ddbcalls/op")
+		})
+	}
+}

@@ -1,0 +1,1492 @@
+package graph_test
+
+// Tests of the seven read access patterns of the contract, driven through the
+// real GraphQL handler: visibility, order, filters, node(id), malformed ids,
+// and Relay pagination over every paginated list. The read-path tests run on
+// the embedded store and on dynalite (when DYNALITE_ENDPOINT is set).
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+// ---------------------------------------------------------------- helpers
+
+// forBackends runs fn in the subtests "minidyn" and "dynalite", each with a
+// fresh Env on that backend; the dynalite one skips itself when
+// DYNALITE_ENDPOINT is unset. The calling test and both subtests run in
+// parallel with other parallel tests: every Env has a table of its own.
+func forBackends(t *testing.T, fn func(t *testing.T, e *testenv.Env)) {
+	t.Helper()
+	t.Parallel()
+	for _, b := range []struct {
+		name    string
+		backend testenv.Backend
+	}{{"minidyn", testenv.Minidyn}, {"dynalite", testenv.Dynalite}} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, testenv.NewOn(t, b.backend))
+		})
+	}
+}
+
+// on returns e reporting to t, so that its Must* helpers fail the subtest
+// that calls them (never a parent test from a subtest's goroutine).
+func patOn(e *testenv.Env, t *testing.T) *testenv.Env {
+	c := *e
+	c.TB = t
+	return &c
+}
+
+// patDay returns today (testenv.Now) plus n days.
+func patDay(n int) *dynamo.Date {
+	d := dynamo.DateOf(testenv.Now).AddDays(n)
+	return &d
+}
+
+func patDayStr(n int) string { return patDay(n).String() }
+
+func patPtr[T any](v T) *T { return &v }
+
+// patDig walks a JSON document along object keys and array indexes.
+func patDig(t *testing.T, data json.RawMessage, path ...string) json.RawMessage {
+	t.Helper()
+	for _, k := range path {
+		if i, err := strconv.Atoi(k); err == nil {
+			var a []json.RawMessage
+			if err := json.Unmarshal(data, &a); err != nil || i >= len(a) {
+				t.Fatalf("no element %d in %s", i, data)
+			}
+			data = a[i]
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("no object at %q in %s", k, data)
+		}
+		v, ok := m[k]
+		if !ok {
+			t.Fatalf("no field %q in %s", k, data)
+		}
+		data = v
+	}
+	return data
+}
+
+type patTask struct {
+	ID      string
+	Title   string
+	Status  string
+	DueDate *string
+}
+
+type patTaskConn struct {
+	Nodes    []patTask
+	PageInfo struct{ HasNextPage bool }
+}
+
+func patTitles(ns []patTask) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Title
+	}
+	return out
+}
+
+// patCheckTasks checks a one-page task list: the patTitles, the due-date order
+// (ascending, no due date last, equal dates by id) and hasNextPage false.
+func patCheckTasks(t *testing.T, c patTaskConn, want []string) {
+	t.Helper()
+	if got := patTitles(c.Nodes); !slices.Equal(got, want) {
+		t.Errorf("titles:\n got  %q\n want %q", got, want)
+	}
+	if c.PageInfo.HasNextPage {
+		t.Errorf("hasNextPage = true on a page holding the whole list")
+	}
+	patCheckDueOrder(t, c.Nodes)
+}
+
+func patDueKey(due *string, id string) string {
+	d := "~" // after every digit: no due date sorts last
+	if due != nil {
+		d = *due
+	}
+	return d + "#" + id
+}
+
+func patCheckDueOrder(t *testing.T, ns []patTask) {
+	t.Helper()
+	for i := 1; i < len(ns); i++ {
+		a, b := ns[i-1], ns[i]
+		if patDueKey(a.DueDate, a.ID) >= patDueKey(b.DueDate, b.ID) {
+			t.Errorf("not in due-date order: %q (due %v, %s) before %q (due %v, %s)",
+				a.Title, patDeref(a.DueDate), a.ID, b.Title, patDeref(b.DueDate), b.ID)
+		}
+	}
+}
+
+func patDeref(s *string) string {
+	if s == nil {
+		return "none"
+	}
+	return *s
+}
+
+func patCommentsOf(d *dynamo.Dataset, taskID string) []*dynamo.Comment {
+	var out []*dynamo.Comment
+	for _, c := range d.Comments {
+		if c.TaskID == taskID {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ------------------------------------------------- pattern 1: me / user(id)
+
+func TestPatternsProfileVisibility(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		patOn(e, t).MustSeed()
+		const q = `query($id: ID!) { user(id: $id) { id name email createdAt } }`
+		cases := []struct {
+			name      string
+			viewer    string
+			id        string
+			wantName  string // "" for null
+			wantEmail *string
+		}{
+			{"own profile shows email", "alice", "alice", "Alice Example", patPtr("alice@example.com")},
+			{"co-member of two projects, email hidden", "alice", "bob", "Bob Builder", nil},
+			{"co-member of one project, email hidden", "alice", "dave", "Dave Diaz", nil},
+			{"co-member without email", "alice", "carol", "Carol Chen", nil},
+			{"shared project the viewer does not own", "dave", "carol", "Carol Chen", nil},
+			{"user in no shared project is null", "alice", "eve", "", nil},
+			{"nonexistent user is null", "alice", "nobody", "", nil},
+			{"outsider sees no one else", "eve", "alice", "", nil},
+			{"outsider sees self", "eve", "eve", "Eve Outsider", nil},
+			{"user without profile does not see others", "zed", "alice", "", nil},
+			{"own id without profile is null", "zed", "zed", "", nil},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				var got struct {
+					User *struct {
+						ID, Name, CreatedAt string
+						Email               *string
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				if c.wantName == "" {
+					if got.User != nil {
+						t.Fatalf("%s sees user %s: %+v, want null", c.viewer, c.id, *got.User)
+					}
+					return
+				}
+				if got.User == nil {
+					t.Fatalf("%s gets null for user %s, want %q", c.viewer, c.id, c.wantName)
+				}
+				if got.User.ID != c.id || got.User.Name != c.wantName {
+					t.Errorf("got %s %q, want %s %q", got.User.ID, got.User.Name, c.id, c.wantName)
+				}
+				if patDeref(got.User.Email) != patDeref(c.wantEmail) {
+					t.Errorf("email = %s, want %s", patDeref(got.User.Email), patDeref(c.wantEmail))
+				}
+				if got.User.CreatedAt != "2026-08-25T12:00:00Z" {
+					t.Errorf("createdAt = %q", got.User.CreatedAt)
+				}
+			})
+		}
+
+		t.Run("me is the viewer's profile with email", func(t *testing.T) {
+			for viewer, want := range map[string][2]string{
+				"alice": {"Alice Example", "alice@example.com"},
+				"bob":   {"Bob Builder", "bob@example.com"},
+				"eve":   {"Eve Outsider", "none"},
+			} {
+				var got struct {
+					Me struct {
+						ID, Name string
+						Email    *string
+					}
+				}
+				patOn(e, t).MustQuery(viewer, `{ me { id name email } }`, nil, &got)
+				if got.Me.ID != viewer || got.Me.Name != want[0] || patDeref(got.Me.Email) != want[1] {
+					t.Errorf("me as %s = %+v (email %s), want %v", viewer, got.Me, patDeref(got.Me.Email), want)
+				}
+			}
+		})
+
+		t.Run("me without a profile is NOT_FOUND", func(t *testing.T) {
+			patOn(e, t).MustFail("zed", "NOT_FOUND", `{ me { id name } }`, nil)
+		})
+
+		t.Run("email reached through members is null except one's own", func(t *testing.T) {
+			var got struct {
+				Me struct {
+					Projects struct {
+						Nodes []struct {
+							Members []struct {
+								User struct {
+									ID    string
+									Email *string
+								}
+							}
+						}
+					}
+				}
+			}
+			patOn(e, t).MustQuery("alice", `{ me { projects { nodes { members { user { id email } } } } } }`, nil, &got)
+			seen := 0
+			for _, p := range got.Me.Projects.Nodes {
+				for _, m := range p.Members {
+					seen++
+					if m.User.ID == "alice" && patDeref(m.User.Email) != "alice@example.com" {
+						t.Errorf("alice's own email through members = %s", patDeref(m.User.Email))
+					}
+					if m.User.ID != "alice" && m.User.Email != nil {
+						t.Errorf("alice sees %s's email %q through members", m.User.ID, *m.User.Email)
+					}
+				}
+			}
+			if seen != 6 {
+				t.Errorf("saw %d memberships, want 6 (3 in each of alice's projects)", seen)
+			}
+		})
+	})
+}
+
+// ------------------------------------------------- pattern 2: user.projects
+
+func TestPatternsUserProjectsNewestFirst(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		s := patOn(e, t).MustSeed()
+		const q = `query($id: ID!) { user(id: $id) { projects(first: 100) { nodes { id name } pageInfo { hasNextPage } } } }`
+		cases := []struct {
+			name   string
+			viewer string
+			id     string
+			want   []string
+		}{
+			{"own projects newest first", "alice", "alice", []string{"Mobile app", "Website relaunch"}},
+			{"own projects of a member of the hidden project", "dave", "dave", []string{"Research", "Mobile app"}},
+			{"another user's projects: only shared ones", "alice", "dave", []string{"Mobile app"}},
+			{"another user's projects seen by a co-member of both", "bob", "alice", []string{"Mobile app", "Website relaunch"}},
+			{"another user's projects: one of two shared", "bob", "carol", []string{"Website relaunch"}},
+			{"shared hidden project only", "carol", "dave", []string{"Research"}},
+			{"no projects", "eve", "eve", []string{}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				var got struct {
+					User struct {
+						Projects struct {
+							Nodes    []struct{ ID, Name string }
+							PageInfo struct{ HasNextPage bool }
+						}
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				names := []string{}
+				for i, p := range got.User.Projects.Nodes {
+					names = append(names, p.Name)
+					if p.ID != s.Project(p.Name).ID {
+						t.Errorf("project %q has id %s, want %s", p.Name, p.ID, s.Project(p.Name).ID)
+					}
+					if i > 0 && got.User.Projects.Nodes[i-1].ID <= p.ID {
+						t.Errorf("not newest first: %s before %s", got.User.Projects.Nodes[i-1].ID, p.ID)
+					}
+				}
+				if !slices.Equal(names, c.want) {
+					t.Errorf("projects = %q, want %q", names, c.want)
+				}
+				if got.User.Projects.PageInfo.HasNextPage {
+					t.Errorf("hasNextPage = true on the only page")
+				}
+			})
+		}
+	})
+}
+
+// ------------------------------------------------- pattern 3: project.tasks
+
+func TestPatternsProjectTasksByDueDate(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		s := patOn(e, t).MustSeed()
+		const q = `query($id: ID!, $status: TaskStatus) { project(id: $id) { id name
+			tasks(first: 100, status: $status) { nodes { id title status dueDate } pageInfo { hasNextPage } } } }`
+		web, app, lab := s.Project("Website relaunch").ID, s.Project("Mobile app").ID, s.Project("Research").ID
+		cases := []struct {
+			name    string
+			viewer  string
+			project string
+			status  string // "" for none
+			want    []string
+			null    bool
+		}{
+			{"by due date ascending, no due date last", "alice", web, "", []string{
+				"Pick a colour palette", "Write the landing page copy", "Fix the broken signup form",
+				"Set up analytics", "Launch announcement", "Migrate the blog"}, false},
+			{"due today between past and future", "dave", app, "", []string{
+				"App store screenshots", "Crash on start on Android 12", "Offline sync", "Push notifications", "Dark mode"}, false},
+			{"status TODO", "alice", web, "TODO", []string{
+				"Fix the broken signup form", "Set up analytics", "Launch announcement", "Migrate the blog"}, false},
+			{"status IN_PROGRESS", "bob", web, "IN_PROGRESS", []string{"Write the landing page copy"}, false},
+			{"status DONE", "alice", app, "DONE", []string{"App store screenshots"}, false},
+			{"status with no match is empty", "carol", lab, "DONE", []string{}, false},
+			{"non-member gets null", "alice", lab, "", nil, true},
+			{"non-member with a filter gets null", "alice", lab, "TODO", nil, true},
+			{"user in no project gets null", "eve", web, "", nil, true},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				vars := map[string]any{"id": c.project}
+				if c.status != "" {
+					vars["status"] = c.status
+				}
+				var got struct {
+					Project *struct {
+						ID    string
+						Tasks patTaskConn
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, q, vars, &got)
+				if c.null {
+					if got.Project != nil {
+						t.Fatalf("%s sees project %s with tasks %q, want null", c.viewer, c.project, patTitles(got.Project.Tasks.Nodes))
+					}
+					return
+				}
+				if got.Project == nil || got.Project.ID != c.project {
+					t.Fatalf("project = %+v, want %s", got.Project, c.project)
+				}
+				patCheckTasks(t, got.Project.Tasks, c.want)
+				for _, n := range got.Project.Tasks.Nodes {
+					if c.status != "" && n.Status != c.status {
+						t.Errorf("status filter %s returned %q with status %s", c.status, n.Title, n.Status)
+					}
+					if want := s.Task(n.Title).ID; n.ID != want {
+						t.Errorf("%q has id %s, want %s", n.Title, n.ID, want)
+					}
+				}
+			})
+		}
+	})
+}
+
+// ------------------------------------------------- pattern 4: assignedTasks
+
+func TestPatternsAssignedTasks(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		patOn(e, t).MustSeed()
+		const q = `query($id: ID!) { user(id: $id) { assignedTasks(first: 100) {
+			nodes { id title status dueDate assignee { id } } pageInfo { hasNextPage } } } }`
+		cases := []struct {
+			name   string
+			viewer string
+			id     string
+			want   []string
+		}{
+			{"own tasks in every status by due date", "alice", "alice", []string{
+				"App store screenshots", "Write the landing page copy", "Crash on start on Android 12",
+				"Set up analytics", "Launch announcement"}},
+			{"own tasks across a project others cannot see", "dave", "dave", []string{
+				"Benchmark the new model", "Offline sync", "Push notifications"}},
+			{"own DONE task included", "carol", "carol", []string{"Pick a colour palette", "Write up results"}},
+			{"another user's tasks, no due date last", "alice", "bob", []string{"Fix the broken signup form", "Dark mode"}},
+			{"another user's tasks only in shared projects", "alice", "dave", []string{"Offline sync", "Push notifications"}},
+			{"another user's tasks in the one shared project", "dave", "bob", []string{"Dark mode"}},
+			{"another user's tasks in the hidden project", "carol", "dave", []string{"Benchmark the new model"}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				var got struct {
+					User struct {
+						AssignedTasks struct {
+							Nodes []struct {
+								patTask
+								Assignee struct{ ID string }
+							}
+							PageInfo struct{ HasNextPage bool }
+						}
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				var conn patTaskConn
+				conn.PageInfo = got.User.AssignedTasks.PageInfo
+				for _, n := range got.User.AssignedTasks.Nodes {
+					conn.Nodes = append(conn.Nodes, n.patTask)
+					if n.Assignee.ID != c.id {
+						t.Errorf("%q is assigned to %q, not %s", n.Title, n.Assignee.ID, c.id)
+					}
+				}
+				patCheckTasks(t, conn, c.want)
+			})
+		}
+	})
+}
+
+// ------------------------------------------------- pattern 5: task.comments
+
+func TestPatternsCommentsOldestFirst(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		s := patOn(e, t).MustSeed()
+		const q = `query($id: ID!) { task(id: $id) { id comments(first: 100) {
+			nodes { id body createdAt author { name } task { id } } pageInfo { hasNextPage } } } }`
+		type line struct{ Body, Author string }
+		cases := []struct {
+			name   string
+			viewer string
+			task   string
+			want   []line
+			null   bool
+		}{
+			{"four comments oldest first", "alice", "Crash on start on Android 12", []line{
+				{"Stack trace attached to the ticket.", "Dave Diaz"},
+				{"Update 1: still investigating.", "Alice Example"},
+				{"Update 2: still investigating.", "Alice Example"},
+				{"Update 3: still investigating.", "Alice Example"}}, false},
+			{"two authors in order", "bob", "Write the landing page copy", []line{
+				{"First draft is in the shared doc.", "Alice Example"},
+				{"Looks good, a few notes inline.", "Bob Builder"}}, false},
+			{"no comments", "alice", "Set up analytics", []line{}, false},
+			{"non-member gets a null task", "carol", "Crash on start on Android 12", nil, true},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				task := s.Task(c.task)
+				var got struct {
+					Task *struct {
+						ID       string
+						Comments struct {
+							Nodes []struct {
+								ID, Body, CreatedAt string
+								Author              struct{ Name string }
+								Task                struct{ ID string }
+							}
+							PageInfo struct{ HasNextPage bool }
+						}
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": task.ID}, &got)
+				if c.null {
+					if got.Task != nil {
+						t.Fatalf("%s sees task %q, want null", c.viewer, c.task)
+					}
+					return
+				}
+				if got.Task == nil {
+					t.Fatalf("task %q is null for %s", c.task, c.viewer)
+				}
+				lines := []line{}
+				var ids []string
+				for _, n := range got.Task.Comments.Nodes {
+					lines = append(lines, line{n.Body, n.Author.Name})
+					ids = append(ids, n.ID)
+					if n.Task.ID != task.ID {
+						t.Errorf("comment %s belongs to %s, want %s", n.ID, n.Task.ID, task.ID)
+					}
+				}
+				if !slices.Equal(lines, c.want) {
+					t.Errorf("comments:\n got  %q\n want %q", lines, c.want)
+				}
+				var wantIDs []string
+				for _, cm := range patCommentsOf(s.Dataset, task.ID) {
+					wantIDs = append(wantIDs, cm.ID)
+				}
+				if !slices.Equal(ids, wantIDs) {
+					t.Errorf("comment ids %v, want %v (creation order)", ids, wantIDs)
+				}
+				if got.Task.Comments.PageInfo.HasNextPage {
+					t.Errorf("hasNextPage = true on the only page")
+				}
+			})
+		}
+	})
+}
+
+// ------------------------------------------------- pattern 6: tags
+
+func TestPatternsTasksByTag(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		s := patOn(e, t).MustSeed()
+		const q = `query($tag: String!) { tasksByTag(tag: $tag, first: 100) { nodes { id title status dueDate } pageInfo { hasNextPage } } }`
+		urgentAlice := []string{"Write the landing page copy", "Crash on start on Android 12", "Fix the broken signup form"}
+		cases := []struct {
+			name   string
+			viewer string
+			tag    string
+			want   []string
+		}{
+			{"only tasks in the viewer's projects, by due date", "alice", "urgent", urgentAlice},
+			{"tag is trimmed and lower-cased", "alice", " URGENT ", urgentAlice},
+			{"mixed case", "alice", "UrGeNt", urgentAlice},
+			{"member of the hidden project sees its task", "dave", "urgent", []string{"Benchmark the new model", "Crash on start on Android 12"}},
+			{"two projects merged by due date", "carol", "urgent", []string{
+				"Benchmark the new model", "Write the landing page copy", "Fix the broken signup form"}},
+			{"every status, no due date last", "alice", "design", []string{"Pick a colour palette", "App store screenshots", "Dark mode"}},
+			{"tag used only in a hidden project is empty", "alice", "nothing-here", []string{}},
+			{"user in no project sees nothing", "eve", "urgent", []string{}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				var got struct{ TasksByTag patTaskConn }
+				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"tag": c.tag}, &got)
+				patCheckTasks(t, got.TasksByTag, c.want)
+				for _, n := range got.TasksByTag.Nodes {
+					if want := s.Task(n.Title).ID; n.ID != want {
+						t.Errorf("%q has id %s, want %s", n.Title, n.ID, want)
+					}
+				}
+			})
+		}
+
+		for _, bad := range []string{"no spaces!", "", "   ", "ünïcode", strings.Repeat("a", 51)} {
+			t.Run(fmt.Sprintf("bad tag %q is BAD_USER_INPUT", bad), func(t *testing.T) {
+				patOn(e, t).MustFail("alice", "BAD_USER_INPUT", q, map[string]any{"tag": bad})
+			})
+		}
+
+		t.Run("Tag.tasks is scoped to the viewer", func(t *testing.T) {
+			const tq = `query($id: ID!) { task(id: $id) { tags { name tasks(first: 100) {
+				nodes { id title status dueDate } pageInfo { hasNextPage } } } } }`
+			cases := []struct {
+				viewer, task string
+				want         map[string][]string
+			}{
+				{"alice", "Write the landing page copy", map[string][]string{
+					"copy":   {"Write the landing page copy"}, // not "Write up results" (Research)
+					"urgent": urgentAlice}},
+				{"dave", "Crash on start on Android 12", map[string][]string{
+					"bug":     {"Crash on start on Android 12"}, // not the signup form (Website relaunch)
+					"android": {"Crash on start on Android 12"},
+					"urgent":  {"Benchmark the new model", "Crash on start on Android 12"}}},
+			}
+			for _, c := range cases {
+				var got struct {
+					Task struct {
+						Tags []struct {
+							Name  string
+							Tasks patTaskConn
+						}
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, tq, map[string]any{"id": s.Task(c.task).ID}, &got)
+				if len(got.Task.Tags) != len(c.want) {
+					t.Errorf("%s: %d tags, want %d", c.task, len(got.Task.Tags), len(c.want))
+				}
+				for _, tag := range got.Task.Tags {
+					want, ok := c.want[tag.Name]
+					if !ok {
+						t.Errorf("%s: unexpected tag %q", c.task, tag.Name)
+						continue
+					}
+					patCheckTasks(t, tag.Tasks, want)
+				}
+			}
+		})
+	})
+}
+
+// ------------------------------------------------- pattern 7: overdueTasks
+
+func TestPatternsOverdueTasks(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		patOn(e, t).MustSeed()
+		const withAsOf = `query($id: ID!, $asOf: Date) { user(id: $id) { overdueTasks(asOf: $asOf, first: 100) {
+			nodes { id title status dueDate } pageInfo { hasNextPage } } } }`
+		const byDefault = `query($id: ID!) { user(id: $id) { overdueTasks(first: 100) {
+			nodes { id title status dueDate } pageInfo { hasNextPage } } } }`
+		cases := []struct {
+			name   string
+			viewer string
+			id     string
+			asOf   string // "" for the default (today, 2026-08-25)
+			want   []string
+		}{
+			{"default today: open past-due, DONE excluded", "alice", "alice", "", []string{
+				"Write the landing page copy", "Crash on start on Android 12"}},
+			{"explicit today equals the default", "alice", "alice", patDayStr(0), []string{
+				"Write the landing page copy", "Crash on start on Android 12"}},
+			{"task due exactly on asOf is not overdue", "alice", "alice", patDayStr(-2), []string{"Write the landing page copy"}},
+			{"nothing before the earliest open due date", "alice", "alice", patDayStr(-3), []string{}},
+			{"future asOf includes later tasks", "alice", "alice", patDayStr(8), []string{
+				"Write the landing page copy", "Crash on start on Android 12", "Set up analytics"}},
+			{"far future never includes DONE", "alice", "alice", "2030-01-01", []string{
+				"Write the landing page copy", "Crash on start on Android 12", "Set up analytics", "Launch announcement"}},
+			{"task without due date is never overdue", "bob", "bob", "2100-01-01", []string{"Fix the broken signup form"}},
+			{"due today is not overdue by default", "dave", "dave", "", []string{"Benchmark the new model"}},
+			{"due today is overdue tomorrow", "dave", "dave", patDayStr(1), []string{"Benchmark the new model", "Offline sync"}},
+			{"only DONE past-due tasks gives nothing", "carol", "carol", "", []string{}},
+			{"another user's: hidden project excluded", "alice", "dave", "", []string{}},
+			{"another user's: shared project included", "alice", "dave", patDayStr(1), []string{"Offline sync"}},
+			{"another user's in a shared project", "carol", "bob", "", []string{"Fix the broken signup form"}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				q, vars := byDefault, map[string]any{"id": c.id}
+				if c.asOf != "" {
+					q, vars["asOf"] = withAsOf, c.asOf
+				}
+				var got struct {
+					User struct{ OverdueTasks patTaskConn }
+				}
+				patOn(e, t).MustQuery(c.viewer, q, vars, &got)
+				patCheckTasks(t, got.User.OverdueTasks, c.want)
+				asOf := c.asOf
+				if asOf == "" {
+					asOf = patDayStr(0)
+				}
+				for _, n := range got.User.OverdueTasks.Nodes {
+					if n.Status == "DONE" || n.DueDate == nil || *n.DueDate >= asOf {
+						t.Errorf("%q (status %s, due %s) is not overdue as of %s", n.Title, n.Status, patDeref(n.DueDate), asOf)
+					}
+				}
+			})
+		}
+		t.Run("bad asOf is refused", func(t *testing.T) {
+			res := patOn(e, t).Query("alice", withAsOf, map[string]any{"id": "alice", "asOf": "2026-02-30"})
+			if len(res.Errors) != 1 || (res.Errors[0].Code() != "BAD_USER_INPUT" && res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED") {
+				t.Errorf("asOf 2026-02-30: errors %+v, want one BAD_USER_INPUT or GRAPHQL_VALIDATION_FAILED", res.Errors)
+			}
+		})
+	})
+}
+
+// ------------------------------------------------- node(id), task(id), project(id)
+
+const patNodeQuery = `query($id: ID!) { node(id: $id) { __typename id
+	... on User { name } ... on Project { name } ... on Task { title } ... on Comment { body } } }`
+
+func TestPatternsNodeByID(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		s := patOn(e, t).MustSeed()
+		t1 := s.Task("Write the landing page copy")
+		t7 := s.Task("Crash on start on Android 12")
+		c1, c7 := patCommentsOf(s.Dataset, t1.ID)[0], patCommentsOf(s.Dataset, t7.ID)[0]
+		cases := []struct {
+			name     string
+			viewer   string
+			id       string
+			typename string // "" for null
+			label    string // name, title or body
+		}{
+			{"user sharing a project", "alice", "bob", "User", "Bob Builder"},
+			{"the viewer", "eve", "eve", "User", "Eve Outsider"},
+			{"user sharing no project is null", "alice", "eve", "", ""},
+			{"user seen by an outsider is null", "eve", "bob", "", ""},
+			{"project of a member", "alice", s.Project("Website relaunch").ID, "Project", "Website relaunch"},
+			{"project of a non-member is null", "alice", s.Project("Research").ID, "", ""},
+			{"project for an outsider is null", "eve", s.Project("Website relaunch").ID, "", ""},
+			{"task of a member", "alice", t1.ID, "Task", "Write the landing page copy"},
+			{"task of a non-member is null", "dave", t1.ID, "", ""},
+			{"task in the hidden project is null", "alice", s.Task("Benchmark the new model").ID, "", ""},
+			{"comment of a member", "alice", c1.ID, "Comment", "First draft is in the shared doc."},
+			{"comment of another member", "dave", c7.ID, "Comment", "Stack trace attached to the ticket."},
+			{"comment of a non-member is null", "dave", c1.ID, "", ""},
+			{"comment for an outsider is null", "eve", c7.ID, "", ""},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				var got struct {
+					Node *struct {
+						Typename              string `json:"__typename"`
+						ID, Name, Title, Body string
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, patNodeQuery, map[string]any{"id": c.id}, &got)
+				if c.typename == "" {
+					if got.Node != nil {
+						t.Fatalf("%s sees node %s: %+v, want null", c.viewer, c.id, *got.Node)
+					}
+					return
+				}
+				if got.Node == nil {
+					t.Fatalf("node %s is null for %s, want a %s", c.id, c.viewer, c.typename)
+				}
+				label := got.Node.Name + got.Node.Title + got.Node.Body
+				if got.Node.Typename != c.typename || got.Node.ID != c.id || label != c.label {
+					t.Errorf("node = %s %s %q, want %s %s %q", got.Node.Typename, got.Node.ID, label, c.typename, c.id, c.label)
+				}
+			})
+		}
+	})
+}
+
+// A well-formed id that no object has.
+const patUnusedULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+
+func TestPatternsByIDNullAndMalformed(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		s := patOn(e, t).MustSeed()
+		web, lab := s.Project("Website relaunch"), s.Project("Research")
+		t1 := s.Task("Write the landing page copy")
+		t1ULID := strings.TrimPrefix(t1.ID, "tsk#")
+		c1 := patCommentsOf(s.Dataset, t1.ID)[0]
+		const pq = `query($id: ID!) { project(id: $id) { id name } }`
+		const tq = `query($id: ID!) { task(id: $id) { id title } }`
+
+		nulls := []struct {
+			name, viewer, query, id, field string
+		}{
+			{"project of a non-member", "alice", pq, lab.ID, "project"},
+			{"nonexistent project", "alice", pq, "prj#" + patUnusedULID, "project"},
+			{"task of a non-member", "alice", tq, s.Task("Benchmark the new model").ID, "task"},
+			{"task for a user without projects", "eve", tq, t1.ID, "task"},
+			{"nonexistent task", "alice", tq, "tsk#" + patUnusedULID, "task"},
+			{"nonexistent node project", "alice", patNodeQuery, "prj#" + patUnusedULID, "node"},
+			{"nonexistent node task", "alice", patNodeQuery, "tsk#" + patUnusedULID, "node"},
+			{"nonexistent comment of a nonexistent task", "alice", patNodeQuery, "cmt#" + patUnusedULID + "#" + patUnusedULID, "node"},
+			{"nonexistent comment of a visible task", "alice", patNodeQuery, "cmt#" + t1ULID + "#" + patUnusedULID, "node"},
+		}
+		for _, c := range nulls {
+			t.Run("null: "+c.name, func(t *testing.T) {
+				res := patOn(e, t).Query(c.viewer, c.query, map[string]any{"id": c.id})
+				if len(res.Errors) > 0 {
+					t.Fatalf("errors %+v, want none", res.Errors)
+				}
+				if got := string(patDig(t, res.Data, c.field)); got != "null" {
+					t.Errorf("%s(%s) = %s, want null", c.field, c.id, got)
+				}
+			})
+		}
+
+		t.Run("member sees them", func(t *testing.T) {
+			var got struct {
+				Project struct{ ID, Name string }
+				Task    struct {
+					ID      string
+					Project struct{ ID string }
+				}
+			}
+			patOn(e, t).MustQuery("carol", `query($p: ID!, $t: ID!) { project(id: $p) { id name } task(id: $t) { id project { id } } }`,
+				map[string]any{"p": web.ID, "t": t1.ID}, &got)
+			if got.Project.ID != web.ID || got.Project.Name != "Website relaunch" || got.Task.ID != t1.ID || got.Task.Project.ID != web.ID {
+				t.Errorf("got %+v", got)
+			}
+		})
+
+		malformed := []struct {
+			name, query, id string
+		}{
+			{"node with '#' but no type", patNodeQuery, "abc#"},
+			{"node project id without ULID", patNodeQuery, "prj#nope"},
+			{"node task id without ULID", patNodeQuery, "tsk#nope"},
+			{"node comment id without task", patNodeQuery, "cmt#" + patUnusedULID},
+			{"node empty id", patNodeQuery, ""},
+			{"project with a task id", pq, t1.ID},
+			{"project with a comment id", pq, c1.ID},
+			{"project with a user id", pq, "alice"},
+			{"project id without ULID", pq, "prj#nope"},
+			{"project id with a short ULID", pq, "prj#" + patUnusedULID[:25]},
+			{"task with a project id", tq, web.ID},
+			{"task with a comment id", tq, c1.ID},
+			{"task id without ULID", tq, "tsk#nope"},
+			{"user id with '#'", `query($id: ID!) { user(id: $id) { id } }`, "abc#"},
+			{"user with a project id", `query($id: ID!) { user(id: $id) { id } }`, web.ID},
+		}
+		for _, c := range malformed {
+			t.Run("BAD_USER_INPUT: "+c.name, func(t *testing.T) {
+				patOn(e, t).MustFail("alice", "BAD_USER_INPUT", c.query, map[string]any{"id": c.id})
+			})
+		}
+	})
+}
+
+// Deleting needs transactions, which dynalite lacks: the embedded store only.
+func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
+	e := testenv.New(t)
+	s := e.MustSeed()
+	web := s.Project("Website relaunch")
+	t1, t2, t5 := s.Task("Write the landing page copy"), s.Task("Fix the broken signup form"), s.Task("Migrate the blog")
+	c1, c2 := patCommentsOf(s.Dataset, t1.ID)[0], patCommentsOf(s.Dataset, t2.ID)[0]
+	const tq = `query($id: ID!) { task(id: $id) { id } }`
+	const pq = `query($id: ID!) { project(id: $id) { id } }`
+	isNull := func(t *testing.T, viewer, q, id, field string) {
+		t.Helper()
+		res := patOn(e, t).Query(viewer, q, map[string]any{"id": id})
+		if len(res.Errors) > 0 {
+			t.Fatalf("errors %+v", res.Errors)
+		}
+		if got := string(patDig(t, res.Data, field)); got != "null" {
+			t.Errorf("%s(%s) = %s after deletion, want null", field, id, got)
+		}
+	}
+	tagTitles := func(t *testing.T, viewer, tag string) []string {
+		t.Helper()
+		var got struct{ TasksByTag patTaskConn }
+		patOn(e, t).MustQuery(viewer, `query($tag: String!) { tasksByTag(tag: $tag, first: 100) { nodes { id title dueDate } } }`,
+			map[string]any{"tag": tag}, &got)
+		return patTitles(got.TasksByTag.Nodes)
+	}
+	del := func(t *testing.T, viewer, mutation, id string) {
+		t.Helper()
+		var got map[string]string
+		patOn(e, t).MustQuery(viewer, `mutation($id: ID!) { `+mutation+`(id: $id) }`, map[string]any{"id": id}, &got)
+		if got[mutation] != id {
+			t.Fatalf("%s returned %v, want %s", mutation, got, id)
+		}
+	}
+
+	t.Run("deleted task", func(t *testing.T) {
+		del(t, "alice", "deleteTask", t5.ID)
+		isNull(t, "alice", tq, t5.ID, "task")
+		isNull(t, "alice", patNodeQuery, t5.ID, "node")
+		if got, want := tagTitles(t, "alice", "backend"), []string{"Offline sync", "Push notifications"}; !slices.Equal(got, want) {
+			t.Errorf("tasksByTag(backend) = %q, want %q", got, want)
+		}
+		var got struct{ Project struct{ Tasks patTaskConn } }
+		patOn(e, t).MustQuery("alice", `query($id: ID!) { project(id: $id) { tasks(first: 100) { nodes { id title dueDate } } } }`,
+			map[string]any{"id": web.ID}, &got)
+		if slices.Contains(patTitles(got.Project.Tasks.Nodes), t5.Title) || len(got.Project.Tasks.Nodes) != 5 {
+			t.Errorf("project tasks after deleting %q: %q", t5.Title, patTitles(got.Project.Tasks.Nodes))
+		}
+	})
+
+	t.Run("deleted task's comments", func(t *testing.T) {
+		del(t, "bob", "deleteTask", t2.ID)
+		isNull(t, "bob", patNodeQuery, c2.ID, "node")
+		var got struct {
+			User struct{ AssignedTasks, OverdueTasks patTaskConn }
+		}
+		patOn(e, t).MustQuery("alice", `{ user(id: "bob") { assignedTasks { nodes { id title dueDate } } overdueTasks { nodes { id title dueDate } } } }`, nil, &got)
+		if a := patTitles(got.User.AssignedTasks.Nodes); !slices.Equal(a, []string{"Dark mode"}) {
+			t.Errorf("bob's assigned tasks = %q, want [Dark mode]", a)
+		}
+		if o := patTitles(got.User.OverdueTasks.Nodes); len(o) != 0 {
+			t.Errorf("bob's overdue tasks = %q, want none", o)
+		}
+	})
+
+	t.Run("deleted project", func(t *testing.T) {
+		del(t, "alice", "deleteProject", web.ID)
+		isNull(t, "alice", pq, web.ID, "project")
+		isNull(t, "bob", patNodeQuery, web.ID, "node")
+		isNull(t, "alice", tq, t1.ID, "task")
+		isNull(t, "alice", patNodeQuery, c1.ID, "node")
+		isNull(t, "bob", `query($id: ID!) { user(id: $id) { id } }`, "carol", "user") // they shared only that project
+		if got := tagTitles(t, "alice", "urgent"); !slices.Equal(got, []string{"Crash on start on Android 12"}) {
+			t.Errorf("tasksByTag(urgent) = %q, want only the Mobile app task", got)
+		}
+		var got struct {
+			Me struct {
+				Projects                    struct{ Nodes []struct{ Name string } }
+				AssignedTasks, OverdueTasks patTaskConn
+			}
+		}
+		patOn(e, t).MustQuery("alice", `{ me { projects { nodes { name } } assignedTasks { nodes { id title dueDate } }
+			overdueTasks { nodes { id title dueDate } } } }`, nil, &got)
+		if len(got.Me.Projects.Nodes) != 1 || got.Me.Projects.Nodes[0].Name != "Mobile app" {
+			t.Errorf("alice's projects = %+v, want only Mobile app", got.Me.Projects.Nodes)
+		}
+		if a, want := patTitles(got.Me.AssignedTasks.Nodes), []string{"App store screenshots", "Crash on start on Android 12"}; !slices.Equal(a, want) {
+			t.Errorf("alice's assigned tasks = %q, want %q", a, want)
+		}
+		if o, want := patTitles(got.Me.OverdueTasks.Nodes), []string{"Crash on start on Android 12"}; !slices.Equal(o, want) {
+			t.Errorf("alice's overdue tasks = %q, want %q", o, want)
+		}
+	})
+}
+
+// ------------------------------------------------- one query, all seven patterns
+
+func TestPatternsAllSevenInOneQueryOnDemoData(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		s := patOn(e, t).MustSeed()
+		const q = `query($project: ID!, $task: ID!) {
+			me { id name email
+				projects(first: 10) { nodes { name } }
+				assignedTasks(first: 10) { nodes { title } }
+				overdueTasks(first: 10) { nodes { title } } }
+			dave: user(id: "dave") { name email projects(first: 10) { nodes { name } }
+				assignedTasks(first: 10) { nodes { title } } overdueTasks(asOf: "2026-08-26", first: 10) { nodes { title } } }
+			eve: user(id: "eve") { id }
+			project(id: $project) { tasks(first: 10) { nodes { title } } todo: tasks(first: 10, status: TODO) { nodes { title } } }
+			task(id: $task) { comments(first: 10) { nodes { body author { name } } } tags { name tasks(first: 10) { nodes { title } } } }
+			tasksByTag(tag: " URGENT ", first: 10) { nodes { title } pageInfo { hasNextPage } }
+		}`
+		type titled struct{ Nodes []struct{ Title string } }
+		type named struct{ Nodes []struct{ Name string } }
+		var got struct {
+			Me struct {
+				ID, Name                    string
+				Email                       *string
+				Projects                    named
+				AssignedTasks, OverdueTasks titled
+			}
+			Dave struct {
+				Name                        string
+				Email                       *string
+				Projects                    named
+				AssignedTasks, OverdueTasks titled
+			}
+			Eve     *struct{ ID string }
+			Project struct{ Tasks, Todo titled }
+			Task    struct {
+				Comments struct {
+					Nodes []struct {
+						Body   string
+						Author struct{ Name string }
+					}
+				}
+				Tags []struct {
+					Name  string
+					Tasks titled
+				}
+			}
+			TasksByTag struct {
+				titled
+				PageInfo struct{ HasNextPage bool }
+			}
+		}
+		patOn(e, t).MustQuery("alice", q, map[string]any{"project": s.Project("Website relaunch").ID,
+			"task": s.Task("Crash on start on Android 12").ID}, &got)
+		ts := func(c titled) []string {
+			out := []string{}
+			for _, n := range c.Nodes {
+				out = append(out, n.Title)
+			}
+			return out
+		}
+		ns := func(c named) []string {
+			out := []string{}
+			for _, n := range c.Nodes {
+				out = append(out, n.Name)
+			}
+			return out
+		}
+		check := func(what string, got, want []string) {
+			t.Helper()
+			if !slices.Equal(got, want) {
+				t.Errorf("%s:\n got  %q\n want %q", what, got, want)
+			}
+		}
+		// 1: profiles
+		if got.Me.ID != "alice" || got.Me.Name != "Alice Example" || patDeref(got.Me.Email) != "alice@example.com" {
+			t.Errorf("me = %+v (email %s)", got.Me, patDeref(got.Me.Email))
+		}
+		if got.Dave.Name != "Dave Diaz" || got.Dave.Email != nil {
+			t.Errorf("dave = %q, email %s; want Dave Diaz without email", got.Dave.Name, patDeref(got.Dave.Email))
+		}
+		if got.Eve != nil {
+			t.Errorf("alice sees eve: %+v", *got.Eve)
+		}
+		// 2: projects
+		check("me.projects", ns(got.Me.Projects), []string{"Mobile app", "Website relaunch"})
+		check("dave.projects", ns(got.Dave.Projects), []string{"Mobile app"})
+		// 3: project tasks
+		check("project.tasks", ts(got.Project.Tasks), []string{"Pick a colour palette", "Write the landing page copy",
+			"Fix the broken signup form", "Set up analytics", "Launch announcement", "Migrate the blog"})
+		check("project.tasks(TODO)", ts(got.Project.Todo), []string{"Fix the broken signup form", "Set up analytics",
+			"Launch announcement", "Migrate the blog"})
+		// 4: assigned
+		check("me.assignedTasks", ts(got.Me.AssignedTasks), []string{"App store screenshots", "Write the landing page copy",
+			"Crash on start on Android 12", "Set up analytics", "Launch announcement"})
+		check("dave.assignedTasks", ts(got.Dave.AssignedTasks), []string{"Offline sync", "Push notifications"})
+		// 5: comments
+		var comments []string
+		for _, c := range got.Task.Comments.Nodes {
+			comments = append(comments, c.Author.Name+": "+c.Body)
+		}
+		check("task.comments", comments, []string{"Dave Diaz: Stack trace attached to the ticket.",
+			"Alice Example: Update 1: still investigating.", "Alice Example: Update 2: still investigating.",
+			"Alice Example: Update 3: still investigating."})
+		// 6: tags
+		urgent := []string{"Write the landing page copy", "Crash on start on Android 12", "Fix the broken signup form"}
+		check("tasksByTag", ts(got.TasksByTag.titled), urgent)
+		if got.TasksByTag.PageInfo.HasNextPage {
+			t.Errorf("tasksByTag hasNextPage = true")
+		}
+		tags := map[string][]string{}
+		for _, tag := range got.Task.Tags {
+			tags[tag.Name] = ts(tag.Tasks)
+		}
+		check("task.tags", slices.Sorted(func(yield func(string) bool) {
+			for k := range tags {
+				if !yield(k) {
+					return
+				}
+			}
+		}), []string{"android", "bug", "urgent"})
+		check("Tag(urgent).tasks", tags["urgent"], urgent)
+		check("Tag(bug).tasks", tags["bug"], []string{"Crash on start on Android 12", "Fix the broken signup form"})
+		// 7: overdue
+		check("me.overdueTasks", ts(got.Me.OverdueTasks), []string{"Write the landing page copy", "Crash on start on Android 12"})
+		check("dave.overdueTasks(asOf tomorrow)", ts(got.Dave.OverdueTasks), []string{"Offline sync"})
+	})
+}
+
+// ------------------------------------------------- pagination
+
+// patWorld is a dataset made for paging: lists long enough for many pages,
+// sparse filter matches, equal due dates, and hidden projects interleaved
+// with visible ones.
+type patWorld struct {
+	*dynamo.Dataset
+	big, same *dynamo.Project
+	commented *dynamo.Task   // 7 comments
+	tagged    *dynamo.Task   // exactly one tag: "spread"
+	sameOrder []*dynamo.Task // the tasks of "Same day" in the order they must be listed
+}
+
+// seedPaging builds the paging world:
+//
+//	users vic (the usual viewer), ann, out, lonely (in no project)
+//	Big          vic (owner), ann   30 tasks: due dates over 11 days (2-3 per date), 3 without, 3 sparse DONE
+//	Hidden A, B  out (owner), ann   5 tasks each, all ann's, tag "spread", dates interleaved with Big's
+//	Shared small ann (owner), vic   4 tasks, vic's or nobody's, tag "spread"
+//	Same day     vic                8 tasks due the same day, 2 without due date (one made first)
+//	Hidden C, D  out (owner), ann   no tasks; with Extra 0-4 (ann's, out in 1 and 3): ann is in 10 projects,
+//	                                out shares 6 of them, interleaved with the 4 others
+func seedPaging(t *testing.T, e *testenv.Env) *patWorld {
+	t.Helper()
+	b := e.Store.NewDataset(testenv.Now)
+	w := &patWorld{}
+	vic := b.User("vic", "Vic Viewer", "vic@example.com")
+	ann := b.User("ann", "Ann Assignee", "")
+	out := b.User("out", "Olga Outside", "")
+	b.User("lonely", "Lonely Nobody", "")
+
+	w.big = b.Project("Big", "", vic, ann)
+	hidA := b.Project("Hidden A", "", out, ann)
+	small := b.Project("Shared small", "", ann, vic)
+	hidB := b.Project("Hidden B", "", out, ann)
+	w.same = b.Project("Same day", "", vic)
+	b.Project("Hidden C", "", out, ann)
+	for k := range 5 {
+		if k%2 == 1 {
+			b.Project(fmt.Sprintf("Extra %d", k), "", ann, out)
+		} else {
+			b.Project(fmt.Sprintf("Extra %d", k), "", ann)
+		}
+	}
+	b.Project("Hidden D", "", out, ann)
+
+	for i := range 30 {
+		var due *dynamo.Date
+		if i%10 != 9 {
+			due = patDay((i*7)%11 - 5)
+		}
+		status := dynamo.StatusTodo
+		switch {
+		case i == 4 || i == 13 || i == 22:
+			status = dynamo.StatusDone
+		case i%3 == 1:
+			status = dynamo.StatusInProgress
+		}
+		var who *dynamo.User
+		switch i % 5 {
+		case 0:
+			who = ann
+		case 2:
+			who = vic
+		}
+		var tags []string
+		if i%10 == 0 {
+			tags = []string{"spread"}
+		}
+		task := b.Task(w.big, fmt.Sprintf("Big %02d", i), status, due, who, tags...)
+		switch i {
+		case 0:
+			w.tagged = task
+		case 1:
+			w.commented = task
+		}
+	}
+	for k, p := range []*dynamo.Project{hidA, hidB} {
+		for i := range 5 {
+			var due *dynamo.Date
+			if i != 4 {
+				due = patDay(i*2 - 5 + k)
+			}
+			status := dynamo.StatusTodo
+			if i == 1 {
+				status = dynamo.StatusDone
+			}
+			b.Task(p, fmt.Sprintf("%s %d", p.Name, i), status, due, ann, "spread")
+		}
+	}
+	for i := range 4 {
+		var who *dynamo.User
+		if i%2 == 1 {
+			who = vic
+		}
+		b.Task(small, fmt.Sprintf("Small %d", i), dynamo.StatusInProgress, patDay(i*2-4), who, "spread")
+	}
+	first := b.Task(w.same, "Same day: no due date, made first", dynamo.StatusTodo, nil, vic)
+	for i := range 8 {
+		status := dynamo.StatusTodo
+		if i%4 == 2 {
+			status = dynamo.StatusDone
+		}
+		var tags []string
+		if i%5 == 0 {
+			tags = []string{"spread"}
+		}
+		var who *dynamo.User
+		if i%3 == 0 {
+			who = vic
+		}
+		w.sameOrder = append(w.sameOrder, b.Task(w.same, fmt.Sprintf("Same day %02d", i), status, patDay(2), who, tags...))
+	}
+	last := b.Task(w.same, "Same day: no due date, made last", dynamo.StatusTodo, nil, nil)
+	w.sameOrder = append(w.sameOrder, first, last)
+	for i := range 6 {
+		author := vic
+		if i%2 == 1 {
+			author = ann
+		}
+		b.Comment(w.commented, author, fmt.Sprintf("comment %d", i))
+	}
+	patOn(e, t).MustImport(&b.D)
+	w.Dataset = &b.D
+	return w
+}
+
+func (w *patWorld) member(user, project string) bool {
+	for _, m := range w.Members {
+		if m.UserID == user && m.ProjectID == project {
+			return true
+		}
+	}
+	return false
+}
+
+// tasks returns the ids of the tasks pred admits, in the contract's order:
+// due date ascending, no due date last, equal due dates by id.
+func (w *patWorld) tasks(pred func(*dynamo.Task) bool) []string {
+	var ts []*dynamo.Task
+	for _, t := range w.Tasks {
+		if pred(t) {
+			ts = append(ts, t)
+		}
+	}
+	key := func(t *dynamo.Task) string {
+		var d *string
+		if t.DueDate != nil {
+			d = patPtr(t.DueDate.String())
+		}
+		return patDueKey(d, t.ID)
+	}
+	slices.SortFunc(ts, func(a, b *dynamo.Task) int { return strings.Compare(key(a), key(b)) })
+	ids := []string{}
+	for _, t := range ts {
+		ids = append(ids, t.ID)
+	}
+	return ids
+}
+
+func assignedTo(user string) func(*dynamo.Task) bool {
+	return func(t *dynamo.Task) bool { return t.AssigneeID != nil && *t.AssigneeID == user }
+}
+
+func (w *patWorld) overdue(user string, asOf string) func(*dynamo.Task) bool {
+	return func(t *dynamo.Task) bool {
+		return assignedTo(user)(t) && t.Status != dynamo.StatusDone && t.DueDate != nil && t.DueDate.String() < asOf
+	}
+}
+
+func (w *patWorld) withTag(tag string) func(*dynamo.Task) bool {
+	return func(t *dynamo.Task) bool { return slices.Contains(t.Tags, tag) }
+}
+
+func (w *patWorld) seenBy(viewer string, pred func(*dynamo.Task) bool) func(*dynamo.Task) bool {
+	return func(t *dynamo.Task) bool { return pred(t) && w.member(viewer, t.ProjectID) }
+}
+
+// projectsOf returns the ids of user's projects that viewer may see, newest first.
+func (w *patWorld) projectsOf(user, viewer string) []string {
+	ids := []string{}
+	for _, m := range w.Members {
+		if m.UserID == user && w.member(viewer, m.ProjectID) {
+			ids = append(ids, m.ProjectID)
+		}
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	return ids
+}
+
+// patList is one paginated list read through GraphQL: the query declares
+// $first: Int! and $after: String and selects patConnSel at path.
+type patList struct {
+	name   string
+	kind   string // "task", "project" or "comment": the shape of its cursors
+	viewer string
+	query  string
+	path   []string
+	vars   map[string]any
+	want   []string // every id of the list, in order
+	all    []string // for filtered lists: the ids before filtering, in the same order
+}
+
+const patConnSel = `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage endCursor }`
+
+func patQ(s string) string { return strings.ReplaceAll(s, "CONN", patConnSel) }
+
+var (
+	patProjectTasksQ = patQ(`query($id: ID!, $status: TaskStatus, $first: Int!, $after: String) {
+		x: project(id: $id) { c: tasks(first: $first, after: $after, status: $status) { CONN } } }`)
+	patAssignedQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
+		x: user(id: $id) { c: assignedTasks(first: $first, after: $after) { CONN } } }`)
+	patOverdueQ = patQ(`query($id: ID!, $asOf: Date, $first: Int!, $after: String) {
+		x: user(id: $id) { c: overdueTasks(asOf: $asOf, first: $first, after: $after) { CONN } } }`)
+	patOverdueDefaultQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
+		x: user(id: $id) { c: overdueTasks(first: $first, after: $after) { CONN } } }`)
+	patCommentsQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
+		x: task(id: $id) { c: comments(first: $first, after: $after) { CONN } } }`)
+	patProjectsQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
+		x: user(id: $id) { c: projects(first: $first, after: $after) { CONN } } }`)
+	patMeProjectsQ = patQ(`query($first: Int!, $after: String) { x: me { c: projects(first: $first, after: $after) { CONN } } }`)
+	patByTagQ      = patQ(`query($tag: String!, $first: Int!, $after: String) { c: tasksByTag(tag: $tag, first: $first, after: $after) { CONN } }`)
+	patTagTasksQ   = patQ(`query($id: ID!, $first: Int!, $after: String) {
+		x: task(id: $id) { tags { name c: tasks(first: $first, after: $after) { CONN } } } }`)
+)
+
+func (w *patWorld) lists() []patList {
+	inBig := func(t *dynamo.Task) bool { return t.ProjectID == w.big.ID }
+	withStatus := func(s dynamo.TaskStatus) func(*dynamo.Task) bool {
+		return func(t *dynamo.Task) bool { return inBig(t) && t.Status == s }
+	}
+	var sameIDs []string
+	for _, t := range w.sameOrder {
+		sameIDs = append(sameIDs, t.ID)
+	}
+	var commentIDs []string
+	for _, c := range patCommentsOf(w.Dataset, w.commented.ID) {
+		commentIDs = append(commentIDs, c.ID)
+	}
+	today, later := patDayStr(0), patDayStr(3)
+	xc := []string{"x", "c"}
+	return []patList{
+		{name: "project.tasks", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
+			vars: map[string]any{"id": w.big.ID}, want: w.tasks(inBig)},
+		{name: "project.tasks status DONE, 3 sparse of 30", kind: "task", viewer: "ann", query: patProjectTasksQ, path: xc,
+			vars: map[string]any{"id": w.big.ID, "status": "DONE"}, want: w.tasks(withStatus(dynamo.StatusDone)), all: w.tasks(inBig)},
+		{name: "project.tasks status IN_PROGRESS", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
+			vars: map[string]any{"id": w.big.ID, "status": "IN_PROGRESS"}, want: w.tasks(withStatus(dynamo.StatusInProgress)), all: w.tasks(inBig)},
+		{name: "project.tasks equal due dates by id, no due date last", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
+			vars: map[string]any{"id": w.same.ID}, want: sameIDs},
+		{name: "own assignedTasks in 3 projects", kind: "task", viewer: "ann", query: patAssignedQ, path: xc,
+			vars: map[string]any{"id": "ann"}, want: w.tasks(assignedTo("ann"))},
+		{name: "another user's assignedTasks in 3 projects, 1 shared", kind: "task", viewer: "vic", query: patAssignedQ, path: xc,
+			vars: map[string]any{"id": "ann"}, want: w.tasks(w.seenBy("vic", assignedTo("ann"))), all: w.tasks(assignedTo("ann"))},
+		{name: "own overdueTasks by default", kind: "task", viewer: "ann", query: patOverdueDefaultQ, path: xc,
+			vars: map[string]any{"id": "ann"}, want: w.tasks(w.overdue("ann", today))},
+		{name: "another user's overdueTasks asOf, 1 of 3 projects shared", kind: "task", viewer: "vic", query: patOverdueQ, path: xc,
+			vars: map[string]any{"id": "ann", "asOf": later}, want: w.tasks(w.seenBy("vic", w.overdue("ann", later))),
+			all: w.tasks(w.overdue("ann", later))},
+		{name: "comments oldest first", kind: "comment", viewer: "ann", query: patCommentsQ, path: xc,
+			vars: map[string]any{"id": w.commented.ID}, want: commentIDs},
+		{name: "own projects newest first", kind: "project", viewer: "ann", query: patMeProjectsQ, path: xc,
+			want: w.projectsOf("ann", "ann")},
+		{name: "another user's projects, only shared", kind: "project", viewer: "out", query: patProjectsQ, path: xc,
+			vars: map[string]any{"id": "ann"}, want: w.projectsOf("ann", "out"), all: w.projectsOf("ann", "ann")},
+		{name: "no projects", kind: "project", viewer: "lonely", query: patMeProjectsQ, path: xc, want: []string{}},
+		{name: "tasksByTag over 5 projects, 3 visible", kind: "task", viewer: "vic", query: patByTagQ, path: []string{"c"},
+			vars: map[string]any{"tag": "spread"}, want: w.tasks(w.seenBy("vic", w.withTag("spread"))), all: w.tasks(w.withTag("spread"))},
+		{name: "tasksByTag for a user in no project", kind: "task", viewer: "lonely", query: patByTagQ, path: []string{"c"},
+			vars: map[string]any{"tag": "spread"}, want: []string{}},
+		{name: "Tag.tasks over 5 projects, 3 visible", kind: "task", viewer: "vic", query: patTagTasksQ, path: []string{"x", "tags", "0", "c"},
+			vars: map[string]any{"id": w.tagged.ID}, want: w.tasks(w.seenBy("vic", w.withTag("spread"))), all: w.tasks(w.withTag("spread"))},
+	}
+}
+
+type patPage struct {
+	Edges []struct {
+		Cursor string
+		Node   struct{ ID string }
+	}
+	Nodes    []struct{ ID string }
+	PageInfo struct {
+		HasNextPage bool
+		EndCursor   *string
+	}
+}
+
+func (p patPage) ids() []string {
+	out := []string{}
+	for _, n := range p.Nodes {
+		out = append(out, n.ID)
+	}
+	return out
+}
+
+func (l patList) fetch(t *testing.T, e *testenv.Env, first int, after *string) patPage {
+	t.Helper()
+	vars := map[string]any{"first": first, "after": after}
+	for k, v := range l.vars {
+		vars[k] = v
+	}
+	res := e.Query(l.viewer, l.query, vars)
+	if len(res.Errors) > 0 {
+		t.Fatalf("first=%d after=%s: errors %+v", first, patDeref(after), res.Errors)
+	}
+	var p patPage
+	if err := json.Unmarshal(patDig(t, res.Data, l.path...), &p); err != nil {
+		t.Fatalf("decoding page: %v", err)
+	}
+	if len(p.Nodes) > first {
+		t.Errorf("page of first=%d has %d nodes", first, len(p.Nodes))
+	}
+	if len(p.Edges) != len(p.Nodes) {
+		t.Fatalf("%d edges but %d nodes", len(p.Edges), len(p.Nodes))
+	}
+	for i, ed := range p.Edges {
+		if ed.Node.ID != p.Nodes[i].ID || ed.Cursor == "" {
+			t.Errorf("edge %d: node %s cursor %q, but nodes[%d] is %s", i, ed.Node.ID, ed.Cursor, i, p.Nodes[i].ID)
+		}
+	}
+	if n := len(p.Edges); n > 0 && patDeref(p.PageInfo.EndCursor) != p.Edges[n-1].Cursor {
+		t.Errorf("endCursor %s is not the last edge's cursor %s", patDeref(p.PageInfo.EndCursor), p.Edges[n-1].Cursor)
+	}
+	return p
+}
+
+// pageThrough reads the whole list with pages of first and checks the
+// Relay rules on the way: a page after hasNextPage is never empty (nor
+// short), endCursor leads to the next page, the last page says so.
+func (l patList) pageThrough(t *testing.T, e *testenv.Env, first int) []string {
+	t.Helper()
+	ids := []string{}
+	var after *string
+	for n := 0; ; n++ {
+		if n > len(l.want)+1 {
+			t.Fatalf("still paging after %d pages for %d items", n, len(l.want))
+		}
+		p := l.fetch(t, e, first, after)
+		ids = append(ids, p.ids()...)
+		if n > 0 && len(p.Nodes) == 0 {
+			t.Errorf("page %d is empty although the page before had hasNextPage", n+1)
+		}
+		if !p.PageInfo.HasNextPage {
+			return ids
+		}
+		if len(p.Nodes) < first {
+			t.Errorf("page %d has %d of %d items although hasNextPage is true", n+1, len(p.Nodes), first)
+		}
+		if p.PageInfo.EndCursor == nil {
+			t.Fatalf("page %d has hasNextPage but no endCursor", n+1)
+		}
+		after = p.PageInfo.EndCursor
+	}
+}
+
+// interleaved reports whether some item of all that is not in want lies
+// between two items of want: the filter must drop items mid-list.
+func interleaved(want, all []string) bool {
+	firstIdx, lastIdx := -1, -1
+	for i, id := range all {
+		if slices.Contains(want, id) {
+			if firstIdx < 0 {
+				firstIdx = i
+			}
+			lastIdx = i
+		}
+	}
+	for i := firstIdx + 1; i < lastIdx; i++ {
+		if !slices.Contains(want, all[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPatternsPagination(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		w := seedPaging(t, e)
+		for _, l := range w.lists() {
+			t.Run(l.name, func(t *testing.T) {
+				t.Parallel()
+				e := patOn(e, t)
+				if l.all != nil && (len(l.want) < 2 || len(l.want) >= len(l.all) || !interleaved(l.want, l.all)) {
+					t.Fatalf("dataset does not exercise filtering: %d of %d kept, interleaved %v",
+						len(l.want), len(l.all), interleaved(l.want, l.all))
+				}
+				full := l.fetch(t, e, 100, nil)
+				if got := full.ids(); !slices.Equal(got, l.want) {
+					t.Fatalf("single page of first=100:\n got  %v\n want %v", got, l.want)
+				}
+				if full.PageInfo.HasNextPage {
+					t.Errorf("hasNextPage = true on a page with the whole list")
+				}
+				for _, first := range []int{1, 2, 3} {
+					t.Run(fmt.Sprintf("first=%d", first), func(t *testing.T) {
+						t.Parallel()
+						if got := l.pageThrough(t, e, first); !slices.Equal(got, l.want) {
+							t.Errorf("pages concatenated:\n got  %v\n want %v", got, l.want)
+						}
+					})
+				}
+				if len(full.Edges) > 2 {
+					t.Run("after a middle edge's cursor", func(t *testing.T) {
+						i := len(full.Edges) / 2
+						p := l.fetch(t, e, 2, &full.Edges[i].Cursor)
+						if got, want := p.ids(), l.want[i+1:min(i+3, len(l.want))]; !slices.Equal(got, want) {
+							t.Errorf("after edge %d: got %v, want %v", i, got, want)
+						}
+						if p.PageInfo.HasNextPage != (i+3 < len(l.want)) {
+							t.Errorf("after edge %d: hasNextPage = %v with %d items left", i, p.PageInfo.HasNextPage, len(l.want)-i-1)
+						}
+					})
+				}
+			})
+		}
+	})
+}
+
+func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		w := seedPaging(t, e)
+		lists := w.lists()
+		// One cursor of each shape, to use in lists of another shape.
+		cursors := map[string]string{}
+		for _, l := range lists {
+			if _, ok := cursors[l.kind]; !ok && len(l.want) > 0 {
+				cursors[l.kind] = *l.fetch(t, patOn(e, t), 1, nil).PageInfo.EndCursor
+			}
+		}
+		foreign := map[string]string{"task": cursors["project"], "project": cursors["task"], "comment": cursors["task"]}
+		seen := map[string]bool{} // one list per query (and status filter or not)
+		for _, l := range lists {
+			if key := fmt.Sprint(l.query, l.vars["status"] != nil, len(l.want) > 0); seen[key] {
+				continue
+			} else {
+				seen[key] = true
+			}
+			t.Run(l.name, func(t *testing.T) {
+				t.Parallel()
+				e := patOn(e, t)
+				type bad struct {
+					name  string
+					first int
+					after *string
+				}
+				bads := []bad{{"first=0", 0, nil}, {"first=101", 101, nil},
+					{"garbage cursor", 1, patPtr("garbage")}, {"cursor of another kind of list", 1, patPtr(foreign[l.kind])}}
+				if len(l.want) > 0 {
+					cur := *l.fetch(t, e, 1, nil).PageInfo.EndCursor
+					bads = append(bads,
+						bad{"truncated cursor", 1, patPtr(cur[:len(cur)-4])},
+						bad{"cursor with a foreign character", 1, patPtr(cur[:len(cur)/2] + "*" + cur[len(cur)/2+1:])},
+						bad{"first=-1 with a valid cursor", -1, &cur})
+				}
+				for _, b := range bads {
+					t.Run(b.name, func(t *testing.T) {
+						vars := map[string]any{"first": b.first, "after": b.after}
+						for k, v := range l.vars {
+							vars[k] = v
+						}
+						patOn(e, t).MustFail(l.viewer, "BAD_USER_INPUT", l.query, vars)
+					})
+				}
+			})
+		}
+	})
+}
