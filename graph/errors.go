@@ -3,11 +3,11 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"mime"
-	"net/http"
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime"
+	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
