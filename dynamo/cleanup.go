@@ -52,8 +52,12 @@ func (s *Store) RunCleanupWorker(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// RunCleanup runs every pending cleanup job to its end and returns how many
-// it finished. Returns EUNAVAILABLE, EINTERNAL.
+// RunCleanup runs every pending cleanup job and returns how many it
+// finished. A job ends once a pass over what it covers finds nothing left and
+// the job is at least CleanupSettle old: the passes read global secondary
+// indexes, which on DynamoDB may lag a write by a moment, so a task written
+// just before its project was deleted is still found. Returns EUNAVAILABLE,
+// EINTERNAL.
 func (s *Store) RunCleanup(ctx context.Context) (int, error) {
 	s.cleanupMu.Lock()
 	defer s.cleanupMu.Unlock()
@@ -61,46 +65,66 @@ func (s *Store) RunCleanup(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for i, it := range jobs {
+	done := 0
+	for _, it := range jobs {
 		job, err := decodeAs[*cleanupItem](it)
 		if err != nil {
-			return i, err
+			return done, err
 		}
-		if job.Kind == cleanupProject {
-			tasks, err := s.queryAll(ctx, indexGSI1, attrGSI1PK, projectTasksPK(job.Target), attrGSI1SK, duePrefix)
+		for pass := 0; ; pass++ {
+			n, err := s.cleanupPass(ctx, job)
 			if err != nil {
-				return i, err
+				return done, err
 			}
-			for _, t := range tasks {
-				if err := s.deletePartition(ctx, str(t, attrPK)); err != nil {
-					return i, err
-				}
+			if n == 0 || pass == 3 {
+				break
 			}
-			err = s.deletePartition(ctx, projectPK(job.Target))
-		} else {
-			err = s.deletePartition(ctx, taskPK(job.Target))
 		}
-		if err == nil {
-			err = s.batchWrite(ctx, []types.WriteRequest{{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}})
+		if s.now().Sub(parseTime(job.CreatedAt)) < s.CleanupSettle {
+			continue // look again at the next run
 		}
-		if err != nil {
-			return i, err
+		if err := s.batchWrite(ctx, []types.WriteRequest{{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}}); err != nil {
+			return done, err
 		}
+		done++
 	}
-	return len(jobs), nil
+	return done, nil
 }
 
-// deletePartition deletes every item of a partition of the table.
-func (s *Store) deletePartition(ctx context.Context, pk string) error {
-	items, err := s.queryAll(ctx, "", attrPK, pk, attrSK, "")
+// cleanupPass deletes what is left under a deleted project or task and
+// returns how many items it deleted.
+func (s *Store) cleanupPass(ctx context.Context, job *cleanupItem) (int, error) {
+	if job.Kind == cleanupTask {
+		return s.deletePartition(ctx, taskPK(job.Target))
+	}
+	tasks, err := s.queryAll(ctx, indexGSI1, attrGSI1PK, projectTasksPK(job.Target), attrGSI1SK, duePrefix)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	total := 0
+	for _, t := range tasks {
+		n, err := s.deletePartition(ctx, str(t, attrPK))
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	n, err := s.deletePartition(ctx, projectPK(job.Target))
+	return total + n, err
+}
+
+// deletePartition deletes every item of a partition of the table and
+// returns how many there were.
+func (s *Store) deletePartition(ctx context.Context, pk string) (int, error) {
+	items, err := s.queryAll(ctx, "", attrPK, pk, attrSK, "")
+	if err != nil || len(items) == 0 {
+		return 0, err
 	}
 	reqs := make([]types.WriteRequest, len(items))
 	for i, it := range items {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}
 	}
-	return s.batchWrite(ctx, reqs)
+	return len(items), s.batchWrite(ctx, reqs)
 }
 
 // batchWrite writes with BatchWriteItem, 25 requests a call, unprocessed

@@ -44,6 +44,9 @@ type Store struct {
 	Log *slog.Logger
 	// Parallel bounds the Queries one list read runs at once.
 	Parallel int
+	// CleanupSettle is how long a cleanup job keeps looking for stragglers
+	// (see RunCleanup).
+	CleanupSettle time.Duration
 
 	cleanupMu   sync.Mutex
 	cleanupKick chan struct{}
@@ -51,7 +54,7 @@ type Store struct {
 
 // New returns a store on the named table.
 func New(db API, table string) *Store {
-	return &Store{db: db, table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 16,
+	return &Store{db: db, table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 16, CleanupSettle: 10 * time.Second,
 		cleanupKick: make(chan struct{}, 1)}
 }
 

@@ -153,6 +153,7 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	name := fmt.Sprintf("t%d-%s", tableN.Add(1), sanitize(tb.Name()))
 	e.Store = dynamo.New(e.Client, name)
 	e.Store.Now = func() time.Time { return Now }
+	e.Store.CleanupSettle = 0 // the clock stands still in tests
 	e.Store.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
