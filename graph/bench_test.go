@@ -3,6 +3,7 @@ package graph_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -40,12 +41,17 @@ const dashboard = `{ me { projects(first: 10) { nodes { name members { role user
 	comments(first: 5) { nodes { body author { name } } } } } } } } }`
 
 // BenchmarkDashboard runs the contract's dashboard query on the embedded
-// store at growing table sizes: the embedded store's cost grows with the
-// table. Run: go test ./graph -run '^$' -bench Dashboard -benchtime 20x
+// store at two table sizes: the embedded store's cost grows with the table
+// (it scans every key per Query and serializes calls), which is what the
+// README's size guidance is measured with. Run:
+//
+//	go test ./graph -run '^$' -bench Dashboard -benchtime 5x -v
 func BenchmarkDashboard(b *testing.B) {
-	for _, size := range []struct{ projects, tasks int }{{10, 20}, {20, 40}, {40, 50}, {80, 50}} {
+	for _, size := range []struct{ projects, tasks int }{{3, 10}, {10, 20}} {
 		e := testenv.New(b)
+		start := time.Now()
 		items := seedScale(e, size.projects, size.tasks)
+		b.Logf("loading %d items took %v", items, time.Since(start))
 		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
 			e.Calls.Reset()
 			for b.Loop() {
