@@ -30,7 +30,7 @@ type Options struct {
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
 // (members + 20 tasks × (assignee, tags, 5 comments × author))), about
-// 20,000 by the cost functions below, and refuses queries that multiply
+// 10,000 by the cost functions below, and refuses queries that multiply
 // pages of 100 three levels deep.
 const DefaultComplexityLimit = 50_000
 
