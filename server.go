@@ -40,6 +40,7 @@ type settings struct {
 	store       string // auto, embedded or aws
 	demo        bool
 	createTable bool
+	debug       bool
 	secret      string
 }
 
@@ -48,6 +49,7 @@ func loadSettings() settings {
 	flag.StringVar(&s.store, "store", "auto", "auto: embedded unless AWS is configured; embedded; or aws")
 	flag.BoolVar(&s.demo, "demo", true, "load demo data into a new embedded table")
 	flag.BoolVar(&s.createTable, "create-table", true, "create the table and its indexes when missing")
+	flag.BoolVar(&s.debug, "debug", false, "add the DynamoDB calls of each operation to its response (extensions.dynamodb); not for production")
 	flag.Parse()
 	s.store = storeKind(s.store)
 	return s
@@ -88,14 +90,14 @@ func run() error {
 			return fmt.Errorf("starting the embedded store: %w", err)
 		}
 		defer func() { _ = emb.Close(context.Background()) }()
-		db = emb.Client()
+		db = emb.Client(dynamo.CountCalls)
 		log.Info("using the embedded in-process store; data lives as long as the process")
 	case "aws":
 		cfg, err := awsConfig(ctx)
 		if err != nil {
 			return err
 		}
-		db = dynamodb.NewFromConfig(cfg)
+		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls)
 		log.Info("using DynamoDB", "region", cfg.Region)
 	default:
 		return fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
@@ -135,7 +137,7 @@ func run() error {
 		fmt.Printf("\nJWT_SECRET is not set: made a random one. A token for the demo user alice (valid 30 days):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in.\n\n", tok, s.port)
 	}
 
-	mux := newMux(store, auth, headers, log)
+	mux := newMux(graph.Options{Store: store, Auth: auth, Log: log, Debug: s.debug}, headers)
 	srv := &http.Server{Addr: ":" + s.port, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
@@ -157,9 +159,10 @@ func run() error {
 
 // newMux routes the server's paths: POST /query (GraphQL), GET / (the
 // GraphiQL IDE, with headers pre-filled) and GET /healthz.
-func newMux(store *dynamo.Store, auth *graph.Authenticator, headers map[string]string, log *slog.Logger) *http.ServeMux {
+func newMux(o graph.Options, headers map[string]string) *http.ServeMux {
+	store := o.Store
 	mux := http.NewServeMux()
-	mux.Handle("/query", graph.NewHandler(graph.Options{Store: store, Auth: auth, Log: log}))
+	mux.Handle("/query", graph.NewHandler(o))
 	mux.Handle("GET /{$}", playground.HandlerWithHeaders("taskgraph", "/query", nil, headers))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)

@@ -39,7 +39,7 @@ func TestMux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(store, auth, map[string]string{"Authorization": "Bearer " + tok}, store.Log))
+	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: auth, Log: store.Log}, map[string]string{"Authorization": "Bearer " + tok}))
 	defer srv.Close()
 
 	get := func(t *testing.T, path string) (int, string) {

@@ -26,6 +26,11 @@ type Options struct {
 	Now func() time.Time
 	// ComplexityLimit bounds a query's cost; 0 means DefaultComplexityLimit.
 	ComplexityLimit int
+	// Debug adds extensions.dynamodb to every response: the DynamoDB calls
+	// the operation made, by operation name. The store's client must count
+	// calls (dynamo.CountCalls). Not for production: it tells how data is
+	// stored.
+	Debug bool
 }
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
@@ -64,7 +69,31 @@ func NewHandler(o Options) http.Handler {
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer)
+	srv.AroundResponses(reportCalls(o.Log, o.Debug))
 	return badRequest(o.Auth.Middleware(Middleware(o.Store, srv)))
+}
+
+// reportCalls logs each operation with the DynamoDB calls it made and, in
+// debug mode, adds them to the response as extensions.dynamodb.
+func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		res := next(ctx)
+		calls := dynamo.CallsFrom(ctx)
+		if res == nil || calls == nil || !graphql.HasOperationContext(ctx) {
+			return res
+		}
+		oc := graphql.GetOperationContext(ctx)
+		byOp, total := calls.ByOp(), calls.Total()
+		log.InfoContext(ctx, "graphql", "operation", oc.OperationName, "ms", time.Since(oc.Stats.OperationStart).Milliseconds(),
+			"dynamodbCalls", total, "byOp", byOp, "errors", len(res.Errors))
+		if debug {
+			if res.Extensions == nil {
+				res.Extensions = map[string]any{}
+			}
+			res.Extensions["dynamodb"] = map[string]any{"calls": byOp, "total": total}
+		}
+		return res
+	}
 }
 
 // requireViewer refuses, as a whole, any operation but pure introspection

@@ -150,11 +150,13 @@ func (l *Loaders) primeTasks(ctx context.Context) func(*dynamo.Conn[*dynamo.Task
 type ctxKey struct{}
 
 // Middleware gives each request its own Loaders, for the viewer that the
-// authentication middleware (which must run first) found.
+// authentication middleware (which must run first) found, and its own
+// counter of DynamoDB calls.
 func Middleware(store *dynamo.Store, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		viewer, _ := Viewer(r.Context())
-		ctx := context.WithValue(r.Context(), ctxKey{}, NewLoaders(store, viewer))
+		ctx := dynamo.WithCalls(r.Context(), &dynamo.Calls{})
+		ctx = context.WithValue(ctx, ctxKey{}, NewLoaders(store, viewer))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -8,10 +8,12 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -37,7 +39,7 @@ func forBackends(t *testing.T, fn func(t *testing.T, e *testenv.Env)) {
 	}
 }
 
-// on returns e reporting to t, so that its Must* helpers fail the subtest
+// patOn returns e reporting to t, so that its Must* helpers fail the subtest
 // that calls them (never a parent test from a subtest's goroutine).
 func patOn(e *testenv.Env, t *testing.T) *testenv.Env {
 	c := *e
@@ -100,7 +102,7 @@ func patTitles(ns []patTask) []string {
 	return out
 }
 
-// patCheckTasks checks a one-page task list: the patTitles, the due-date order
+// patCheckTasks checks a one-page task list: the titles, the due-date order
 // (ascending, no due date last, equal dates by id) and hasNextPage false.
 func patCheckTasks(t *testing.T, c patTaskConn, want []string) {
 	t.Helper()
@@ -137,6 +139,26 @@ func patDeref(s *string) string {
 		return "none"
 	}
 	return *s
+}
+
+// patTaskID returns the id of the seeded task with that title, "" for none.
+func patTaskID(s *testenv.Seed, title string) string {
+	for _, t := range s.Tasks {
+		if t.Title == title {
+			return t.ID
+		}
+	}
+	return ""
+}
+
+// patProjectID returns the id of the seeded project with that name, "" for none.
+func patProjectID(s *testenv.Seed, name string) string {
+	for _, p := range s.Projects {
+		if p.Name == name {
+			return p.ID
+		}
+	}
+	return ""
 }
 
 func patCommentsOf(d *dynamo.Dataset, taskID string) []*dynamo.Comment {
@@ -296,8 +318,8 @@ func TestPatternsUserProjectsNewestFirst(t *testing.T) {
 				names := []string{}
 				for i, p := range got.User.Projects.Nodes {
 					names = append(names, p.Name)
-					if p.ID != s.Project(p.Name).ID {
-						t.Errorf("project %q has id %s, want %s", p.Name, p.ID, s.Project(p.Name).ID)
+					if want := patProjectID(s, p.Name); p.ID != want {
+						t.Errorf("project %q has id %s, want %s", p.Name, p.ID, want)
 					}
 					if i > 0 && got.User.Projects.Nodes[i-1].ID <= p.ID {
 						t.Errorf("not newest first: %s before %s", got.User.Projects.Nodes[i-1].ID, p.ID)
@@ -311,6 +333,76 @@ func TestPatternsUserProjectsNewestFirst(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// Projects made at different times, by users whose ids are identity
+// providers' subs (the contract admits "auth0|abc123" and UUIDs).
+func TestPatternsProjectsNewestFirstByCreationTime(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *testenv.Env) {
+		const pia, quinn = "auth0|pia123", "8f14e45f-ceea-467f-a0e6-0c1b2d3e4f50"
+		at := func(d time.Duration) *dynamo.DatasetBuilder { return e.Store.NewDataset(testenv.Now.Add(d)) }
+		old, mid, now := at(-72*time.Hour), at(-24*time.Hour), at(0)
+		up, uq := old.User(pia, "Pia", "pia@example.com"), old.User(quinn, "Quinn", "")
+		old.Project("Oldest", "", up)
+		mid.Project("Middle", "", uq, up)
+		now.Project("Newest", "", up, uq)
+		for _, b := range []*dynamo.DatasetBuilder{old, mid, now} {
+			patOn(e, t).MustImport(&b.D)
+		}
+		const q = `query($id: ID!) { user(id: $id) { id name email projects(first: 100) { nodes { id name createdAt } } } }`
+		cases := []struct {
+			name, viewer, id string
+			want             []string
+			wantTimes        []string
+		}{
+			{"own, newest first", pia, pia, []string{"Newest", "Middle", "Oldest"},
+				[]string{"2026-08-25T12:00:00Z", "2026-08-24T12:00:00Z", "2026-08-22T12:00:00Z"}},
+			{"another user's, only shared, newest first", quinn, pia, []string{"Newest", "Middle"},
+				[]string{"2026-08-25T12:00:00Z", "2026-08-24T12:00:00Z"}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				var got struct {
+					User *struct {
+						ID, Name string
+						Email    *string
+						Projects struct {
+							Nodes []struct{ ID, Name, CreatedAt string }
+						}
+					}
+				}
+				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				if got.User == nil || got.User.ID != c.id {
+					t.Fatalf("user(%q) as %q = %+v", c.id, c.viewer, got.User)
+				}
+				if (c.viewer == c.id) != (got.User.Email != nil) {
+					t.Errorf("email = %s for viewer %s", patDeref(got.User.Email), c.viewer)
+				}
+				var names, times []string
+				for i, p := range got.User.Projects.Nodes {
+					names = append(names, p.Name)
+					times = append(times, p.CreatedAt)
+					if i > 0 && got.User.Projects.Nodes[i-1].ID <= p.ID {
+						t.Errorf("ids not descending: %s before %s", got.User.Projects.Nodes[i-1].ID, p.ID)
+					}
+				}
+				if !slices.Equal(names, c.want) || !slices.Equal(times, c.wantTimes) {
+					t.Errorf("projects %q at %q, want %q at %q", names, times, c.want, c.wantTimes)
+				}
+			})
+		}
+		t.Run("node and me work for such ids", func(t *testing.T) {
+			var got struct {
+				Node *struct{ ID, Name string }
+				Me   struct{ ID string }
+			}
+			patOn(e, t).MustQuery(pia, `query($id: ID!) { node(id: $id) { ... on User { id name } } me { id } }`,
+				map[string]any{"id": quinn}, &got)
+			if got.Node == nil || got.Node.ID != quinn || got.Node.Name != "Quinn" || got.Me.ID != pia {
+				t.Errorf("got node %+v, me %+v", got.Node, got.Me)
+			}
+		})
 	})
 }
 
@@ -371,7 +463,7 @@ func TestPatternsProjectTasksByDueDate(t *testing.T) {
 					if c.status != "" && n.Status != c.status {
 						t.Errorf("status filter %s returned %q with status %s", c.status, n.Title, n.Status)
 					}
-					if want := s.Task(n.Title).ID; n.ID != want {
+					if want := patTaskID(s, n.Title); n.ID != want {
 						t.Errorf("%q has id %s, want %s", n.Title, n.ID, want)
 					}
 				}
@@ -531,7 +623,8 @@ func TestPatternsTasksByTag(t *testing.T) {
 			{"two projects merged by due date", "carol", "urgent", []string{
 				"Benchmark the new model", "Write the landing page copy", "Fix the broken signup form"}},
 			{"every status, no due date last", "alice", "design", []string{"Pick a colour palette", "App store screenshots", "Dark mode"}},
-			{"tag used only in a hidden project is empty", "alice", "nothing-here", []string{}},
+			{"tag only in another project is empty", "carol", "android", []string{}},
+			{"unused tag is empty", "alice", "nothing-here", []string{}},
 			{"user in no project sees nothing", "eve", "urgent", []string{}},
 		}
 		for _, c := range cases {
@@ -540,7 +633,7 @@ func TestPatternsTasksByTag(t *testing.T) {
 				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"tag": c.tag}, &got)
 				patCheckTasks(t, got.TasksByTag, c.want)
 				for _, n := range got.TasksByTag.Nodes {
-					if want := s.Task(n.Title).ID; n.ID != want {
+					if want := patTaskID(s, n.Title); n.ID != want {
 						t.Errorf("%q has id %s, want %s", n.Title, n.ID, want)
 					}
 				}
@@ -1007,13 +1100,7 @@ func TestPatternsAllSevenInOneQueryOnDemoData(t *testing.T) {
 		for _, tag := range got.Task.Tags {
 			tags[tag.Name] = ts(tag.Tasks)
 		}
-		check("task.tags", slices.Sorted(func(yield func(string) bool) {
-			for k := range tags {
-				if !yield(k) {
-					return
-				}
-			}
-		}), []string{"android", "bug", "urgent"})
+		check("task.tags", slices.Sorted(maps.Keys(tags)), []string{"android", "bug", "urgent"})
 		check("Tag(urgent).tasks", tags["urgent"], urgent)
 		check("Tag(bug).tasks", tags["bug"], []string{"Crash on start on Android 12", "Fix the broken signup form"})
 		// 7: overdue
@@ -1030,21 +1117,22 @@ func TestPatternsAllSevenInOneQueryOnDemoData(t *testing.T) {
 type patWorld struct {
 	*dynamo.Dataset
 	big, same *dynamo.Project
-	commented *dynamo.Task   // 7 comments
+	commented *dynamo.Task   // 6 comments
 	tagged    *dynamo.Task   // exactly one tag: "spread"
 	sameOrder []*dynamo.Task // the tasks of "Same day" in the order they must be listed
 }
 
-// seedPaging builds the paging world:
+// patSeedPaging builds the paging world:
 //
 //	users vic (the usual viewer), ann, out, lonely (in no project)
 //	Big          vic (owner), ann   30 tasks: due dates over 11 days (2-3 per date), 3 without, 3 sparse DONE
 //	Hidden A, B  out (owner), ann   5 tasks each, all ann's, tag "spread", dates interleaved with Big's
 //	Shared small ann (owner), vic   4 tasks, vic's or nobody's, tag "spread"
 //	Same day     vic                8 tasks due the same day, 2 without due date (one made first)
-//	Hidden C, D  out (owner), ann   no tasks; with Extra 0-4 (ann's, out in 1 and 3): ann is in 10 projects,
-//	                                out shares 6 of them, interleaved with the 4 others
-func seedPaging(t *testing.T, e *testenv.Env) *patWorld {
+//	Hidden C, D  out (owner), ann   no tasks; with Extra 0-4 (ann's, out in 1 and 3): ann is in 11 projects,
+//	                                out shares 6 of them, interleaved with the 5 others
+//	comments     6 on "Big 01", by vic and ann in turn
+func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 	t.Helper()
 	b := e.Store.NewDataset(testenv.Now)
 	w := &patWorld{}
@@ -1182,13 +1270,13 @@ func (w *patWorld) tasks(pred func(*dynamo.Task) bool) []string {
 	return ids
 }
 
-func assignedTo(user string) func(*dynamo.Task) bool {
+func patAssignedTo(user string) func(*dynamo.Task) bool {
 	return func(t *dynamo.Task) bool { return t.AssigneeID != nil && *t.AssigneeID == user }
 }
 
 func (w *patWorld) overdue(user string, asOf string) func(*dynamo.Task) bool {
 	return func(t *dynamo.Task) bool {
-		return assignedTo(user)(t) && t.Status != dynamo.StatusDone && t.DueDate != nil && t.DueDate.String() < asOf
+		return patAssignedTo(user)(t) && t.Status != dynamo.StatusDone && t.DueDate != nil && t.DueDate.String() < asOf
 	}
 }
 
@@ -1274,9 +1362,9 @@ func (w *patWorld) lists() []patList {
 		{name: "project.tasks equal due dates by id, no due date last", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
 			vars: map[string]any{"id": w.same.ID}, want: sameIDs},
 		{name: "own assignedTasks in 3 projects", kind: "task", viewer: "ann", query: patAssignedQ, path: xc,
-			vars: map[string]any{"id": "ann"}, want: w.tasks(assignedTo("ann"))},
+			vars: map[string]any{"id": "ann"}, want: w.tasks(patAssignedTo("ann"))},
 		{name: "another user's assignedTasks in 3 projects, 1 shared", kind: "task", viewer: "vic", query: patAssignedQ, path: xc,
-			vars: map[string]any{"id": "ann"}, want: w.tasks(w.seenBy("vic", assignedTo("ann"))), all: w.tasks(assignedTo("ann"))},
+			vars: map[string]any{"id": "ann"}, want: w.tasks(w.seenBy("vic", patAssignedTo("ann"))), all: w.tasks(patAssignedTo("ann"))},
 		{name: "own overdueTasks by default", kind: "task", viewer: "ann", query: patOverdueDefaultQ, path: xc,
 			vars: map[string]any{"id": "ann"}, want: w.tasks(w.overdue("ann", today))},
 		{name: "another user's overdueTasks asOf, 1 of 3 projects shared", kind: "task", viewer: "vic", query: patOverdueQ, path: xc,
@@ -1349,6 +1437,16 @@ func (l patList) fetch(t *testing.T, e *testenv.Env, first int, after *string) p
 	return p
 }
 
+// firstCursor returns the endCursor of the list's first page of one.
+func (l patList) firstCursor(t *testing.T, e *testenv.Env) string {
+	t.Helper()
+	p := l.fetch(t, e, 1, nil)
+	if p.PageInfo.EndCursor == nil || len(p.Nodes) != 1 {
+		t.Fatalf("first page of one has %d nodes and endCursor %v", len(p.Nodes), p.PageInfo.EndCursor)
+	}
+	return *p.PageInfo.EndCursor
+}
+
 // pageThrough reads the whole list with pages of first and checks the
 // Relay rules on the way: a page after hasNextPage is never empty (nor
 // short), endCursor leads to the next page, the last page says so.
@@ -1378,9 +1476,9 @@ func (l patList) pageThrough(t *testing.T, e *testenv.Env, first int) []string {
 	}
 }
 
-// interleaved reports whether some item of all that is not in want lies
+// patInterleaved reports whether some item of all that is not in want lies
 // between two items of want: the filter must drop items mid-list.
-func interleaved(want, all []string) bool {
+func patInterleaved(want, all []string) bool {
 	firstIdx, lastIdx := -1, -1
 	for i, id := range all {
 		if slices.Contains(want, id) {
@@ -1400,14 +1498,47 @@ func interleaved(want, all []string) bool {
 
 func TestPatternsPagination(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		w := seedPaging(t, e)
+		w := patSeedPaging(t, e)
+		t.Run("default first is 20", func(t *testing.T) {
+			t.Parallel()
+			const q = `query($id: ID!, $after: String) { project(id: $id) { tasks(after: $after) { nodes { id }
+				pageInfo { hasNextPage endCursor } } } }`
+			want := w.tasks(func(t *dynamo.Task) bool { return t.ProjectID == w.big.ID })
+			var ids []string
+			var after *string
+			for _, n := range []int{20, 10} {
+				var got struct {
+					Project struct {
+						Tasks struct {
+							Nodes    []struct{ ID string }
+							PageInfo struct {
+								HasNextPage bool
+								EndCursor   *string
+							}
+						}
+					}
+				}
+				patOn(e, t).MustQuery("vic", q, map[string]any{"id": w.big.ID, "after": after}, &got)
+				c := got.Project.Tasks
+				if len(c.Nodes) != n || c.PageInfo.HasNextPage != (n == 20) || c.PageInfo.EndCursor == nil {
+					t.Fatalf("page of %d nodes, hasNextPage %v, endCursor %v; want %d nodes", len(c.Nodes), c.PageInfo.HasNextPage, c.PageInfo.EndCursor, n)
+				}
+				for _, nd := range c.Nodes {
+					ids = append(ids, nd.ID)
+				}
+				after = c.PageInfo.EndCursor
+			}
+			if !slices.Equal(ids, want) {
+				t.Errorf("pages of the default size:\n got  %v\n want %v", ids, want)
+			}
+		})
 		for _, l := range w.lists() {
 			t.Run(l.name, func(t *testing.T) {
 				t.Parallel()
 				e := patOn(e, t)
-				if l.all != nil && (len(l.want) < 2 || len(l.want) >= len(l.all) || !interleaved(l.want, l.all)) {
+				if l.all != nil && (len(l.want) < 2 || len(l.want) >= len(l.all) || !patInterleaved(l.want, l.all)) {
 					t.Fatalf("dataset does not exercise filtering: %d of %d kept, interleaved %v",
-						len(l.want), len(l.all), interleaved(l.want, l.all))
+						len(l.want), len(l.all), patInterleaved(l.want, l.all))
 				}
 				full := l.fetch(t, e, 100, nil)
 				if got := full.ids(); !slices.Equal(got, l.want) {
@@ -1443,13 +1574,13 @@ func TestPatternsPagination(t *testing.T) {
 
 func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		w := seedPaging(t, e)
+		w := patSeedPaging(t, e)
 		lists := w.lists()
 		// One cursor of each shape, to use in lists of another shape.
 		cursors := map[string]string{}
 		for _, l := range lists {
 			if _, ok := cursors[l.kind]; !ok && len(l.want) > 0 {
-				cursors[l.kind] = *l.fetch(t, patOn(e, t), 1, nil).PageInfo.EndCursor
+				cursors[l.kind] = l.firstCursor(t, patOn(e, t))
 			}
 		}
 		foreign := map[string]string{"task": cursors["project"], "project": cursors["task"], "comment": cursors["task"]}
@@ -1471,7 +1602,7 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 				bads := []bad{{"first=0", 0, nil}, {"first=101", 101, nil},
 					{"garbage cursor", 1, patPtr("garbage")}, {"cursor of another kind of list", 1, patPtr(foreign[l.kind])}}
 				if len(l.want) > 0 {
-					cur := *l.fetch(t, e, 1, nil).PageInfo.EndCursor
+					cur := l.firstCursor(t, e)
 					bads = append(bads,
 						bad{"truncated cursor", 1, patPtr(cur[:len(cur)-4])},
 						bad{"cursor with a foreign character", 1, patPtr(cur[:len(cur)/2] + "*" + cur[len(cur)/2+1:])},
@@ -1488,5 +1619,162 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 				}
 			})
 		}
+
+		// A well-formed cursor from another list may point past the end of
+		// this one (a task due after asOf): an empty last page or
+		// BAD_USER_INPUT, never an internal error from the store.
+		t.Run("cursor past the end of overdueTasks", func(t *testing.T) {
+			e := patOn(e, t)
+			assigned := patList{viewer: "ann", query: patAssignedQ, path: []string{"x", "c"}, vars: map[string]any{"id": "ann"}}
+			full := assigned.fetch(t, e, 100, nil)
+			if len(full.Edges) == 0 {
+				t.Fatal("ann has no assigned tasks")
+			}
+			last := full.Edges[len(full.Edges)-1].Cursor // a task without due date
+			res := e.Query("ann", patOverdueDefaultQ, map[string]any{"id": "ann", "first": 5, "after": last})
+			if len(res.Errors) > 0 {
+				if len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_USER_INPUT" {
+					t.Fatalf("errors %+v, want none or one BAD_USER_INPUT", res.Errors)
+				}
+				return
+			}
+			var p patPage
+			if err := json.Unmarshal(patDig(t, res.Data, "x", "c"), &p); err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Nodes) != 0 || p.PageInfo.HasNextPage {
+				t.Errorf("page after the last task: %v, hasNextPage %v; want empty and last", p.ids(), p.PageInfo.HasNextPage)
+			}
+		})
+	})
+}
+
+// The lists' indexes follow changes: a task's new due date, assignee, status
+// and tags, and a member's removal or addition. Mutations need transactions,
+// which dynalite lacks: the embedded store only.
+func TestPatternsListsFollowChanges(t *testing.T) {
+	e := testenv.New(t)
+	s := e.MustSeed()
+	web := s.Project("Website relaunch")
+	blog := s.Task("Migrate the blog")
+	const (
+		projectTasks = `query($id: ID!, $status: TaskStatus) { project(id: $id) { tasks(first: 100, status: $status) { nodes { id title dueDate } } } }`
+		byTag        = `query($tag: String!) { tasksByTag(tag: $tag, first: 100) { nodes { id title dueDate } } }`
+		userLists    = `query($id: ID!) { user(id: $id) { projects { nodes { name } }
+			assignedTasks(first: 100) { nodes { id title dueDate } } overdueTasks(first: 100) { nodes { id title dueDate } } } }`
+		update = `mutation($in: UpdateTaskInput!) { updateTask(input: $in) { id version } }`
+	)
+	check := func(t *testing.T, what string, c patTaskConn, want ...string) {
+		t.Helper()
+		if got := patTitles(c.Nodes); !slices.Equal(got, want) {
+			t.Errorf("%s:\n got  %q\n want %q", what, got, want)
+		}
+		patCheckDueOrder(t, c.Nodes)
+	}
+	tasksOf := func(t *testing.T, viewer string, status any) patTaskConn {
+		var got struct{ Project struct{ Tasks patTaskConn } }
+		patOn(e, t).MustQuery(viewer, projectTasks, map[string]any{"id": web.ID, "status": status}, &got)
+		return got.Project.Tasks
+	}
+	tagged := func(t *testing.T, viewer, tag string) patTaskConn {
+		var got struct{ TasksByTag patTaskConn }
+		patOn(e, t).MustQuery(viewer, byTag, map[string]any{"tag": tag}, &got)
+		return got.TasksByTag
+	}
+	type userView struct {
+		Projects                    struct{ Nodes []struct{ Name string } }
+		AssignedTasks, OverdueTasks patTaskConn
+	}
+	userOf := func(t *testing.T, viewer, id string) *userView {
+		var got struct{ User *userView }
+		patOn(e, t).MustQuery(viewer, userLists, map[string]any{"id": id}, &got)
+		return got.User
+	}
+
+	t.Run("new due date, assignee and tags move the task in every list", func(t *testing.T) {
+		patOn(e, t).MustQuery("alice", update, map[string]any{"in": map[string]any{"id": blog.ID,
+			"dueDate": patDayStr(-20), "assigneeId": "alice", "tags": []string{"backend", "URGENT"}}}, nil)
+		check(t, "project.tasks", tasksOf(t, "bob", nil), "Migrate the blog", "Pick a colour palette",
+			"Write the landing page copy", "Fix the broken signup form", "Set up analytics", "Launch announcement")
+		check(t, "tasksByTag(urgent)", tagged(t, "alice", "urgent"), "Migrate the blog", "Write the landing page copy",
+			"Crash on start on Android 12", "Fix the broken signup form")
+		u := userOf(t, "bob", "alice")
+		check(t, "alice's assignedTasks", u.AssignedTasks, "Migrate the blog", "App store screenshots",
+			"Write the landing page copy", "Crash on start on Android 12", "Set up analytics", "Launch announcement")
+		check(t, "alice's overdueTasks", u.OverdueTasks, "Migrate the blog", "Write the landing page copy", "Crash on start on Android 12")
+	})
+
+	t.Run("DONE leaves overdue but stays assigned", func(t *testing.T) {
+		patOn(e, t).MustQuery("bob", update, map[string]any{"in": map[string]any{"id": blog.ID, "status": "DONE"}}, nil)
+		u := userOf(t, "alice", "alice")
+		check(t, "overdueTasks", u.OverdueTasks, "Write the landing page copy", "Crash on start on Android 12")
+		check(t, "assignedTasks", u.AssignedTasks, "Migrate the blog", "App store screenshots",
+			"Write the landing page copy", "Crash on start on Android 12", "Set up analytics", "Launch announcement")
+		check(t, "project.tasks(DONE)", tasksOf(t, "alice", "DONE"), "Migrate the blog", "Pick a colour palette")
+	})
+
+	t.Run("cleared due date moves the task last", func(t *testing.T) {
+		patOn(e, t).MustQuery("alice", update, map[string]any{"in": map[string]any{"id": blog.ID, "dueDate": nil}}, nil)
+		check(t, "project.tasks", tasksOf(t, "carol", nil), "Pick a colour palette", "Write the landing page copy",
+			"Fix the broken signup form", "Set up analytics", "Launch announcement", "Migrate the blog")
+		check(t, "tasksByTag(urgent)", tagged(t, "bob", "urgent"), "Write the landing page copy",
+			"Crash on start on Android 12", "Fix the broken signup form", "Migrate the blog")
+	})
+
+	t.Run("removed member: no longer visible, comments keep their author", func(t *testing.T) {
+		patOn(e, t).MustQuery("alice", `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
+			map[string]any{"p": web.ID, "u": "carol"}, nil)
+		if u := userOf(t, "bob", "carol"); u != nil {
+			t.Errorf("bob still sees carol (they shared only %q): %+v", web.Name, u)
+		}
+		carol := userOf(t, "carol", "carol")
+		if len(carol.Projects.Nodes) != 1 || carol.Projects.Nodes[0].Name != "Research" {
+			t.Errorf("carol's projects = %+v, want only Research", carol.Projects.Nodes)
+		}
+		check(t, "carol's assignedTasks", carol.AssignedTasks, "Write up results")
+		check(t, "carol's tasksByTag(urgent)", tagged(t, "carol", "urgent"), "Benchmark the new model")
+		var got struct {
+			Project *struct{ ID string }
+			Task    struct {
+				Comments struct {
+					Nodes []struct {
+						Body   string
+						Author struct{ ID, Name string }
+					}
+				}
+			}
+		}
+		patOn(e, t).MustQuery("bob", `query($p: ID!, $t: ID!) { project(id: $p) { id } task(id: $t) { comments { nodes { body author { id name } } } } }`,
+			map[string]any{"p": web.ID, "t": s.Task("Fix the broken signup form").ID}, &got)
+		if n := got.Task.Comments.Nodes; len(n) != 2 || n[0].Author.ID != "carol" || n[0].Author.Name != "Carol Chen" {
+			t.Errorf("comments after carol left: %+v, want carol's first with her name", n)
+		}
+		var carolsView struct{ Project *struct{ ID string } }
+		patOn(e, t).MustQuery("carol", `query($p: ID!) { project(id: $p) { id } }`, map[string]any{"p": web.ID}, &carolsView)
+		if carolsView.Project != nil {
+			t.Errorf("carol still sees %q after removal", web.Name)
+		}
+	})
+
+	t.Run("added member sees the project in every pattern", func(t *testing.T) {
+		patOn(e, t).MustQuery("alice", `mutation($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id } }`,
+			map[string]any{"p": web.ID, "u": "eve"}, nil)
+		var got struct {
+			User *struct {
+				Name  string
+				Email *string
+			}
+		}
+		patOn(e, t).MustQuery("alice", `{ user(id: "eve") { name email } }`, nil, &got)
+		if got.User == nil || got.User.Name != "Eve Outsider" {
+			t.Errorf("alice does not see eve after adding her: %+v", got.User)
+		}
+		eve := userOf(t, "eve", "eve")
+		if len(eve.Projects.Nodes) != 1 || eve.Projects.Nodes[0].Name != web.Name {
+			t.Errorf("eve's projects = %+v", eve.Projects.Nodes)
+		}
+		check(t, "eve's tasksByTag(urgent)", tagged(t, "eve", "urgent"), "Write the landing page copy",
+			"Fix the broken signup form", "Migrate the blog")
+		check(t, "eve's project.tasks", tasksOf(t, "eve", "TODO"), "Fix the broken signup form", "Set up analytics", "Launch announcement")
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,7 @@ var (
 	embOnce sync.Once
 	emb     *dynamo.Embedded
 	tableN  atomic.Int64
+	runID   = strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 )
 
 // Embedded returns the process's shared embedded store (tables differ per Env).
@@ -150,7 +152,8 @@ func NewOn(tb testing.TB, b Backend) *Env {
 		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
 			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, count)
 	}
-	name := fmt.Sprintf("t%d-%s", tableN.Add(1), sanitize(tb.Name()))
+	// A run id keeps tables apart when several runs share one dynalite.
+	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
 	e.Store = dynamo.New(e.Client, name)
 	e.Store.Now = func() time.Time { return Now }
 	e.Store.CleanupSettle = 0 // the clock stands still in tests

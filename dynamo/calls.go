@@ -1,0 +1,72 @@
+package dynamo
+
+import (
+	"context"
+	"maps"
+	"sync"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// Calls counts the DynamoDB calls made on behalf of one context (one
+// GraphQL operation), by operation name. Attach it with WithCalls; the
+// client must have been made with the CountCalls option.
+type Calls struct {
+	mu  sync.Mutex
+	ops map[string]int
+}
+
+type callsKey struct{}
+
+// WithCalls returns a context whose DynamoDB calls are counted in c.
+func WithCalls(ctx context.Context, c *Calls) context.Context {
+	return context.WithValue(ctx, callsKey{}, c)
+}
+
+// CallsFrom returns the counter of ctx, or nil.
+func CallsFrom(ctx context.Context) *Calls {
+	c, _ := ctx.Value(callsKey{}).(*Calls)
+	return c
+}
+
+func (c *Calls) add(op string) {
+	c.mu.Lock()
+	if c.ops == nil {
+		c.ops = map[string]int{}
+	}
+	c.ops[op]++
+	c.mu.Unlock()
+}
+
+// ByOp returns a copy of the counts by operation name.
+func (c *Calls) ByOp() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.ops)
+}
+
+// Total returns the number of calls.
+func (c *Calls) Total() int {
+	n := 0
+	for _, v := range c.ByOp() {
+		n += v
+	}
+	return n
+}
+
+// CountCalls is a client option: every call made with a context carrying
+// Calls (WithCalls) is counted there, by operation, before the SDK's retries
+// (a retried call counts once).
+func CountCalls(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("taskgraphCountCalls",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if c := CallsFrom(ctx); c != nil {
+					c.add(awsmiddleware.GetOperationName(ctx))
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	})
+}
