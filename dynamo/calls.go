@@ -3,9 +3,11 @@ package dynamo
 import (
 	"context"
 	"maps"
+	"net/http"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -68,5 +70,20 @@ func CountCalls(o *dynamodb.Options) {
 				}
 				return next.HandleInitialize(ctx, in)
 			}), middleware.Before)
+	})
+}
+
+// MaxConnsPerHost is how many idle connections to DynamoDB the client keeps
+// (TuneHTTP). One GraphQL level can issue dozens of Queries at once, and
+// many requests run together; the SDK's default keeps 10, so bursts would
+// open and close connections all the time.
+const MaxConnsPerHost = 256
+
+// TuneHTTP is a client option: an HTTP client that keeps MaxConnsPerHost
+// idle connections to the endpoint.
+func TuneHTTP(o *dynamodb.Options) {
+	o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConns = MaxConnsPerHost
+		t.MaxIdleConnsPerHost = MaxConnsPerHost
 	})
 }

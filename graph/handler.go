@@ -26,6 +26,8 @@ type Options struct {
 	Now func() time.Time
 	// ComplexityLimit bounds a query's cost; 0 means DefaultComplexityLimit.
 	ComplexityLimit int
+	// Loaders tunes the per-request loaders.
+	Loaders LoaderConfig
 	// Debug adds extensions.dynamodb to every response: the DynamoDB calls
 	// the operation made, by operation name. The store's client must count
 	// calls (dynamo.CountCalls). Not for production: it tells how data is
@@ -70,7 +72,7 @@ func NewHandler(o Options) http.Handler {
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	return badRequest(o.Auth.Middleware(Middleware(o.Store, srv)))
+	return badRequest(o.Auth.Middleware(Middleware(o.Store, o.Loaders, srv)))
 }
 
 // reportCalls logs each operation with the DynamoDB calls it made and, in

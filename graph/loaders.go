@@ -10,10 +10,30 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
-// BatchWait is how long a loader waits for more keys before it reads. Every
-// level of a query pays it once, so it is kept as short as lets sibling
-// resolvers (run concurrently by gqlgen) join the same batch.
-var BatchWait = time.Millisecond
+// DefaultBatchWait is how long a loader waits for more keys before it
+// reads. Every level of a query pays it once, so it is kept as short as lets
+// sibling resolvers (run concurrently by gqlgen) join the same batch.
+const DefaultBatchWait = time.Millisecond
+
+// LoaderConfig tunes the loaders.
+type LoaderConfig struct {
+	// Wait is the batch window; 0 means DefaultBatchWait.
+	Wait time.Duration
+	// NoBatch turns batching and caching off: every resolver reads on its
+	// own, as a naive server would. For measuring the loaders' gain only.
+	NoBatch bool
+}
+
+func options[K comparable, V any](c LoaderConfig) []dataloader.Option[K, V] {
+	if c.NoBatch {
+		return []dataloader.Option[K, V]{dataloader.WithBatchCapacity[K, V](1), dataloader.WithCache[K, V](&dataloader.NoCache[K, V]{})}
+	}
+	w := c.Wait
+	if w == 0 {
+		w = DefaultBatchWait
+	}
+	return []dataloader.Option[K, V]{dataloader.WithWait[K, V](w)}
+}
 
 // Loaders are the per-request data loaders, one per access pattern. They are
 // made for each request (by Middleware) and never shared between requests:
@@ -71,7 +91,7 @@ type overdueKey struct {
 }
 
 // NewLoaders makes the loaders of one request by viewer.
-func NewLoaders(store *dynamo.Store, viewer string) *Loaders {
+func NewLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig) *Loaders {
 	l := &Loaders{store: store, viewer: viewer}
 	l.objects = dataloader.NewBatchedLoader(func(ctx context.Context, refs []dynamo.Ref) []*dataloader.Result[any] {
 		vals, errs := store.Get(ctx, refs)
@@ -80,43 +100,43 @@ func NewLoaders(store *dynamo.Store, viewer string) *Loaders {
 			res[i] = &dataloader.Result[any]{Data: vals[i], Error: errs[i]}
 		}
 		return res
-	}, dataloader.WithWait[dynamo.Ref, any](BatchWait))
-	l.projectIDsOfUser = each(store, store.ProjectIDsOfUser)
-	l.membersOf = each(store, func(ctx context.Context, id string) ([]*dynamo.Member, error) {
+	}, options[dynamo.Ref, any](cfg)...)
+	l.projectIDsOfUser = each(store, cfg, store.ProjectIDsOfUser)
+	l.membersOf = each(store, cfg, func(ctx context.Context, id string) ([]*dynamo.Member, error) {
 		ms, err := store.MembersOf(ctx, id)
 		for _, m := range ms {
 			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
 		}
 		return ms, err
 	})
-	l.tasksOfProject = each(store, func(ctx context.Context, k projectTasksKey) (*dynamo.Conn[*dynamo.Task], error) {
+	l.tasksOfProject = each(store, cfg, func(ctx context.Context, k projectTasksKey) (*dynamo.Conn[*dynamo.Task], error) {
 		var st *dynamo.TaskStatus
 		if k.status != "" {
 			st = &k.status
 		}
 		return l.primeTasks(ctx)(store.TasksOfProject(ctx, k.id, st, k.page()))
 	})
-	l.commentsOf = each(store, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
+	l.commentsOf = each(store, cfg, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
 		return store.CommentsOf(ctx, k.id, k.page())
 	})
-	l.projectsOfUser = each(store, l.fetchProjectsOfUser)
-	l.assignedTo = each(store, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
+	l.projectsOfUser = each(store, cfg, l.fetchProjectsOfUser)
+	l.assignedTo = each(store, cfg, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
 		return l.primeTasks(ctx)(store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
 	})
-	l.overdueOf = each(store, func(ctx context.Context, k overdueKey) (*dynamo.Conn[*dynamo.Task], error) {
+	l.overdueOf = each(store, cfg, func(ctx context.Context, k overdueKey) (*dynamo.Conn[*dynamo.Task], error) {
 		asOf, err := dynamo.ParseDate(k.asOf)
 		if err != nil {
 			return nil, err
 		}
 		return l.primeTasks(ctx)(store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
 	})
-	l.tasksByTag = each(store, l.fetchTasksByTag)
+	l.tasksByTag = each(store, cfg, l.fetchTasksByTag)
 	return l
 }
 
 // each makes a loader that de-duplicates keys and runs one fetch per
 // distinct key, concurrently (bounded by the store's Parallel).
-func each[K comparable, V any](store *dynamo.Store, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+func each[K comparable, V any](store *dynamo.Store, cfg LoaderConfig, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		res := make([]*dataloader.Result[V], len(keys))
 		sem := make(chan struct{}, max(store.Parallel, 1))
@@ -132,7 +152,7 @@ func each[K comparable, V any](store *dynamo.Store, fetch func(context.Context, 
 		}
 		wg.Wait()
 		return res
-	}, dataloader.WithWait[K, V](BatchWait))
+	}, options[K, V](cfg)...)
 }
 
 // primeTasks puts the tasks of a page into the point-read cache.
@@ -152,11 +172,11 @@ type ctxKey struct{}
 // Middleware gives each request its own Loaders, for the viewer that the
 // authentication middleware (which must run first) found, and its own
 // counter of DynamoDB calls.
-func Middleware(store *dynamo.Store, next http.Handler) http.Handler {
+func Middleware(store *dynamo.Store, cfg LoaderConfig, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		viewer, _ := Viewer(r.Context())
 		ctx := dynamo.WithCalls(r.Context(), &dynamo.Calls{})
-		ctx = context.WithValue(ctx, ctxKey{}, NewLoaders(store, viewer))
+		ctx = context.WithValue(ctx, ctxKey{}, NewLoaders(store, viewer, cfg))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
