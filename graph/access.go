@@ -62,6 +62,7 @@ func (l *Loaders) Project(ctx context.Context, id string) (*dynamo.Project, erro
 	if _, err := dynamo.ParseProjectID(id); err != nil {
 		return nil, err
 	}
+	l.prefetch(ctx, id)
 	ok, err := l.canSeeProject(ctx, id)
 	if !ok || err != nil {
 		return nil, err
@@ -74,6 +75,7 @@ func (l *Loaders) Task(ctx context.Context, id string) (*dynamo.Task, error) {
 	if _, err := dynamo.ParseTaskID(id); err != nil {
 		return nil, err
 	}
+	l.prefetch(ctx, id)
 	t, err := notFoundAsNil(l.TaskByID(ctx, id))
 	if t == nil || err != nil {
 		return nil, err
@@ -106,6 +108,7 @@ func (l *Loaders) User(ctx context.Context, id string) (*dynamo.User, error) {
 	if err := dynamo.ValidUserID(id); err != nil {
 		return nil, err
 	}
+	l.prefetch(ctx, id)
 	if id != l.viewer {
 		theirs := l.projectIDsOfUser.Load(ctx, id)
 		mine, err := l.ProjectIDsOfUser(ctx, l.viewer)

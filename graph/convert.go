@@ -72,6 +72,7 @@ func taskPatch(in model.UpdateTaskInput) dynamo.TaskPatch {
 
 // me returns the viewer's profile, ENOTFOUND until it was created.
 func (l *Loaders) me(ctx context.Context) (*dynamo.User, error) {
+	l.prefetch(ctx, l.viewer)
 	u, err := l.UserByID(ctx, l.viewer)
 	if dynamo.IsNotFound(err) {
 		return nil, dynamo.Errorf(dynamo.ENOTFOUND, "your profile does not exist yet; create it with updateProfile")

@@ -56,6 +56,7 @@ func NewHandler(o Options) http.Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Loaders.Now = o.Now
 	cfg := Config{Resolvers: &Resolver{Store: o.Store, Now: o.Now}}
 	setComplexity(&cfg.Complexity)
 	srv := handler.New(NewExecutableSchema(cfg))

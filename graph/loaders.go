@@ -22,6 +22,8 @@ type LoaderConfig struct {
 	// NoBatch turns batching and caching off: every resolver reads on its
 	// own, as a naive server would. For measuring the loaders' gain only.
 	NoBatch bool
+	// Now is the clock (the default asOf of overdueTasks); time.Now if nil.
+	Now func() time.Time
 }
 
 func options[K comparable, V any](c LoaderConfig) []dataloader.Option[K, V] {
@@ -41,6 +43,7 @@ func options[K comparable, V any](c LoaderConfig) []dataloader.Option[K, V] {
 type Loaders struct {
 	store  *dynamo.Store
 	viewer string
+	cfg    LoaderConfig
 
 	// objects batches every point read of a request (users, projects,
 	// memberships, tasks, comments) into BatchGetItem calls.
@@ -92,7 +95,7 @@ type overdueKey struct {
 
 // NewLoaders makes the loaders of one request by viewer.
 func NewLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig) *Loaders {
-	l := &Loaders{store: store, viewer: viewer}
+	l := &Loaders{store: store, viewer: viewer, cfg: cfg}
 	l.objects = dataloader.NewBatchedLoader(func(ctx context.Context, refs []dynamo.Ref) []*dataloader.Result[any] {
 		vals, errs := store.Get(ctx, refs)
 		res := make([]*dataloader.Result[any], len(refs))
@@ -153,6 +156,13 @@ func each[K comparable, V any](store *dynamo.Store, cfg LoaderConfig, fetch func
 		wg.Wait()
 		return res
 	}, options[K, V](cfg)...)
+}
+
+func (l *Loaders) today() dynamo.Date {
+	if l.cfg.Now == nil {
+		return dynamo.DateOf(time.Now())
+	}
+	return dynamo.DateOf(l.cfg.Now())
 }
 
 // primeTasks puts the tasks of a page into the point-read cache.

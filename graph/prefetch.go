@@ -1,0 +1,89 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// Prefetch (GraphQL field lookahead): when a single object is asked for by
+// id, the lists selected under it are keyed by that id alone, so their reads
+// can start together with the object's own read instead of one round trip
+// after it. The results wait in the loaders' cache; the list resolvers find
+// them there. Nothing is shown unless the object turns out to be visible.
+
+// prefetch starts, for the object with the given id resolved by the current
+// field, the loads of the lists selected under it.
+func (l *Loaders) prefetch(ctx context.Context, id string) {
+	if l.cfg.NoBatch || !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
+		return
+	}
+	vars := graphql.GetOperationContext(ctx).Variables
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		if f.Definition == nil || f.ObjectDefinition == nil {
+			continue
+		}
+		args := safeArgs(f.ArgumentMap, vars)
+		first, after := intArg(args["first"]), strArg(args["after"])
+		switch f.ObjectDefinition.Name + "." + f.Name {
+		case "User.projects":
+			l.projectsOfUser.Load(ctx, newPageKey(id, first, after))
+		case "User.assignedTasks":
+			l.assignedTo.Load(ctx, newPageKey(id, first, after))
+		case "User.overdueTasks":
+			asOf := l.today().String()
+			if s := strArg(args["asOf"]); s != nil {
+				asOf = *s
+			}
+			l.overdueOf.Load(ctx, overdueKey{pageKey: newPageKey(id, first, after), asOf: asOf})
+		case "Project.members":
+			l.membersOf.Load(ctx, id)
+		case "Project.tasks":
+			k := projectTasksKey{pageKey: newPageKey(id, first, after)}
+			if s := strArg(args["status"]); s != nil {
+				k.status = dynamo.TaskStatus(*s)
+			}
+			l.tasksOfProject.Load(ctx, k)
+		case "Task.comments":
+			l.commentsOf.Load(ctx, newPageKey(id, first, after))
+		}
+	}
+}
+
+// safeArgs evaluates a field's arguments; a malformed value (the resolver
+// will report it) yields no arguments.
+func safeArgs(f func(map[string]any) map[string]any, vars map[string]any) (m map[string]any) {
+	defer func() {
+		if recover() != nil {
+			m = map[string]any{}
+		}
+	}()
+	return f(vars)
+}
+
+// intArg reads a `first` argument as the resolver would; absent or null is 20.
+func intArg(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return int(i)
+		}
+		return -1
+	}
+	return 20
+}
+
+func strArg(v any) *string {
+	if s, ok := v.(string); ok {
+		return &s
+	}
+	return nil
+}
