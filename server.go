@@ -50,6 +50,13 @@ func loadSettings() settings {
 	flag.BoolVar(&s.demo, "demo", true, "load demo data into a new embedded table")
 	flag.BoolVar(&s.createTable, "create-table", true, "create the table and its indexes when missing")
 	flag.BoolVar(&s.debug, "debug", false, "add the DynamoDB calls of each operation to its response (extensions.dynamodb); not for production")
+	flag.BoolVar(&s.production, "production", false, "production mode: no introspection, no IDE, no -debug, JWT_SECRET required")
+	flag.IntVar(&s.limits.ComplexityLimit, "max-complexity", graph.DefaultComplexityLimit, "largest query cost (connections count their first)")
+	flag.IntVar(&s.limits.MaxDepth, "max-depth", graph.DefaultMaxDepth, "most object levels in an operation (edges/node/nodes/pageInfo not counted)")
+	flag.IntVar(&s.limits.MaxAliases, "max-aliases", graph.DefaultMaxAliases, "most aliased fields in an operation")
+	flag.IntVar(&s.limits.MaxTokens, "max-tokens", graph.DefaultMaxTokens, "most tokens the parser reads")
+	flag.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
+	flag.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
 	flag.Parse()
 	s.store = storeKind(s.store)
 	return s
@@ -78,6 +85,9 @@ func env(name, def string) string {
 
 func run() error {
 	s := loadSettings()
+	if s.production && (s.secret == "" || s.debug) {
+		return errors.New("-production needs JWT_SECRET and refuses -debug")
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,14 +100,14 @@ func run() error {
 			return fmt.Errorf("starting the embedded store: %w", err)
 		}
 		defer func() { _ = emb.Close(context.Background()) }()
-		db = emb.Client(dynamo.CountCalls, dynamo.TuneHTTP)
+		db = emb.Client(dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP)
 		log.Info("using the embedded in-process store; data lives as long as the process")
 	case "aws":
 		cfg, err := awsConfig(ctx)
 		if err != nil {
 			return err
 		}
-		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls, dynamo.TuneHTTP)
+		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP)
 		log.Info("using DynamoDB", "region", cfg.Region)
 	default:
 		return fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
@@ -137,7 +147,9 @@ func run() error {
 		fmt.Printf("\nJWT_SECRET is not set: made a random one. A token for the demo user alice (valid 30 days):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in.\n\n", tok, s.port)
 	}
 
-	mux := newMux(graph.Options{Store: store, Auth: auth, Log: log, Debug: s.debug}, headers)
+	o := s.limits
+	o.Store, o.Auth, o.Log, o.Debug, o.Production = store, auth, log, s.debug, s.production
+	mux := newMux(o, headers)
 	srv := &http.Server{Addr: ":" + s.port, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
@@ -163,7 +175,9 @@ func newMux(o graph.Options, headers map[string]string) *http.ServeMux {
 	store := o.Store
 	mux := http.NewServeMux()
 	mux.Handle("/query", graph.NewHandler(o))
-	mux.Handle("GET /{$}", playground.HandlerWithHeaders("taskgraph", "/query", nil, headers))
+	if !o.Production {
+		mux.Handle("GET /{$}", playground.HandlerWithHeaders("taskgraph", "/query", nil, headers))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

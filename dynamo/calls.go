@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"sync"
+	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -85,5 +86,30 @@ func TuneHTTP(o *dynamodb.Options) {
 	o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.MaxIdleConns = MaxConnsPerHost
 		t.MaxIdleConnsPerHost = MaxConnsPerHost
+	})
+}
+
+type deadlineKey struct{}
+
+// WithDeadline returns a context whose DynamoDB calls (retries included) must
+// end by t, without cancelling anything else done with the context. The
+// client must have been made with the Deadlines option.
+func WithDeadline(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, deadlineKey{}, t)
+}
+
+// Deadlines is a client option: calls made with a context from WithDeadline
+// stop at its deadline (and fail as EUNAVAILABLE).
+func Deadlines(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("taskgraphDeadline",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if t, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithDeadline(ctx, t)
+					defer cancel()
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
 	})
 }

@@ -1,13 +1,16 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -74,9 +77,12 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 	}
 }
 
-// badRequest answers requests that are not GraphQL over HTTP POST with JSON
-// with a coded error, as gqlgen itself would answer them without a code.
-func badRequest(next http.Handler) http.Handler {
+// badRequest answers requests that are not GraphQL over HTTP POST with a
+// JSON body of at most maxBody bytes with a coded error (gqlgen itself would
+// answer some of them without a code). Only application/json is accepted, so
+// a cross-site form or text/plain POST (no CORS preflight) is refused. It
+// also bounds each request's work by timeout.
+func badRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, msg := 0, ""
 		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -85,11 +91,26 @@ func badRequest(next http.Handler) http.Handler {
 		case r.Method != http.MethodPost:
 			w.Header().Set("Allow", "POST, OPTIONS")
 			status, msg = http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body"
-		case mt != "application/json" && mt != "application/graphql-response+json":
+		case mt != "application/json":
 			status, msg = http.StatusUnsupportedMediaType, "the Content-Type must be application/json"
+		case r.ContentLength > maxBody:
+			status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body may have at most %d bytes", maxBody)
+		}
+		if status == 0 && r.Method == http.MethodPost {
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			switch {
+			case err != nil:
+				status, msg = http.StatusBadRequest, "the request body could not be read"
+			case int64(len(body)) > maxBody:
+				status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body may have at most %d bytes", maxBody)
+			default:
+				r.Body = io.NopCloser(bytes.NewReader(body))
+			}
 		}
 		if status == 0 {
-			next.ServeHTTP(w, r)
+			// The deadline bounds the DynamoDB calls, not the request's own
+			// context: gqlgen answers nothing at all for a cancelled one.
+			next.ServeHTTP(w, r.WithContext(dynamo.WithDeadline(r.Context(), time.Now().Add(timeout))))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -26,6 +26,22 @@ type Options struct {
 	Now func() time.Time
 	// ComplexityLimit bounds a query's cost; 0 means DefaultComplexityLimit.
 	ComplexityLimit int
+	// MaxDepth bounds the object levels of an operation (connection
+	// plumbing not counted); 0 means DefaultMaxDepth.
+	MaxDepth int
+	// MaxAliases bounds the aliased fields of an operation; 0 means
+	// DefaultMaxAliases.
+	MaxAliases int
+	// MaxTokens bounds the tokens the parser reads; 0 means DefaultMaxTokens.
+	MaxTokens int
+	// MaxBodyBytes bounds a request body (larger: 413); 0 means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Timeout bounds one request's work, DynamoDB calls and their retries
+	// included; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Production turns introspection off.
+	Production bool
 	// Loaders tunes the per-request loaders.
 	Loaders LoaderConfig
 	// Debug adds extensions.dynamodb to every response: the DynamoDB calls
@@ -40,6 +56,23 @@ type Options struct {
 // 10,000 by the cost functions below, and refuses queries that multiply
 // pages of 100 three levels deep.
 const DefaultComplexityLimit = 50_000
+
+// Defaults of the other limits (see Options).
+const (
+	DefaultMaxDepth     = 8
+	DefaultMaxAliases   = 30
+	DefaultMaxTokens    = 5_000
+	DefaultMaxBodyBytes = 64 << 10
+	DefaultTimeout      = 10 * time.Second
+)
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
 
 // Assumed sizes of lists that take no `first`, for the cost estimate.
 const (
@@ -63,17 +96,20 @@ func NewHandler(o Options) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
-	limit := o.ComplexityLimit
-	if limit == 0 {
-		limit = DefaultComplexityLimit
+	srv.SetParserTokenLimit(orDefault(o.MaxTokens, DefaultMaxTokens))
+	srv.SetDisableSuggestion(true)
+	if !o.Production {
+		srv.Use(extension.Introspection{})
 	}
-	srv.Use(extension.FixedComplexityLimit(limit))
+	srv.Use(extension.FixedComplexityLimit(orDefault(o.ComplexityLimit, DefaultComplexityLimit)))
+	srv.Use(shapeLimits{MaxDepth: orDefault(o.MaxDepth, DefaultMaxDepth), MaxAliases: orDefault(o.MaxAliases, DefaultMaxAliases),
+		NoIntrospection: o.Production})
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	return badRequest(o.Auth.Middleware(Middleware(o.Store, o.Loaders, srv)))
+	h := o.Auth.Middleware(Middleware(o.Store, o.Loaders, srv))
+	return badRequest(orDefault(o.MaxBodyBytes, DefaultMaxBodyBytes), orDefault(o.Timeout, DefaultTimeout), h)
 }
 
 // reportCalls logs each operation with the DynamoDB calls it made and, in

@@ -143,14 +143,14 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	switch b {
 	case Minidyn:
 		e.Emb = Embedded(tb)
-		e.Client = e.Emb.Client(count)
+		e.Client = e.Emb.Client(count, dynamo.Deadlines)
 	case Dynalite:
 		ep := os.Getenv("DYNALITE_ENDPOINT")
 		if ep == "" {
 			tb.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
 		}
 		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, count)
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, count, dynamo.Deadlines)
 	}
 	// A run id keeps tables apart when several runs share one dynalite.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))

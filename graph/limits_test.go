@@ -1,0 +1,126 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+// limPost posts a body to h as alice and returns the status and response.
+func limPost(t *testing.T, e *testenv.Env, h http.Handler, body string) (int, testenv.Response) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var res testenv.Response
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
+		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body)
+	}
+	return rec.Code, res
+}
+
+func limQuery(q string) string {
+	b, _ := json.Marshal(map[string]string{"query": q})
+	return string(b)
+}
+
+func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	deep := "{ me { projects { nodes { tasks { nodes { project { tasks { nodes { project { tasks { nodes { project { name } } } } } } } } } } } } }"
+	relayDashboard := `{ me { projects(first: 10) { edges { node { name members { user { name } }
+		tasks(first: 20) { edges { node { title assignee { name } tags { name }
+		comments(first: 5) { edges { node { body author { name } } } pageInfo { hasNextPage } } } } } } } } } }`
+	var aliases strings.Builder
+	aliases.WriteString("{ ")
+	for i := range graph.DefaultMaxAliases + 1 {
+		fmt.Fprintf(&aliases, "a%d: me { id } ", i)
+	}
+	aliases.WriteString("}")
+	huge := "{ me { " + strings.Repeat("id ", graph.DefaultMaxTokens) + "} }"
+
+	for _, tc := range []struct {
+		name, query, code string
+	}{
+		{"nine object levels are too deep", deep, "COMPLEXITY_LIMIT_EXCEEDED"},
+		{"too many aliases", aliases.String(), "COMPLEXITY_LIMIT_EXCEEDED"},
+		{"too many tokens", huge, "GRAPHQL_PARSE_FAILED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.Calls.Reset()
+			res := e.Query("alice", tc.query, nil)
+			if len(res.Errors) != 1 || res.Errors[0].Code() != tc.code {
+				t.Fatalf("want one %s, got %+v", tc.code, res.Errors)
+			}
+			if n := e.Calls.Total(); n != 0 {
+				t.Errorf("%d DynamoDB calls before the refusal, want 0", n)
+			}
+		})
+	}
+	t.Run("the dashboard in Relay style is within the limits", func(t *testing.T) {
+		e.MustQuery("alice", relayDashboard, nil, nil)
+	})
+	t.Run("unknown fields get no suggestions", func(t *testing.T) {
+		res := e.Query("alice", "{ me { nam } }", nil)
+		if len(res.Errors) != 1 || strings.Contains(res.Errors[0].Message, "Did you mean") {
+			t.Fatalf("got %+v", res.Errors)
+		}
+	})
+}
+
+func TestLimitsBodySize(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	pad := strings.Repeat(" ", graph.DefaultMaxBodyBytes)
+	for _, tc := range []struct {
+		name   string
+		body   string
+		status int
+	}{
+		{"a body within the limit is served", limQuery("{ me { id } }"), 200},
+		{"a body over the limit is 413", `{"query": "{ me { id } }"` + pad + `}`, http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, res := limPost(t, e, e.Handler, tc.body)
+			if status != tc.status {
+				t.Fatalf("status %d, want %d (%+v)", status, tc.status, res.Errors)
+			}
+			if tc.status != 200 && (len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest) {
+				t.Fatalf("want one BAD_REQUEST error, got %+v", res.Errors)
+			}
+		})
+	}
+}
+
+func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Production: true})
+	_, res := limPost(t, e, h, limQuery("{ __schema { queryType { name } } }"))
+	if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" {
+		t.Fatalf("introspection in production: %+v %s", res.Errors, res.Data)
+	}
+	_, res = limPost(t, e, h, limQuery("{ me { name } }"))
+	if len(res.Errors) != 0 || !strings.Contains(string(res.Data), "Alice") {
+		t.Fatalf("a query in production: %+v %s", res.Errors, res.Data)
+	}
+}
+
+func TestLimitsRequestTimeoutIsServiceUnavailable(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Timeout: time.Nanosecond})
+	_, res := limPost(t, e, h, limQuery("{ me { name } }"))
+	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeServiceUnavailable {
+		t.Fatalf("want SERVICE_UNAVAILABLE, got %+v %s", res.Errors, res.Data)
+	}
+}
