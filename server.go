@@ -42,6 +42,8 @@ type settings struct {
 	createTable bool
 	debug       bool
 	secret      string
+	production  bool
+	limits      graph.Options // the limits only
 }
 
 func loadSettings() settings {
