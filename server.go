@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/MicahParks/keyfunc/v3"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -87,8 +88,9 @@ func env(name, def string) string {
 
 func run() error {
 	s := loadSettings()
-	if s.production && (s.secret == "" || s.debug) {
-		return errors.New("-production needs JWT_SECRET and refuses -debug")
+	jwksURL := os.Getenv("JWT_JWKS_URL")
+	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
+		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -135,9 +137,16 @@ func run() error {
 	}
 	go store.RunCleanupWorker(ctx, time.Minute)
 
-	auth := &graph.Authenticator{Secret: []byte(s.secret)}
+	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE")}
+	if jwksURL != "" {
+		kf, err := keyfunc.NewDefaultCtx(ctx, []string{jwksURL}) // cached, refreshed hourly and on an unknown kid
+		if err != nil {
+			return fmt.Errorf("JWT_JWKS_URL: %w", err)
+		}
+		auth.JWKS = kf.Keyfunc
+	}
 	headers := map[string]string{}
-	if s.secret == "" {
+	if s.secret == "" && jwksURL == "" {
 		var b [32]byte
 		_, _ = rand.Read(b[:])
 		auth.Secret = []byte(hex.EncodeToString(b[:]))

@@ -11,11 +11,32 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
-// Authenticator checks HS256 bearer tokens; a token's sub is the viewer's id.
+// Authenticator checks bearer tokens; a token's sub is the viewer's id.
+// Tokens must carry exp; alg "none" is never accepted.
 type Authenticator struct {
+	// Secret verifies HS256 tokens; empty turns HS256 off.
 	Secret []byte
+	// JWKS verifies asymmetric tokens (RS256/384/512, PS256/384/512,
+	// ES256/384/512, EdDSA) by the key their kid names, e.g. keys fetched,
+	// cached and refreshed from an identity provider's JWKS URL; nil turns
+	// them off.
+	JWKS jwt.Keyfunc
+	// Issuer and Audience, when set, must match the token's iss and aud.
+	Issuer, Audience string
 	// Now is the clock used for exp and nbf; defaults to time.Now.
 	Now func() time.Time
+}
+
+var asymmetric = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+func (a *Authenticator) key(t *jwt.Token) (any, error) {
+	if _, ok := t.Method.(*jwt.SigningMethodHMAC); ok {
+		return a.Secret, nil
+	}
+	if a.JWKS == nil {
+		return nil, errors.New("no keys for asymmetric tokens")
+	}
+	return a.JWKS(t)
 }
 
 type viewerKey struct{}
@@ -50,9 +71,22 @@ func (a *Authenticator) Verify(header string) (string, error) {
 	if a.Now != nil {
 		now = a.Now
 	}
+	var methods []string
+	if len(a.Secret) > 0 {
+		methods = append(methods, jwt.SigningMethodHS256.Alg())
+	}
+	if a.JWKS != nil {
+		methods = append(methods, asymmetric...)
+	}
+	opts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithExpirationRequired(), jwt.WithTimeFunc(now)}
+	if a.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(a.Issuer))
+	}
+	if a.Audience != "" {
+		opts = append(opts, jwt.WithAudience(a.Audience))
+	}
 	var claims jwt.RegisteredClaims
-	_, err := jwt.ParseWithClaims(strings.TrimSpace(raw), &claims, func(*jwt.Token) (any, error) { return a.Secret, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(now))
+	_, err := jwt.ParseWithClaims(strings.TrimSpace(raw), &claims, a.key, opts...)
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return "", errors.New("the token has expired")
@@ -65,14 +99,19 @@ func (a *Authenticator) Verify(header string) (string, error) {
 	return claims.Subject, nil
 }
 
-// Sign makes a token for sub that expires after ttl.
+// Sign makes an HS256 token for sub that expires after ttl (with the
+// configured issuer and audience).
 func (a *Authenticator) Sign(sub string, ttl time.Duration) (string, error) {
 	now := time.Now
 	if a.Now != nil {
 		now = a.Now
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: sub,
-		IssuedAt: jwt.NewNumericDate(now()), ExpiresAt: jwt.NewNumericDate(now().Add(ttl))})
+	c := jwt.RegisteredClaims{Subject: sub, Issuer: a.Issuer,
+		IssuedAt: jwt.NewNumericDate(now()), ExpiresAt: jwt.NewNumericDate(now().Add(ttl))}
+	if a.Audience != "" {
+		c.Audience = jwt.ClaimStrings{a.Audience}
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
 	return t.SignedString(a.Secret)
 }
 
