@@ -11,6 +11,7 @@ package dynamo
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
 //	comment     TASK#<t>        COMMENT#<c>
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
+//	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
 
 // Attribute and index names.
 const (
@@ -60,6 +61,7 @@ func commentKey(t, c string) key       { return key{taskPK(t), commentSK(c)} }
 func tagSK(name string) string         { return tagPrefix + name }
 func tagKey(t, name string) key        { return key{taskPK(t), tagSK(name)} }
 func cleanupKey(kind, id string) key   { return key{cleanupPK, kind + "#" + id} }
+func idemKey(u, k, op string) key      { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
 func userProjectsPK(u string) string   { return userPK(u) }
 func userProjectsSK(p string) string   { return projectPrefix + p }
 func projectTasksPK(p string) string   { return projectPK(p) }

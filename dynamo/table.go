@@ -75,6 +75,9 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 			return created, wrap(err, "describing the table")
 		}
 		if tableActive(out.Table) {
+			if created {
+				s.enableTTL(ctx)
+			}
 			return created, nil
 		}
 		select {
@@ -82,6 +85,17 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 			return created, wrap(ctx.Err(), "waiting for the table")
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// enableTTL lets DynamoDB delete expired idempotency records (attribute
+// expiresAt). Endpoints without TTL (the embedded store) are told so in the
+// log; expired records are ignored when read either way.
+func (s *Store) enableTTL(ctx context.Context) {
+	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &s.table,
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("expiresAt"), Enabled: aws.Bool(true)}})
+	if err != nil {
+		s.Log.Info("time to live not enabled on this endpoint; expired idempotency records stay (ignored)", "err", err)
 	}
 }
 

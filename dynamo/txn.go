@@ -20,6 +20,9 @@ type txn struct {
 	items []types.TransactWriteItem
 	fails []error
 	err   error
+	// result is the id of what the mutation made or changed, recorded
+	// with the idempotency key of its context, if any.
+	result string
 }
 
 func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }
@@ -89,6 +92,7 @@ const txnRetries = 4
 // with the same client request token, so a retry has one effect; past the
 // retries it is ECONFLICT.
 func (s *Store) commit(ctx context.Context, t *txn) error {
+	s.remember(ctx, t)
 	if t.err != nil {
 		return t.err
 	}

@@ -109,6 +109,10 @@ type ProjectInput struct {
 // CreateProject creates a project whose owner is the viewer. Returns
 // EINVALID, ENOTFOUND (no profile).
 func (s *Store) CreateProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
+	return once(ctx, s, func() (*Project, error) { return s.createProject(ctx, viewer, in) }, loadAs[*Project](s, projectRefKey))
+}
+
+func (s *Store) createProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
 	n, err := name("name", in.Name)
 	if err != nil {
 		return nil, err
@@ -123,6 +127,7 @@ func (s *Store) CreateProject(ctx context.Context, viewer string, in ProjectInpu
 	t.check(s.table, userKey(viewer), exists(), errNoProfile)
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
 	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: viewer, Role: RoleOwner, JoinedAt: now}), ptr(absent()), nil)
+	t.result = p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -211,6 +216,11 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 // comments and tag links are removed afterwards by the cleanup worker.
 // Returns EINVALID, ENOTFOUND, EFORBIDDEN.
 func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteProject(ctx, viewer, id) }, replayID)
+	return err
+}
+
+func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 	p, _, _, err := s.access(ctx, viewer, id, true)
 	if err != nil {
 		return err
@@ -219,6 +229,7 @@ func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
 	var t txn
 	t.del(s.table, projectKey(pu), ptr(ownedBy(viewer)), errProjectNotFound)
 	t.put(s.table, cleanupToItem(cleanupProject, pu, s.now()), nil, nil)
+	t.result = p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}
@@ -230,6 +241,10 @@ func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
 // member again changes nothing. Returns EINVALID, ENOTFOUND (project or
 // user), EFORBIDDEN.
 func (s *Store) AddProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+	return once(ctx, s, func() (*Project, error) { return s.addProjectMember(ctx, viewer, projectID, userID) }, loadAs[*Project](s, projectRefKey))
+}
+
+func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
 	if err := ValidUserID(userID); err != nil {
 		return nil, err
 	}
@@ -246,6 +261,7 @@ func (s *Store) AddProjectMember(ctx context.Context, viewer, projectID, userID 
 	t.check(s.table, userKey(userID), exists(), Errorf(ENOTFOUND, "user %s not found", clip(userID)))
 	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: userID, Role: RoleMember, JoinedAt: s.now()}),
 		ptr(absent()), errAlreadyMember)
+	t.result = p.ID
 	if err := s.commit(ctx, &t); err != nil && !errors.Is(err, errAlreadyMember) {
 		return nil, err
 	}
@@ -261,6 +277,10 @@ const unassignBatch = 90
 // removed. Returns EINVALID, ENOTFOUND (project, or no such member),
 // EFORBIDDEN, ECONFLICT.
 func (s *Store) RemoveProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+	return once(ctx, s, func() (*Project, error) { return s.removeProjectMember(ctx, viewer, projectID, userID) }, loadAs[*Project](s, projectRefKey))
+}
+
+func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
 	if err := ValidUserID(userID); err != nil {
 		return nil, err
 	}
@@ -338,6 +358,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	for _, task := range tasks {
 		unassign(&t, task)
 	}
+	t.result = p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -357,6 +378,10 @@ type TaskInput struct {
 // CreateTask creates a task in a project the viewer is a member of.
 // Returns EINVALID (including an assignee who is no member), ENOTFOUND.
 func (s *Store) CreateTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
+	return once(ctx, s, func() (*Task, error) { return s.createTask(ctx, viewer, in) }, loadAs[*Task](s, taskRefKey))
+}
+
+func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
 	pu, err := ParseProjectID(in.ProjectID)
 	if err != nil {
 		return nil, err
@@ -389,6 +414,7 @@ func (s *Store) CreateTask(ctx context.Context, viewer string, in TaskInput) (*T
 	for _, name := range tg {
 		t.put(s.table, tagLinkItem(task, name), nil, nil)
 	}
+	t.result = task.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -428,6 +454,10 @@ type TaskPatch struct {
 // With ExpectedVersion, a task at another version is not changed (ECONFLICT).
 // Returns EINVALID, ENOTFOUND, ECONFLICT.
 func (s *Store) UpdateTask(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
+	return once(ctx, s, func() (*Task, error) { return s.updateTaskOnce(ctx, viewer, in) }, loadAs[*Task](s, taskRefKey))
+}
+
+func (s *Store) updateTaskOnce(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
 	tu, err := ParseTaskID(in.ID)
 	if err != nil {
 		return nil, err
@@ -560,6 +590,7 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 			t.put(s.table, tagLinkItem(&task, name), nil, nil)
 		}
 	}
+	t.result = task.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -574,6 +605,11 @@ func sameDate(a, b *Date) bool {
 // removed afterwards by the cleanup worker (they cannot be reached without
 // the task). Returns EINVALID, ENOTFOUND.
 func (s *Store) DeleteTask(ctx context.Context, viewer, id string) error {
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteTaskOnce(ctx, viewer, id) }, replayID)
+	return err
+}
+
+func (s *Store) deleteTaskOnce(ctx context.Context, viewer, id string) error {
 	tu, err := ParseTaskID(id)
 	if err != nil {
 		return err
@@ -603,6 +639,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 		t.del(s.table, tagKey(tu, name), nil, nil)
 	}
 	t.put(s.table, cleanupToItem(cleanupTask, tu, s.now()), nil, nil)
+	t.result = task.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}
@@ -619,6 +656,10 @@ type CommentInput struct {
 // AddComment adds the viewer's comment to a task they may see. Returns
 // EINVALID, ENOTFOUND.
 func (s *Store) AddComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
+	return once(ctx, s, func() (*Comment, error) { return s.addComment(ctx, viewer, in) }, loadAs[*Comment](s, commentRefKey))
+}
+
+func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
 	tu, err := ParseTaskID(in.TaskID)
 	if err != nil {
 		return nil, err
@@ -642,6 +683,7 @@ func (s *Store) AddComment(ctx context.Context, viewer string, in CommentInput) 
 	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 	t.put(s.table, commentToItem(c), ptr(absent()), nil)
+	t.result = c.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -651,6 +693,11 @@ func (s *Store) AddComment(ctx context.Context, viewer string, in CommentInput) 
 // DeleteComment deletes a comment; its author or the project's owner only.
 // Returns EINVALID, ENOTFOUND, EFORBIDDEN.
 func (s *Store) DeleteComment(ctx context.Context, viewer, id string) error {
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteComment(ctx, viewer, id) }, replayID)
+	return err
+}
+
+func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	tu, cu, err := parseCommentID(id)
 	if err != nil {
 		return err
@@ -683,5 +730,6 @@ func (s *Store) DeleteComment(ctx context.Context, viewer, id string) error {
 	t.check(s.table, taskKey(tu), exists(), errCommentNotFound)
 	t.check(s.table, projectKey(pu), projectCond, errCommentNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
+	t.result = id
 	return s.commit(ctx, &t)
 }

@@ -85,7 +85,10 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 func badRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, msg := 0, ""
-		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || r.Header.Get("Upgrade") != "" {
+			mt = "" // as gqlgen's POST transport would refuse it
+		}
 		switch {
 		case r.Method == http.MethodOptions:
 		case r.Method != http.MethodPost:

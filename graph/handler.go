@@ -107,6 +107,7 @@ func NewHandler(o Options) http.Handler {
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer)
+	srv.AroundRootFields(idempotent)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
 	h := o.Auth.Middleware(Middleware(o.Store, o.Loaders, srv))
 	return badRequest(orDefault(o.MaxBodyBytes, DefaultMaxBodyBytes), orDefault(o.Timeout, DefaultTimeout), h)
@@ -133,6 +134,32 @@ func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 		}
 		return res
 	}
+}
+
+// IdempotencyHeader names the request header that carries a client's
+// idempotency key: a mutation sent again with the same key (a retry after a
+// timeout) has one effect and answers like the first call.
+const IdempotencyHeader = "Idempotency-Key"
+
+type idemHeaderKey struct{}
+
+// idempotent gives each mutation field of a request that carries an
+// idempotency key that key, scoped by the field's alias.
+func idempotent(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	key, _ := ctx.Value(idemHeaderKey{}).(string)
+	rf := graphql.GetRootFieldContext(ctx)
+	if key == "" || rf == nil || graphql.GetOperationContext(ctx).Operation.Operation != ast.Mutation {
+		return next(ctx)
+	}
+	viewer, err := Viewer(ctx)
+	if err == nil {
+		ctx, err = dynamo.WithIdempotencyKey(ctx, viewer, key, rf.Field.Alias)
+	}
+	if err != nil {
+		graphql.AddError(ctx, err)
+		return graphql.Null
+	}
+	return next(ctx)
 }
 
 // requireViewer refuses, as a whole, any operation but pure introspection

@@ -186,6 +186,9 @@ func Middleware(store *dynamo.Store, cfg LoaderConfig, next http.Handler) http.H
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		viewer, _ := Viewer(r.Context())
 		ctx := dynamo.WithCalls(r.Context(), &dynamo.Calls{})
+		if k := r.Header.Get(IdempotencyHeader); k != "" {
+			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
+		}
 		ctx = context.WithValue(ctx, ctxKey{}, NewLoaders(store, viewer, cfg))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

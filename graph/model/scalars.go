@@ -39,8 +39,8 @@ func UnmarshalTime(v any) (time.Time, error) {
 		return time.Time{}, dynamo.Errorf(dynamo.EINVALID, "a Time is an RFC 3339 string, not %T", v)
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, dynamo.Errorf(dynamo.EINVALID, "%q is not an RFC 3339 time", s)
+	if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
+		return time.Time{}, dynamo.Errorf(dynamo.EINVALID, "%q is not an RFC 3339 time in years 0000-9999 UTC", s)
 	}
 	return t.UTC(), nil
 }
