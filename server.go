@@ -104,14 +104,14 @@ func run() error {
 			return fmt.Errorf("starting the embedded store: %w", err)
 		}
 		defer func() { _ = emb.Close(context.Background()) }()
-		db = emb.Client(dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP)
+		db = emb.Client(dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
 		log.Info("using the embedded in-process store; data lives as long as the process")
 	case "aws":
 		cfg, err := awsConfig(ctx)
 		if err != nil {
 			return err
 		}
-		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP)
+		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
 		log.Info("using DynamoDB", "region", cfg.Region)
 	default:
 		return fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
@@ -112,4 +114,19 @@ func Deadlines(o *dynamodb.Options) {
 				return next.HandleInitialize(ctx, in)
 			}), middleware.Before)
 	})
+}
+
+// RetryPolicy is a client option: the SDK's standard retryer (exponential
+// backoff with jitter; throttling, 5xx and network errors retried) with the
+// given attempts and largest backoff, without the client-side retry quota
+// that would fail calls early under a burst of throttling. A request's
+// deadline (Deadlines) still bounds the whole.
+func RetryPolicy(attempts int, maxBackoff time.Duration) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = attempts
+			so.MaxBackoff = maxBackoff
+			so.RateLimiter = ratelimit.None
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -83,8 +84,9 @@ func wrap(err error, what string) error {
 		}
 	}
 	var maxErr *retry.MaxAttemptsError
+	var quotaErr ratelimit.QuotaExceededError
 	var netErr net.Error
-	if errors.As(err, &maxErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &maxErr) || errors.As(err, &quotaErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
 		return &Error{Code: EUNAVAILABLE, Message: "the data store is busy or unavailable; retry later", Err: err}
 	}
 	return &Error{Code: EINTERNAL, Message: what, Err: err}

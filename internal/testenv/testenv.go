@@ -110,8 +110,10 @@ type Env struct {
 	Auth    *graph.Authenticator
 	Handler http.Handler
 	Calls   *Calls
-	// Server is the embedded store's server (nil on dynalite), for failure emulation.
+	// Emb is the embedded store (nil on dynalite), for failure emulation.
 	Emb *dynamo.Embedded
+
+	seed *Seed
 }
 
 // Backend names where an Env's table lives.
@@ -332,7 +334,18 @@ func (e *Env) MustSeed() *Seed {
 	d := e.Store.Demo(Now)
 	d.Users = append(d.Users, &dynamo.User{ID: "eve", Name: "Eve Outsider", CreatedAt: Now})
 	e.MustImport(d)
-	return &Seed{d}
+	e.seed = &Seed{d}
+	return e.seed
+}
+
+// Seed returns the demo dataset as MustSeed made it, without loading it
+// (the ids are those of the last MustSeed of this Env).
+func (e *Env) Seed() *Seed {
+	e.TB.Helper()
+	if e.seed == nil {
+		e.TB.Fatal("Seed before MustSeed")
+	}
+	return e.seed
 }
 
 // Project returns the seeded project of that name.
