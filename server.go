@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -161,18 +162,30 @@ func run() error {
 	o := s.limits
 	o.Store, o.Auth, o.Log, o.Debug, o.Production = store, auth, log, s.debug, s.production
 	mux := newMux(o, headers)
-	srv := &http.Server{Addr: ":" + s.port, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+	ln, err := net.Listen("tcp", ":"+s.port)
+	if err != nil {
+		return err
+	}
+	log.Info("serving", "addr", "http://localhost:"+s.port+"/", "table", s.table)
+	return serve(ctx, ln, mux, 15*time.Second, log)
+}
+
+// serve serves h on ln until ctx ends, then shuts down gracefully: new
+// connections are refused at once, requests in flight get up to grace to
+// finish (their mutations are single transactions, so none is half-written
+// either way).
+func serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, log *slog.Logger) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("serving", "addr", "http://localhost:"+s.port+"/", "table", s.table)
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
