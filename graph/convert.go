@@ -19,37 +19,40 @@ func pageInfo[T any](c *dynamo.Conn[T]) *model.PageInfo {
 	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: c.EndCursor()}
 }
 
+// edges pairs a page's items with their cursors.
+func edges[T, E any](c *dynamo.Conn[T], edge func(cursor string, node T) E) []E {
+	out := make([]E, len(c.Items))
+	for i, n := range c.Items {
+		out[i] = edge(c.Cursors[i], n)
+	}
+	return out
+}
+
 func taskConn(c *dynamo.Conn[*dynamo.Task], err error) (*model.TaskConnection, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &model.TaskConnection{Nodes: c.Items, Edges: make([]*model.TaskEdge, len(c.Items)), PageInfo: pageInfo(c)}
-	for i, t := range c.Items {
-		out.Edges[i] = &model.TaskEdge{Cursor: c.Cursors[i], Node: t}
-	}
-	return out, nil
+	return &model.TaskConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *dynamo.Task) *model.TaskEdge {
+		return &model.TaskEdge{Cursor: cur, Node: n}
+	})}, nil
 }
 
 func projectConn(c *dynamo.Conn[*dynamo.Project], err error) (*model.ProjectConnection, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &model.ProjectConnection{Nodes: c.Items, Edges: make([]*model.ProjectEdge, len(c.Items)), PageInfo: pageInfo(c)}
-	for i, p := range c.Items {
-		out.Edges[i] = &model.ProjectEdge{Cursor: c.Cursors[i], Node: p}
-	}
-	return out, nil
+	return &model.ProjectConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *dynamo.Project) *model.ProjectEdge {
+		return &model.ProjectEdge{Cursor: cur, Node: n}
+	})}, nil
 }
 
 func commentConn(c *dynamo.Conn[*dynamo.Comment], err error) (*model.CommentConnection, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &model.CommentConnection{Nodes: c.Items, Edges: make([]*model.CommentEdge, len(c.Items)), PageInfo: pageInfo(c)}
-	for i, cm := range c.Items {
-		out.Edges[i] = &model.CommentEdge{Cursor: c.Cursors[i], Node: cm}
-	}
-	return out, nil
+	return &model.CommentConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *dynamo.Comment) *model.CommentEdge {
+		return &model.CommentEdge{Cursor: cur, Node: n}
+	})}, nil
 }
 
 func tagsOf(t *dynamo.Task) []*dynamo.Tag {
@@ -68,6 +71,16 @@ func taskInput(in model.CreateTaskInput) dynamo.TaskInput {
 func taskPatch(in model.UpdateTaskInput) dynamo.TaskPatch {
 	return dynamo.TaskPatch{ID: in.ID, Title: opt(in.Title), Description: opt(in.Description), Status: opt(in.Status),
 		DueDate: opt(in.DueDate), AssigneeID: opt(in.AssigneeID), Tags: opt(in.Tags), ExpectedVersion: in.ExpectedVersion.Value()}
+}
+
+// as runs f as the authenticated viewer, or fails with UNAUTHENTICATED.
+func as[T any](ctx context.Context, f func(viewer string) (T, error)) (T, error) {
+	v, err := Viewer(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f(v)
 }
 
 // me returns the viewer's profile, ENOTFOUND until it was created.

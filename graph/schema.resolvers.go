@@ -21,91 +21,55 @@ func (r *commentResolver) Task(ctx context.Context, obj *dynamo.Comment) (*dynam
 }
 
 func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*dynamo.User, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.UpdateProfile(ctx, v, dynamo.ProfileInput{Name: input.Name, Email: opt(input.Email)})
+	return as(ctx, func(v string) (*dynamo.User, error) {
+		return r.Store.UpdateProfile(ctx, v, dynamo.ProfileInput{Name: input.Name, Email: opt(input.Email)})
+	})
 }
 
 func (r *mutationResolver) CreateProject(ctx context.Context, input model.CreateProjectInput) (*dynamo.Project, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.CreateProject(ctx, v, dynamo.ProjectInput{Name: input.Name, Description: input.Description.Value()})
+	return as(ctx, func(v string) (*dynamo.Project, error) {
+		return r.Store.CreateProject(ctx, v, dynamo.ProjectInput{Name: input.Name, Description: input.Description.Value()})
+	})
 }
 
 func (r *mutationResolver) UpdateProject(ctx context.Context, input model.UpdateProjectInput) (*dynamo.Project, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.UpdateProject(ctx, v, dynamo.ProjectPatch{ID: input.ID, Name: opt(input.Name), Description: opt(input.Description)})
+	return as(ctx, func(v string) (*dynamo.Project, error) {
+		return r.Store.UpdateProject(ctx, v, dynamo.ProjectPatch{ID: input.ID, Name: opt(input.Name), Description: opt(input.Description)})
+	})
 }
 
 func (r *mutationResolver) DeleteProject(ctx context.Context, id string) (string, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	return id, r.Store.DeleteProject(ctx, v, id)
+	return as(ctx, func(v string) (string, error) { return id, r.Store.DeleteProject(ctx, v, id) })
 }
 
 func (r *mutationResolver) AddProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.AddProjectMember(ctx, v, projectID, userID)
+	return as(ctx, func(v string) (*dynamo.Project, error) { return r.Store.AddProjectMember(ctx, v, projectID, userID) })
 }
 
 func (r *mutationResolver) RemoveProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.RemoveProjectMember(ctx, v, projectID, userID)
+	return as(ctx, func(v string) (*dynamo.Project, error) { return r.Store.RemoveProjectMember(ctx, v, projectID, userID) })
 }
 
 func (r *mutationResolver) CreateTask(ctx context.Context, input model.CreateTaskInput) (*dynamo.Task, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.CreateTask(ctx, v, taskInput(input))
+	return as(ctx, func(v string) (*dynamo.Task, error) { return r.Store.CreateTask(ctx, v, taskInput(input)) })
 }
 
 func (r *mutationResolver) UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*dynamo.Task, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.UpdateTask(ctx, v, taskPatch(input))
+	return as(ctx, func(v string) (*dynamo.Task, error) { return r.Store.UpdateTask(ctx, v, taskPatch(input)) })
 }
 
 func (r *mutationResolver) DeleteTask(ctx context.Context, id string) (string, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	return id, r.Store.DeleteTask(ctx, v, id)
+	return as(ctx, func(v string) (string, error) { return id, r.Store.DeleteTask(ctx, v, id) })
 }
 
 func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommentInput) (*dynamo.Comment, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.AddComment(ctx, v, dynamo.CommentInput{TaskID: input.TaskID, Body: input.Body})
+	return as(ctx, func(v string) (*dynamo.Comment, error) {
+		return r.Store.AddComment(ctx, v, dynamo.CommentInput{TaskID: input.TaskID, Body: input.Body})
+	})
 }
 
 func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string, error) {
-	v, err := Viewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	return id, r.Store.DeleteComment(ctx, v, id)
+	return as(ctx, func(v string) (string, error) { return id, r.Store.DeleteComment(ctx, v, id) })
 }
 
 func (r *projectResolver) Owner(ctx context.Context, obj *dynamo.Project) (*dynamo.User, error) {
