@@ -74,8 +74,8 @@ type taskItem struct {
 	SK          string
 	GSI1PK      string
 	GSI1SK      string
-	GSI2PK      string   `dynamodbav:",omitempty"`
-	GSI2SK      string   `dynamodbav:",omitempty"`
+	GSI2PK      string
+	GSI2SK      string
 	Type        string   `dynamodbav:"type"`
 	ID          string   `dynamodbav:"id"`
 	Project     string   `dynamodbav:"projectId"`
@@ -167,10 +167,14 @@ func taskToItem(t *Task) item {
 	if t.DueDate != nil {
 		it.DueDate = t.DueDate.String()
 	}
+	// GSI2: assigned tasks under their assignee; unassigned ones under their
+	// project. (A sparse index, with no GSI2 keys on unassigned tasks, would
+	// be cheaper, but the embedded store corrupts an index when an item loses
+	// its index keys; see docs/design.md.)
+	it.GSI2PK, it.GSI2SK = unassignedPK(pu), it.GSI1SK
 	if t.AssigneeID != nil {
 		it.Assignee = *t.AssigneeID
 		it.GSI2PK = assignedPK(*t.AssigneeID, t.Status != StatusDone)
-		it.GSI2SK = it.GSI1SK
 	}
 	return marshal(it)
 }

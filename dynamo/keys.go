@@ -8,6 +8,7 @@ package dynamo
 //	project     PROJECT#<p>     PROJECT
 //	membership  PROJECT#<p>     MEMBER#<u>         USER#<u>                PROJECT#<p>
 //	task        TASK#<t>        TASK               PROJECT#<p>             DUE#<date|~>#<t>    USER#<u>#OPEN|DONE DUE#<date|~>#<t>
+//	                                                                                           or UNASSIGNED#PROJECT#<p>
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
 //	comment     TASK#<t>        COMMENT#<c>
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
@@ -75,6 +76,9 @@ func assignedPK(u string, open bool) string {
 	}
 	return userPK(u) + "#DONE"
 }
+
+// unassignedPK is the GSI2 partition of a project's unassigned tasks.
+func unassignedPK(p string) string { return "UNASSIGNED#" + projectPK(p) }
 
 // dueSK orders tasks by due date, then by id (ids sort in creation order);
 // tasks without a due date sort last.

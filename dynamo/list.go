@@ -25,7 +25,9 @@ func encodeCursor(sk string) string {
 func decodeCursor(c string, valid func(string) bool) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	sk, ok := strings.CutPrefix(string(b), cursorVersion)
-	if err != nil || !ok || !valid(sk) {
+	// Only the canonical encoding is a cursor: the decoder would also take
+	// line breaks and stray trailing bits.
+	if err != nil || !ok || !valid(sk) || encodeCursor(sk) != c {
 		return "", Errorf(EINVALID, "after: %q is not a cursor of this list", clip(c))
 	}
 	return sk, nil
