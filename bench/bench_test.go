@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkSuite runs each suite operation on its own, one request after
+// another (ns/op is the latency of an operation with nothing else going
+// on), with batching on and off, on the dataset at -scale (default 1). Per
+// operation it reports the DynamoDB calls (in all and by type), the round
+// trips (of one gated run before the timed ones), the CPU time of this
+// process (the server and the small load driver) and of the store process,
+// and the modelled latency. The 32-client figures are in the report
+// (TestReport).
+//
+//	go test ./bench -run '^$' -bench . -benchtime 10x
+//	go test ./bench -run '^$' -bench 'Suite/batching=on/dashboard' -scale 4 -benchtime 3x
+func BenchmarkSuite(b *testing.B) {
+	env, storeCPU := newEnv(b, *scaleFlag, *quietFlag)
+	ctx := context.Background()
+	for _, m := range []Mode{Batched, Unbatched} {
+		h := env.Handler(m)
+		mode := "batching=" + strings.TrimPrefix(m.Name, "batching ")
+		for _, op := range Suite() {
+			b.Run(mode+"/"+op.Name, func(b *testing.B) {
+				count, err := env.Count(ctx, h, op)
+				if err != nil {
+					b.Fatal(err)
+				}
+				body := op.Body(env.Fixture)
+				var w Recorder
+				calls0, cpu0 := env.Calls.Snapshot(), selfCPU()
+				var store0 time.Duration
+				if storeCPU != nil {
+					store0, _ = storeCPU()
+				}
+				b.ReportAllocs()
+				n := 0
+				for b.Loop() {
+					if err := env.Do(ctx, h, body, &w); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				perOp := func(v float64) float64 { return v / float64(n) }
+				cpu := time.Duration(perOp(float64(selfCPU() - cpu0)))
+				calls := env.Calls.Snapshot().Sub(calls0)
+				b.ReportMetric(perOp(float64(calls.Total())), "calls/op")
+				for _, name := range []string{"GetItem", "BatchGetItem", "Query"} {
+					b.ReportMetric(perOp(float64(calls[name])), name+"/op")
+				}
+				b.ReportMetric(float64(count.RoundTrips), "roundtrips/op")
+				b.ReportMetric(float64(cpu)/1e6, "server-cpu-ms/op")
+				if storeCPU != nil {
+					s1, _ := storeCPU()
+					b.ReportMetric(perOp(float64(s1-store0))/1e6, "store-cpu-ms/op")
+				}
+				modelled := time.Duration(count.RoundTrips)*(Latency+m.BatchWait()) + cpu
+				b.ReportMetric(float64(modelled)/1e6, "modelled-ms/op")
+			})
+		}
+	}
+}

@@ -1,0 +1,21 @@
+// Package bench is taskgraph's performance harness: it runs the real server
+// stack (a dynamo.Store with the server's client options behind
+// graph.NewHandler, requests through its http.Handler) against a DynamoDB
+// endpoint, on a deterministic dataset at several scales, and measures a
+// suite of named GraphQL operations (Suite): DynamoDB calls by type,
+// sequential round trips (counted by a Gate in front of the SDK's HTTP
+// client), the server's CPU time, latency, throughput, allocations and heap,
+// with the loaders' batching on and off (the baseline).
+//
+// The embedded store (minidyn) runs in a child process (StartStoreProcess),
+// so that the CPU time this process measures with getrusage is the server's
+// (plus the small load driver's), not the store's.
+//
+// The tests of the package pin the calls and round trips of every suite
+// operation on the 1× dataset (go test ./...). The report, which takes
+// several minutes, runs only when asked for:
+//
+//	go test ./bench -run '^TestReport$' -v -timeout 30m -report
+//
+// docs/performance.md explains every figure and quotes a run.
+package bench

@@ -1,0 +1,264 @@
+package bench
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+)
+
+// Mode is a loader configuration under test.
+type Mode struct {
+	Name    string
+	Loaders graph.LoaderConfig
+}
+
+// The two modes the report compares: the server as configured in
+// production, and the baseline in which every resolver reads on its own.
+var (
+	Batched   = Mode{Name: "batching on", Loaders: graph.LoaderConfig{}}
+	Unbatched = Mode{Name: "batching off", Loaders: graph.LoaderConfig{NoBatch: true}}
+)
+
+// BatchWait is the loaders' batch window in mode m: graph.DefaultBatchWait
+// (or the configured Wait) with batching on, none with it off (every read
+// leaves at once).
+func (m Mode) BatchWait() time.Duration {
+	switch {
+	case m.Loaders.NoBatch:
+		return 0
+	case m.Loaders.Wait > 0:
+		return m.Loaders.Wait
+	}
+	return graph.DefaultBatchWait
+}
+
+// Secret signs the viewer's token.
+const Secret = "bench-secret"
+
+// Env is the server under test: a dynamo.Store on one table of a DynamoDB
+// endpoint, its client wired as in production (dynamo.CountCalls,
+// dynamo.Deadlines, dynamo.TuneHTTP) plus a Gate around the HTTP client and a
+// Counter of calls, and the real GraphQL handler (graph.NewHandler) in front.
+type Env struct {
+	Client  *dynamodb.Client
+	Store   *dynamo.Store
+	Gate    *Gate
+	Calls   *Counter
+	Fixture *Fixture
+
+	auth   *graph.Authenticator
+	header string // the viewer's Authorization header
+	log    *slog.Logger
+}
+
+// Open connects to the endpoint and makes sure the table exists. quiet is
+// the gate's quiet window (0: DefaultQuiet). Close it when done.
+//
+// The client is made as dynamo.Embedded.Client makes the server's (region
+// us-east-1, placeholder credentials, no SDK logger), unless AWS_REGION or
+// AWS credentials are set, which are then used.
+func Open(ctx context.Context, endpoint, table string, quiet time.Duration) (*Env, error) {
+	opts, err := clientOptions(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Calls: NewCounter(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	gate := func(o *dynamodb.Options) {
+		e.Gate = NewGate(o.HTTPClient, quiet)
+		o.HTTPClient = e.Gate.Client()
+	}
+	e.Client = dynamodb.New(opts, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, gate, e.Calls.Option)
+	e.Store = dynamo.New(e.Client, table)
+	e.Store.Now = func() time.Time { return Now }
+	e.Store.Log = e.log
+	e.auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
+	tok, err := e.auth.Sign(Viewer, 24*time.Hour)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.header = "Bearer " + tok
+	if _, err := e.Store.EnsureTable(ctx); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("table %s at %s: %w", table, endpoint, err)
+	}
+	return e, nil
+}
+
+// clientOptions are the DynamoDB client's base options for the endpoint.
+func clientOptions(ctx context.Context, endpoint string) (dynamodb.Options, error) {
+	o := dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	if r := cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")); r != "" {
+		o.Region = r
+	}
+	if os.Getenv("AWS_ACCESS_KEY_ID") != "" || os.Getenv("AWS_PROFILE") != "" {
+		cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(o.Region))
+		if err != nil {
+			return o, fmt.Errorf("loading the AWS configuration: %w", err)
+		}
+		o.Credentials = cfg.Credentials
+	}
+	return o, nil
+}
+
+// Seed loads the dataset at scale into the table and keeps its fixture.
+func (e *Env) Seed(ctx context.Context, scale int) error {
+	f, err := Seed(ctx, e.Store, scale)
+	if err != nil {
+		return err
+	}
+	e.Fixture = f
+	return nil
+}
+
+// DropTable deletes the table (for endpoints that outlive the run).
+func (e *Env) DropTable(ctx context.Context) error {
+	_, err := e.Client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(e.Store.Table())})
+	return err
+}
+
+// Close stops the gate.
+func (e *Env) Close() {
+	if e.Gate != nil {
+		e.Gate.Close()
+	}
+}
+
+// HandlerTimeout replaces graph.DefaultTimeout (10 s) in the benchmark: on
+// the embedded store a dashboard at 4× under 32 clients queues for longer
+// than that, and the benchmark measures the server, not its time limit.
+const HandlerTimeout = 10 * time.Minute
+
+// Handler returns the GraphQL handler (POST /query) in mode m.
+func (e *Env) Handler(m Mode) http.Handler {
+	return graph.NewHandler(graph.Options{Store: e.Store, Auth: e.auth, Log: e.log,
+		Now: func() time.Time { return Now }, Loaders: m.Loaders, Timeout: HandlerTimeout})
+}
+
+// Recorder is a minimal, reusable http.ResponseWriter for in-process
+// requests: the load driver's share of the measured CPU stays small.
+type Recorder struct {
+	Status int
+	Body   bytes.Buffer
+	header http.Header
+}
+
+// Header implements http.ResponseWriter.
+func (r *Recorder) Header() http.Header { return r.header }
+
+// WriteHeader implements http.ResponseWriter.
+func (r *Recorder) WriteHeader(status int) {
+	if r.Status == 0 {
+		r.Status = status
+	}
+}
+
+// Write implements http.ResponseWriter.
+func (r *Recorder) Write(b []byte) (int, error) {
+	if r.Status == 0 {
+		r.Status = http.StatusOK
+	}
+	return r.Body.Write(b)
+}
+
+func (r *Recorder) reset() {
+	r.Status = 0
+	r.Body.Reset()
+	if r.header == nil {
+		r.header = http.Header{}
+	}
+	clear(r.header)
+}
+
+var errorsKey = []byte(`"errors"`)
+
+// Do posts one GraphQL request body to h as the viewer, through the
+// handler's ServeHTTP, and fails on a non-200 status or any GraphQL error.
+// The answer is in w.Body.
+func (e *Env) Do(ctx context.Context, h http.Handler, body []byte, w *Recorder) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/query", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", e.header)
+	w.reset()
+	h.ServeHTTP(w, req)
+	if w.Status != http.StatusOK || bytes.Contains(w.Body.Bytes(), errorsKey) {
+		return fmt.Errorf("status %d: %.500s", w.Status, w.Body.String())
+	}
+	return nil
+}
+
+// Check runs op once (gate off) and returns the answer and the number of
+// objects in its data (a measure of what the operation returns); it fails
+// when the answer has errors or no data.
+func (e *Env) Check(ctx context.Context, h http.Handler, op Op) (answer []byte, objects int, err error) {
+	var w Recorder
+	if err := e.Do(ctx, h, op.Body(e.Fixture), &w); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", op.Name, err)
+	}
+	var res struct{ Data any }
+	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", op.Name, err)
+	}
+	n := countObjects(res.Data) - 1 // not data itself
+	if n < 1 {
+		return nil, 0, fmt.Errorf("%s: empty answer %s", op.Name, w.Body.String())
+	}
+	return bytes.Clone(w.Body.Bytes()), n, nil
+}
+
+func countObjects(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case map[string]any:
+		n++
+		for _, c := range x {
+			n += countObjects(c)
+		}
+	case []any:
+		for _, c := range x {
+			n += countObjects(c)
+		}
+	}
+	return n
+}
+
+// Count is what one operation, run alone, asked of DynamoDB.
+type Count struct {
+	Calls      Calls
+	RoundTrips int
+	// Rounds is the number of calls in each round trip, in order.
+	Rounds []int
+}
+
+// Count runs op alone with the gate on and returns its DynamoDB calls by
+// operation and its sequential round trips (the gate's releases). Nothing
+// else may use the Env meanwhile.
+func (e *Env) Count(ctx context.Context, h http.Handler, op Op) (Count, error) {
+	body := op.Body(e.Fixture)
+	var w Recorder
+	e.Gate.SetOn(true)
+	defer e.Gate.SetOn(false)
+	calls0, rel0 := e.Calls.Snapshot(), e.Gate.Releases()
+	if err := e.Do(ctx, h, body, &w); err != nil {
+		return Count{}, fmt.Errorf("%s: %w", op.Name, err)
+	}
+	return Count{Calls: e.Calls.Snapshot().Sub(calls0), RoundTrips: int(e.Gate.Releases() - rel0), Rounds: e.Gate.Sizes(rel0)}, nil
+}
