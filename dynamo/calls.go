@@ -76,18 +76,20 @@ func CountCalls(o *dynamodb.Options) {
 	})
 }
 
-// MaxConnsPerHost is how many idle connections to DynamoDB the client keeps
-// (TuneHTTP). One GraphQL level can issue dozens of Queries at once, and
-// many requests run together; the SDK's default keeps 10, so bursts would
-// open and close connections all the time.
+// MaxConnsPerHost is how many connections to DynamoDB the client keeps
+// open and idle (TuneHTTP). One GraphQL level can issue a hundred Queries at
+// once, and many requests run together; the SDK's default keeps 10 idle, so
+// bursts would open and close connections all the time.
 const MaxConnsPerHost = 256
 
 // TuneHTTP is a client option: an HTTP client that keeps MaxConnsPerHost
-// idle connections to the endpoint.
+// idle connections to the endpoint and opens at most twice as many; calls
+// beyond that wait for a connection rather than storm the endpoint.
 func TuneHTTP(o *dynamodb.Options) {
 	o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.MaxIdleConns = MaxConnsPerHost
 		t.MaxIdleConnsPerHost = MaxConnsPerHost
+		t.MaxConnsPerHost = 2 * MaxConnsPerHost
 	})
 }
 

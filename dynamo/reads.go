@@ -60,9 +60,9 @@ func (s *Store) ProjectsOfUser(ctx context.Context, userID string, page Page, ke
 		valid: validULIDCursor(projectPrefix)}, page, keep)
 }
 
-// ProjectIDsOfUser returns the ids of every project the user is a member of
-// (including projects deleted but not yet cleaned up). Returns EUNAVAILABLE.
-func (s *Store) ProjectIDsOfUser(ctx context.Context, userID string) ([]string, error) {
+// MembershipsOfUser returns every membership of the user (including those
+// of projects deleted but not yet cleaned up). Returns EINVALID, EUNAVAILABLE.
+func (s *Store) MembershipsOfUser(ctx context.Context, userID string) ([]*Member, error) {
 	if err := ValidUserID(userID); err != nil {
 		return nil, err
 	}
@@ -70,11 +70,13 @@ func (s *Store) ProjectIDsOfUser(ctx context.Context, userID string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(items))
+	ms := make([]*Member, len(items))
 	for i, it := range items {
-		ids[i] = str(it, "projectId")
+		if ms[i], err = decodeAs[*Member](it); err != nil {
+			return nil, err
+		}
 	}
-	return ids, nil
+	return ms, nil
 }
 
 // MembersOf returns a project's memberships, ordered by user id. Returns

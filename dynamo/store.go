@@ -44,7 +44,8 @@ type Store struct {
 	Now func() time.Time
 	// Log receives background errors (cleanup); defaults to slog.Default().
 	Log *slog.Logger
-	// Parallel bounds the Queries one list read runs at once.
+	// Parallel bounds the calls one read (a merged list, a batch of more
+	// than 100 keys) runs at once.
 	Parallel int
 	// CleanupSettle is how long a cleanup job keeps looking for stragglers
 	// (see RunCleanup).
@@ -56,7 +57,7 @@ type Store struct {
 
 // New returns a store on the named table.
 func New(db API, table string) *Store {
-	return &Store{db: db, table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 16, CleanupSettle: 10 * time.Second,
+	return &Store{db: db, table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 64, CleanupSettle: 10 * time.Second,
 		cleanupKick: make(chan struct{}, 1)}
 }
 

@@ -80,6 +80,9 @@ func (l *Loaders) Task(ctx context.Context, id string) (*dynamo.Task, error) {
 	if t == nil || err != nil {
 		return nil, err
 	}
+	if t.AssigneeID != nil && selects(ctx, "assignee") {
+		l.objects.Load(ctx, dynamo.UserRef(*t.AssigneeID)) // joins the visibility check's batch
+	}
 	ok, err := l.canSeeProject(ctx, t.ProjectID)
 	if !ok || err != nil {
 		return nil, err
@@ -209,9 +212,24 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.C
 	if err != nil {
 		return nil, err
 	}
-	out := &dynamo.Conn[*dynamo.Project]{Items: make([]*dynamo.Project, len(c.Items)), Cursors: c.Cursors, HasNext: c.HasNext}
+	refs := make([]dynamo.Ref, len(c.Items))
 	for i, m := range c.Items {
-		if out.Items[i], err = l.ProjectByID(ctx, m.ProjectID); err != nil {
+		refs[i] = dynamo.ProjectRef(m.ProjectID)
+	}
+	items, err := loadAll[*dynamo.Project](ctx, l, refs)
+	return &dynamo.Conn[*dynamo.Project]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
+}
+
+// loadAll loads objects of one type, all in one batch.
+func loadAll[T any](ctx context.Context, l *Loaders, refs []dynamo.Ref) ([]T, error) {
+	ths := make([]func() (T, error), len(refs))
+	for i, r := range refs {
+		ths[i] = load[T](ctx, l, r)
+	}
+	out := make([]T, len(refs))
+	for i, th := range ths {
+		var err error
+		if out[i], err = th(); err != nil {
 			return nil, err
 		}
 	}
@@ -219,47 +237,69 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.C
 }
 
 // fetchTasksByTag reads a page of the tasks with a tag in the projects the
-// viewer may see: one Query per project, merged by due date.
+// viewer may see: one Query per project of the viewer, merged by due date.
+// The projects' own items are read alongside the Queries (their visibility
+// is checked on the tasks found, so no round trip waits for it).
 func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
 	if _, err := dynamo.NormalizeTag(k.id); err != nil {
 		return nil, err
 	}
-	all, err := l.ProjectIDsOfUser(ctx, l.viewer)
+	ids, err := l.ProjectIDsOfUser(ctx, l.viewer) // primes the viewer's memberships
 	if err != nil {
 		return nil, err
 	}
-	ok, err := l.visibleProjects(ctx, all)
-	if err != nil {
-		return nil, err
+	for _, id := range ids {
+		l.objects.Load(ctx, dynamo.ProjectRef(id))
 	}
-	var ids []string
-	for i, id := range all {
-		if ok[i] {
-			ids = append(ids, id)
-		}
-	}
-	exist := func(ctx context.Context, taskIDs []string) ([]bool, error) {
-		ths := make([]func() (*dynamo.Task, error), len(taskIDs))
+	visible := func(ctx context.Context, taskIDs []string) ([]bool, error) {
+		refs := make([]dynamo.Ref, len(taskIDs))
 		for i, id := range taskIDs {
-			ths[i] = load[*dynamo.Task](ctx, l, dynamo.TaskRef(id))
+			refs[i] = dynamo.TaskRef(id)
 		}
-		res := make([]bool, len(taskIDs))
-		for i, th := range ths {
-			_, err := th()
-			if err != nil && !dynamo.IsNotFound(err) {
-				return nil, err
+		tasks, err := loadSome[dynamo.Task](ctx, l, refs)
+		if err != nil {
+			return nil, err
+		}
+		var projects []string
+		for _, t := range tasks {
+			if t != nil {
+				projects = append(projects, t.ProjectID)
 			}
-			res[i] = err == nil
 		}
-		return res, nil
+		vis, err := l.visibleProjects(ctx, projects)
+		if err != nil {
+			return nil, err
+		}
+		ok := make([]bool, len(tasks))
+		for i, t := range tasks {
+			if t != nil {
+				ok[i], vis = vis[0], vis[1:]
+			}
+		}
+		return ok, nil
 	}
-	c, err := l.store.TaskIDsByTag(ctx, k.id, ids, k.page(), exist)
+	c, err := l.store.TaskIDsByTag(ctx, k.id, ids, k.page(), visible)
 	if err != nil {
 		return nil, err
 	}
-	out := &dynamo.Conn[*dynamo.Task]{Items: make([]*dynamo.Task, len(c.Items)), Cursors: c.Cursors, HasNext: c.HasNext}
+	refs := make([]dynamo.Ref, len(c.Items))
 	for i, id := range c.Items {
-		if out.Items[i], err = l.TaskByID(ctx, id); err != nil {
+		refs[i] = dynamo.TaskRef(id)
+	}
+	items, err := loadAll[*dynamo.Task](ctx, l, refs)
+	return &dynamo.Conn[*dynamo.Task]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
+}
+
+// loadSome is loadAll with missing objects as nil.
+func loadSome[T any](ctx context.Context, l *Loaders, refs []dynamo.Ref) ([]*T, error) {
+	ths := make([]func() (*T, error), len(refs))
+	for i, r := range refs {
+		ths[i] = load[*T](ctx, l, r)
+	}
+	out := make([]*T, len(refs))
+	for i, th := range ths {
+		var err error
+		if out[i], err = notFoundAsNil(th()); err != nil {
 			return nil, err
 		}
 	}

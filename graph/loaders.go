@@ -104,58 +104,68 @@ func NewLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig) *Loaders {
 		}
 		return res
 	}, options[dynamo.Ref, any](cfg)...)
-	l.projectIDsOfUser = each(store, cfg, store.ProjectIDsOfUser)
-	l.membersOf = each(store, cfg, func(ctx context.Context, id string) ([]*dynamo.Member, error) {
+	l.projectIDsOfUser = each(l, func(ctx context.Context, id string) ([]string, error) {
+		ms, err := store.MembershipsOfUser(ctx, id)
+		ids := make([]string, len(ms))
+		for i, m := range ms {
+			ids[i] = m.ProjectID
+			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
+		}
+		return ids, err
+	})
+	l.membersOf = each(l, func(ctx context.Context, id string) ([]*dynamo.Member, error) {
 		ms, err := store.MembersOf(ctx, id)
 		for _, m := range ms {
 			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
 		}
 		return ms, err
 	})
-	l.tasksOfProject = each(store, cfg, func(ctx context.Context, k projectTasksKey) (*dynamo.Conn[*dynamo.Task], error) {
+	l.tasksOfProject = each(l, func(ctx context.Context, k projectTasksKey) (*dynamo.Conn[*dynamo.Task], error) {
 		var st *dynamo.TaskStatus
 		if k.status != "" {
 			st = &k.status
 		}
 		return l.primeTasks(ctx)(store.TasksOfProject(ctx, k.id, st, k.page()))
 	})
-	l.commentsOf = each(store, cfg, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
+	l.commentsOf = each(l, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
 		return store.CommentsOf(ctx, k.id, k.page())
 	})
-	l.projectsOfUser = each(store, cfg, l.fetchProjectsOfUser)
-	l.assignedTo = each(store, cfg, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
+	l.projectsOfUser = each(l, l.fetchProjectsOfUser)
+	l.assignedTo = each(l, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
 		return l.primeTasks(ctx)(store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
 	})
-	l.overdueOf = each(store, cfg, func(ctx context.Context, k overdueKey) (*dynamo.Conn[*dynamo.Task], error) {
+	l.overdueOf = each(l, func(ctx context.Context, k overdueKey) (*dynamo.Conn[*dynamo.Task], error) {
 		asOf, err := dynamo.ParseDate(k.asOf)
 		if err != nil {
 			return nil, err
 		}
 		return l.primeTasks(ctx)(store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
 	})
-	l.tasksByTag = each(store, cfg, l.fetchTasksByTag)
+	l.tasksByTag = each(l, l.fetchTasksByTag)
 	return l
 }
 
 // each makes a loader that de-duplicates keys and runs one fetch per
-// distinct key, concurrently (bounded by the store's Parallel).
-func each[K comparable, V any](store *dynamo.Store, cfg LoaderConfig, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+// distinct key, all at once: a level of a query is one round trip however
+// wide it is. The fan-out is bounded by the query's cost limit, and the
+// calls to DynamoDB by the client's connection limit (dynamo.TuneHTTP). (A
+// per-request bound would also need to let nested loads through, or a level
+// whose fetches wait on another loader could starve.)
+func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		res := make([]*dataloader.Result[V], len(keys))
-		sem := make(chan struct{}, max(store.Parallel, 1))
 		var wg sync.WaitGroup
 		for i, k := range keys {
-			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
-				defer func() { <-sem; wg.Done() }()
+				defer wg.Done()
 				v, err := fetch(ctx, k)
 				res[i] = &dataloader.Result[V]{Data: v, Error: err}
 			}()
 		}
 		wg.Wait()
 		return res
-	}, options[K, V](cfg)...)
+	}, options[K, V](l.cfg)...)
 }
 
 func (l *Loaders) today() dynamo.Date {

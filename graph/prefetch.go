@@ -6,6 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // Prefetch (GraphQL field lookahead): when a single object is asked for by
@@ -47,9 +48,62 @@ func (l *Loaders) prefetch(ctx context.Context, id string) {
 			}
 			l.tasksOfProject.Load(ctx, k)
 		case "Task.comments":
-			l.commentsOf.Load(ctx, newPageKey(id, first, after))
+			th := l.commentsOf.Load(ctx, newPageKey(id, first, after))
+			if selectsNode(graphql.GetOperationContext(ctx), f, "author") {
+				// The authors are read as soon as the comments are in, with
+				// the task's visibility check rather than after it.
+				go func() {
+					if c, err := th(); err == nil {
+						for _, cm := range c.Items {
+							l.objects.Load(ctx, dynamo.UserRef(cm.AuthorID))
+						}
+					}
+				}()
+			}
 		}
 	}
+}
+
+// selects reports whether the current field selects a child of that name.
+func selects(ctx context.Context, name string) bool {
+	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
+		return false
+	}
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// selectsNode reports whether a connection field selects name on its nodes
+// (through nodes or edges.node).
+func selectsNode(oc *graphql.OperationContext, conn graphql.CollectedField, name string) bool {
+	for _, f := range graphql.CollectFields(oc, conn.Selections, nil) {
+		sel := f.Selections
+		if f.Name == "edges" {
+			for _, e := range graphql.CollectFields(oc, f.Selections, nil) {
+				if e.Name == "node" && hasField(oc, e.Selections, name) {
+					return true
+				}
+			}
+			continue
+		}
+		if f.Name == "nodes" && hasField(oc, sel, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasField(oc *graphql.OperationContext, set ast.SelectionSet, name string) bool {
+	for _, f := range graphql.CollectFields(oc, set, nil) {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // safeArgs evaluates a field's arguments; a malformed value (the resolver
