@@ -1,0 +1,65 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
+	e := testenv.New(t)
+	s := e.MustSeed()
+	store := dynamo.New(e.Emb.Client(dynamo.CountCalls), e.Store.Table())
+	store.Now, store.Log = e.Store.Now, e.Store.Log
+	q := `query($id: ID!) { project(id: $id) { tasks { nodes { assignee { name } } } } }`
+	vars := map[string]any{"id": s.Project("Website relaunch").ID}
+	for _, tc := range []struct {
+		name  string
+		debug bool
+	}{{"debug mode adds extensions.dynamodb", true}, {"without debug mode there is none", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.Handler = graph.NewHandler(graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Debug: tc.debug})
+			res := e.Query("alice", q, vars)
+			if len(res.Errors) > 0 {
+				t.Fatalf("errors: %+v", res.Errors)
+			}
+			var ext struct {
+				Extensions struct {
+					DynamoDB *struct {
+						Calls map[string]int
+						Total int
+					}
+				}
+			}
+			body := debugBody(t, e, q, vars)
+			if err := json.Unmarshal(body, &ext); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case !tc.debug && ext.Extensions.DynamoDB != nil:
+				t.Fatalf("extensions.dynamodb without debug mode: %s", body)
+			case tc.debug && (ext.Extensions.DynamoDB == nil || ext.Extensions.DynamoDB.Total != 3 ||
+				ext.Extensions.DynamoDB.Calls["BatchGetItem"] != 2 || ext.Extensions.DynamoDB.Calls["Query"] != 1):
+				t.Fatalf("want 2 BatchGetItem and 1 Query (visibility, tasks, assignees), got %s", body)
+			}
+		})
+	}
+}
+
+// debugBody posts a query as alice and returns the raw response body.
+func debugBody(t *testing.T, e *testenv.Env, q string, vars map[string]any) []byte {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
+	rec := httptest.NewRecorder()
+	e.Handler.ServeHTTP(rec, req)
+	return rec.Body.Bytes()
+}
