@@ -1,53 +1,26 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/smithy-go/middleware"
+	"github.com/taskgraph/taskgraph/dynamo"
 )
 
 // Counter counts the DynamoDB calls of a client by operation name (GetItem,
-// BatchGetItem, Query, …), once per call before the SDK's retries. The
-// server's own per-request counter (dynamo.Calls) lives in each request's
-// context; this one sees every request of the client.
-type Counter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
+// BatchGetItem, Query, …), once per call before the SDK's retries: its
+// Option is a client option. The server's own per-request counter
+// (dynamo.Calls in each request's context) is the same type; this one sees
+// every request of the client.
+type Counter struct{ dynamo.Calls }
 
 // NewCounter returns an empty counter.
-func NewCounter() *Counter { return &Counter{n: map[string]int{}} }
-
-// Option is a dynamodb client option that counts the client's calls here.
-func (c *Counter) Option(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("benchCountCalls",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				c.add(awsmiddleware.GetOperationName(ctx))
-				return next.HandleInitialize(ctx, in)
-			}), middleware.Before)
-	})
-}
-
-func (c *Counter) add(op string) {
-	c.mu.Lock()
-	c.n[op]++
-	c.mu.Unlock()
-}
+func NewCounter() *Counter { return &Counter{} }
 
 // Snapshot returns a copy of the counts.
-func (c *Counter) Snapshot() Calls {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.n)
-}
+func (c *Counter) Snapshot() Calls { return Calls(c.ByOp()) }
 
 // Calls are DynamoDB call counts by operation name.
 type Calls map[string]int

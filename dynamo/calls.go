@@ -2,8 +2,11 @@ package dynamo
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +55,30 @@ func (c *Calls) ByOp() map[string]int {
 	return maps.Clone(c.ops)
 }
 
+// Get returns the count of one operation, e.g. "BatchGetItem".
+func (c *Calls) Get(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ops[op]
+}
+
+// Reset forgets the counts.
+func (c *Calls) Reset() {
+	c.mu.Lock()
+	c.ops = nil
+	c.mu.Unlock()
+}
+
+// String formats the counts as "BatchGetItem:3 Query:21", by name.
+func (c *Calls) String() string {
+	byOp := c.ByOp()
+	parts := make([]string, 0, len(byOp))
+	for _, op := range slices.Sorted(maps.Keys(byOp)) {
+		parts = append(parts, fmt.Sprintf("%s:%d", op, byOp[op]))
+	}
+	return strings.Join(parts, " ")
+}
+
 // Total returns the number of calls.
 func (c *Calls) Total() int {
 	n := 0
@@ -64,11 +91,19 @@ func (c *Calls) Total() int {
 // CountCalls is a client option: every call made with a context carrying
 // Calls (WithCalls) is counted there, by operation, before the SDK's retries
 // (a retried call counts once).
-func CountCalls(o *dynamodb.Options) {
+func CountCalls(o *dynamodb.Options) { countInto(o, CallsFrom) }
+
+// Option is a client option that counts every call of the client in c,
+// whatever its context (for tests and benchmarks).
+func (c *Calls) Option(o *dynamodb.Options) {
+	countInto(o, func(context.Context) *Calls { return c })
+}
+
+func countInto(o *dynamodb.Options, calls func(context.Context) *Calls) {
 	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("taskgraphCountCalls",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				if c := CallsFrom(ctx); c != nil {
+				if c := calls(ctx); c != nil {
 					c.add(awsmiddleware.GetOperationName(ctx))
 				}
 				return next.HandleInitialize(ctx, in)

@@ -16,10 +16,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/smithy-go/middleware"
 	miniserver "github.com/truora/minidyn/server"
 )
 
@@ -34,30 +32,11 @@ var (
 	testTableN  atomic.Int64
 )
 
-// opCounts counts DynamoDB calls by operation name.
-type opCounts struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *opCounts) add(op string) { c.mu.Lock(); c.n[op]++; c.mu.Unlock() }
-func (c *opCounts) get(op string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[op]
-}
-func (c *opCounts) reset() { c.mu.Lock(); c.n = map[string]int{}; c.mu.Unlock() }
-func (c *opCounts) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return fmt.Sprint(c.n)
-}
-
 // testStore is a store on a fresh table of the process's embedded server.
 type testStore struct {
 	*Store
 	client *dynamodb.Client
-	calls  *opCounts
+	calls  *Calls
 	emb    *Embedded
 }
 
@@ -67,16 +46,8 @@ func newTestStore(t *testing.T) *testStore {
 	if testEmbErr != nil {
 		t.Fatalf("starting the embedded store: %v", testEmbErr)
 	}
-	calls := &opCounts{n: map[string]int{}}
-	client := testEmb.Client(func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					calls.add(awsmiddleware.GetOperationName(ctx))
-					return next.HandleInitialize(ctx, in)
-				}), middleware.Before)
-		})
-	})
+	calls := &Calls{}
+	client := testEmb.Client(calls.Option)
 	s := New(client, fmt.Sprintf("dynamo-test-%d", testTableN.Add(1)))
 	s.Now = func() time.Time { return storeTestNow }
 	s.Log = slog.New(slog.DiscardHandler)
@@ -85,7 +56,7 @@ func newTestStore(t *testing.T) *testStore {
 	if _, err := s.EnsureTable(ctx); err != nil {
 		t.Fatalf("creating table %s: %v", s.Table(), err)
 	}
-	calls.reset()
+	calls.Reset()
 	return &testStore{Store: s, client: client, calls: calls, emb: testEmb}
 }
 
@@ -94,7 +65,7 @@ func (ts *testStore) mustImport(t *testing.T, d *Dataset) {
 	if err := ts.Import(context.Background(), d); err != nil {
 		t.Fatalf("importing: %v", err)
 	}
-	ts.calls.reset()
+	ts.calls.Reset()
 }
 
 // dump returns every item of the table as sorted canonical JSON, to check
@@ -322,21 +293,21 @@ func TestGetManyRefs(t *testing.T) {
 		if len(uniq) != 200 || want != 2 {
 			t.Fatalf("test set-up: %d unique keys", len(uniq))
 		}
-		if got := ts.calls.get("BatchGetItem"); got != want {
+		if got := ts.calls.Get("BatchGetItem"); got != want {
 			t.Errorf("BatchGetItem calls = %d, want %d for %d unique keys (%s)", got, want, len(uniq), ts.calls)
 		}
-		if got := ts.calls.get("GetItem"); got != 0 {
+		if got := ts.calls.Get("GetItem"); got != 0 {
 			t.Errorf("GetItem calls = %d, want 0", got)
 		}
 	})
 	t.Run("no refs make no call", func(t *testing.T) {
-		ts.calls.reset()
+		ts.calls.Reset()
 		vals, errs := ts.Get(context.Background(), nil)
-		if len(vals) != 0 || len(errs) != 0 || ts.calls.get("BatchGetItem") != 0 {
+		if len(vals) != 0 || len(errs) != 0 || ts.calls.Get("BatchGetItem") != 0 {
 			t.Errorf("Get(nil) = %v, %v with %s", vals, errs, ts.calls)
 		}
 		vals, errs = ts.Get(context.Background(), malformed)
-		if ts.calls.get("BatchGetItem") != 0 {
+		if ts.calls.Get("BatchGetItem") != 0 {
 			t.Errorf("only malformed refs still read: %s", ts.calls)
 		}
 		for i := range malformed {
@@ -393,7 +364,7 @@ func TestGetRetriesUnprocessedKeys(t *testing.T) {
 	})
 	t.Run("one retry call per chunk", func(t *testing.T) {
 		// 175 keys: two chunks, each with unprocessed keys, each retried once.
-		if got := ts.calls.get("BatchGetItem"); got != 4 {
+		if got := ts.calls.Get("BatchGetItem"); got != 4 {
 			t.Errorf("BatchGetItem calls = %d, want 4 (%s)", got, ts.calls)
 		}
 	})
@@ -411,7 +382,7 @@ func TestGetKeysUnprocessedForever(t *testing.T) {
 
 	start := time.Now()
 	vals, errs := ts.Get(context.Background(), refs)
-	t.Logf("Get gave up after %v and %d BatchGetItem calls", time.Since(start), ts.calls.get("BatchGetItem"))
+	t.Logf("Get gave up after %v and %d BatchGetItem calls", time.Since(start), ts.calls.Get("BatchGetItem"))
 
 	t.Run("stuck keys are EUNAVAILABLE with no value", func(t *testing.T) {
 		for i, r := range refs {
@@ -439,19 +410,19 @@ func TestGetKeysUnprocessedForever(t *testing.T) {
 		}
 	})
 	t.Run("it retries a bounded number of times", func(t *testing.T) {
-		if got := ts.calls.get("BatchGetItem"); got != 1+batchRetries {
+		if got := ts.calls.Get("BatchGetItem"); got != 1+batchRetries {
 			t.Errorf("BatchGetItem calls = %d, want %d", got, 1+batchRetries)
 		}
 	})
 	t.Run("a cancelled context ends the retries at once", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		ts.calls.reset()
+		ts.calls.Reset()
 		_, errs := ts.Get(ctx, refs[2:3])
 		if code := ErrorCode(errs[0]); code != EUNAVAILABLE && code != EINTERNAL {
 			t.Errorf("error %v, want EUNAVAILABLE or EINTERNAL", errs[0])
 		}
-		if got := ts.calls.get("BatchGetItem"); got > 1 {
+		if got := ts.calls.Get("BatchGetItem"); got > 1 {
 			t.Errorf("BatchGetItem calls = %d after cancel, want at most 1", got)
 		}
 	})
@@ -561,7 +532,7 @@ func TestListMergesPartitions(t *testing.T) {
 		})
 	}
 	t.Run("TaskIDsByTag reads each project once for one page", func(t *testing.T) {
-		ts.calls.reset()
+		ts.calls.Reset()
 		c, err := ts.TaskIDsByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -569,7 +540,7 @@ func TestListMergesPartitions(t *testing.T) {
 		if len(c.Items) != len(wantTagged) || c.HasNext {
 			t.Errorf("%d items, hasNext %v; want %d, false", len(c.Items), c.HasNext, len(wantTagged))
 		}
-		if got := ts.calls.get("Query"); got != len(projectIDs) {
+		if got := ts.calls.Get("Query"); got != len(projectIDs) {
 			t.Errorf("Query calls = %d, want %d", got, len(projectIDs))
 		}
 	})
@@ -602,12 +573,12 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("TaskIDsByTag with no projects is empty without reading", func(t *testing.T) {
-		ts.calls.reset()
+		ts.calls.Reset()
 		c, err := ts.TaskIDsByTag(ctx, "x", nil, Page{First: 10}, nil)
 		if err != nil || len(c.Items) != 0 || c.HasNext {
 			t.Errorf("got %+v, %v", c, err)
 		}
-		if n := ts.calls.get("Query"); n != 0 {
+		if n := ts.calls.Get("Query"); n != 0 {
 			t.Errorf("Query calls = %d, want 0", n)
 		}
 	})

@@ -138,7 +138,7 @@ func TestAuthRefusesMissingAndBadTokens(t *testing.T) {
 				e.Calls.Reset()
 				authRefused(t, e.Do(c.header, op.query, nil))
 				if n := e.Calls.Total(); n != 0 {
-					t.Errorf("%d DynamoDB calls for a refused request: %v", n, e.Calls.Snapshot())
+					t.Errorf("%d DynamoDB calls for a refused request: %v", n, e.Calls.ByOp())
 				}
 				if e.Dump() != before {
 					t.Error("a refused mutation changed the table")

@@ -58,7 +58,7 @@ func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 	// list (1 Query), the 20 assignees and the comment authors (1
 	// BatchGetItem at the next level), 20 comment lists (20 Queries: one
 	// partition each; there is no batch Query).
-	calls := e.Calls.Snapshot()
+	calls := e.Calls.ByOp()
 	t.Logf("DynamoDB calls: %v", calls)
 	if calls["GetItem"] != 0 {
 		t.Errorf("GetItem calls = %d, want 0 (point reads must batch): %v", calls["GetItem"], calls)

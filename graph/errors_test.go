@@ -167,7 +167,7 @@ func TestComplexityLimit(t *testing.T) {
 			e.Calls.Reset()
 			errsWant(t, e, "alice", c.query, nil, "COMPLEXITY_LIMIT_EXCEEDED")
 			if n := e.Calls.Total(); n != 0 {
-				t.Errorf("%d DynamoDB calls for a refused query: %v", n, e.Calls.Snapshot())
+				t.Errorf("%d DynamoDB calls for a refused query: %v", n, e.Calls.ByOp())
 			}
 		})
 	}

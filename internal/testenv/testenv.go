@@ -23,10 +23,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/smithy-go/middleware"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 )
@@ -57,50 +55,7 @@ func Embedded(tb testing.TB) *dynamo.Embedded {
 }
 
 // Calls counts DynamoDB calls by operation name.
-type Calls struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *Calls) add(op string) {
-	c.mu.Lock()
-	c.n[op]++
-	c.mu.Unlock()
-}
-
-// Reset forgets the counts.
-func (c *Calls) Reset() {
-	c.mu.Lock()
-	c.n = map[string]int{}
-	c.mu.Unlock()
-}
-
-// Get returns the count of one operation, e.g. "BatchGetItem".
-func (c *Calls) Get(op string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[op]
-}
-
-// Snapshot returns a copy of all counts.
-func (c *Calls) Snapshot() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.n))
-	for k, v := range c.n {
-		out[k] = v
-	}
-	return out
-}
-
-// Total returns the number of calls of every operation.
-func (c *Calls) Total() int {
-	n := 0
-	for _, v := range c.Snapshot() {
-		n += v
-	}
-	return n
-}
+type Calls = dynamo.Calls
 
 // Env is one test's server: a fresh table, the real handler, a fixed clock.
 type Env struct {
@@ -131,16 +86,8 @@ func New(tb testing.TB) *Env { tb.Helper(); return NewOn(tb, Minidyn) }
 // NewOn returns an Env on the given backend.
 func NewOn(tb testing.TB, b Backend) *Env {
 	tb.Helper()
-	calls := &Calls{n: map[string]int{}}
-	count := func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					calls.add(awsmiddleware.GetOperationName(ctx))
-					return next.HandleInitialize(ctx, in)
-				}), middleware.Before)
-		})
-	}
+	calls := &Calls{}
+	count := calls.Option
 	e := &Env{TB: tb, Calls: calls}
 	switch b {
 	case Minidyn:
