@@ -874,3 +874,33 @@ func TestImportRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+func TestBatchWriteRetriesUnprocessedItems(t *testing.T) {
+	ts := newTestStore(t)
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	// Every item is left unprocessed the first time it is sent.
+	ts.emulateUnprocessed(t, func(_ int, raw map[string]*miniserver.AttributeValue) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		k := rawKey(raw)
+		first := !seen[k]
+		seen[k] = true
+		return first
+	})
+	d := ts.Demo(storeTestNow)
+	if err := ts.Import(context.Background(), d); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	ts.emb.Server.EmulateUnprocessedItems(ts.Table(), nil)
+	refs := []Ref{UserRef("alice"), ProjectRef(d.Projects[0].ID), TaskRef(d.Tasks[len(d.Tasks)-1].ID), CommentRef(d.Comments[0].ID)}
+	vals, errs := ts.Get(context.Background(), refs)
+	for i := range refs {
+		if errs[i] != nil || vals[i] == nil {
+			t.Errorf("%v after an import with unprocessed items: %v", refs[i], errs[i])
+		}
+	}
+	if n := ts.calls.Get("BatchWriteItem"); n < 2*((len(seen)+24)/25) {
+		t.Errorf("%d BatchWriteItem calls for %d items sent twice each, want at least %d", n, len(seen), 2*((len(seen)+24)/25))
+	}
+}
