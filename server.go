@@ -104,7 +104,7 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("starting the embedded store: %w", err)
 		}
-		defer func() { _ = emb.Close(context.Background()) }()
+		defer func() { _ = emb.Close() }()
 		db = emb.Client(dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
 		log.Info("using the embedded in-process store; data lives as long as the process")
 	case "aws":

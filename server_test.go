@@ -85,7 +85,7 @@ func TestMux(t *testing.T) {
 		}
 	})
 	t.Run("healthz is 503 once the store is gone", func(t *testing.T) {
-		if err := emb.Close(context.Background()); err != nil {
+		if err := emb.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if code, _ := get(t, "/healthz"); code != 503 {

@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"time"
@@ -44,5 +43,6 @@ func (e *Embedded) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	}, opts...)
 }
 
-// Close stops the embedded store; its data is gone.
-func (e *Embedded) Close(ctx context.Context) error { return e.http.Shutdown(ctx) }
+// Close stops the embedded store at once, dropping its connections; its
+// data is gone.
+func (e *Embedded) Close() error { return e.http.Close() }

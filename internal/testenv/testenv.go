@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,21 +35,21 @@ var Now = time.Date(2026, 8, 25, 12, 0, 0, 0, time.UTC)
 const Secret = "test-secret"
 
 var (
-	embOnce sync.Once
-	emb     *dynamo.Embedded
-	tableN  atomic.Int64
-	runID   = strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	tableN atomic.Int64
+	runID  = strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 )
 
-// Embedded returns the process's shared embedded store (tables differ per Env).
+// Embedded starts an embedded store for one test, closed when it ends. Each
+// test has its own: failure emulation then touches no other test, and
+// minidyn's CreateTable, which is not safe while other calls run (it writes
+// its table map without its lock), never runs beside another test's calls.
 func Embedded(tb testing.TB) *dynamo.Embedded {
 	tb.Helper()
-	embOnce.Do(func() {
-		var err error
-		if emb, err = dynamo.StartEmbedded(); err != nil {
-			panic(err)
-		}
-	})
+	emb, err := dynamo.StartEmbedded()
+	if err != nil {
+		tb.Fatalf("starting the embedded store: %v", err)
+	}
+	tb.Cleanup(func() { _ = emb.Close() })
 	return emb
 }
 
