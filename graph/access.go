@@ -206,6 +206,9 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.C
 			ids[i] = m.ProjectID
 			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
 		}
+		if ahead, ok := l.projectsAhead.Load(k); ok {
+			ahead.(func(context.Context, []string))(ctx, ids) // with the visibility check's batch
+		}
 		return l.visibleProjects(ctx, ids)
 	}
 	c, err := l.store.ProjectsOfUser(ctx, k.id, k.page(), keep)

@@ -44,6 +44,9 @@ type Loaders struct {
 	store  *dynamo.Store
 	viewer string
 	cfg    LoaderConfig
+	// projectsAhead holds, per page of the viewer's projects, what to start
+	// loading for each project as soon as its membership is listed.
+	projectsAhead sync.Map // pageKey → func(context.Context, []string)
 
 	// objects batches every point read of a request (users, projects,
 	// memberships, tasks, comments) into BatchGetItem calls.

@@ -21,8 +21,15 @@ func (l *Loaders) prefetch(ctx context.Context, id string) {
 	if l.cfg.NoBatch || !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return
 	}
-	vars := graphql.GetOperationContext(ctx).Variables
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+	l.prefetchFields(ctx, id, graphql.CollectFieldsCtx(ctx, nil))
+}
+
+// prefetchFields starts the loads of the lists among fields, selected under
+// the object with the given id.
+func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphql.CollectedField) {
+	oc := graphql.GetOperationContext(ctx)
+	vars := oc.Variables
+	for _, f := range fields {
 		if f.Definition == nil || f.ObjectDefinition == nil {
 			continue
 		}
@@ -30,7 +37,18 @@ func (l *Loaders) prefetch(ctx context.Context, id string) {
 		first, after := intArg(args["first"]), strArg(args["after"])
 		switch f.ObjectDefinition.Name + "." + f.Name {
 		case "User.projects":
-			l.projectsOfUser.Load(ctx, newPageKey(id, first, after))
+			k := newPageKey(id, first, after)
+			if nodes := nodeFields(oc, f); id == l.viewer && len(nodes) > 0 {
+				// The viewer's own projects: their lists (members, tasks) can
+				// start as soon as the memberships are listed, with the
+				// projects' own reads (see fetchProjectsOfUser).
+				l.projectsAhead.Store(k, func(ctx context.Context, ids []string) {
+					for _, pid := range ids {
+						l.prefetchFields(ctx, pid, nodes)
+					}
+				})
+			}
+			l.projectsOfUser.Load(ctx, k)
 		case "User.assignedTasks":
 			l.assignedTo.Load(ctx, newPageKey(id, first, after))
 		case "User.overdueTasks":
@@ -49,7 +67,7 @@ func (l *Loaders) prefetch(ctx context.Context, id string) {
 			l.tasksOfProject.Load(ctx, k)
 		case "Task.comments":
 			th := l.commentsOf.Load(ctx, newPageKey(id, first, after))
-			if selectsNode(graphql.GetOperationContext(ctx), f, "author") {
+			if selectsNode(oc, f, "author") {
 				// The authors are read as soon as the comments are in, with
 				// the task's visibility check rather than after it.
 				go func() {
@@ -75,6 +93,25 @@ func selects(ctx context.Context, name string) bool {
 		}
 	}
 	return false
+}
+
+// nodeFields returns the fields a connection field selects on its nodes
+// (through nodes or edges.node).
+func nodeFields(oc *graphql.OperationContext, conn graphql.CollectedField) []graphql.CollectedField {
+	var out []graphql.CollectedField
+	for _, f := range graphql.CollectFields(oc, conn.Selections, nil) {
+		switch f.Name {
+		case "nodes":
+			out = append(out, graphql.CollectFields(oc, f.Selections, nil)...)
+		case "edges":
+			for _, e := range graphql.CollectFields(oc, f.Selections, nil) {
+				if e.Name == "node" {
+					out = append(out, graphql.CollectFields(oc, e.Selections, nil)...)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // selectsNode reports whether a connection field selects name on its nodes
