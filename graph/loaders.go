@@ -212,11 +212,6 @@ func For(ctx context.Context) *Loaders {
 	return ctx.Value(ctxKey{}).(*Loaders)
 }
 
-// WithLoaders returns ctx carrying l (for code that runs outside HTTP).
-func WithLoaders(ctx context.Context, l *Loaders) context.Context {
-	return context.WithValue(ctx, ctxKey{}, l)
-}
-
 func load[T any](ctx context.Context, l *Loaders, ref dynamo.Ref) func() (T, error) {
 	th := l.objects.Load(ctx, ref)
 	return func() (T, error) {
