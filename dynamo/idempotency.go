@@ -6,14 +6,23 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
 // Idempotency keys: a client may send a key with a mutation; the mutation's
-// transaction then also writes a record of (viewer, key) with the id of its
-// result, on the condition that there is none yet. A retry with the same key
-// finds the record and answers with the first call's result instead of
-// acting again; two racing calls cannot both commit. Records expire after
-// IdempotencyTTL (the table's TTL attribute "expiresAt", where enabled).
+// transaction then also writes a record of (viewer, key, field) with the id
+// of its result, the project that result lies in and a digest of the
+// operation, on the condition that there is no live record yet. A retry with
+// the same key finds the record and answers with the first call's result
+// instead of acting again; two racing calls cannot both commit.
+//
+// A replay is a read like any other: the object it answers with is read
+// again, with the viewer's membership of its project, and the viewer gets it
+// only if they may see it now (see replayer). A key used again for another
+// mutation or other input is refused (EINVALID), never answered with the
+// first call's result. Records expire after IdempotencyTTL: the table's TTL
+// attribute "expiresAt" deletes them where enabled, and an expired record
+// counts as absent everywhere else.
 
 // IdempotencyTTL is how long a mutation's idempotency record is kept.
 const IdempotencyTTL = 24 * time.Hour
@@ -22,12 +31,14 @@ const maxIdemKeyLen = 64
 
 type idemCtxKey struct{}
 
-type idem struct{ viewer, key, op string }
+type idem struct{ viewer, key, op, digest string }
 
 // WithIdempotencyKey returns a context whose mutation (named op, e.g. the
-// GraphQL field or alias) by viewer is done at most once per key. A key is
-// 1-64 characters of A-Z, a-z, 0-9, '-', '_', '.', ':'. Returns EINVALID.
-func WithIdempotencyKey(ctx context.Context, viewer, key, op string) (context.Context, error) {
+// GraphQL field or alias) by viewer is done at most once per key. digest
+// identifies the operation (the mutation field and its input, canonicalised):
+// the key answers only retries of that operation. A key is 1-64 characters
+// of A-Z, a-z, 0-9, '-', '_', '.', ':'. Returns EINVALID.
+func WithIdempotencyKey(ctx context.Context, viewer, key, op, digest string) (context.Context, error) {
 	if key == "" || len(key) > maxIdemKeyLen {
 		return ctx, Errorf(EINVALID, "an idempotency key has 1 to %d characters", maxIdemKeyLen)
 	}
@@ -36,7 +47,7 @@ func WithIdempotencyKey(ctx context.Context, viewer, key, op string) (context.Co
 			return ctx, Errorf(EINVALID, "an idempotency key may only contain A-Z, a-z, 0-9, '-', '_', '.' and ':'")
 		}
 	}
-	return context.WithValue(ctx, idemCtxKey{}, idem{viewer: viewer, key: key, op: op}), nil
+	return context.WithValue(ctx, idemCtxKey{}, idem{viewer: viewer, key: key, op: op, digest: digest}), nil
 }
 
 func idemFrom(ctx context.Context) (idem, bool) {
@@ -49,7 +60,9 @@ type idemItem struct {
 	SK        string
 	Type      string `dynamodbav:"type"`
 	Op        string `dynamodbav:"op"`
+	Digest    string `dynamodbav:"digest"`
 	Result    string `dynamodbav:"result"`
+	Project   string `dynamodbav:"project,omitempty"`
 	ExpiresAt int64  `dynamodbav:"expiresAt"`
 }
 
@@ -59,83 +72,151 @@ const typeIdem = "IDEMPOTENCY"
 // with the same key committed first.
 var errReplay = errors.New("idempotency key already used")
 
+var errKeyReused = Errorf(EINVALID,
+	"this idempotency key was used for another mutation or other input; use a new key for a new operation")
+
 // remember adds the idempotency record of ctx, if any, to a transaction
-// whose result is t.result.
+// whose result is t.result. An expired record that TTL has not deleted yet
+// is overwritten.
 func (s *Store) remember(ctx context.Context, t *txn) {
 	rec, ok := idemFrom(ctx)
 	if !ok || t.result == "" {
 		return
 	}
+	now := s.now()
 	k := idemKey(rec.viewer, rec.key, rec.op)
-	t.put(s.table, marshal(idemItem{PK: k.PK, SK: k.SK, Type: typeIdem, Op: rec.op, Result: t.result,
-		ExpiresAt: s.now().Add(IdempotencyTTL).Unix()}), ptr(absent()), errReplay)
+	free := absent().Or(expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
+	t.put(s.table, marshal(idemItem{PK: k.PK, SK: k.SK, Type: typeIdem, Op: rec.op, Digest: rec.digest, Result: t.result,
+		Project: t.project, ExpiresAt: now.Add(IdempotencyTTL).Unix()}), &free, errReplay)
 }
 
-// recall returns the result recorded for the key of ctx, if any.
-func (s *Store) recall(ctx context.Context) (string, bool, error) {
+// recall returns the live record for the key of ctx, if any. A record of
+// another operation is EINVALID.
+func (s *Store) recall(ctx context.Context) (*idemItem, error) {
 	rec, ok := idemFrom(ctx)
 	if !ok {
-		return "", false, nil
+		return nil, nil
 	}
 	it, err := s.getOne(ctx, idemKey(rec.viewer, rec.key, rec.op))
 	if err != nil || it == nil {
-		return "", false, err
+		return nil, err
 	}
 	var r idemItem
 	if err := attributevalue.UnmarshalMap(it, &r); err != nil {
-		return "", false, internal(err, "decoding an item")
+		return nil, internal(err, "decoding an item")
 	}
 	if r.ExpiresAt <= s.now().Unix() {
-		return "", false, nil // expired; TTL deletes it eventually
+		return nil, nil // expired: absent; TTL deletes it eventually
 	}
-	if r.Op != rec.op {
-		return "", false, Errorf(EINVALID, "this idempotency key was used for %s, not %s", r.Op, rec.op)
+	if r.Op != rec.op || r.Digest != rec.digest {
+		return nil, errKeyReused
 	}
-	return r.Result, true, nil
+	return &r, nil
+}
+
+// replayer answers a retried mutation from its idempotency record. Only the
+// constructors below make one, and each checks what the viewer may see at
+// replay time, so once cannot answer without that check.
+type replayer[T any] struct {
+	answer func(ctx context.Context, s *Store, viewer string, r *idemItem) (T, error)
 }
 
 // once runs a mutation at most once per idempotency key in ctx: a call whose
-// key was seen answers with replay(the recorded result id).
-func once[T any](ctx context.Context, s *Store, run func() (T, error), replay func(context.Context, string) (T, error)) (T, error) {
-	if id, ok, err := s.recall(ctx); err != nil || ok {
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return replay(ctx, id)
+// key was seen answers through replay.
+func once[T any](ctx context.Context, s *Store, run func() (T, error), replay replayer[T]) (T, error) {
+	var zero T
+	rec, _ := idemFrom(ctx)
+	r, err := s.recall(ctx)
+	if err != nil {
+		return zero, err
+	}
+	if r != nil {
+		return replay.answer(ctx, s, rec.viewer, r)
 	}
 	v, err := run()
 	if errors.Is(err, errReplay) { // a concurrent call with the same key committed first
-		id, ok, rerr := s.recall(ctx)
-		if rerr != nil || !ok {
-			return v, Errorf(ECONFLICT, "a concurrent call with the same idempotency key is in progress; retry")
+		r, rerr := s.recall(ctx)
+		if rerr != nil {
+			return zero, rerr
 		}
-		return replay(ctx, id)
+		if r == nil {
+			return zero, Errorf(ECONFLICT, "a concurrent call with the same idempotency key is in progress; retry")
+		}
+		return replay.answer(ctx, s, rec.viewer, r)
 	}
 	return v, err
 }
 
-func replayID(_ context.Context, id string) (string, error) { return id, nil }
+// replayDeleted answers a replayed delete with the id the client sent: it
+// reveals nothing the client did not give. The record's digest already
+// proved it is the same operation.
+func replayDeleted() replayer[string] {
+	return replayer[string]{answer: func(_ context.Context, _ *Store, _ string, r *idemItem) (string, error) {
+		return r.Result, nil
+	}}
+}
 
-func projectRefKey(id string) (key, error) { return ProjectRef(id).key() }
-func taskRefKey(id string) (key, error)    { return TaskRef(id).key() }
-func commentRefKey(id string) (key, error) { return CommentRef(id).key() }
-
-// loadAs returns a replay function that reads the recorded object.
-func loadAs[T any](s *Store, keyOf func(string) (key, error)) func(context.Context, string) (T, error) {
-	return func(ctx context.Context, id string) (T, error) {
+// replayInProject answers with the recorded object when the viewer may see
+// it now. keysOf gives the object's key first, then the keys of the objects
+// it is visible with (a comment's task); these, the recorded project and
+// the viewer's membership of it are read in one batch, and a missing one
+// answers ENOTFOUND, as a fresh read of an object the viewer may not see
+// would. The record's project was written by the same transaction as its
+// result, and objects never move between projects.
+func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
+	return replayer[T]{answer: func(ctx context.Context, s *Store, viewer string, r *idemItem) (T, error) {
 		var zero T
-		k, err := keyOf(id)
+		keys, err := keysOf(r.Result)
 		if err != nil {
 			return zero, err
 		}
-		it, err := s.getOne(ctx, k)
+		pu, err := ParseProjectID(r.Project)
+		if err != nil {
+			return zero, errReplayGone
+		}
+		items, err := s.getItems(ctx, append(keys, projectKey(pu), memberKey(pu, viewer)))
 		if err != nil {
 			return zero, err
+		}
+		for _, it := range items {
+			if it == nil {
+				return zero, errReplayGone
+			}
+		}
+		return decodeAs[T](items[0])
+	}}
+}
+
+// replaySelf answers with the viewer's own profile, which they may always see.
+func replaySelf() replayer[*User] {
+	return replayer[*User]{answer: func(ctx context.Context, s *Store, viewer string, r *idemItem) (*User, error) {
+		if r.Result != viewer {
+			return nil, errReplayGone
+		}
+		it, err := s.getOne(ctx, userKey(viewer))
+		if err != nil {
+			return nil, err
 		}
 		if it == nil {
-			return zero, Errorf(ENOTFOUND, "the result of the first call with this idempotency key no longer exists")
+			return nil, errReplayGone
 		}
-		return decodeAs[T](it)
-	}
+		return decodeAs[*User](it)
+	}}
 }
+
+var errReplayGone = Errorf(ENOTFOUND, "the result of the first call with this idempotency key was not found")
+
+var (
+	replayProject = replayInProject[*Project](func(id string) ([]key, error) {
+		p, err := ParseProjectID(id)
+		return []key{projectKey(p)}, err
+	})
+	replayTask = replayInProject[*Task](func(id string) ([]key, error) {
+		t, err := ParseTaskID(id)
+		return []key{taskKey(t)}, err
+	})
+	replayComment = replayInProject[*Comment](func(id string) ([]key, error) {
+		t, c, err := parseCommentID(id)
+		return []key{commentKey(t, c), taskKey(t)}, err
+	})
+)

@@ -20,9 +20,10 @@ type txn struct {
 	items []types.TransactWriteItem
 	fails []error
 	err   error
-	// result is the id of what the mutation made or changed, recorded
-	// with the idempotency key of its context, if any.
-	result string
+	// result is the id of what the mutation made or changed, and project
+	// the id of the project it lies in (none for a profile), recorded with
+	// the idempotency key of its context, if any.
+	result, project string
 }
 
 func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }

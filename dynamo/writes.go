@@ -43,35 +43,44 @@ func (s *Store) UpdateProfile(ctx context.Context, viewer string, in ProfileInpu
 			return nil, err
 		}
 	}
-	return retryOnChange(ctx, func() (*User, error) {
-		cur, err := s.getOne(ctx, userKey(viewer))
-		if err != nil {
-			return nil, err
-		}
-		u := &User{ID: viewer, Name: n, Email: mail, CreatedAt: s.now()}
-		cond, rev := absent(), 0
-		if cur != nil {
-			old, err := decodeAs[*User](cur)
+	return once(ctx, s, func() (*User, error) {
+		return retryOnChange(ctx, func() (*User, error) {
+			cur, err := s.getOne(ctx, userKey(viewer))
 			if err != nil {
 				return nil, err
 			}
-			u.CreatedAt = old.CreatedAt
-			if !in.Email.Set {
-				u.Email = old.Email
+			u := &User{ID: viewer, Name: n, Email: mail, CreatedAt: s.now()}
+			cond, rev := absent(), 0
+			if cur != nil {
+				old, err := decodeAs[*User](cur)
+				if err != nil {
+					return nil, err
+				}
+				u.CreatedAt = old.CreatedAt
+				if !in.Email.Set {
+					u.Email = old.Email
+				}
+				rev = revOf(cur)
+				cond = revIs(rev)
 			}
-			rev = revOf(cur)
-			cond = revIs(rev)
-		}
-		return u, s.put(ctx, userToItem(u, rev+1), cond)
-	})
+			return u, s.put(ctx, userToItem(u, rev+1), cond, viewer, "")
+		})
+	}, replaySelf())
 }
 
 func revIs(rev int) expression.ConditionBuilder {
 	return expression.Name("rev").Equal(expression.Value(rev))
 }
 
-// put writes one item on a condition; a failed condition is errRetry.
-func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder) error {
+// put writes one item on a condition; a failed condition is errRetry. With
+// an idempotency key in ctx, the item and the key's record (result, project:
+// see txn) are written by one transaction.
+func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder, result, project string) error {
+	if _, ok := idemFrom(ctx); ok {
+		t := txn{result: result, project: project}
+		t.put(s.table, it, &cond, errRetry)
+		return s.commit(ctx, &t)
+	}
 	ex, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
 		return internal(err, "building a write")
@@ -109,7 +118,7 @@ type ProjectInput struct {
 // CreateProject creates a project whose owner is the viewer. Returns
 // EINVALID, ENOTFOUND (no profile).
 func (s *Store) CreateProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
-	return once(ctx, s, func() (*Project, error) { return s.createProject(ctx, viewer, in) }, loadAs[*Project](s, projectRefKey))
+	return once(ctx, s, func() (*Project, error) { return s.createProject(ctx, viewer, in) }, replayProject)
 }
 
 func (s *Store) createProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
@@ -127,7 +136,7 @@ func (s *Store) createProject(ctx context.Context, viewer string, in ProjectInpu
 	t.check(s.table, userKey(viewer), exists(), errNoProfile)
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
 	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: viewer, Role: RoleOwner, JoinedAt: now}), ptr(absent()), nil)
-	t.result = p.ID
+	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -195,20 +204,22 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			return nil, err
 		}
 	}
-	return retryOnChange(ctx, func() (*Project, error) {
-		p, _, raw, err := s.access(ctx, viewer, in.ID, true)
-		if err != nil {
-			return nil, err
-		}
-		if in.Name.Set {
-			p.Name = n
-		}
-		if in.Description.Set {
-			p.Description = desc
-		}
-		rev := revOf(raw)
-		return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)))
-	})
+	return once(ctx, s, func() (*Project, error) {
+		return retryOnChange(ctx, func() (*Project, error) {
+			p, _, raw, err := s.access(ctx, viewer, in.ID, true)
+			if err != nil {
+				return nil, err
+			}
+			if in.Name.Set {
+				p.Name = n
+			}
+			if in.Description.Set {
+				p.Description = desc
+			}
+			rev := revOf(raw)
+			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)), p.ID, p.ID)
+		})
+	}, replayProject)
 }
 
 // DeleteProject deletes a project; owner only. The project and everything
@@ -216,7 +227,7 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 // comments and tag links are removed afterwards by the cleanup worker.
 // Returns EINVALID, ENOTFOUND, EFORBIDDEN.
 func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
-	_, err := once(ctx, s, func() (string, error) { return id, s.deleteProject(ctx, viewer, id) }, replayID)
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteProject(ctx, viewer, id) }, replayDeleted())
 	return err
 }
 
@@ -229,7 +240,7 @@ func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 	var t txn
 	t.del(s.table, projectKey(pu), ptr(ownedBy(viewer)), errProjectNotFound)
 	t.put(s.table, cleanupToItem(cleanupProject, pu, s.now()), nil, nil)
-	t.result = p.ID
+	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}
@@ -241,7 +252,7 @@ func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 // member again changes nothing. Returns EINVALID, ENOTFOUND (project or
 // user), EFORBIDDEN.
 func (s *Store) AddProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
-	return once(ctx, s, func() (*Project, error) { return s.addProjectMember(ctx, viewer, projectID, userID) }, loadAs[*Project](s, projectRefKey))
+	return once(ctx, s, func() (*Project, error) { return s.addProjectMember(ctx, viewer, projectID, userID) }, replayProject)
 }
 
 func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
@@ -261,7 +272,7 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 	t.check(s.table, userKey(userID), exists(), Errorf(ENOTFOUND, "user %s not found", clip(userID)))
 	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: userID, Role: RoleMember, JoinedAt: s.now()}),
 		ptr(absent()), errAlreadyMember)
-	t.result = p.ID
+	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil && !errors.Is(err, errAlreadyMember) {
 		return nil, err
 	}
@@ -277,7 +288,7 @@ const unassignBatch = 90
 // removed. Returns EINVALID, ENOTFOUND (project, or no such member),
 // EFORBIDDEN, ECONFLICT.
 func (s *Store) RemoveProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
-	return once(ctx, s, func() (*Project, error) { return s.removeProjectMember(ctx, viewer, projectID, userID) }, loadAs[*Project](s, projectRefKey))
+	return once(ctx, s, func() (*Project, error) { return s.removeProjectMember(ctx, viewer, projectID, userID) }, replayProject)
 }
 
 func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
@@ -358,7 +369,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	for _, task := range tasks {
 		unassign(&t, task)
 	}
-	t.result = p.ID
+	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -378,7 +389,7 @@ type TaskInput struct {
 // CreateTask creates a task in a project the viewer is a member of.
 // Returns EINVALID (including an assignee who is no member), ENOTFOUND.
 func (s *Store) CreateTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
-	return once(ctx, s, func() (*Task, error) { return s.createTask(ctx, viewer, in) }, loadAs[*Task](s, taskRefKey))
+	return once(ctx, s, func() (*Task, error) { return s.createTask(ctx, viewer, in) }, replayTask)
 }
 
 func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
@@ -414,7 +425,7 @@ func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*T
 	for _, name := range tg {
 		t.put(s.table, tagLinkItem(task, name), nil, nil)
 	}
-	t.result = task.ID
+	t.result, t.project = task.ID, task.ProjectID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -454,7 +465,7 @@ type TaskPatch struct {
 // With ExpectedVersion, a task at another version is not changed (ECONFLICT).
 // Returns EINVALID, ENOTFOUND, ECONFLICT.
 func (s *Store) UpdateTask(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
-	return once(ctx, s, func() (*Task, error) { return s.updateTaskOnce(ctx, viewer, in) }, loadAs[*Task](s, taskRefKey))
+	return once(ctx, s, func() (*Task, error) { return s.updateTaskOnce(ctx, viewer, in) }, replayTask)
 }
 
 func (s *Store) updateTaskOnce(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
@@ -590,7 +601,7 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 			t.put(s.table, tagLinkItem(&task, name), nil, nil)
 		}
 	}
-	t.result = task.ID
+	t.result, t.project = task.ID, task.ProjectID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -605,7 +616,7 @@ func sameDate(a, b *Date) bool {
 // removed afterwards by the cleanup worker (they cannot be reached without
 // the task). Returns EINVALID, ENOTFOUND.
 func (s *Store) DeleteTask(ctx context.Context, viewer, id string) error {
-	_, err := once(ctx, s, func() (string, error) { return id, s.deleteTaskOnce(ctx, viewer, id) }, replayID)
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteTaskOnce(ctx, viewer, id) }, replayDeleted())
 	return err
 }
 
@@ -639,7 +650,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 		t.del(s.table, tagKey(tu, name), nil, nil)
 	}
 	t.put(s.table, cleanupToItem(cleanupTask, tu, s.now()), nil, nil)
-	t.result = task.ID
+	t.result, t.project = task.ID, task.ProjectID
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}
@@ -656,7 +667,7 @@ type CommentInput struct {
 // AddComment adds the viewer's comment to a task they may see. Returns
 // EINVALID, ENOTFOUND.
 func (s *Store) AddComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
-	return once(ctx, s, func() (*Comment, error) { return s.addComment(ctx, viewer, in) }, loadAs[*Comment](s, commentRefKey))
+	return once(ctx, s, func() (*Comment, error) { return s.addComment(ctx, viewer, in) }, replayComment)
 }
 
 func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
@@ -683,7 +694,7 @@ func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) 
 	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 	t.put(s.table, commentToItem(c), ptr(absent()), nil)
-	t.result = c.ID
+	t.result, t.project = c.ID, task.ProjectID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -693,7 +704,7 @@ func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) 
 // DeleteComment deletes a comment; its author or the project's owner only.
 // Returns EINVALID, ENOTFOUND, EFORBIDDEN.
 func (s *Store) DeleteComment(ctx context.Context, viewer, id string) error {
-	_, err := once(ctx, s, func() (string, error) { return id, s.deleteComment(ctx, viewer, id) }, replayID)
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteComment(ctx, viewer, id) }, replayDeleted())
 	return err
 }
 
@@ -730,6 +741,6 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	t.check(s.table, taskKey(tu), exists(), errCommentNotFound)
 	t.check(s.table, projectKey(pu), projectCond, errCommentNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
-	t.result = id
+	t.result, t.project = id, task.ProjectID
 	return s.commit(ctx, &t)
 }

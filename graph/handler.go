@@ -2,6 +2,10 @@ package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -144,7 +148,10 @@ const IdempotencyHeader = "Idempotency-Key"
 type idemHeaderKey struct{}
 
 // idempotent gives each mutation field of a request that carries an
-// idempotency key that key, scoped by the field's alias.
+// idempotency key that key, scoped by the field's alias, with a digest of
+// the operation: the field's name and its arguments, variables substituted,
+// as canonical JSON (object keys sorted). A retry must send the same field
+// and input; the selection set may differ.
 func idempotent(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	key, _ := ctx.Value(idemHeaderKey{}).(string)
 	rf := graphql.GetRootFieldContext(ctx)
@@ -153,13 +160,24 @@ func idempotent(ctx context.Context, next graphql.RootResolver) graphql.Marshale
 	}
 	viewer, err := Viewer(ctx)
 	if err == nil {
-		ctx, err = dynamo.WithIdempotencyKey(ctx, viewer, key, rf.Field.Alias)
+		ctx, err = dynamo.WithIdempotencyKey(ctx, viewer, key, rf.Field.Alias, operationDigest(ctx, rf.Field))
 	}
 	if err != nil {
 		graphql.AddError(ctx, err)
 		return graphql.Null
 	}
 	return next(ctx)
+}
+
+// operationDigest identifies a root field's operation: its name and its
+// arguments with the request's variables substituted.
+func operationDigest(ctx context.Context, f graphql.CollectedField) string {
+	args, err := json.Marshal(f.ArgumentMap(graphql.GetOperationContext(ctx).Variables))
+	if err != nil { // arguments come from JSON and the document: always encodable
+		args = []byte(fmt.Sprint(f.ArgumentMap(graphql.GetOperationContext(ctx).Variables)))
+	}
+	sum := sha256.Sum256(append([]byte(f.Name+"\x00"), args...))
+	return hex.EncodeToString(sum[:])
 }
 
 // requireViewer refuses, as a whole, any operation but pure introspection
