@@ -80,8 +80,14 @@ func (s strictInputs) MutateOperationContext(_ context.Context, oc *graphql.Oper
 		if !ok {
 			continue
 		}
-		if msg := s.check(d.Type, v); msg != "" {
-			return invalidInput(fmt.Sprintf("Variable \"$%s\" got invalid value %s; %s", d.Variable, show(v), msg), d.Position)
+		if bad := s.check(d.Type, v); bad != nil {
+			where := ""
+			if bad.at != "" {
+				where = fmt.Sprintf(" at \"%s%s\"", d.Variable, bad.at)
+			}
+			err := invalidInput(fmt.Sprintf("Variable \"$%s\" got invalid value %s%s; %s", d.Variable, show(bad.value), where, bad.msg), d.Position)
+			err.Path = ast.Path{ast.PathName("variable"), ast.PathName(d.Variable)}
+			return err
 		}
 	}
 	lw := literalWalk{doc: oc.Doc, seen: map[string]bool{}}
@@ -100,58 +106,74 @@ func invalidInput(msg string, pos *ast.Position) *gqlerror.Error {
 	return err
 }
 
-// show writes a variable's value as JSON, as the client sent it.
+// show writes a value the client sent as JSON, shortened.
 func show(v any) string {
 	b, err := json.Marshal(v)
-	if err != nil || len(b) > 100 {
-		return fmt.Sprintf("of type %T", v)
+	switch {
+	case err != nil:
+		return "(not shown)"
+	case len(b) > 80:
+		return string([]rune(string(b))[:20]) + "…" // 80 bytes are at least 20 runes
 	}
 	return string(b)
 }
 
-// check returns why v is not a value of type t, or "".
-func (s strictInputs) check(t *ast.Type, v any) string {
+// badInput is a value that is not of its type: where it is below the
+// variable (".status", "[2]"), the value and why.
+type badInput struct {
+	at    string
+	value any
+	msg   string
+}
+
+// check returns why v is not a value of type t, or nil.
+func (s strictInputs) check(t *ast.Type, v any) *badInput {
 	if v == nil {
-		return "" // gqlparser refuses null where it is not allowed
+		return nil // gqlparser refuses null where it is not allowed
 	}
 	if t.Elem != nil {
 		if list, ok := v.([]any); ok {
 			for i, e := range list {
-				if msg := s.check(t.Elem, e); msg != "" {
-					return fmt.Sprintf("at [%d]: %s", i, msg)
+				if bad := s.check(t.Elem, e); bad != nil {
+					bad.at = fmt.Sprintf("[%d]%s", i, bad.at)
+					return bad
 				}
 			}
-			return ""
+			return nil
 		}
 		return s.check(t.Elem, v) // a single value is a list of one
 	}
 	def := s.schema.Types[t.NamedType]
 	if def == nil {
-		return ""
+		return nil
 	}
+	msg := ""
 	switch def.Kind {
 	case ast.Enum:
-		if str, ok := v.(string); ok && def.EnumValues.ForName(str) != nil {
-			return ""
+		if str, ok := v.(string); !ok || def.EnumValues.ForName(str) == nil {
+			msg = fmt.Sprintf("Value %s does not exist in %q enum.", show(v), def.Name)
 		}
-		return fmt.Sprintf("Value %s does not exist in %q enum.", show(v), def.Name)
 	case ast.InputObject:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Sprintf("Expected type %q to be an object.", def.Name)
+			msg = fmt.Sprintf("Expected type %q to be an object.", def.Name)
+			break
 		}
 		for _, f := range def.Fields {
 			if e, ok := m[f.Name]; ok {
-				if msg := s.check(f.Type, e); msg != "" {
-					return fmt.Sprintf("at %q: %s", f.Name, msg)
+				if bad := s.check(f.Type, e); bad != nil {
+					bad.at = "." + f.Name + bad.at
+					return bad
 				}
 			}
 		}
-		return ""
 	case ast.Scalar:
-		return checkScalar(def.Name, v)
+		msg = checkScalar(def.Name, v)
 	}
-	return ""
+	if msg == "" {
+		return nil
+	}
+	return &badInput{value: v, msg: msg}
 }
 
 // checkScalar returns why v is not a value of a built-in scalar, or "".

@@ -24,18 +24,18 @@ func TestStrictInputsCoverEveryEnum(t *testing.T) {
 				ast.ListType(ast.NonNullNamedType(def.Name, nil), nil), ast.ListType(ast.ListType(ast.NamedType(def.Name, nil), nil), nil)}
 			for _, v := range def.EnumValues {
 				for _, typ := range types {
-					for _, bad := range []string{strings.ToLower(v.Name), strings.ToLower(v.Name[:1]) + v.Name[1:], v.Name + " "} {
-						in := wrap(typ, bad)
-						if msg := s.check(typ, in); !strings.Contains(msg, def.Name) {
-							t.Errorf("%s %#v: %q", typ, in, msg)
+					for _, wrong := range []string{strings.ToLower(v.Name), strings.ToLower(v.Name[:1]) + v.Name[1:], v.Name + " "} {
+						in := wrap(typ, wrong)
+						if bad := s.check(typ, in); bad == nil || !strings.Contains(bad.msg, def.Name) || bad.value != wrong {
+							t.Errorf("%s %#v: %+v", typ, in, bad)
 						}
 					}
-					if msg := s.check(typ, wrap(typ, v.Name)); msg != "" {
-						t.Errorf("%s %s: %q", typ, v.Name, msg)
+					if bad := s.check(typ, wrap(typ, v.Name)); bad != nil {
+						t.Errorf("%s %s: %+v", typ, v.Name, bad)
 					}
 				}
 			}
-			if msg := s.check(types[0], 1); msg == "" {
+			if bad := s.check(types[0], 1); bad == nil {
 				t.Error("a number was taken for an enum")
 			}
 		})
@@ -59,11 +59,11 @@ func TestStrictInputsNestedInputObjects(t *testing.T) {
 	s := strictInputs{schema: NewExecutableSchema(Config{Resolvers: &Resolver{}}).Schema()}
 	typ := ast.ListType(ast.NonNullNamedType("UpdateTaskInput", nil), nil)
 	ok := []any{map[string]any{"id": "x", "status": "DONE"}}
-	if msg := s.check(typ, ok); msg != "" {
-		t.Fatalf("a valid input: %q", msg)
+	if bad := s.check(typ, ok); bad != nil {
+		t.Fatalf("a valid input: %+v", bad)
 	}
-	bad := []any{map[string]any{"id": "x", "status": "DONE"}, map[string]any{"id": "y", "status": "Done"}}
-	if msg := s.check(typ, bad); !strings.Contains(msg, `at [1]: at "status"`) || !strings.Contains(msg, "TaskStatus") {
-		t.Fatalf("got %q", msg)
+	in := []any{map[string]any{"id": "x", "status": "DONE"}, map[string]any{"id": "y", "status": "Done"}}
+	if bad := s.check(typ, in); bad == nil || bad.at != "[1].status" || bad.value != "Done" || !strings.Contains(bad.msg, "TaskStatus") {
+		t.Fatalf("got %+v", bad)
 	}
 }

@@ -4,7 +4,6 @@ package model
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -153,8 +152,11 @@ func unmarshalEnum[T ~string](enum string, v any, values []T) (T, error) {
 // show writes an input value as JSON, shortened.
 func show(v any) string {
 	b, err := json.Marshal(v)
-	if err != nil || len(b) > 100 {
-		return fmt.Sprintf("a value of type %T", v)
+	switch {
+	case err != nil:
+		return "(not shown)"
+	case len(b) > 80:
+		return string([]rune(string(b))[:20]) + "…" // 80 bytes are at least 20 runes
 	}
 	return string(b)
 }
