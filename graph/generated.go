@@ -6891,13 +6891,13 @@ func (ec *executionContext) unmarshalNAddCommentInput2githubᚗcomᚋtaskgraph�
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
-	res, err := graphql.UnmarshalBoolean(v)
+	res, err := model.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.SelectionSet, v bool) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalBoolean(v)
+	res := model.MarshalBoolean(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
@@ -6985,13 +6985,13 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
-	res, err := graphql.UnmarshalInt(v)
+	res, err := model.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalInt(v)
+	res := model.MarshalInt(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
@@ -7087,39 +7087,27 @@ func (ec *executionContext) marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋ
 }
 
 func (ec *executionContext) unmarshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx context.Context, v any) (dynamo.Role, error) {
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole[tmp]
+	res, err := model.UnmarshalProjectRole(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx context.Context, sel ast.SelectionSet, v dynamo.Role) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole[v])
+	res := model.MarshalProjectRole(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ProjectRole!")
 	}
 	return res
 }
 
-var (
-	unmarshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole = map[string]dynamo.Role{
-		"OWNER":  dynamo.RoleOwner,
-		"MEMBER": dynamo.RoleMember,
-	}
-	marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole = map[dynamo.Role]string{
-		dynamo.RoleOwner:  "OWNER",
-		dynamo.RoleMember: "MEMBER",
-	}
-)
-
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+	res, err := model.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := model.MarshalString(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
@@ -7207,32 +7195,18 @@ func (ec *executionContext) marshalNTaskEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 }
 
 func (ec *executionContext) unmarshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, v any) (dynamo.TaskStatus, error) {
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus[tmp]
+	res, err := model.UnmarshalTaskStatus(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v dynamo.TaskStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus[v])
+	res := model.MarshalTaskStatus(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "TaskStatus!")
 	}
 	return res
 }
-
-var (
-	unmarshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus = map[string]dynamo.TaskStatus{
-		"TODO":        dynamo.StatusTodo,
-		"IN_PROGRESS": dynamo.StatusInProgress,
-		"DONE":        dynamo.StatusDone,
-	}
-	marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus = map[dynamo.TaskStatus]string{
-		dynamo.StatusTodo:       "TODO",
-		dynamo.StatusInProgress: "IN_PROGRESS",
-		dynamo.StatusDone:       "DONE",
-	}
-)
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalTime(v)
@@ -7414,14 +7388,14 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
-	res, err := graphql.UnmarshalBoolean(v)
+	res, err := model.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOBoolean2bool(ctx context.Context, sel ast.SelectionSet, v bool) graphql.Marshaler {
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalBoolean(v)
+	res := model.MarshalBoolean(v)
 	return res
 }
 
@@ -7429,7 +7403,7 @@ func (ec *executionContext) unmarshalOBoolean2ᚖbool(ctx context.Context, v any
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalBoolean(v)
+	res, err := model.UnmarshalBoolean(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -7439,7 +7413,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalBoolean(*v)
+	res := model.MarshalBoolean(*v)
 	return res
 }
 
@@ -7483,7 +7457,7 @@ func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*i
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalInt(v)
+	res, err := model.UnmarshalInt(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -7493,7 +7467,7 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalInt(*v)
+	res := model.MarshalInt(*v)
 	return res
 }
 
@@ -7550,7 +7524,7 @@ func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v an
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	res, err := model.UnmarshalString(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -7560,7 +7534,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := model.MarshalString(*v)
 	return res
 }
 
@@ -7575,8 +7549,7 @@ func (ec *executionContext) unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋt
 	if v == nil {
 		return nil, nil
 	}
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus[tmp]
+	res, err := model.UnmarshalTaskStatus(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -7586,22 +7559,9 @@ func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtas
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus[*v])
+	res := model.MarshalTaskStatus(*v)
 	return res
 }
-
-var (
-	unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus = map[string]dynamo.TaskStatus{
-		"TODO":        dynamo.StatusTodo,
-		"IN_PROGRESS": dynamo.StatusInProgress,
-		"DONE":        dynamo.StatusDone,
-	}
-	marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus = map[dynamo.TaskStatus]string{
-		dynamo.StatusTodo:       "TODO",
-		dynamo.StatusInProgress: "IN_PROGRESS",
-		dynamo.StatusDone:       "DONE",
-	}
-)
 
 func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx context.Context, sel ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
 	if v == nil {

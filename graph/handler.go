@@ -96,7 +96,8 @@ func NewHandler(o Options) http.Handler {
 	o.Loaders.Now = o.Now
 	cfg := Config{Resolvers: &Resolver{Store: o.Store, Now: o.Now}}
 	setComplexity(&cfg.Complexity)
-	srv := handler.New(NewExecutableSchema(cfg))
+	es := NewExecutableSchema(cfg)
+	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -108,6 +109,7 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(extension.FixedComplexityLimit(orDefault(o.ComplexityLimit, DefaultComplexityLimit)))
 	srv.Use(shapeLimits{MaxDepth: orDefault(o.MaxDepth, DefaultMaxDepth), MaxAliases: orDefault(o.MaxAliases, DefaultMaxAliases),
 		NoIntrospection: o.Production})
+	srv.Use(strictInputs{schema: es.Schema()})
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer)

@@ -3,7 +3,10 @@
 package model
 
 import (
+	"encoding/json"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,4 +46,117 @@ func UnmarshalTime(v any) (time.Time, error) {
 		return time.Time{}, dynamo.Errorf(dynamo.EINVALID, "%q is not an RFC 3339 time in years 0000-9999 UTC", s)
 	}
 	return t.UTC(), nil
+}
+
+// The built-in scalars and the enums are bound to the functions below
+// (gqlgen.yml) rather than to gqlgen's, which read "1" as an Int, 1 as a
+// String, "TRUE" as true and an enum name of another case as the empty
+// value. The handler checks every input against the schema before a
+// resolver runs (graph/coercion.go); these check again where the values
+// are read.
+
+// MarshalInt writes an Int.
+func MarshalInt(n int) graphql.Marshaler { return graphql.MarshalInt(n) }
+
+// UnmarshalInt reads an Int: a number without a fractional part within 32
+// bits, not a string.
+func UnmarshalInt(v any) (int, error) {
+	var n int64
+	ok := false
+	switch v := v.(type) {
+	case int:
+		n, ok = int64(v), true
+	case int32:
+		n, ok = int64(v), true
+	case int64:
+		n, ok = v, true
+	case json.Number:
+		var err error
+		n, err = v.Int64()
+		if f, ferr := v.Float64(); err != nil && ferr == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			n, err = int64(f), nil
+		}
+		ok = err == nil
+	case float64:
+		n, ok = int64(v), v == math.Trunc(v) && math.Abs(v) <= 1<<53
+	}
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, dynamo.Errorf(dynamo.EINVALID, "an Int is a whole number from %d to %d, not %s", math.MinInt32, math.MaxInt32, show(v))
+	}
+	return int(n), nil
+}
+
+// MarshalString writes a String.
+func MarshalString(s string) graphql.Marshaler { return graphql.MarshalString(s) }
+
+// UnmarshalString reads a String: a string, not a number or a boolean.
+func UnmarshalString(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", dynamo.Errorf(dynamo.EINVALID, "a String is a string, not %s", show(v))
+	}
+	return s, nil
+}
+
+// MarshalBoolean writes a Boolean.
+func MarshalBoolean(b bool) graphql.Marshaler { return graphql.MarshalBoolean(b) }
+
+// UnmarshalBoolean reads a Boolean: true or false, not a string or a number.
+func UnmarshalBoolean(v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, dynamo.Errorf(dynamo.EINVALID, "a Boolean is true or false, not %s", show(v))
+	}
+	return b, nil
+}
+
+// TaskStatuses are the values of the TaskStatus enum.
+var TaskStatuses = []dynamo.TaskStatus{dynamo.StatusTodo, dynamo.StatusInProgress, dynamo.StatusDone}
+
+// MarshalTaskStatus writes a TaskStatus (null for a value it does not have).
+func MarshalTaskStatus(s dynamo.TaskStatus) graphql.Marshaler { return marshalEnum(s, TaskStatuses) }
+
+// UnmarshalTaskStatus reads a TaskStatus: exactly one of its names.
+func UnmarshalTaskStatus(v any) (dynamo.TaskStatus, error) {
+	return unmarshalEnum("TaskStatus", v, TaskStatuses)
+}
+
+// ProjectRoles are the values of the ProjectRole enum.
+var ProjectRoles = []dynamo.Role{dynamo.RoleOwner, dynamo.RoleMember}
+
+// MarshalProjectRole writes a ProjectRole (null for a value it does not have).
+func MarshalProjectRole(r dynamo.Role) graphql.Marshaler { return marshalEnum(r, ProjectRoles) }
+
+// UnmarshalProjectRole reads a ProjectRole: exactly one of its names.
+func UnmarshalProjectRole(v any) (dynamo.Role, error) {
+	return unmarshalEnum("ProjectRole", v, ProjectRoles)
+}
+
+// marshalEnum writes an enum value whose Go value is its GraphQL name.
+func marshalEnum[T ~string](v T, values []T) graphql.Marshaler {
+	if !slices.Contains(values, v) {
+		return graphql.Null
+	}
+	return graphql.MarshalString(string(v))
+}
+
+// unmarshalEnum reads an enum value: a string equal to one of the names
+// (GraphQL enum values are case-sensitive).
+func unmarshalEnum[T ~string](enum string, v any, values []T) (T, error) {
+	if s, ok := v.(string); ok && slices.Contains(values, T(s)) {
+		return T(s), nil
+	}
+	return "", dynamo.Errorf(dynamo.EINVALID, "Value %s does not exist in %q enum", show(v), enum)
+}
+
+// show writes an input value as JSON, shortened.
+func show(v any) string {
+	b, err := json.Marshal(v)
+	switch {
+	case err != nil:
+		return "(not shown)"
+	case len(b) > 80:
+		return string([]rune(string(b))[:20]) + "…" // 80 bytes are at least 20 runes
+	}
+	return string(b)
 }
