@@ -45,6 +45,7 @@ type settings struct {
 	debug       bool
 	secret      string
 	production  bool
+	trusted     string        // -trusted-documents
 	limits      graph.Options // the limits only
 }
 
@@ -55,6 +56,7 @@ func loadSettings() settings {
 	flag.BoolVar(&s.createTable, "create-table", true, "create the table and its indexes when missing")
 	flag.BoolVar(&s.debug, "debug", false, "add the DynamoDB calls of each operation to its response (extensions.dynamodb); not for production")
 	flag.BoolVar(&s.production, "production", false, "production mode: no introspection, no IDE, no -debug, JWT_SECRET required")
+	flag.StringVar(&s.trusted, "trusted-documents", "", "a persisted-documents manifest (JSON): documentId requests run its documents; with -production nothing else runs")
 	flag.IntVar(&s.limits.ComplexityLimit, "max-complexity", graph.DefaultComplexityLimit, "largest query cost (connections count their first)")
 	flag.IntVar(&s.limits.MaxDepth, "max-depth", graph.DefaultMaxDepth, "most object levels in an operation (edges/node/nodes/pageInfo not counted)")
 	flag.IntVar(&s.limits.MaxAliases, "max-aliases", graph.DefaultMaxAliases, "most aliased fields in an operation")
@@ -92,6 +94,13 @@ func run() error {
 	jwksURL := os.Getenv("JWT_JWKS_URL")
 	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
 		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
+	}
+	var trusted *graph.TrustedDocuments
+	if s.trusted != "" {
+		var err error
+		if trusted, err = graph.LoadTrustedDocuments(s.trusted); err != nil {
+			return err // names the file
+		}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -161,6 +170,9 @@ func run() error {
 
 	o := s.limits
 	o.Store, o.Auth, o.Log, o.Debug, o.Production = store, auth, log, s.debug, s.production
+	if o.TrustedDocuments = trusted; trusted != nil {
+		log.Info("trusted documents", "file", s.trusted, "documents", trusted.Len(), "only", s.production)
+	}
 	mux := newMux(o, headers)
 	ln, err := net.Listen("tcp", ":"+s.port)
 	if err != nil {

@@ -1,0 +1,195 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/Khan/genqlient/graphql"
+	client "github.com/taskgraph/taskgraph/clients/go"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// bearer adds a viewer's token to every request of the generated client.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// mustClient serves env's real handler over HTTP on loopback and returns a
+// genqlient client that sends requests as viewer.
+func mustClient(tb testing.TB, env *testenv.Env, viewer string) graphql.Client {
+	tb.Helper()
+	srv := httptest.NewServer(env.Handler)
+	tb.Cleanup(srv.Close)
+	hc := &http.Client{Transport: bearer{token: env.Token(viewer), next: srv.Client().Transport}}
+	return graphql.NewClient(srv.URL+"/query", hc)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// codes returns the extensions.code of each GraphQL error in err, as a
+// genqlient caller sees them.
+func codes(err error) []string {
+	var list gqlerror.List
+	if !errors.As(err, &list) {
+		var httpErr *graphql.HTTPError
+		if !errors.As(err, &httpErr) {
+			return nil
+		}
+		list = httpErr.Response.Errors
+	}
+	var out []string
+	for _, e := range list {
+		c, _ := e.Extensions["code"].(string)
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestGeneratedClientEndToEnd drives the server through the genqlient
+// client generated from clients/operations: every operation decodes into
+// its generated types, paging ends, and a conflict is a coded error.
+func TestGeneratedClientEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.New(t)
+	c := mustClient(t, env, "alice")
+
+	if _, err := client.UpdateProfile(ctx, c, "Alice", ptr("alice@example.com")); err != nil {
+		t.Fatalf("UpdateProfile: %v", err)
+	}
+	proj, err := client.CreateProject(ctx, c, "Launch", ptr("the launch plan"))
+	if err != nil {
+		t.Fatalf("CreateProject: %v", err)
+	}
+	p := proj.CreateProject
+	if p.Name != "Launch" || p.Owner.Id != "alice" || len(p.Members) != 1 || p.Members[0].Role != client.ProjectRoleOwner {
+		t.Fatalf("created project = %+v", p)
+	}
+
+	// Five tasks tagged "release", due on five days, the first assigned.
+	var created []string
+	for i := range 5 {
+		var assignee *string
+		if i == 0 {
+			assignee = ptr("alice")
+		}
+		res, err := client.CreateTask(ctx, c, p.Id, fmt.Sprintf("step %d", i+1), ptr(fmt.Sprintf("2026-09-0%d", i+1)),
+			assignee, []string{"release", "web"})
+		if err != nil {
+			t.Fatalf("CreateTask %d: %v", i, err)
+		}
+		task := res.CreateTask
+		if task.Status != client.TaskStatusTodo || task.Version != 1 || task.DueDate == nil || len(task.Tags) != 2 {
+			t.Fatalf("created task = %+v", task)
+		}
+		created = append(created, task.Id)
+	}
+
+	t.Run("dashboard decodes nested fragments", func(t *testing.T) {
+		d, err := client.Dashboard(ctx, c, ptr(10), ptr(20), ptr(5))
+		if err != nil {
+			t.Fatalf("Dashboard: %v", err)
+		}
+		me := d.Me
+		if me.Name != "Alice" || me.Email == nil || *me.Email != "alice@example.com" {
+			t.Fatalf("me = %+v", me)
+		}
+		if len(me.Projects.Nodes) != 1 {
+			t.Fatalf("projects = %+v", me.Projects.Nodes)
+		}
+		proj := me.Projects.Nodes[0]
+		if proj.Name != "Launch" || proj.Owner.Name != "Alice" || proj.Tasks.PageInfo.HasNextPage {
+			t.Fatalf("project = %+v", proj)
+		}
+		var titles []string
+		for _, task := range proj.Tasks.Nodes {
+			titles = append(titles, task.Title)
+		}
+		if want := []string{"step 1", "step 2", "step 3", "step 4", "step 5"}; !slices.Equal(titles, want) {
+			t.Fatalf("task titles = %v, want %v (by due date)", titles, want)
+		}
+		first := proj.Tasks.Nodes[0]
+		if first.Assignee == nil || first.Assignee.Name != "Alice" || first.Tags[0].Name == "" {
+			t.Fatalf("first task card = %+v", first.TaskCard)
+		}
+		if len(me.AssignedTasks.Nodes) != 1 || me.AssignedTasks.Nodes[0].Id != created[0] {
+			t.Fatalf("assigned = %+v", me.AssignedTasks.Nodes)
+		}
+	})
+
+	t.Run("tasks by tag in two pages", func(t *testing.T) {
+		var seen []string
+		var after *string
+		for page := 1; ; page++ {
+			if page > 2 {
+				t.Fatalf("more than two pages of 3 for 5 tasks")
+			}
+			res, err := client.TasksByTag(ctx, c, "release", 3, after)
+			if err != nil {
+				t.Fatalf("TasksByTag page %d: %v", page, err)
+			}
+			conn := res.TasksByTag
+			if len(conn.Nodes) == 0 {
+				t.Fatalf("page %d is empty", page)
+			}
+			for _, n := range conn.Nodes {
+				if slices.Contains(seen, n.Id) {
+					t.Fatalf("task %s on two pages", n.Id)
+				}
+				if n.Project.Id != p.Id {
+					t.Fatalf("task %s in project %s", n.Id, n.Project.Id)
+				}
+				seen = append(seen, n.Id)
+			}
+			if !conn.PageInfo.HasNextPage {
+				if page != 2 {
+					t.Fatalf("hasNextPage false on page %d", page)
+				}
+				break
+			}
+			after = conn.PageInfo.EndCursor
+		}
+		if !slices.Equal(seen, created) {
+			t.Fatalf("pages = %v, want %v", seen, created)
+		}
+	})
+
+	t.Run("a stale expectedVersion is a CONFLICT", func(t *testing.T) {
+		moved, err := client.MoveTask(ctx, c, created[1], client.TaskStatusInProgress, 1)
+		if err != nil {
+			t.Fatalf("MoveTask: %v", err)
+		}
+		if moved.UpdateTask.Status != client.TaskStatusInProgress || moved.UpdateTask.Version != 2 {
+			t.Fatalf("moved = %+v", moved.UpdateTask.TaskCard)
+		}
+		_, err = client.MoveTask(ctx, c, created[1], client.TaskStatusDone, 1)
+		if got := codes(err); !slices.Equal(got, []string{"CONFLICT"}) {
+			t.Fatalf("stale move: error %v, codes %v; want one CONFLICT", err, got)
+		}
+		var list gqlerror.List
+		if !errors.As(err, &list) {
+			t.Fatalf("the error is a %T, not genqlient's gqlerror.List", err)
+		}
+		res, err := client.TasksByTag(ctx, c, "web", 5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range res.TasksByTag.Nodes {
+			if n.Id == created[1] && (n.Status != client.TaskStatusInProgress || n.Version != 2) {
+				t.Fatalf("the refused move changed the task: %+v", n.TaskCard)
+			}
+		}
+	})
+}
