@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -53,7 +52,7 @@ Environment:
 }
 
 // runCommand runs the command named in the settings.
-func runCommand(ctx context.Context, s settings, stdout, stderr io.Writer, log *slog.Logger) error {
+func runCommand(ctx context.Context, s settings, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger) error {
 	switch s.command {
 	case "token":
 		return tokenCommand(s, stdout)
@@ -76,7 +75,7 @@ func runCommand(ctx context.Context, s settings, stdout, stderr io.Writer, log *
 		if len(s.args) != 0 {
 			return errors.New("import takes no arguments: go run . import < dump.jsonl")
 		}
-		items, err := dynamo.ReadDump(bufio.NewReader(os.Stdin))
+		items, err := dynamo.ReadDump(stdin)
 		if err != nil {
 			return fmt.Errorf("reading the dump from stdin: %w (nothing imported)", err)
 		}

@@ -27,7 +27,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -114,14 +114,14 @@ func env(name, def string) string {
 }
 
 // run runs the server, or the command named in args, until ctx ends.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	s, err := loadSettings(args, stderr)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	if s.command != "" {
-		return runCommand(ctx, s, stdout, stderr, log)
+		return runCommand(ctx, s, stdin, stdout, stderr, log)
 	}
 	jwksURL := os.Getenv("JWT_JWKS_URL")
 	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
