@@ -5,11 +5,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,13 +22,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "taskgraph:", err)
 		os.Exit(1)
 	}
@@ -47,15 +50,29 @@ type settings struct {
 	production  bool
 	trusted     string        // -trusted-documents
 	limits      graph.Options // the limits only
+	dataDir     string        // the embedded store's files and the development secret; "": memory only
+	command     string        // token, export or import; "": serve
+	args        []string      // the command's arguments
 }
 
-func loadSettings() settings {
+// loadSettings reads the flags in args (before and after a command name)
+// and the environment. -h prints the usage (see usage) and returns
+// flag.ErrHelp.
+func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	s := settings{port: env("PORT", "8080"), table: env("TABLE_NAME", "task-manager"), secret: os.Getenv("JWT_SECRET")}
+	flag.CommandLine = flag.NewFlagSet("taskgraph", flag.ContinueOnError)
+	flag.CommandLine.SetOutput(stderr)
+	flag.CommandLine.Usage = func() { usage(flag.CommandLine) }
+	dataDir, ok := os.LookupEnv("DATA_DIR")
+	if !ok {
+		dataDir = ".taskgraph"
+	}
+	flag.StringVar(&s.dataDir, "data-dir", dataDir, "where the embedded store keeps its data and the development secret; empty: memory only")
 	flag.StringVar(&s.store, "store", "auto", "auto: embedded unless AWS is configured; embedded; or aws")
 	flag.BoolVar(&s.demo, "demo", true, "load demo data into a new embedded table")
 	flag.BoolVar(&s.createTable, "create-table", true, "create the table and its indexes when missing")
 	flag.BoolVar(&s.debug, "debug", false, "add the DynamoDB calls of each operation to its response (extensions.dynamodb); not for production")
-	flag.BoolVar(&s.production, "production", false, "production mode: no introspection, no IDE, no -debug, JWT_SECRET required")
+	flag.BoolVar(&s.production, "production", false, "production mode: no introspection, no IDE, no -debug; needs JWT_SECRET or JWT_JWKS_URL")
 	flag.StringVar(&s.trusted, "trusted-documents", "", "a persisted-documents manifest (JSON): documentId requests run its documents; with -production nothing else runs")
 	flag.IntVar(&s.limits.ComplexityLimit, "max-complexity", graph.DefaultComplexityLimit, "largest query cost (connections count their first)")
 	flag.IntVar(&s.limits.MaxDepth, "max-depth", graph.DefaultMaxDepth, "most object levels in an operation (edges/node/nodes/pageInfo not counted)")
@@ -63,9 +80,18 @@ func loadSettings() settings {
 	flag.IntVar(&s.limits.MaxTokens, "max-tokens", graph.DefaultMaxTokens, "most tokens the parser reads")
 	flag.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	flag.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
-	flag.Parse()
+	if err := flag.CommandLine.Parse(args); err != nil {
+		return s, err
+	}
+	if flag.NArg() > 0 { // a command, then its flags and arguments
+		s.command = flag.Arg(0)
+		if err := flag.CommandLine.Parse(flag.Args()[1:]); err != nil {
+			return s, err
+		}
+		s.args = flag.Args()
+	}
 	s.store = storeKind(s.store)
-	return s
+	return s, nil
 }
 
 // storeKind resolves -store=auto: embedded unless any AWS setting is present.
@@ -89,8 +115,16 @@ func env(name, def string) string {
 	return def
 }
 
-func run() error {
-	s := loadSettings()
+// run runs the server, or the command named in args, until ctx ends.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	s, err := loadSettings(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if s.command != "" {
+		return runCommand(ctx, s, stdin, stdout, stderr, log)
+	}
 	jwksURL := os.Getenv("JWT_JWKS_URL")
 	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
 		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
@@ -102,42 +136,21 @@ func run() error {
 			return err // names the file
 		}
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
-	var db *dynamodb.Client
-	switch s.store {
-	case "embedded":
-		emb, err := dynamo.StartEmbedded()
-		if err != nil {
-			return fmt.Errorf("starting the embedded store: %w", err)
-		}
-		defer func() { _ = emb.Close() }()
-		db = emb.Client(dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
-		log.Info("using the embedded in-process store; data lives as long as the process")
-	case "aws":
-		cfg, err := awsConfig(ctx)
-		if err != nil {
-			return err
-		}
-		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
-		log.Info("using DynamoDB", "region", cfg.Region)
-	default:
-		return fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
+	store, data, created, closeStore, err := openStore(ctx, s, log)
+	if err != nil {
+		return err
 	}
-
-	store := dynamo.New(db, s.table)
-	store.Log = log
-	created := false
-	if s.createTable {
-		var err error
-		tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		created, err = store.EnsureTable(tctx)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("table %s: %w", s.table, err)
-		}
+	defer closeStore()
+	if data != nil { // the embedded store: save its data every few seconds and at the end
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, serr := data.Save(sctx); serr != nil && err == nil {
+				err = fmt.Errorf("saving the embedded store: %w", serr)
+			}
+		}()
+		go data.Run(ctx, saveEvery)
 	}
 	if created && s.demo && s.store == "embedded" {
 		if err := store.Import(ctx, store.Demo(time.Now())); err != nil {
@@ -157,15 +170,17 @@ func run() error {
 	}
 	headers := map[string]string{}
 	if s.secret == "" && jwksURL == "" {
-		var b [32]byte
-		_, _ = rand.Read(b[:])
-		auth.Secret = []byte(hex.EncodeToString(b[:]))
+		secret, where, err := devSecret(s.dataDir)
+		if err != nil {
+			return err
+		}
+		auth.Secret = secret
 		tok, err := auth.Sign("alice", 30*24*time.Hour)
 		if err != nil {
 			return err
 		}
 		headers["Authorization"] = "Bearer " + tok
-		fmt.Printf("\nJWT_SECRET is not set: made a random one. A token for the demo user alice (valid 30 days):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in.\n\n", tok, s.port)
+		fmt.Fprintf(stdout, "\nJWT_SECRET is not set: using %s. A token for the demo user alice (valid 30 days):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in. Tokens for other users: go run . token bob\n\n", where, tok, s.port)
 	}
 
 	o := s.limits
@@ -178,7 +193,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log.Info("serving", "addr", "http://localhost:"+s.port+"/", "table", s.table)
+	log.Info("serving", "addr", fmt.Sprintf("http://localhost:%d/", ln.Addr().(*net.TCPAddr).Port), "table", s.table)
 	return serve(ctx, ln, mux, 15*time.Second, log)
 }
 

@@ -3,6 +3,9 @@ package dynamo
 import (
 	"net"
 	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +23,9 @@ type Embedded struct {
 	// Endpoint is its URL.
 	Endpoint string
 	http     *http.Server
+
+	gate   sync.RWMutex  // writes hold it shared; HoldWrites exclusively
+	writes atomic.Uint64 // write calls served
 }
 
 // StartEmbedded starts an embedded store on a free loopback port.
@@ -29,9 +35,35 @@ func StartEmbedded() (*Embedded, error) {
 		return nil, err
 	}
 	e := &Embedded{Server: miniserver.NewServer(), Endpoint: "http://" + ln.Addr().String()}
-	e.http = &http.Server{Handler: e.Server, ReadHeaderTimeout: 10 * time.Second}
+	e.http = &http.Server{Handler: http.HandlerFunc(e.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.http.Serve(ln) }()
 	return e, nil
+}
+
+// serve passes calls on to minidyn, counting the writes, and holding them
+// back while HoldWrites is in force.
+func (e *Embedded) serve(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	switch target[strings.LastIndexByte(target, '.')+1:] {
+	case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems",
+		"CreateTable", "UpdateTable", "DeleteTable", "UpdateTimeToLive":
+		e.gate.RLock()
+		defer e.gate.RUnlock()
+		defer e.writes.Add(1)
+	}
+	e.Server.ServeHTTP(w, r)
+}
+
+// Writes returns how many write calls the store has served: a change in
+// the count means the data may have changed.
+func (e *Embedded) Writes() uint64 { return e.writes.Load() }
+
+// HoldWrites waits for the write calls in progress, then holds back new
+// ones until the returned function is called: reads in between see one
+// point in time (a consistent snapshot).
+func (e *Embedded) HoldWrites() (release func()) {
+	e.gate.Lock()
+	return e.gate.Unlock
 }
 
 // Client returns an SDK client for the embedded store.

@@ -106,6 +106,9 @@ func badRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Ha
 				status, msg = http.StatusBadRequest, "the request body could not be read"
 			case int64(len(body)) > maxBody:
 				status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body may have at most %d bytes", maxBody)
+			case !isGraphQLRequest(body):
+				// gqlgen's own message would quote the body back.
+				status, msg = http.StatusBadRequest, "the request body is not a JSON object {query, variables, operationName}"
 			default:
 				r.Body = io.NopCloser(bytes.NewReader(body))
 			}
@@ -121,6 +124,18 @@ func badRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Ha
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{{Message: msg,
 			Extensions: map[string]any{"code": CodeBadRequest}}}})
 	})
+}
+
+// isGraphQLRequest reports whether body is one JSON object whose fields
+// have the types of a GraphQL request's (strings; objects or null).
+func isGraphQLRequest(body []byte) bool {
+	var p struct {
+		Query         string         `json:"query"`
+		OperationName string         `json:"operationName"`
+		Variables     map[string]any `json:"variables"`
+		Extensions    map[string]any `json:"extensions"`
+	}
+	return json.Unmarshal(body, &p) == nil
 }
 
 // Recover turns a panic in a resolver into an internal error and logs it.

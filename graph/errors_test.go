@@ -326,3 +326,35 @@ func TestRequestErrorsCarryCodes(t *testing.T) {
 		})
 	}
 }
+
+func TestMalformedBodiesAreNotEchoed(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	const marker = "Zq7MARKERx"
+	for _, body := range []string{
+		`{"query": "{ me { name } }` + marker + `"`, // cut short
+		`{"query": 1, "` + marker + `": 2}`,
+		`{"query": "{ me { name } }", "variables": "` + marker + `"}`,
+		`{"query": "{ me { name } }", "operationName": ["` + marker + `"]}`,
+		`{"query": "{ me { name } }", "extensions": "` + marker + `"}`,
+		`[{"query": "` + marker + `"}]`,
+		marker,
+		`{"query": "{ me { name } }"} ` + marker,
+	} {
+		t.Run(body, func(t *testing.T) {
+			status, res := errsRaw(t, e, http.MethodPost, "application/json", body)
+			if status != http.StatusBadRequest || len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_REQUEST" {
+				t.Fatalf("HTTP %d, errors %+v; want 400 and one BAD_REQUEST", status, res.Errors)
+			}
+			if strings.Contains(res.Errors[0].Message, marker) || strings.Contains(res.Errors[0].Message, "RawParams") {
+				t.Fatalf("the message quotes the request or names internals: %q", res.Errors[0].Message)
+			}
+		})
+	}
+	t.Run("a well-formed request still runs", func(t *testing.T) {
+		status, res := errsRaw(t, e, http.MethodPost, "application/json", `{"query": "{ me { name } }", "variables": null}`)
+		if status != http.StatusOK || len(res.Errors) != 0 || !strings.Contains(string(res.Data), "Alice") {
+			t.Fatalf("HTTP %d, errors %+v, data %s", status, res.Errors, res.Data)
+		}
+	})
+}

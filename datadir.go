@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// The embedded store's data directory (-data-dir, DATA_DIR; default
+// .taskgraph under the working directory) holds:
+//
+//   - <table>.jsonl: the table, a dump (see dynamo.ReadDump) replaced whole
+//     every saveEvery while writes come in, and at shutdown
+//     (dynamo.DataFile: written beside, flushed, renamed, directory flushed);
+//     a crash loses at most the last saveEvery of changes, never the file;
+//   - dev-secret: the HS256 secret made when JWT_SECRET is not set (mode
+//     0600), so that tokens stay valid across restarts;
+//   - .gitignore: "*", so that the directory is never committed.
+const (
+	saveEvery     = 2 * time.Second
+	devSecretFile = "dev-secret"
+	// comfortableItems is the table size past which the embedded store
+	// slows down noticeably (README: "How big the embedded store can get").
+	comfortableItems = 1000
+)
+
+// moveAdvice tells how to move the embedded store's data to a real endpoint.
+const moveAdvice = "every query walks the whole table, so the embedded store slows down past about 1,000 items; " +
+	"to move the data to DynamoDB Local, dynalite or AWS: go run . export > dump.jsonl, then " +
+	"AWS_ENDPOINT_URL_DYNAMODB=http://… go run . import < dump.jsonl"
+
+// openStore opens the table the settings name: on the embedded store
+// (loading its data file, when there is a data directory) or on DynamoDB
+// through the SDK's configuration, creating the table when missing if
+// -create-table. data is the embedded store's data file (nil without one);
+// fresh reports a new, empty table (created now, no data file). closeStore stops
+// the embedded store.
+func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo.Store, data *dynamo.DataFile, fresh bool, closeStore func(), err error) {
+	closeStore = func() {}
+	var db *dynamodb.Client
+	var emb *dynamo.Embedded
+	switch s.store {
+	case "embedded":
+		emb, err = dynamo.StartEmbedded()
+		if err != nil {
+			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
+		}
+		closeStore = func() { _ = emb.Close() }
+		db = emb.Client(dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
+	case "aws":
+		cfg, err := awsConfig(ctx)
+		if err != nil {
+			return nil, nil, false, closeStore, err
+		}
+		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
+		log.Info("using DynamoDB", "region", cfg.Region)
+	default:
+		return nil, nil, false, closeStore, fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
+	}
+	fail := func(err error) (*dynamo.Store, *dynamo.DataFile, bool, func(), error) {
+		closeStore()
+		return nil, nil, false, func() {}, err
+	}
+
+	store = dynamo.New(db, s.table)
+	store.Log = log
+	created := false
+	if s.createTable || emb != nil { // the embedded store starts with no table
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		created, err = store.EnsureTable(tctx)
+		cancel()
+		if err != nil {
+			return fail(fmt.Errorf("table %s: %w", s.table, err))
+		}
+	}
+	if emb == nil {
+		return store, nil, created, closeStore, nil
+	}
+	if s.dataDir == "" {
+		log.Info("using the embedded in-process store in memory only (-data-dir is empty): the data is gone when the process ends")
+		return store, nil, created, closeStore, nil
+	}
+	if err := makeDataDir(s.dataDir); err != nil {
+		return fail(err)
+	}
+	data = &dynamo.DataFile{Path: filepath.Join(s.dataDir, s.table+".jsonl"), Store: store, Embedded: emb,
+		Comfortable: comfortableItems,
+		Grown: func(n int) {
+			log.Warn("the embedded store has grown past a comfortable size", "items", n, "advice", moveAdvice)
+		}}
+	n, found, err := data.Load(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("%w (move it away to start afresh)", err))
+	}
+	switch {
+	case !found:
+		log.Info("using the embedded in-process store; new data file", "file", data.Path)
+	case n > comfortableItems:
+		log.Warn("using the embedded in-process store", "file", data.Path, "items", n, "advice", moveAdvice)
+	default:
+		log.Info("using the embedded in-process store", "file", data.Path, "items", n)
+	}
+	return store, data, created && !found, closeStore, nil
+}
+
+// makeDataDir creates the data directory (owner only) with a .gitignore
+// that keeps all of it out of git.
+func makeDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	gi := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(gi); errors.Is(err, fs.ErrNotExist) {
+		if err := dynamo.WriteFileAtomic(gi, []byte("# taskgraph's local data: never commit it\n*\n")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// devSecret returns the development HS256 secret: the one kept in the data
+// directory, made there on first use; with no data directory a random one
+// for this process only. where says which, for the start-up message.
+func devSecret(dataDir string) (secret []byte, where string, err error) {
+	if dataDir == "" {
+		var b [32]byte
+		_, _ = rand.Read(b[:])
+		return []byte(hex.EncodeToString(b[:])), "a random secret for this process only (-data-dir is empty)", nil
+	}
+	path := filepath.Join(dataDir, devSecretFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		sec := strings.TrimSpace(string(b))
+		if len(sec) < 32 {
+			return nil, "", fmt.Errorf("the development secret %s is too short (under 32 characters); delete it to make a new one", path)
+		}
+		return []byte(sec), "the development secret in " + path, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, "", fmt.Errorf("reading the development secret: %w", err)
+	}
+	if err := makeDataDir(dataDir); err != nil {
+		return nil, "", err
+	}
+	var r [32]byte
+	_, _ = rand.Read(r[:])
+	sec := hex.EncodeToString(r[:])
+	if err := dynamo.WriteFileAtomic(path, []byte(sec+"\n")); err != nil {
+		return nil, "", fmt.Errorf("saving the development secret: %w", err)
+	}
+	return []byte(sec), "a new development secret, kept in " + path, nil
+}

@@ -1,0 +1,241 @@
+package dynamo
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// A dump is a table's items as text: one line per item in DynamoDB's JSON
+// ({"Item":{"PK":{"S":"…"},…}}, the line format of DynamoDB's own exports),
+// then a last line {"Count":N} with the number of items, so that a dump cut
+// short is refused rather than half loaded. The embedded store's data file
+// is a dump too.
+
+// Item is one table item as the SDK holds it.
+type Item = map[string]types.AttributeValue
+
+type scanner interface {
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Export writes every item of the table to w as a dump (see ReadDump) and
+// returns how many it wrote. It scans the table page by page; items written
+// meanwhile may or may not be in it. Returns EUNAVAILABLE, EINTERNAL.
+func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
+	sc, ok := s.db.(scanner)
+	if !ok {
+		return 0, Errorf(EINTERNAL, "this client cannot scan a table")
+	}
+	bw := bufio.NewWriter(w)
+	n := 0
+	in := &dynamodb.ScanInput{TableName: &s.table}
+	for {
+		out, err := sc.Scan(ctx, in)
+		if err != nil {
+			return n, wrap(err, "scanning the table")
+		}
+		for _, it := range out.Items {
+			line, err := json.Marshal(struct {
+				Item map[string]any `json:"Item"`
+			}{encodeItem(it)})
+			if err != nil {
+				return n, Errorf(EINTERNAL, "encoding an item: %v", err)
+			}
+			_, _ = bw.Write(append(line, '\n'))
+			n++
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	fmt.Fprintf(bw, "{\"Count\":%d}\n", n)
+	if err := bw.Flush(); err != nil {
+		return n, fmt.Errorf("writing the dump: %w", err)
+	}
+	return n, nil
+}
+
+// ReadDump reads a whole dump written by Export. Every line must be an item
+// in DynamoDB's JSON, and the last one {"Count":N} with N the number of
+// items before it; the error names the first line that is not.
+func ReadDump(r io.Reader) ([]Item, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	var items []Item
+	count := -1
+	for line := 1; sc.Scan(); line++ {
+		if count >= 0 {
+			return nil, fmt.Errorf("line %d: data after the last line {\"Count\":…}", line)
+		}
+		var l struct {
+			Item  map[string]json.RawMessage `json:"Item"`
+			Count *int                       `json:"Count"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("line %d: not a JSON object: %v", line, err)
+		}
+		switch {
+		case l.Count != nil && l.Item == nil:
+			if *l.Count != len(items) {
+				return nil, fmt.Errorf("line %d: says %d items, found %d", line, *l.Count, len(items))
+			}
+			count = *l.Count
+		case l.Item != nil && l.Count == nil:
+			it, err := decodeItem(l.Item)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", line, err)
+			}
+			if it[attrPK] == nil || it[attrSK] == nil {
+				return nil, fmt.Errorf("line %d: the item has no %s and %s", line, attrPK, attrSK)
+			}
+			items = append(items, it)
+		default:
+			return nil, fmt.Errorf("line %d: neither {\"Item\":…} nor {\"Count\":…}", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if count < 0 {
+		return nil, errors.New("the last line {\"Count\":…} is missing: the dump was cut short")
+	}
+	return items, nil
+}
+
+// PutItems writes items as they are (BatchWriteItem, 25 at a time), over
+// any items with the same keys. Returns EUNAVAILABLE, EINTERNAL.
+func (s *Store) PutItems(ctx context.Context, items []Item) error {
+	reqs := make([]types.WriteRequest, len(items))
+	for i, it := range items {
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+	}
+	return s.batchWrite(ctx, reqs)
+}
+
+// encodeItem turns an item into DynamoDB's JSON.
+func encodeItem(it Item) map[string]any {
+	m := make(map[string]any, len(it))
+	for k, v := range it {
+		m[k] = encodeValue(v)
+	}
+	return m
+}
+
+func encodeValue(v types.AttributeValue) map[string]any {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return map[string]any{"S": v.Value}
+	case *types.AttributeValueMemberN:
+		return map[string]any{"N": v.Value}
+	case *types.AttributeValueMemberB:
+		return map[string]any{"B": v.Value} // base64, as DynamoDB's JSON has it
+	case *types.AttributeValueMemberBOOL:
+		return map[string]any{"BOOL": v.Value}
+	case *types.AttributeValueMemberNULL:
+		return map[string]any{"NULL": true}
+	case *types.AttributeValueMemberSS:
+		return map[string]any{"SS": v.Value}
+	case *types.AttributeValueMemberNS:
+		return map[string]any{"NS": v.Value}
+	case *types.AttributeValueMemberBS:
+		return map[string]any{"BS": v.Value}
+	case *types.AttributeValueMemberL:
+		l := make([]any, len(v.Value))
+		for i, e := range v.Value {
+			l[i] = encodeValue(e)
+		}
+		return map[string]any{"L": l}
+	case *types.AttributeValueMemberM:
+		return map[string]any{"M": encodeItem(v.Value)}
+	}
+	panic(fmt.Sprintf("dynamo: unknown attribute value %T", v))
+}
+
+func decodeItem(raw map[string]json.RawMessage) (Item, error) {
+	it := make(Item, len(raw))
+	for k, r := range raw {
+		v, err := decodeValue(r)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: %v", k, err)
+		}
+		it[k] = v
+	}
+	return it, nil
+}
+
+func decodeValue(raw json.RawMessage) (types.AttributeValue, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || len(m) != 1 {
+		return nil, errors.New(`not a typed value such as {"S":"…"}`)
+	}
+	for typ, r := range m {
+		v, err := decodeTyped(typ, r)
+		if err != nil {
+			return nil, fmt.Errorf("bad %s value: %v", typ, err)
+		}
+		return v, nil
+	}
+	panic("unreachable")
+}
+
+func decodeTyped(typ string, r json.RawMessage) (types.AttributeValue, error) {
+	switch typ {
+	case "S":
+		x, err := unmarshal[string](r)
+		return &types.AttributeValueMemberS{Value: x}, err
+	case "N":
+		x, err := unmarshal[string](r)
+		return &types.AttributeValueMemberN{Value: x}, err
+	case "B":
+		x, err := unmarshal[[]byte](r)
+		return &types.AttributeValueMemberB{Value: x}, err
+	case "BOOL":
+		x, err := unmarshal[bool](r)
+		return &types.AttributeValueMemberBOOL{Value: x}, err
+	case "NULL":
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case "SS":
+		x, err := unmarshal[[]string](r)
+		return &types.AttributeValueMemberSS{Value: x}, err
+	case "NS":
+		x, err := unmarshal[[]string](r)
+		return &types.AttributeValueMemberNS{Value: x}, err
+	case "BS":
+		x, err := unmarshal[[][]byte](r)
+		return &types.AttributeValueMemberBS{Value: x}, err
+	case "L":
+		xs, err := unmarshal[[]json.RawMessage](r)
+		if err != nil {
+			return nil, err
+		}
+		l := make([]types.AttributeValue, len(xs))
+		for i, x := range xs {
+			if l[i], err = decodeValue(x); err != nil {
+				return nil, err
+			}
+		}
+		return &types.AttributeValueMemberL{Value: l}, nil
+	case "M":
+		xs, err := unmarshal[map[string]json.RawMessage](r)
+		if err != nil {
+			return nil, err
+		}
+		m, err := decodeItem(xs)
+		return &types.AttributeValueMemberM{Value: m}, err
+	}
+	return nil, fmt.Errorf("unknown type")
+}
+
+func unmarshal[T any](r json.RawMessage) (T, error) {
+	var x T
+	err := json.Unmarshal(r, &x)
+	return x, err
+}

@@ -1,0 +1,380 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+)
+
+// syncBuffer is a bytes.Buffer that the server and the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// cleanEnv clears the settings that would change what run does.
+func cleanEnv(t *testing.T) {
+	t.Helper()
+	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
+		"AWS_PROFILE", "AWS_ACCESS_KEY_ID", "JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "TABLE_NAME"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("PORT", "0")
+	t.Setenv("DATA_DIR", "")
+	os.Unsetenv("DATA_DIR") // unset: the default; t.Setenv restores it
+}
+
+// server is one in-process run of the server.
+type server struct {
+	url, token     string
+	stdout, stderr *syncBuffer
+	stop           func() error // cancels the run's context and returns run's error
+}
+
+var (
+	servingRE = regexp.MustCompile(`msg=serving addr=(http://\S+/)`)
+	tokenRE   = regexp.MustCompile(`Authorization: Bearer (\S+)`)
+)
+
+// mustStart runs the server with args until it serves, or fails the test.
+func mustStart(t *testing.T, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
+	s.stop = func() error { cancel(); return <-done }
+	deadline := time.After(60 * time.Second)
+	for {
+		if m := servingRE.FindStringSubmatch(s.stderr.String()); m != nil {
+			s.url = m[1]
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before serving: %v\n%s", err, s.stderr)
+		case <-deadline:
+			cancel()
+			t.Fatalf("not serving after 60 s:\n%s", s.stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if m := tokenRE.FindStringSubmatch(s.stdout.String()); m != nil {
+		s.token = m[1]
+	}
+	t.Cleanup(func() { cancel() })
+	return s
+}
+
+// mustQuery posts a GraphQL query with a token and returns the data, failing
+// on any error.
+func mustQuery(t *testing.T, url, token, query string) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, url+"query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		Data   map[string]any
+		Errors []any
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
+		t.Fatalf("%s: %v %v", query, err, out.Errors)
+	}
+	return out.Data
+}
+
+func projectNames(t *testing.T, url, token string) []string {
+	t.Helper()
+	data := mustQuery(t, url, token, `{ me { projects(first: 50) { nodes { name } } } }`)
+	var names []string
+	for _, n := range data["me"].(map[string]any)["projects"].(map[string]any)["nodes"].([]any) {
+		names = append(names, n.(map[string]any)["name"].(string))
+	}
+	slices.Sort(names)
+	return names
+}
+
+func TestRestartKeepsTheDataAndTheToken(t *testing.T) {
+	cleanEnv(t)
+	dir := filepath.Join(t.TempDir(), "data")
+
+	first := mustStart(t, "-data-dir", dir)
+	if first.token == "" {
+		t.Fatalf("no token printed:\n%s", first.stdout)
+	}
+	mustQuery(t, first.url, first.token, `mutation { createProject(input: {name: "Kept across restarts"}) { id } }`)
+	before := projectNames(t, first.url, first.token)
+	if err := first.stop(); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	info, err := os.Stat(filepath.Join(dir, devSecretFile))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("dev secret: %v, mode %v; want 0600", err, info.Mode().Perm())
+	}
+
+	second := mustStart(t, "-data-dir", dir)
+	defer second.stop()
+	after := projectNames(t, second.url, first.token) // the old token
+	if !slices.Equal(after, before) || !slices.Contains(after, "Kept across restarts") {
+		t.Fatalf("projects after the restart %q, before %q", after, before)
+	}
+	if n := strings.Count(strings.Join(after, "|"), "Website relaunch"); n != 1 {
+		t.Fatalf("the demo project appears %d times: the demo data was loaded into a kept store", n)
+	}
+	if strings.Contains(second.stderr.String(), "loaded demo data") {
+		t.Error("the second run logged loading the demo data")
+	}
+	if !strings.Contains(second.stderr.String(), "items=") {
+		t.Errorf("the second run did not log the item count:\n%s", second.stderr)
+	}
+}
+
+func TestMemoryOnlyKeepsNothing(t *testing.T) {
+	cleanEnv(t)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	s := mustStart(t, "-data-dir=")
+	mustQuery(t, s.url, s.token, `mutation { createProject(input: {name: "Gone"}) { id } }`)
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(wd)
+	if len(entries) != 0 {
+		t.Fatalf("memory only wrote %v", entries)
+	}
+}
+
+func TestADamagedDataFileStopsTheStart(t *testing.T) {
+	cleanEnv(t)
+	good := demoDump(t)
+	lines := strings.SplitAfter(strings.TrimSuffix(good, "\n"), "\n")
+	for _, tc := range []struct{ name, content, want string }{
+		{"cut short before the count", strings.Join(lines[:len(lines)-1], ""), "cut short"},
+		{"cut inside a line", good[:len(good)/2], "line"},
+		{"an attribute of unknown type", `{"Item":{"PK":{"S":"a"},"SK":{"Q":"b"}}}` + "\n" + `{"Count":1}` + "\n", "line 1"},
+		{"not JSON", "hello\n", "line 1"},
+		{"a wrong count", lines[0] + `{"Count":2}` + "\n", "says 2 items"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "task-manager.jsonl")
+			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stderr syncBuffer
+			err := run(context.Background(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("run = %v; want an error naming %s and saying %q", err, path, tc.want)
+			}
+			if strings.Contains(stderr.String(), "msg=serving") {
+				t.Fatal("it served anyway")
+			}
+			if b, _ := os.ReadFile(path); string(b) != tc.content {
+				t.Fatal("the damaged file was changed")
+			}
+		})
+	}
+}
+
+// demoDump returns the demo data as a dump.
+func demoDump(t *testing.T) string {
+	t.Helper()
+	emb, err := dynamo.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	store := mustStore(t, emb)
+	if err := store.Import(context.Background(), store.Demo(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := store.Export(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// sortedLines returns a dump's lines in order, for comparing dumps.
+func sortedLines(s string) []string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	slices.Sort(l)
+	return l
+}
+
+func TestExportAndImportMoveTheData(t *testing.T) {
+	cleanEnv(t)
+	dump := demoDump(t)
+	runCmd := func(t *testing.T, stdin string, args ...string) (string, error) {
+		t.Helper()
+		var out bytes.Buffer
+		err := run(context.Background(), args, strings.NewReader(stdin), &out, io.Discard)
+		return out.String(), err
+	}
+
+	t.Run("into the embedded store's data directory and out again", func(t *testing.T) {
+		dir := t.TempDir()
+		if _, err := runCmd(t, dump, "-data-dir", dir, "import"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCmd(t, "", "-data-dir", dir, "export")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(sortedLines(out), sortedLines(dump)) {
+			t.Fatalf("exported %d lines, imported %d", len(sortedLines(out)), len(sortedLines(dump)))
+		}
+	})
+	t.Run("a dump cut short imports nothing", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := runCmd(t, dump[:len(dump)-20], "-data-dir", dir, "import")
+		if err == nil || !strings.Contains(err.Error(), "nothing imported") {
+			t.Fatalf("import = %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "task-manager.jsonl")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a data file was written: %v", err)
+		}
+	})
+	t.Run("into dynalite and back, equal", func(t *testing.T) {
+		ep := os.Getenv("DYNALITE_ENDPOINT")
+		if ep == "" {
+			t.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
+		}
+		t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ep)
+		t.Setenv("TABLE_NAME", fmt.Sprintf("export-import-%d", time.Now().UnixNano()))
+		if _, err := runCmd(t, dump, "import"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCmd(t, "", "export")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(sortedLines(out), sortedLines(dump)) {
+			t.Fatalf("dynalite gave back %d lines, imported %d", len(sortedLines(out)), len(sortedLines(dump)))
+		}
+	})
+}
+
+func TestTokenCommand(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	token := func(t *testing.T, args ...string) (string, error) {
+		t.Helper()
+		var out bytes.Buffer
+		err := run(context.Background(), append([]string{"-data-dir", dir, "token"}, args...), strings.NewReader(""), &out, io.Discard)
+		return strings.TrimSpace(out.String()), err
+	}
+	verify := func(t *testing.T, secret []byte, tok string) string {
+		t.Helper()
+		sub, err := (&graph.Authenticator{Secret: secret}).Verify("Bearer " + tok)
+		if err != nil {
+			t.Fatalf("the token does not verify: %v", err)
+		}
+		return sub
+	}
+
+	t.Run("signs with the development secret, made on first use", func(t *testing.T) {
+		tok, err := token(t, "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, _, err := devSecret(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub := verify(t, secret, tok); sub != "bob" {
+			t.Fatalf("sub = %q", sub)
+		}
+	})
+	t.Run("the server started afterwards accepts it", func(t *testing.T) {
+		tok, err := token(t, "carol")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := mustStart(t, "-data-dir", dir)
+		defer s.stop()
+		data := mustQuery(t, s.url, tok, `{ me { name } }`)
+		if name := data["me"].(map[string]any)["name"]; name != "Carol Chen" {
+			t.Fatalf("me = %v", data["me"])
+		}
+	})
+	t.Run("signs with JWT_SECRET when set", func(t *testing.T) {
+		t.Setenv("JWT_SECRET", "a-secret-from-the-environment")
+		tok, err := token(t, "dave")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub := verify(t, []byte("a-secret-from-the-environment"), tok); sub != "dave" {
+			t.Fatalf("sub = %q", sub)
+		}
+	})
+	for _, args := range [][]string{{"a#b"}, {"with space"}, {""}, {strings.Repeat("x", 129)}, {}, {"bob", "carol"}} {
+		t.Run(fmt.Sprintf("refuses %q", args), func(t *testing.T) {
+			tok, err := token(t, args...)
+			if err == nil || tok != "" {
+				t.Fatalf("token %q, err %v; want an error and no token", tok, err)
+			}
+		})
+	}
+}
+
+func TestHelpNamesTheFlagsAndTheEnvironment(t *testing.T) {
+	cleanEnv(t)
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run -h = %v, want flag.ErrHelp (exit 0)", err)
+	}
+	help := out.String()
+	for _, want := range []string{"Usage: taskgraph ", "-data-dir", "-production", "token USER", "export", "import",
+		"PORT", "TABLE_NAME", "DATA_DIR", "JWT_SECRET", "JWT_JWKS_URL", "AWS_ENDPOINT_URL_DYNAMODB",
+		"needs JWT_SECRET or JWT_JWKS_URL"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h does not mention %q", want)
+		}
+	}
+	if strings.Contains(help, "go-build") || strings.Contains(help, os.TempDir()) {
+		t.Error("-h names a temporary build path")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "needs `JWT_SECRET` or `JWT_JWKS_URL`") {
+		t.Error("README's -production line no longer says what -h says (needs JWT_SECRET or JWT_JWKS_URL)")
+	}
+}
