@@ -45,6 +45,7 @@ type settings struct {
 	debug       bool
 	secret      string
 	production  bool
+	tokenTTL    time.Duration // the longest token lifetime accepted
 	limits      graph.Options // the limits only
 }
 
@@ -61,6 +62,7 @@ func loadSettings() settings {
 	flag.IntVar(&s.limits.MaxTokens, "max-tokens", graph.DefaultMaxTokens, "most tokens the parser reads")
 	flag.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	flag.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
+	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", graph.DefaultMaxTokenLifetime, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo token gets this lifetime")
 	flag.Parse()
 	s.store = storeKind(s.store)
 	return s
@@ -92,6 +94,9 @@ func run() error {
 	jwksURL := os.Getenv("JWT_JWKS_URL")
 	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
 		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
+	}
+	if s.tokenTTL <= 0 {
+		return errors.New("-max-token-lifetime must be positive")
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -138,7 +143,8 @@ func run() error {
 	}
 	go store.RunCleanupWorker(ctx, time.Minute)
 
-	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE")}
+	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE"),
+		MaxLifetime: s.tokenTTL}
 	if jwksURL != "" {
 		kf, err := keyfunc.NewDefaultCtx(ctx, []string{jwksURL}) // cached, refreshed hourly and on an unknown kid
 		if err != nil {
@@ -151,12 +157,12 @@ func run() error {
 		var b [32]byte
 		_, _ = rand.Read(b[:])
 		auth.Secret = []byte(hex.EncodeToString(b[:]))
-		tok, err := auth.Sign("alice", 30*24*time.Hour)
+		tok, err := auth.Sign("alice", s.tokenTTL)
 		if err != nil {
 			return err
 		}
 		headers["Authorization"] = "Bearer " + tok
-		fmt.Printf("\nJWT_SECRET is not set: made a random one. A token for the demo user alice (valid 30 days):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in.\n\n", tok, s.port)
+		fmt.Printf("\nJWT_SECRET is not set: made a random one. A token for the demo user alice (valid %s):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in.\n\n", s.tokenTTL, tok, s.port)
 	}
 
 	o := s.limits
