@@ -15,6 +15,7 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -375,4 +376,59 @@ func TestAuthRefusesLookAlikeSubs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzTokenClaims signs arbitrary header and payload texts with the secret
+// and checks that what Verify accepts is unambiguous: the sub it returns is
+// the payload's sub as a plain map decoding reads it, exp is an integer
+// within the lifetime limit, no crit header, and the sub is a valid user id.
+// `go test ./graph -run '^$' -fuzz FuzzTokenClaims` explores further.
+func FuzzTokenClaims(f *testing.F) {
+	now, hour := testenv.Now.Unix(), testenv.Now.Add(time.Hour).Unix()
+	for _, seed := range [][2]string{
+		{claimsHS256, claimsPayload("")},
+		{claimsHS256, claimsPayload(`,"sub":"bob"`)},
+		{claimsHS256, claimsPayload(`,"SUB":"bob"`)},
+		{claimsHS256, fmt.Sprintf(`{"Sub":"bob","iat":%d,"exp":%d}`, now, hour)},
+		{claimsHS256, fmt.Sprintf(`{"sub":"alice","exp":"%d"}`, hour)},
+		{claimsHS256, fmt.Sprintf(`{"sub":"alice","exp":%d.5}`, hour)},
+		{claimsHS256, fmt.Sprintf(`{"sub":"alice","exp":%d,"nbf":%d}`, hour, now+59)},
+		{claimsHS256, `{"sub":"alice","exp":9000000000000000000}`},
+		{claimsHS256, fmt.Sprintf(`{"sub":"\uff41lice","exp":%d}`, hour)},
+		{`{"alg":"HS256","crit":["b64"],"b64":false}`, claimsPayload("")},
+		{`{"alg":"none","alg":"HS256"}`, claimsPayload("")},
+		{`{"alg":"HS256","ALG":"none"}`, claimsPayload("")},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	a := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
+	f.Fuzz(func(t *testing.T, header, payload string) {
+		sub, err := a.Verify(claimsRaw(t, header, payload))
+		if err != nil {
+			if err.Error() == "" {
+				t.Error("a refusal without a message")
+			}
+			return
+		}
+		var h, p map[string]any
+		dec := json.NewDecoder(strings.NewReader(payload))
+		dec.UseNumber()
+		if json.Unmarshal([]byte(header), &h) != nil || dec.Decode(&p) != nil {
+			t.Fatalf("accepted a header or payload that is no JSON object: %q %q", header, payload)
+		}
+		if _, ok := h["crit"]; ok {
+			t.Errorf("accepted a crit header: %q", header)
+		}
+		if p["sub"] != sub {
+			t.Errorf("Verify says sub %q, a map decoding says %v: %q", sub, p["sub"], payload)
+		}
+		exp, ok := p["exp"].(json.Number)
+		n, err := exp.Int64()
+		if !ok || err != nil || n <= now || n > testenv.Now.Add(graph.DefaultMaxTokenLifetime+graph.ClockSkew).Unix() {
+			t.Errorf("accepted exp %v: %q", p["exp"], payload)
+		}
+		if dynamo.ValidUserID(sub) != nil {
+			t.Errorf("accepted sub %q", sub)
+		}
+	})
 }
