@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
@@ -24,7 +23,7 @@ GET /healthz). With no AWS configuration the data lives in an embedded store,
 kept in -data-dir across restarts.
 
 Commands:
-  token USER   print a bearer token (30 days) for USER, signed with JWT_SECRET
+  token USER   print a bearer token (-max-token-lifetime: 30 days outside production) for USER, signed with JWT_SECRET
                or the development secret in -data-dir
   export       write every item of the table to stdout (JSON lines)
   import       read items written by export from stdin into the table
@@ -120,7 +119,7 @@ func tokenCommand(s settings, stdout io.Writer) error {
 			return err
 		}
 	}
-	tok, err := (&graph.Authenticator{Secret: secret}).Sign(user, 30*24*time.Hour)
+	tok, err := (&graph.Authenticator{Secret: secret, MaxLifetime: s.tokenTTL}).Sign(user, s.tokenTTL)
 	if err != nil {
 		return err
 	}

@@ -49,11 +49,16 @@ type settings struct {
 	secret      string
 	production  bool
 	trusted     string        // -trusted-documents
+	tokenTTL    time.Duration // the longest token lifetime accepted
 	limits      graph.Options // the limits only
 	dataDir     string        // the embedded store's files and the development secret; "": memory only
 	command     string        // token, export or import; "": serve
 	args        []string      // the command's arguments
 }
+
+// devTokenLifetime is the default token lifetime outside production: a
+// developer's demo token lasts as long as their data does not need a reset.
+const devTokenLifetime = 30 * 24 * time.Hour
 
 // loadSettings reads the flags in args (before and after a command name)
 // and the environment. -h prints the usage (see usage) and returns
@@ -80,6 +85,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.MaxTokens, "max-tokens", graph.DefaultMaxTokens, "most tokens the parser reads")
 	flag.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	flag.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
+	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return s, err
 	}
@@ -91,6 +97,12 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 		s.args = flag.Args()
 	}
 	s.store = storeKind(s.store)
+	if s.tokenTTL == 0 {
+		s.tokenTTL = devTokenLifetime
+		if s.production {
+			s.tokenTTL = graph.DefaultMaxTokenLifetime
+		}
+	}
 	return s, nil
 }
 
@@ -129,6 +141,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
 		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
 	}
+	if s.tokenTTL <= 0 {
+		return errors.New("-max-token-lifetime must be positive")
+	}
 	var trusted *graph.TrustedDocuments
 	if s.trusted != "" {
 		var err error
@@ -160,7 +175,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	go store.RunCleanupWorker(ctx, time.Minute)
 
-	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE")}
+	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE"),
+		MaxLifetime: s.tokenTTL}
 	if jwksURL != "" {
 		kf, err := keyfunc.NewDefaultCtx(ctx, []string{jwksURL}) // cached, refreshed hourly and on an unknown kid
 		if err != nil {
@@ -175,12 +191,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 		auth.Secret = secret
-		tok, err := auth.Sign("alice", 30*24*time.Hour)
+		tok, err := auth.Sign("alice", s.tokenTTL)
 		if err != nil {
 			return err
 		}
 		headers["Authorization"] = "Bearer " + tok
-		fmt.Fprintf(stdout, "\nJWT_SECRET is not set: using %s. A token for the demo user alice (valid 30 days):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in. Tokens for other users: go run . token bob\n\n", where, tok, s.port)
+		fmt.Fprintf(stdout, "\nJWT_SECRET is not set: using %s. A token for the demo user alice (valid %s):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in. Tokens for other users: go run . token bob\n\n", where, s.tokenTTL, tok, s.port)
 	}
 
 	o := s.limits

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Fuzz tests of the parsers that stand between client input and keys: ids,
@@ -42,6 +44,7 @@ func FuzzParseIDs(f *testing.F) {
 		"prj#" + u + "\n", "prj#8" + u[1:], "prj#O" + u[1:], "prj#" + u + u, "tsk#prj#" + u, "prj#tsk#" + u,
 		"alice", "auth0|abc123", "0b5c3e1a-8f0e-4b8e-9a9e-4f6c1a2b3c4d", "a b", "a\tb", "a\u00a0b", "a\u2028b",
 		"a\u0085b", "\x00", "\xff", "é", strings.Repeat("x", 128), strings.Repeat("x", 129), strings.Repeat("é", 128),
+		"ali\u200bce", "\ufeffalice", "\u202eecila", "\uff41lice", "Zoe\u0301", "Zo\u00eb", "alice\ue000", "alice\u0378",
 		"USER#alice", "prj#" + fzULIDs[2], "tsk#" + fzULIDs[3], "cmt#" + fzULIDs[2] + "#" + fzULIDs[3],
 	} {
 		f.Add(s)
@@ -122,6 +125,9 @@ func FuzzParseIDs(f *testing.F) {
 			}
 			if strings.Contains(id, "#") {
 				t.Errorf("ValidUserID accepts %q with a '#'", id)
+			}
+			if !norm.NFKC.IsNormalString(id) || strings.ContainsFunc(id, func(r rune) bool { return unicode.In(r, unicode.Cf, unicode.Co) }) {
+				t.Errorf("ValidUserID accepts %q, which is not NFKC or holds a format or private-use character", id)
 			}
 		} else {
 			if kind == KindUser {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Server-issued ids are a type prefix, '#', and a ULID (a comment's id also
@@ -60,7 +61,11 @@ func KindOf(id string) Kind {
 }
 
 // ValidUserID checks a user id (a token's sub): 1-128 characters, none of
-// them '#', white space or a control character. Returns EINVALID.
+// them '#', white space, a control, format (bidi controls, zero-width
+// characters, BOM), private-use, surrogate, unassigned or otherwise
+// default-ignorable code point, and unchanged by NFKC normalisation (no
+// fullwidth or other compatibility forms), so that no two accepted ids
+// render alike by invisible or compatibility characters. Returns EINVALID.
 func ValidUserID(id string) error {
 	if id == "" || !utf8.ValidString(id) || utf8.RuneCountInString(id) > maxUserIDLen {
 		return Errorf(EINVALID, "a user id has 1 to %d characters", maxUserIDLen)
@@ -69,8 +74,27 @@ func ValidUserID(id string) error {
 		if r == '#' || unicode.IsSpace(r) || unicode.IsControl(r) {
 			return Errorf(EINVALID, "a user id may not contain '#', white space or control characters")
 		}
+		if invisible(r) {
+			return Errorf(EINVALID, "a user id may not contain format, private-use, unassigned or invisible characters")
+		}
+	}
+	if !norm.NFKC.IsNormalString(id) {
+		return Errorf(EINVALID, "a user id must be in Unicode normalisation form NFKC (no fullwidth or compatibility characters)")
 	}
 	return nil
+}
+
+// invisible reports whether r is a character a user id may not hold although
+// it is no white space or control character: a format character (Cf: bidi
+// controls, zero-width characters, the BOM, tags), a private-use (Co),
+// surrogate (Cs) or unassigned (Cn, noncharacters included) code point, a
+// line or paragraph separator, a variation selector or another
+// default-ignorable code point (Hangul fillers, the combining grapheme
+// joiner).
+func invisible(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Co, unicode.Cs, unicode.Zl, unicode.Zp, unicode.Variation_Selector,
+		unicode.Other_Default_Ignorable_Code_Point) ||
+		!unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Zs) // Cn: unassigned
 }
 
 func parseULID(s string) (string, bool) {

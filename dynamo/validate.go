@@ -2,7 +2,10 @@ package dynamo
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Limits of the contract.
@@ -20,18 +23,40 @@ type Opt[T any] struct {
 	Value T
 }
 
-// name trims s and checks it has 1..MaxNameLen characters.
+// name trims s, normalises it to NFC and checks it: 1..MaxNameLen
+// characters on one line, with no control character (newline and tab
+// included), line or paragraph separator, or bidi embedding, override or
+// isolate control.
 func name(field, s string) (string, error) {
-	t := strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		return "", Errorf(EINVALID, "%s is not valid UTF-8", field)
+	}
+	t := norm.NFC.String(strings.TrimSpace(s))
+	for _, r := range t {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return "", Errorf(EINVALID, "%s must be one line without control characters", field)
+		}
+		if bidiControl(r) {
+			return "", Errorf(EINVALID, "%s may not contain bidi embedding, override or isolate characters (U+202A-U+202E, U+2066-U+2069)", field)
+		}
+	}
 	n := utf8.RuneCountInString(t)
-	if !utf8.ValidString(s) || n == 0 || n > MaxNameLen {
+	if n == 0 || n > MaxNameLen {
 		return "", Errorf(EINVALID, "%s must have 1 to %d characters after trimming, not %d", field, MaxNameLen, n)
 	}
 	return t, nil
 }
 
+// bidiControl reports whether r is a bidi embedding, override or isolate
+// control (U+202A-U+202E, U+2066-U+2069): one of them left open in a name
+// reorders the text that follows it wherever the name is shown.
+func bidiControl(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+}
+
 // text checks an optional long text: trimmed, at most MaxTextLen
-// characters; an empty one after trimming clears it.
+// characters, no control characters but tab, newline and CR LF; an empty
+// one after trimming clears it.
 func text(field string, s *string) (*string, error) {
 	if s == nil {
 		return nil, nil
@@ -40,6 +65,11 @@ func text(field string, s *string) (*string, error) {
 		return nil, Errorf(EINVALID, "%s is not valid UTF-8", field)
 	}
 	t := strings.TrimSpace(*s)
+	for i, r := range t {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && (r != '\r' || !strings.HasPrefix(t[i+1:], "\n")) {
+			return nil, Errorf(EINVALID, "%s may not contain control characters other than tab, newline and CR LF", field)
+		}
+	}
 	if n := utf8.RuneCountInString(t); n > MaxTextLen {
 		return nil, Errorf(EINVALID, "%s may have at most %d characters after trimming, not %d", field, MaxTextLen, n)
 	}
@@ -57,8 +87,8 @@ func email(s *string) (*string, error) {
 	if e == "" {
 		return nil, nil
 	}
-	if utf8.RuneCountInString(e) > MaxEmailLen || strings.Count(e, "@") != 1 || strings.HasPrefix(e, "@") ||
-		strings.HasSuffix(e, "@") || strings.ContainsAny(e, " \t\r\n") {
+	if !utf8.ValidString(e) || utf8.RuneCountInString(e) > MaxEmailLen || strings.Count(e, "@") != 1 || strings.HasPrefix(e, "@") ||
+		strings.HasSuffix(e, "@") || strings.ContainsFunc(e, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || bidiControl(r) }) {
 		return nil, Errorf(EINVALID, "email must be an address of at most %d characters with one '@'", MaxEmailLen)
 	}
 	return &e, nil

@@ -1,33 +1,70 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
+// Limits on bearer tokens.
+const (
+	// MaxTokenBytes is the longest token accepted (common proxies refuse
+	// longer header lines anyway).
+	MaxTokenBytes = 8 << 10
+	// ClockSkew is how far a token's iat and nbf may lie in the future, for
+	// an issuer whose clock runs ahead; exp gets no leeway.
+	ClockSkew = time.Minute
+	// DefaultMaxTokenLifetime is the longest lifetime (exp - iat, and exp -
+	// now) accepted unless Authenticator.MaxLifetime says otherwise.
+	DefaultMaxTokenLifetime = 24 * time.Hour
+)
+
 // Authenticator checks bearer tokens; a token's sub is the viewer's id.
-// Tokens must carry exp; alg "none" is never accepted.
+// Tokens must carry an integer exp within the lifetime limit; alg "none" is
+// never accepted; a header or payload that repeats a name, or a crit header,
+// is refused.
 type Authenticator struct {
 	// Secret verifies HS256 tokens; empty turns HS256 off.
 	Secret []byte
 	// JWKS verifies asymmetric tokens (RS256/384/512, PS256/384/512,
 	// ES256/384/512, EdDSA) by the key their kid names, e.g. keys fetched,
 	// cached and refreshed from an identity provider's JWKS URL; nil turns
-	// them off.
+	// them off. A token without kid is accepted only when exactly one key
+	// of the set fits its alg.
 	JWKS jwt.Keyfunc
 	// Issuer and Audience, when set, must match the token's iss and aud.
 	Issuer, Audience string
-	// Now is the clock used for exp and nbf; defaults to time.Now.
+	// MaxLifetime is the longest token lifetime accepted (and signed);
+	// zero means DefaultMaxTokenLifetime.
+	MaxLifetime time.Duration
+	// Now is the clock used for exp, nbf and iat; defaults to time.Now.
 	Now func() time.Time
 }
 
 var asymmetric = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+var (
+	errMalformed    = errors.New("the token is malformed or not signed by this server")
+	errDuplicate    = errors.New("the token's header or claims name a member twice")
+	errCrit         = errors.New("the token has a crit header, and this server implements no JWS extension")
+	errNumericDate  = errors.New("the token's exp, nbf and iat must be integer NumericDates (whole seconds, at most 2^53)")
+	errKidAmbiguous = errors.New("the token names no key (kid) and several keys of the key set fit its alg")
+)
 
 func (a *Authenticator) key(t *jwt.Token) (any, error) {
 	if _, ok := t.Method.(*jwt.SigningMethodHMAC); ok {
@@ -36,7 +73,48 @@ func (a *Authenticator) key(t *jwt.Token) (any, error) {
 	if a.JWKS == nil {
 		return nil, errors.New("no keys for asymmetric tokens")
 	}
-	return a.JWKS(t)
+	k, err := a.JWKS(t)
+	if err != nil {
+		return nil, err
+	}
+	// Without a kid the key set offers every key it holds: which one signed
+	// is then ambiguous, and trying each costs a verification per key.
+	if set, ok := k.(jwt.VerificationKeySet); ok {
+		var fit []jwt.VerificationKey
+		for _, key := range set.Keys {
+			if keyFits(t.Method, key) {
+				fit = append(fit, key)
+			}
+		}
+		if len(fit) != 1 {
+			return nil, errKidAmbiguous
+		}
+		return fit[0], nil
+	}
+	return k, nil
+}
+
+// keyFits reports whether key can verify tokens signed with m.
+func keyFits(m jwt.SigningMethod, key any) bool {
+	switch m := m.(type) {
+	case *jwt.SigningMethodRSA, *jwt.SigningMethodRSAPSS:
+		_, ok := key.(*rsa.PublicKey)
+		return ok
+	case *jwt.SigningMethodECDSA:
+		k, ok := key.(*ecdsa.PublicKey)
+		return ok && k.Curve != nil && k.Curve.Params().BitSize == m.CurveBits
+	case *jwt.SigningMethodEd25519:
+		_, ok := key.(ed25519.PublicKey)
+		return ok
+	}
+	return false
+}
+
+func (a *Authenticator) maxLifetime() time.Duration {
+	if a.MaxLifetime > 0 {
+		return a.MaxLifetime
+	}
+	return DefaultMaxTokenLifetime
 }
 
 type viewerKey struct{}
@@ -67,6 +145,13 @@ func (a *Authenticator) Verify(header string) (string, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
 		return "", errors.New("the Authorization header must be: Bearer <token>")
 	}
+	raw = strings.TrimSpace(raw)
+	if len(raw) > MaxTokenBytes {
+		return "", fmt.Errorf("the token is longer than %d bytes", MaxTokenBytes)
+	}
+	if err := checkTokenJSON(raw); err != nil {
+		return "", err
+	}
 	now := time.Now
 	if a.Now != nil {
 		now = a.Now
@@ -78,7 +163,10 @@ func (a *Authenticator) Verify(header string) (string, error) {
 	if a.JWKS != nil {
 		methods = append(methods, asymmetric...)
 	}
-	opts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithExpirationRequired(), jwt.WithTimeFunc(now)}
+	// The leeway lets iat and nbf lie up to ClockSkew ahead; exp is checked
+	// again below without it.
+	opts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithExpirationRequired(), jwt.WithIssuedAt(),
+		jwt.WithLeeway(ClockSkew), jwt.WithTimeFunc(now), jwt.WithStrictDecoding()}
 	if a.Issuer != "" {
 		opts = append(opts, jwt.WithIssuer(a.Issuer))
 	}
@@ -86,12 +174,24 @@ func (a *Authenticator) Verify(header string) (string, error) {
 		opts = append(opts, jwt.WithAudience(a.Audience))
 	}
 	var claims jwt.RegisteredClaims
-	_, err := jwt.ParseWithClaims(strings.TrimSpace(raw), &claims, a.key, opts...)
+	_, err := jwt.ParseWithClaims(raw, &claims, a.key, opts...)
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return "", errors.New("the token has expired")
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "", errors.New("the token is not valid yet (its nbf or iat is in the future)")
+	case errors.Is(err, errKidAmbiguous):
+		return "", errKidAmbiguous
 	case err != nil:
-		return "", errors.New("the token is malformed or not signed by this server")
+		return "", errMalformed
+	}
+	t := now()
+	if !t.Before(claims.ExpiresAt.Time) {
+		return "", errors.New("the token has expired")
+	}
+	limit := a.maxLifetime()
+	if claims.ExpiresAt.Sub(t) > limit+ClockSkew || claims.IssuedAt != nil && claims.ExpiresAt.Sub(claims.IssuedAt.Time) > limit {
+		return "", fmt.Errorf("the token's lifetime exceeds this server's limit of %s", limit)
 	}
 	if dynamo.ValidUserID(claims.Subject) != nil {
 		return "", errors.New("the token's sub is not a valid user id")
@@ -99,9 +199,128 @@ func (a *Authenticator) Verify(header string) (string, error) {
 	return claims.Subject, nil
 }
 
+// registeredClaims are the claims jwt.RegisteredClaims decodes; encoding/json
+// matches their names case-insensitively, so no other spelling may appear.
+var registeredClaims = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
+
+// checkTokenJSON checks the header and payload of a compact JWS before it is
+// verified: each a JSON object naming no member twice (names compared as
+// encoding/json compares them, case-insensitively, at every level), no
+// crit header, registered claims spelled exactly, and exp, nbf and iat
+// integers.
+func checkTokenJSON(raw string) error {
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return errMalformed
+	}
+	var header, payload map[string]json.RawMessage
+	for i, dst := range []*map[string]json.RawMessage{&header, &payload} {
+		b, err := base64.RawURLEncoding.Strict().DecodeString(parts[i])
+		if err != nil {
+			return errMalformed
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := uniqueNames(dec); err != nil {
+			return err
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return errMalformed
+		}
+		if err := json.Unmarshal(b, dst); err != nil || *dst == nil {
+			return errMalformed
+		}
+	}
+	if _, ok := header["crit"]; ok {
+		return errCrit
+	}
+	for name := range payload {
+		for _, c := range registeredClaims {
+			if name != c && strings.EqualFold(name, c) {
+				return errMalformed
+			}
+		}
+	}
+	for _, c := range []string{"exp", "nbf", "iat"} {
+		if v, ok := payload[c]; ok && !integerSeconds(v) {
+			return errNumericDate
+		}
+	}
+	return nil
+}
+
+// integerSeconds reports whether v is a JSON integer from 0 to 2^53 (no
+// string, fraction or exponent; exactly representable as a float64, which
+// is how jwt.NumericDate reads it).
+func integerSeconds(v json.RawMessage) bool {
+	s := string(v)
+	if s == "" || len(s) > 16 || s != "0" && s[0] == '0' {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && n <= 1<<53
+}
+
+// uniqueNames reads one JSON value from dec and refuses an object, at any
+// depth, that names a member twice.
+func uniqueNames(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return errMalformed
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	var seen map[string]bool
+	if d == '{' {
+		seen = map[string]bool{}
+	}
+	for dec.More() {
+		if seen != nil {
+			k, err := dec.Token()
+			if err != nil {
+				return errMalformed
+			}
+			f := foldName(k.(string))
+			if seen[f] {
+				return errDuplicate
+			}
+			seen[f] = true
+		}
+		if err := uniqueNames(dec); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return errMalformed
+	}
+	return nil
+}
+
+// foldName maps s to one spelling per class of strings.EqualFold, which is
+// how encoding/json matches member names to struct fields.
+func foldName(s string) string {
+	return strings.Map(func(r rune) rune {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		return m
+	}, s)
+}
+
 // Sign makes an HS256 token for sub that expires after ttl (with the
-// configured issuer and audience).
+// configured issuer and audience); ttl may not exceed the lifetime limit.
 func (a *Authenticator) Sign(sub string, ttl time.Duration) (string, error) {
+	if ttl > a.maxLifetime() {
+		return "", fmt.Errorf("a token lifetime of %s exceeds the limit of %s", ttl, a.maxLifetime())
+	}
 	now := time.Now
 	if a.Now != nil {
 		now = a.Now
