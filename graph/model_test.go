@@ -2465,6 +2465,12 @@ func (m *modelRun) check() {
 // and checks the seven access patterns, as every user sees them through
 // GraphQL, against the model.
 //
+// Some mutations carry an Idempotency-Key; replays of the keyed ones that
+// succeeded must answer with the same result if the viewer may see it now
+// and NOT_FOUND otherwise, and a key reused for another operation is
+// refused. Every answer (mutation, replay or read) must show no project,
+// task or comment that its viewer may not see at that moment (issue 13).
+//
 // By default it tries a few hundred mutations; more with
 //
 //	go test ./graph -run '^TestModel$' -model.n=5000 [-model.seed=7]
