@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -264,7 +265,7 @@ func (m *modelRun) doKey(viewer, key, query string, vars map[string]any) *testen
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
+		req.Header.Set(graph.IdempotencyHeader, key)
 	}
 	rec := httptest.NewRecorder()
 	m.e.Handler.ServeHTTP(rec, req)
