@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -167,6 +168,37 @@ type modelOp struct {
 	apply  func(data json.RawMessage)
 	scope  *modelProject // the one project the op reads or changes (nil: none)
 	res    *testenv.Response
+
+	// key is the Idempotency-Key the op is sent with ("": none).
+	key string
+	// keyed, when set, describes what a successful op recorded with its
+	// key (nil: it records nothing, e.g. adding a member again).
+	keyed func() *modelKeyed
+	// replay is the recorded op that this one sends again; reuse marks an
+	// op that sends a recorded key with another mutation or input.
+	replay *modelKeyed
+	reuse  bool
+}
+
+// modelKeyed is a mutation that succeeded with an idempotency key: the
+// store keeps a record of it, and a replay answers from that record.
+type modelKeyed struct {
+	viewer, key, field string
+	vars               map[string]any
+	id                 string        // the result's id
+	p                  *modelProject // the project the result lies in
+	t                  *modelTask    // the result, when a task
+	c                  *modelComment // the result, when a comment
+	deleted            bool          // a delete: its replay answers with the id
+}
+
+// modelSight is what the users may see at one moment: the live projects
+// with their members, and the project of each live project, task and
+// comment.
+type modelSight struct {
+	members map[string]map[string]bool // live project id -> its members
+	in      map[string]string          // live project, task or comment id -> its project's id
+	made    map[string]string          // every project, task and comment id ever made -> its project's id
 }
 
 type modelRun struct {
@@ -180,10 +212,16 @@ type modelRun struct {
 	tasks    []*modelTask
 	comments []*modelComment
 
-	tried, succeeded, refused, raced, violations, shown int
-	tableChecks, patternChecks, queries                 int
-	tableTime, patternTime                              time.Duration
-	unknownTypes                                        map[string]bool
+	keyed    []*modelKeyed // every keyed op that left a record, in order
+	raceOps  []*modelOp    // the ops of the last race
+	readView *modelSight   // the sight of reads while checkPatterns runs
+
+	tried, succeeded, refused, raced, violations, shown   int
+	tableChecks, patternChecks, queries                   int
+	keysSent, replays, replaysGone, reuses, reusesRefused int
+	shownAnswers, shownObjects, leaks                     int
+	tableTime, patternTime                                time.Duration
+	unknownTypes                                          map[string]bool
 }
 
 func (m *modelRun) violate(format string, args ...any) {
@@ -207,6 +245,14 @@ func modelJS(v any) string {
 
 // do posts one GraphQL request; safe for concurrent use.
 func (m *modelRun) do(viewer, query string, vars map[string]any) *testenv.Response {
+	return m.doKey(viewer, "", query, vars)
+}
+
+// send posts an op's request, with its idempotency key if it has one.
+func (m *modelRun) send(op *modelOp) { op.res = m.doKey(op.viewer, op.key, op.query, op.vars) }
+
+// doKey is do with an Idempotency-Key header (none when key is "").
+func (m *modelRun) doKey(viewer, key, query string, vars map[string]any) *testenv.Response {
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
 		panic(err)
@@ -217,6 +263,9 @@ func (m *modelRun) do(viewer, query string, vars map[string]any) *testenv.Respon
 	req.Header.Set("Content-Type", "application/json")
 	if tok := m.tokens[viewer]; tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if key != "" {
+		req.Header.Set(graph.IdempotencyHeader, key)
 	}
 	rec := httptest.NewRecorder()
 	m.e.Handler.ServeHTTP(rec, req)
@@ -237,13 +286,14 @@ func (m *modelRun) query(viewer, query string, vars map[string]any) (json.RawMes
 		m.violate("read by %s failed: %+v\nquery: %s\nvars: %s", viewer, res.Errors, query, modelJS(vars))
 		return nil, false
 	}
+	m.checkShown("a read", viewer, res.Data, m.seesNow(viewer))
 	return res.Data, true
 }
 
 func (m *modelRun) runConcurrently(ops []*modelOp) {
 	var wg sync.WaitGroup
 	for _, op := range ops {
-		wg.Go(func() { op.res = m.do(op.viewer, op.query, op.vars) })
+		wg.Go(func() { m.send(op) })
 	}
 	wg.Wait()
 }
@@ -308,6 +358,141 @@ func (m *modelRun) settle(op *modelOp) {
 	}
 	if code == "OK" {
 		op.apply(op.res.Data)
+	}
+	switch {
+	case op.replay != nil:
+		m.replays++
+		if code == "NOT_FOUND" {
+			m.replaysGone++
+		}
+	case op.reuse:
+		m.reuses++
+		if code == "BAD_USER_INPUT" {
+			m.reusesRefused++
+		}
+	case code == "OK" && op.want == nil && op.key != "" && op.keyed != nil:
+		if r := op.keyed(); r != nil {
+			r.viewer, r.key = op.viewer, op.key
+			m.keyed = append(m.keyed, r)
+		}
+	}
+	// The ops of a sequence or a batch change distinct projects, and an
+	// answer shows only the op's own project: the model after the op is
+	// what the viewer may see at the moment of the answer.
+	m.checkShown(op.name, op.viewer, op.res.Data, m.seesNow(op.viewer))
+}
+
+// ---- what an answer may show ----
+
+// sight returns what the users may see now, by the model.
+func (m *modelRun) sight() *modelSight {
+	s := &modelSight{members: map[string]map[string]bool{}, in: map[string]string{}, made: map[string]string{}}
+	for _, p := range m.projects {
+		s.made[p.id] = p.id
+		if !p.gone {
+			s.members[p.id], s.in[p.id] = maps.Clone(p.members), p.id
+		}
+	}
+	for _, t := range m.tasks {
+		s.made[t.id] = t.p.id
+		if t.live() {
+			s.in[t.id] = t.p.id
+		}
+	}
+	for _, c := range m.comments {
+		s.made[c.id] = c.task.p.id
+		if c.live() {
+			s.in[c.id] = c.task.p.id
+		}
+	}
+	return s
+}
+
+// seesNow returns whether viewer may see an object now, by the model (the
+// sight is taken when first needed, or is the reads' one).
+func (m *modelRun) seesNow(viewer string) func(id string) bool {
+	view := m.readView
+	return func(id string) bool {
+		if view == nil {
+			view = m.sight()
+		}
+		return view.sees(viewer, id)
+	}
+}
+
+// sees reports whether viewer may see the object id: it is live and the
+// viewer is a member of its project.
+func (s *modelSight) sees(viewer, id string) bool {
+	p, ok := s.in[id]
+	return ok && s.members[p][viewer]
+}
+
+// seesDuring reports whether viewer may have seen the object id at some
+// moment between the sights before and after: it was live in one of them,
+// or was made in between (and maybe deleted again), and the viewer was a
+// member of its project in one of them. Made for races, whose answers come
+// from any moment between.
+func seesDuring(before, after *modelSight, viewer, id string) bool {
+	p, ok := before.in[id]
+	if !ok {
+		p, ok = after.in[id]
+	}
+	if _, old := before.made[id]; !ok && !old {
+		p, ok = after.made[id]
+	}
+	return ok && (before.members[p][viewer] || after.members[p][viewer])
+}
+
+// modelShownIDs returns the ids of the projects, tasks and comments an
+// answer shows: of every object in data with an "id" of one of those kinds.
+func modelShownIDs(data json.RawMessage) []string {
+	var v any
+	if len(data) == 0 || json.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			if id, ok := x["id"].(string); ok &&
+				(strings.HasPrefix(id, "prj#") || strings.HasPrefix(id, "tsk#") || strings.HasPrefix(id, "cmt#")) {
+				out = append(out, id)
+			}
+			for _, y := range x {
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	walk(v)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// checkShown is the visibility invariant: an answer to viewer shows no
+// project, task or comment that the viewer may not see (by sees).
+func (m *modelRun) checkShown(what, viewer string, data json.RawMessage, sees func(id string) bool) {
+	m.t.Helper()
+	ids := modelShownIDs(data)
+	if len(ids) == 0 {
+		return
+	}
+	m.shownAnswers++
+	m.shownObjects += len(ids)
+	var hidden []string
+	for _, id := range ids {
+		if !sees(id) {
+			hidden = append(hidden, id)
+		}
+	}
+	if len(hidden) > 0 {
+		m.leaks++
+		m.violate("%s by %s shows %v, which %s may not see (deleted, or not a member of its project)\ndata: %.400s",
+			what, viewer, hidden, viewer, data)
 	}
 }
 
@@ -515,6 +700,7 @@ func (m *modelRun) opCreateProject(fail bool) *modelOp {
 		}
 		p := &modelProject{id: v.ID, owner: op.viewer, name: name, members: map[string]bool{op.viewer: true}}
 		m.projects = append(m.projects, p)
+		op.keyed = func() *modelKeyed { return &modelKeyed{field: "createProject", vars: op.vars, id: p.id, p: p} }
 		if v.Owner.ID != op.viewer || v.Name != name || dynamo.KindOf(v.ID) != dynamo.KindProject {
 			m.violate("createProject by %s returned %s", op.viewer, modelJS(v))
 		}
@@ -546,6 +732,9 @@ func (m *modelRun) opAddMember(p *modelProject, fail bool) *modelOp {
 		}
 	}
 	op.vars = map[string]any{"p": p.id, "u": u}
+	if !p.members[u] { // adding a member again changes nothing and records nothing
+		op.keyed = func() *modelKeyed { return &modelKeyed{field: "addProjectMember", vars: op.vars, id: p.id, p: p} }
+	}
 	op.apply = func(data json.RawMessage) {
 		p.members[u] = true
 		if v, ok := modelDecode[modelMembersView](m, data, "addProjectMember"); ok {
@@ -604,6 +793,7 @@ func (m *modelRun) opRemoveMember(p *modelProject, fail bool) *modelOp {
 		}
 	}
 	op.vars = map[string]any{"p": p.id, "u": u}
+	op.keyed = func() *modelKeyed { return &modelKeyed{field: "removeProjectMember", vars: op.vars, id: p.id, p: p} }
 	op.apply = func(data json.RawMessage) {
 		m.removeMember(p, u)
 		if v, ok := modelDecode[modelMembersView](m, data, "removeProjectMember"); ok {
@@ -680,6 +870,7 @@ func (m *modelRun) opCreateTask(p *modelProject, fail bool) *modelOp {
 		m.tasks = append(m.tasks, nt)
 		m.checkTask("createTask", v, nt)
 	}
+	op.keyed = func() *modelKeyed { return &modelKeyed{field: "createTask", vars: op.vars, id: nt.id, p: p, t: nt} }
 	return op
 }
 
@@ -790,6 +981,7 @@ func (m *modelRun) opUpdateTask(t *modelTask, fail bool) *modelOp {
 			m.checkTask("updateTask", v, t)
 		}
 	}
+	op.keyed = func() *modelKeyed { return &modelKeyed{field: "updateTask", vars: op.vars, id: t.id, p: p, t: t} }
 	return op
 }
 
@@ -811,6 +1003,9 @@ func (m *modelRun) opDeleteTask(t *modelTask, fail bool) *modelOp {
 			m.violate("deleteTask(%s) returned %q", t.id, v)
 		}
 		m.deleteTask(t)
+	}
+	op.keyed = func() *modelKeyed {
+		return &modelKeyed{field: "deleteTask", vars: op.vars, id: t.id, p: t.p, t: t, deleted: true}
 	}
 	return op
 }
@@ -845,6 +1040,7 @@ func (m *modelRun) opAddComment(t *modelTask, fail bool) *modelOp {
 		c := &modelComment{id: v.ID, author: op.viewer, body: body, task: t}
 		t.comments = append(t.comments, c)
 		m.comments = append(m.comments, c)
+		op.keyed = func() *modelKeyed { return &modelKeyed{field: "addComment", vars: op.vars, id: c.id, p: t.p, c: c} }
 		if v.Body != body || v.Author.ID != op.viewer || v.Author.Name != modelUserName(op.viewer) || v.Task.ID != t.id ||
 			!strings.HasPrefix(v.ID, "cmt#"+t.id[len("tsk#"):]+"#") {
 			m.violate("addComment by %s on %s returned %s", op.viewer, t.id, modelJS(v))
@@ -874,6 +1070,9 @@ func (m *modelRun) opDeleteComment(c *modelComment, fail bool) *modelOp {
 		}
 	}
 	op.apply = func(data json.RawMessage) { c.gone = true }
+	op.keyed = func() *modelKeyed {
+		return &modelKeyed{field: "deleteComment", vars: op.vars, id: c.id, p: p, c: c, deleted: true}
+	}
 	return op
 }
 
@@ -891,6 +1090,9 @@ func (m *modelRun) opDeleteProject(p *modelProject, fail bool) *modelOp {
 			m.violate("deleteProject(%s) returned %q", p.id, v)
 		}
 		p.gone = true
+	}
+	op.keyed = func() *modelKeyed {
+		return &modelKeyed{field: "deleteProject", vars: op.vars, id: p.id, p: p, deleted: true}
 	}
 	return op
 }
@@ -954,13 +1156,180 @@ func (m *modelRun) opGone() *modelOp {
 		want: bad, apply: noop, vars: map[string]any{"p": "tsk#01ARZ3NDEKTSV4RRFFQ69G5FAV", "u": "ann"}}
 }
 
+// ---- idempotency keys: replays and reused keys ----
+
+// modelReplayProject selects, under a project, what a replay must never
+// hand out unchecked: its members, tasks and their comments.
+const modelReplayProject = `id name owner { id } members { role user { id } }
+	tasks(first: 100) { nodes { id comments(first: 100) { nodes { id } } } }`
+
+// modelReplayDocs are the documents of replays, by mutation field: the
+// same field and arguments as the first call (the key's record checks
+// those), with a deeper selection (which it does not check).
+var modelReplayDocs = map[string]string{
+	"createProject":       `mutation($input: CreateProjectInput!) { createProject(input: $input) { ` + modelReplayProject + ` } }`,
+	"addProjectMember":    `mutation($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { ` + modelReplayProject + ` } }`,
+	"removeProjectMember": `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { ` + modelReplayProject + ` } }`,
+	"createTask": `mutation($input: CreateTaskInput!) { createTask(input: $input) {
+		id title description status dueDate version assignee { id } tags { name } project { ` + modelReplayProject + ` } } }`,
+	"updateTask": `mutation($input: UpdateTaskInput!) { updateTask(input: $input) {
+		id title description status dueDate version assignee { id } tags { name } project { ` + modelReplayProject + ` } } }`,
+	"addComment": `mutation($input: AddCommentInput!) { addComment(input: $input) {
+		id body author { id } task { id project { ` + modelReplayProject + ` } } } }`,
+	"deleteTask":    modelMDeleteTask,
+	"deleteComment": modelMDeleteComment,
+	"deleteProject": modelMDeleteProject,
+}
+
+// modelReplayView is a replay's answer under a project.
+type modelReplayView struct {
+	modelMembersView
+	Name  string
+	Owner struct{ ID string }
+	Tasks struct{ Nodes []json.RawMessage }
+}
+
+// seesResult reports whether the viewer of a recorded op may see its
+// result now: a replay answers with it then, and NOT_FOUND otherwise. A
+// delete's replay answers with the id the client sent.
+func (m *modelRun) seesResult(r *modelKeyed) bool {
+	switch {
+	case r.deleted:
+		return true
+	case r.c != nil:
+		return r.c.live() && m.member(r.viewer, r.p)
+	case r.t != nil:
+		return r.t.live() && m.member(r.viewer, r.p)
+	}
+	return m.member(r.viewer, r.p)
+}
+
+// opReplay sends a recorded op again, with its key, viewer and input,
+// selecting more than the first call did; or, one time in four, reuses
+// its key for another operation. Its project is its scope: nothing else
+// changes it meanwhile.
+func (m *modelRun) opReplay(busy map[*modelProject]bool) *modelOp {
+	var cands []*modelKeyed
+	for _, r := range m.keyed {
+		if !busy[r.p] {
+			cands = append(cands, r)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	// Half the time, if there is one, the op of a viewer who has left a
+	// live project since: the replay that must not show them the project.
+	if left := slices.DeleteFunc(slices.Clone(cands), func(r *modelKeyed) bool {
+		return r.deleted || r.p.gone || r.p.members[r.viewer]
+	}); len(left) > 0 && m.rng.IntN(2) == 0 {
+		cands = left
+	}
+	r := modelPick(m.rng, cands)
+	if m.rng.IntN(4) == 0 {
+		return m.opReuse(r)
+	}
+	op := &modelOp{name: "replay of " + r.field, viewer: r.viewer, key: r.key, query: modelReplayDocs[r.field], vars: r.vars,
+		scope: r.p, replay: r}
+	if !m.seesResult(r) {
+		op.want = []string{"NOT_FOUND"}
+	}
+	op.apply = func(data json.RawMessage) {
+		where := fmt.Sprintf("replay of %s by %s (key %s)", r.field, r.viewer, r.key)
+		switch {
+		case r.deleted:
+			if v, ok := modelDecode[string](m, data, r.field); ok && v != r.id {
+				m.violate("%s answered %q, want %s", where, v, r.id)
+			}
+		case r.c != nil:
+			v, ok := modelDecode[struct {
+				ID, Body string
+				Author   struct{ ID string }
+				Task     struct{ ID string }
+			}](m, data, r.field)
+			if ok && (v.ID != r.id || v.Body != r.c.body || v.Author.ID != r.c.author || v.Task.ID != r.c.task.id) {
+				m.violate("%s answered %s; the model has comment %s by %s on %s: %q", where, modelJS(v), r.id, r.c.author,
+					r.c.task.id, r.c.body)
+			}
+		case r.t != nil:
+			// A replay reads the task as it is now.
+			if v, ok := modelDecode[modelTaskView](m, data, r.field); ok {
+				m.checkTask(where, v, r.t)
+			}
+		default:
+			v, ok := modelDecode[modelReplayView](m, data, r.field)
+			if !ok {
+				return
+			}
+			m.checkMembers(where, v.modelMembersView, r.p)
+			m.wantIDs(where+": project.tasks", modelIDs(v.Tasks.Nodes), m.sortedTasks(func(t *modelTask) bool { return t.p == r.p }))
+		}
+	}
+	return op
+}
+
+// opReuse sends a recorded key with another mutation under the same alias,
+// or with the same mutation and other input: BAD_USER_INPUT, and nothing
+// changes (as the table check sees). What it sends would succeed without
+// the key, in the record's project or a new one.
+func (m *modelRun) opReuse(r *modelKeyed) *modelOp {
+	op := &modelOp{viewer: r.viewer, key: r.key, want: []string{"BAD_USER_INPUT"}, apply: func(json.RawMessage) {},
+		scope: r.p, reuse: true}
+	if r.field != "createProject" && m.rng.IntN(2) == 0 {
+		op.name = "key of " + r.field + " reused for createProject under its alias"
+		op.query = `mutation($input: CreateProjectInput!) { ` + r.field + `: createProject(input: $input) { id } }`
+		op.vars = map[string]any{"input": map[string]any{"name": fmt.Sprintf("Stray %d", m.next())}}
+		return op
+	}
+	op.name = "key of " + r.field + " reused with other input"
+	op.query = modelReplayDocs[r.field]
+	var vars map[string]any // a deep copy
+	b, _ := json.Marshal(r.vars)
+	if err := json.Unmarshal(b, &vars); err != nil {
+		panic(err)
+	}
+	op.vars = vars
+	input, _ := vars["input"].(map[string]any)
+	other := fmt.Sprintf("Other %d", m.next())
+	switch r.field {
+	case "createProject":
+		input["name"] = other
+	case "createTask", "updateTask":
+		input["title"] = other
+	case "addComment":
+		input["body"] = other
+	case "addProjectMember", "removeProjectMember":
+		vars["u"] = modelPick(m.rng, slices.DeleteFunc(slices.Clone(modelUsers), func(u string) bool { return u == vars["u"] }))
+	case "deleteTask":
+		vars["id"] = "tsk#01ARZ3NDEKTSV4RRFFQ69G5FAV"
+		for _, t := range r.p.liveTasks() {
+			if t.id != r.id {
+				vars["id"] = t.id
+			}
+		}
+	case "deleteComment":
+		vars["id"] = "cmt#" + strings.TrimPrefix(r.c.task.id, "tsk#") + "#01ARZ3NDEKTSV4RRFFQ69G5FAV"
+		for _, c := range r.c.task.liveComments() {
+			if c.id != r.id {
+				vars["id"] = c.id
+			}
+		}
+	case "deleteProject":
+		vars["id"] = "prj#01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	}
+	return op
+}
+
 // gen picks a random mutation whose project is not busy, and marks it busy.
+// One in four is sent with a fresh idempotency key; some are replays.
 func (m *modelRun) gen(busy map[*modelProject]bool) *modelOp {
 	for range 30 {
 		fail := m.rng.IntN(5) == 0
 		var op *modelOp
 		live := m.liveProjects(busy)
 		switch k := m.rng.IntN(100); {
+		case len(m.keyed) > 0 && m.rng.IntN(8) == 0:
+			op = m.opReplay(busy)
 		case k < 6 || len(live) == 0:
 			if len(m.liveProjects(nil)) < modelMaxProjects || fail {
 				op = m.opCreateProject(fail)
@@ -998,6 +1367,10 @@ func (m *modelRun) gen(busy map[*modelProject]bool) *modelOp {
 			if op.scope != nil {
 				busy[op.scope] = true
 			}
+			if op.replay == nil && !op.reuse && m.rng.IntN(4) == 0 {
+				op.key = fmt.Sprintf("model-%d", m.next())
+				m.keysSent++
+			}
 			return op
 		}
 	}
@@ -1008,6 +1381,7 @@ func (m *modelRun) gen(busy map[*modelProject]bool) *modelOp {
 // the responses ----
 
 func (m *modelRun) raceStart(ops []*modelOp) {
+	m.raceOps = ops
 	m.runConcurrently(ops)
 	for _, op := range ops {
 		m.raced++
@@ -1329,7 +1703,7 @@ func (m *modelRun) checkTable() {
 	}
 	for typ, its := range byType {
 		switch typ {
-		case "USER", "PROJECT", "MEMBER", "TASK", "TAG", "COMMENT":
+		case "USER", "PROJECT", "MEMBER", "TASK", "TAG", "COMMENT", "IDEMPOTENCY":
 		case "CLEANUP":
 			m.violate("table: %d cleanup jobs remain after RunCleanup, e.g. %v", len(its), its[0])
 		default:
@@ -1338,6 +1712,33 @@ func (m *modelRun) checkTable() {
 				m.t.Logf("table: %d items of a type the model does not know (%q), e.g. PK %q", len(its), typ, modelStr(its[0], "PK"))
 			}
 		}
+	}
+
+	// Idempotency records: one for each keyed op that succeeded (but a
+	// member added again), none for a replay or a refused op.
+	records := map[string]bool{}
+	for _, it := range byType["IDEMPOTENCY"] {
+		records[modelStr(it, "PK")+" "+modelStr(it, "SK")] = true
+	}
+	wantRecords := map[string]bool{}
+	for _, r := range m.keyed {
+		wantRecords["IDEM#"+r.viewer+"#"+r.key+" OP#"+r.field] = true
+	}
+	if !maps.Equal(records, wantRecords) {
+		var extra, missing []string
+		for k := range records {
+			if !wantRecords[k] {
+				extra = append(extra, k)
+			}
+		}
+		for k := range wantRecords {
+			if !records[k] {
+				missing = append(missing, k)
+			}
+		}
+		slices.Sort(extra)
+		slices.Sort(missing)
+		m.violate("table: idempotency records the model does not have: %v; missing: %v", extra, missing)
 	}
 
 	profiles := map[string]bool{}
@@ -1705,6 +2106,9 @@ func (m *modelRun) checkPatterns() {
 	m.t.Helper()
 	m.patternChecks++
 	defer func(start time.Time) { m.patternTime += time.Since(start) }(time.Now())
+	// Reads change nothing: one sight serves them all.
+	m.readView = m.sight()
+	defer func() { m.readView = nil }()
 	asOf := modelToday.AddDays(m.rng.IntN(21) - 10).String()
 	today := modelToday.String()
 	for _, v := range modelUsers {
@@ -2062,6 +2466,12 @@ func (m *modelRun) check() {
 // and checks the seven access patterns, as every user sees them through
 // GraphQL, against the model.
 //
+// Some mutations carry an Idempotency-Key; replays of the keyed ones that
+// succeeded must answer with the same result if the viewer may see it now
+// and NOT_FOUND otherwise, and a key reused for another operation is
+// refused. Every answer (mutation, replay or read) must show no project,
+// task or comment that its viewer may not see at that moment (issue 13).
+//
 // By default it tries a few hundred mutations; more with
 //
 //	go test ./graph -run '^TestModel$' -model.n=5000 [-model.seed=7]
@@ -2099,7 +2509,7 @@ func TestModel(t *testing.T) {
 		switch k := m.rng.IntN(20); {
 		case k < 10 || len(m.liveProjects(nil)) < 3:
 			if op := m.gen(map[*modelProject]bool{}); op != nil {
-				op.res = m.do(op.viewer, op.query, op.vars)
+				m.send(op)
 				m.settle(op)
 				seqOps++
 			}
@@ -2120,8 +2530,17 @@ func TestModel(t *testing.T) {
 			batches++
 		default:
 			race := []func() bool{m.raceRemoval, m.raceDeleteProject, m.raceTaskFields, m.raceExpectedVersion}
+			before := m.sight()
 			if modelPick(m.rng, race)() {
 				races++
+				// A race's answers come from any moment of it: each may
+				// show what its viewer could see before or after it.
+				after := m.sight()
+				for _, op := range m.raceOps {
+					m.checkShown("race: "+op.name, op.viewer, op.res.Data, func(id string) bool {
+						return seesDuring(before, after, op.viewer, id)
+					})
+				}
 			}
 		}
 		if m.tried-lastTable >= tableEvery && m.tried < n {
@@ -2161,6 +2580,9 @@ func TestModel(t *testing.T) {
 		seed, m.tried, m.succeeded, m.refused, m.raced, races, m.tried-m.raced-seqOps, batches, seqOps, m.tableChecks,
 		m.patternChecks, m.queries, m.violations, lp, lt, lc, len(m.projects), len(m.tasks), len(m.comments),
 		time.Since(start).Round(time.Millisecond), m.tableTime.Round(time.Millisecond), m.patternTime.Round(time.Millisecond))
+	t.Logf("TestModel idempotency: %d mutations sent with a fresh key (%d left a record); %d replays (%d refused NOT_FOUND); "+
+		"%d key reuses (%d refused BAD_USER_INPUT); visibility: %d answers showing %d objects checked, %d showed what their viewer "+
+		"may not see", m.keysSent, len(m.keyed), m.replays, m.replaysGone, m.reuses, m.reusesRefused, m.shownAnswers, m.shownObjects, m.leaks)
 	if m.violations > 0 {
 		t.Errorf("%d invariant violations (the first %d shown above)", m.violations, m.shown)
 	}
