@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -26,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/ide"
 )
 
 func main() {
@@ -92,6 +92,10 @@ func run() error {
 	jwksURL := os.Getenv("JWT_JWKS_URL")
 	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
 		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
+	}
+	origins, err := graph.ParseOrigins(os.Getenv("CORS_ORIGINS"))
+	if err != nil {
+		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -160,13 +164,13 @@ func run() error {
 	}
 
 	o := s.limits
-	o.Store, o.Auth, o.Log, o.Debug, o.Production = store, auth, log, s.debug, s.production
+	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS = store, auth, log, s.debug, s.production, origins
 	mux := newMux(o, headers)
 	ln, err := net.Listen("tcp", ":"+s.port)
 	if err != nil {
 		return err
 	}
-	log.Info("serving", "addr", "http://localhost:"+s.port+"/", "table", s.table)
+	log.Info("serving", "addr", fmt.Sprintf("http://localhost:%d/", ln.Addr().(*net.TCPAddr).Port), "table", s.table)
 	return serve(ctx, ln, mux, 15*time.Second, log)
 }
 
@@ -194,13 +198,15 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Dura
 }
 
 // newMux routes the server's paths: POST /query (GraphQL), GET / (the
-// GraphiQL IDE, with headers pre-filled) and GET /healthz.
+// GraphiQL IDE, with headers pre-filled, and its assets under /ide/) and
+// GET /healthz.
 func newMux(o graph.Options, headers map[string]string) *http.ServeMux {
 	store := o.Store
 	mux := http.NewServeMux()
 	mux.Handle("/query", graph.NewHandler(o))
 	if !o.Production {
-		mux.Handle("GET /{$}", playground.HandlerWithHeaders("taskgraph", "/query", nil, headers))
+		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers))
+		mux.Handle("GET "+ide.Prefix, ide.Assets())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
