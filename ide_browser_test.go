@@ -45,9 +45,7 @@ func TestIDEInABrowser(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute) // a hung browser fails, never a slow one
-	defer cancelTimeout()
-	if err := chromedp.Do(ctx); err != nil { // starts the browser and the tab
+	if err := chromedp.Do(ctx); err != nil { // starts the browser and the tab, for as long as ctx lives
 		t.Fatalf("starting Chromium: %v", err)
 	}
 
@@ -63,45 +61,56 @@ func TestIDEInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A step that waits longer than this fails (a hung page, never a slow
+	// one): the browser lives on, so the failure can say what the page shows.
+	const stepTimeout = time.Minute
+	shows := func() string {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		text, _ := chromedp.Run(c, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		return text
+	}
 	// must runs steps in the tab, eval evaluates a JavaScript expression
 	// there (as DevTools does: the page's CSP does not apply to it).
 	must := func(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v\n%s", what, err, rec.summary())
+		c, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		if err := chromedp.Do(c, steps...); err != nil {
+			t.Fatalf("%s: %v\n%s\nthe page shows:\n%s", what, err, rec.summary(), shows())
 		}
 	}
 	eval := func(t *testing.T, what, js string) string {
 		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		c, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		v, err := chromedp.Run(c, chromedp.Evaluate[string](js))
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", what, err, rec.summary())
 		}
 		return v
 	}
 
-	t.Run("the IDE renders", func(t *testing.T) {
+	// The steps build on each other: the first failure ends the walk.
+	walk := []struct {
+		name string
+		step func(t *testing.T)
+	}{{"the IDE renders", func(t *testing.T) {
 		must(t, "loading the IDE", chromedp.Navigate(srv.url),
 			chromedp.WaitVisible(chromedp.CSS(".graphiql-container .graphiql-query-editor .CodeMirror")))
-	})
-
-	t.Run("the docs explorer lists Query: the schema loaded", func(t *testing.T) {
+	}}, {"the docs explorer lists Query: the schema loaded", func(t *testing.T) {
 		must(t, "opening the docs", chromedp.Click(chromedp.CSS(`.graphiql-sidebar button[aria-label="Show Documentation Explorer"]`)),
 			chromedp.WaitVisible(chromedp.CSS(".graphiql-doc-explorer-root-type + .graphiql-doc-explorer-type-name")))
 		if got := eval(t, "reading the root types", `[...document.querySelectorAll('.graphiql-doc-explorer-root-type')].map(e => e.parentElement.textContent).join(', ')`); !strings.Contains(got, "query: Query") {
 			t.Fatalf("docs explorer root types = %q, want query: Query", got)
 		}
-	})
-
-	t.Run("the headers pane holds the printed token", func(t *testing.T) {
+	}}, {"the headers pane holds the printed token", func(t *testing.T) {
 		must(t, "showing the headers", chromedp.WaitVisible(chromedp.CSS(".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror")))
 		got := eval(t, "reading the headers", `document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror.getValue()`)
 		if want := `"Authorization": "Bearer ` + srv.token + `"`; !strings.Contains(got, want) {
 			t.Fatalf("headers pane = %q, want it to hold %s", got, want)
 		}
-	})
-
-	t.Run("a query typed into the editor runs and shows data", func(t *testing.T) {
+	}}, {"a query typed into the editor runs and shows data", func(t *testing.T) {
 		const query = "{ me { name } }"
 		// Empty the editor (it starts with a welcome text), then type.
 		eval(t, "emptying the editor", `(cm => (cm.setValue(''), cm.focus(), ''))(document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror)`)
@@ -109,14 +118,13 @@ func TestIDEInABrowser(t *testing.T) {
 		if got := eval(t, "reading the editor", `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`); got != query {
 			t.Fatalf("the editor holds %q after typing, want %q", got, query)
 		}
-		must(t, "running the query", chromedp.Click(chromedp.CSS(".graphiql-execute-button")))
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('.graphiql-response')?.textContent.includes('"Alice Example"')`, chromedp.WithPollingTimeout(0))); err != nil {
-			t.Fatalf("the response never showed Alice Example: %v; it shows %q", err,
-				eval(t, "reading the response", `document.querySelector('.graphiql-response')?.textContent ?? ''`))
-		}
-	})
-
-	t.Run("a dialog opens under the CSP", func(t *testing.T) {
+		must(t, "running the query until the response shows Alice Example", chromedp.Click(chromedp.CSS(".graphiql-execute-button")),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Poll[bool](`document.querySelector('.graphiql-response')?.textContent.includes('"Alice Example"')`,
+					chromedp.WithPollingTimeout(0))(ctx, tg)
+				return err
+			}))
+	}}, {"a dialog opens under the CSP", func(t *testing.T) {
 		// GraphiQL's dialogs add a <style> element: the page's style nonce
 		// must admit it (the violation check below would see it refused).
 		must(t, "opening the settings", chromedp.Click(chromedp.CSS(`.graphiql-sidebar button[aria-label="Open settings dialog"]`)),
@@ -124,9 +132,14 @@ func TestIDEInABrowser(t *testing.T) {
 		if got := eval(t, "counting style elements", `String(document.querySelectorAll('style[nonce]').length)`); got == "0" {
 			t.Fatal("the open dialog added no <style nonce> element; the test no longer covers the style nonce")
 		}
-	})
+	}}}
+	for _, w := range walk {
+		if !t.Run(w.name, w.step) {
+			break
+		}
+	}
 
-	if path := os.Getenv("IDE_SCREENSHOT"); path != "" {
+	if path := os.Getenv("IDE_SCREENSHOT"); path != "" && !t.Failed() {
 		must(t, "closing the dialog", chromedp.KeyEvent("\x1b"), chromedp.WaitNotPresent(chromedp.CSS(".graphiql-dialog")))
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err == nil {
