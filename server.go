@@ -17,12 +17,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/ide"
 )
 
 func main() {
@@ -151,6 +151,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err // names the file
 		}
 	}
+	origins, err := graph.ParseOrigins(os.Getenv("CORS_ORIGINS"))
+	if err != nil {
+		return err
+	}
 
 	store, data, created, closeStore, err := openStore(ctx, s, log)
 	if err != nil {
@@ -200,7 +204,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	o := s.limits
-	o.Store, o.Auth, o.Log, o.Debug, o.Production = store, auth, log, s.debug, s.production
+	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS = store, auth, log, s.debug, s.production, origins
 	if o.TrustedDocuments = trusted; trusted != nil {
 		log.Info("trusted documents", "file", s.trusted, "documents", trusted.Len(), "only", s.production)
 	}
@@ -237,13 +241,15 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Dura
 }
 
 // newMux routes the server's paths: POST /query (GraphQL), GET / (the
-// GraphiQL IDE, with headers pre-filled) and GET /healthz.
+// GraphiQL IDE, with headers pre-filled, and its assets under /ide/) and
+// GET /healthz.
 func newMux(o graph.Options, headers map[string]string) *http.ServeMux {
 	store := o.Store
 	mux := http.NewServeMux()
 	mux.Handle("/query", graph.NewHandler(o))
 	if !o.Production {
-		mux.Handle("GET /{$}", playground.HandlerWithHeaders("taskgraph", "/query", nil, headers))
+		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers))
+		mux.Handle("GET "+ide.Prefix, ide.Assets())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)

@@ -48,6 +48,9 @@ type Options struct {
 	Production bool
 	// Loaders tunes the per-request loaders.
 	Loaders LoaderConfig
+	// CORS is the origins whose pages may call the handler from a browser;
+	// the zero value allows any.
+	CORS Origins
 	// Debug adds extensions.dynamodb to every response: the DynamoDB calls
 	// the operation made, by operation name. The store's client must count
 	// calls (dynamo.CountCalls). Not for production: it tells how data is
@@ -122,7 +125,7 @@ func NewHandler(o Options) http.Handler {
 	if o.TrustedDocuments != nil {
 		h = o.TrustedDocuments.Middleware(o.Production, h)
 	}
-	return badRequest(orDefault(o.MaxBodyBytes, DefaultMaxBodyBytes), orDefault(o.Timeout, DefaultTimeout), h)
+	return o.CORS.Handler(badRequest(orDefault(o.MaxBodyBytes, DefaultMaxBodyBytes), orDefault(o.Timeout, DefaultTimeout), h))
 }
 
 // reportCalls logs each operation with the DynamoDB calls it made and, in

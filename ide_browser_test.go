@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// TestIDEInABrowser opens the IDE of a server started as a newcomer starts
+// it (the real binary, no configuration: embedded store, demo data, the
+// printed token) in headless Chromium with no network but the server, and
+// uses it as a person would: the schema loads, the token is in the headers
+// pane, a typed query runs. The page must make no request elsewhere, break
+// no rule of its Content-Security-Policy and log no error.
+//
+// It runs only when -run names it (go test -run TestIDEInABrowser .; .ci/run
+// does so in a step of its own): Chromium loads the CPU, and beside it the
+// tests of other packages that go test ./... runs in parallel, some of which
+// pin round trips within a batching window, fail. It needs Chromium (.ci/run
+// installs it); without it the test is skipped, unless CI is set.
+// IDE_SCREENSHOT=/path.png saves what the browser showed.
+func TestIDEInABrowser(t *testing.T) {
+	if f := flag.Lookup("test.run"); f == nil || !strings.Contains(f.Value.String(), "TestIDEInABrowser") {
+		t.Skip("runs alone, not beside other packages' tests: go test -run TestIDEInABrowser .")
+	}
+	chrome := mustFindChromium(t)
+	srv := mustStartServer(t)
+
+	// Everything but the server goes to a dead proxy (Chromium reaches
+	// loopback addresses directly), so an asset fetched from elsewhere
+	// would fail; the request log below proves none was even tried.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
+		chromedp.ProxyServer("http://127.0.0.1:9"))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil { // starts the browser and the tab, for as long as ctx lives
+		t.Fatalf("starting Chromium: %v", err)
+	}
+
+	rec := &pageRecord{}
+	if err := chromedp.Listen(ctx, rec.listen); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `window.__cspViolations = [];
+			document.addEventListener('securitypolicyviolation',
+				e => window.__cspViolations.push(e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline')));`,
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A step that waits longer than this fails (a hung page, never a slow
+	// one): the browser lives on, so the failure can say what the page shows.
+	const stepTimeout = time.Minute
+	shows := func() string {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		text, _ := chromedp.Run(c, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		return text
+	}
+	// must runs steps in the tab, eval evaluates a JavaScript expression
+	// there (as DevTools does: the page's CSP does not apply to it).
+	must := func(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		if err := chromedp.Do(c, steps...); err != nil {
+			t.Fatalf("%s: %v\n%s\nthe page shows:\n%s", what, err, rec.summary(), shows())
+		}
+	}
+	eval := func(t *testing.T, what, js string) string {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, stepTimeout)
+		defer cancel()
+		v, err := chromedp.Run(c, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, rec.summary())
+		}
+		return v
+	}
+
+	// The steps build on each other: the first failure ends the walk.
+	walk := []struct {
+		name string
+		step func(t *testing.T)
+	}{{"the IDE renders", func(t *testing.T) {
+		must(t, "loading the IDE", chromedp.Navigate(srv.url),
+			chromedp.WaitVisible(chromedp.CSS(".graphiql-container .graphiql-query-editor .CodeMirror")))
+	}}, {"the docs explorer lists Query: the schema loaded", func(t *testing.T) {
+		must(t, "opening the docs", chromedp.Click(chromedp.CSS(`.graphiql-sidebar button[aria-label="Show Documentation Explorer"]`)),
+			chromedp.WaitVisible(chromedp.CSS(".graphiql-doc-explorer-root-type + .graphiql-doc-explorer-type-name")))
+		if got := eval(t, "reading the root types", `[...document.querySelectorAll('.graphiql-doc-explorer-root-type')].map(e => e.parentElement.textContent).join(', ')`); !strings.Contains(got, "query: Query") {
+			t.Fatalf("docs explorer root types = %q, want query: Query", got)
+		}
+	}}, {"the headers pane holds the printed token", func(t *testing.T) {
+		must(t, "showing the headers", chromedp.WaitVisible(chromedp.CSS(".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror")))
+		got := eval(t, "reading the headers", `document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror.getValue()`)
+		if want := `"Authorization": "Bearer ` + srv.token + `"`; !strings.Contains(got, want) {
+			t.Fatalf("headers pane = %q, want it to hold %s", got, want)
+		}
+	}}, {"a query typed into the editor runs and shows data", func(t *testing.T) {
+		const query = "{ me { name } }"
+		// Empty the editor (it starts with a welcome text), then type.
+		eval(t, "emptying the editor", `(cm => (cm.setValue(''), cm.focus(), ''))(document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror)`)
+		must(t, "typing the query", chromedp.KeyEvent(query))
+		if got := eval(t, "reading the editor", `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`); got != query {
+			t.Fatalf("the editor holds %q after typing, want %q", got, query)
+		}
+		must(t, "running the query until the response shows Alice Example", chromedp.Click(chromedp.CSS(".graphiql-execute-button")),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Poll[bool](`document.querySelector('.graphiql-response')?.textContent.includes('"Alice Example"')`,
+					chromedp.WithPollingTimeout(0))(ctx, tg)
+				return err
+			}))
+	}}, {"a dialog opens under the CSP", func(t *testing.T) {
+		// GraphiQL's dialogs add a <style> element: the page's style nonce
+		// must admit it (the violation check below would see it refused).
+		must(t, "opening the settings", chromedp.Click(chromedp.CSS(`.graphiql-sidebar button[aria-label="Open settings dialog"]`)),
+			chromedp.WaitVisible(chromedp.CSS(".graphiql-dialog")))
+		if got := eval(t, "counting style elements", `String(document.querySelectorAll('style[nonce]').length)`); got == "0" {
+			t.Fatal("the open dialog added no <style nonce> element; the test no longer covers the style nonce")
+		}
+	}}}
+	for _, w := range walk {
+		if !t.Run(w.name, w.step) {
+			break
+		}
+	}
+
+	if path := os.Getenv("IDE_SCREENSHOT"); path != "" && !t.Failed() {
+		must(t, "closing the dialog", chromedp.KeyEvent("\x1b"), chromedp.WaitNotPresent(chromedp.CSS(".graphiql-dialog")))
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err == nil {
+			err = os.WriteFile(path, png, 0o644)
+		}
+		if err != nil {
+			t.Errorf("screenshot: %v", err)
+		}
+	}
+
+	t.Run("no CSP violation, console error or request elsewhere", func(t *testing.T) {
+		if got := eval(t, "reading the CSP violations", `window.__cspViolations.join('; ')`); got != "" {
+			t.Errorf("CSP violations: %s", got)
+		}
+		// Listen saw every event that came before the reply to the last
+		// command, so the record is complete here.
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.errors) > 0 {
+			t.Errorf("console errors:\n%s", strings.Join(rec.errors, "\n"))
+		}
+		server, _ := url.Parse(srv.url)
+		sawAssets := false
+		for _, u := range rec.requests {
+			p, err := url.Parse(u)
+			if err != nil || (p.Scheme != "data" && p.Host != server.Host) {
+				t.Errorf("the page requested %s, not from the server %s", u, server.Host)
+			}
+			sawAssets = sawAssets || p.Path == "/ide/graphiql.min.js"
+		}
+		if !sawAssets {
+			t.Errorf("no request for /ide/graphiql.min.js was seen: the request log is not working; it has %q", rec.requests)
+		}
+	})
+}
+
+// pageRecord collects, from the tab's events in their order, the URLs the
+// page requested and the errors it logged.
+type pageRecord struct {
+	mu       sync.Mutex
+	requests []string
+	errors   []string
+}
+
+func (r *pageRecord) listen(ev any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		r.requests = append(r.requests, ev.Request.URL)
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			r.errors = append(r.errors, "console.error: "+strings.Join(args, " "))
+		}
+	case *runtime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		text := d.Text
+		if d.Exception != nil {
+			text += " " + d.Exception.Description
+		}
+		r.errors = append(r.errors, "exception: "+text)
+	case *log.EventEntryAdded:
+		if ev.Entry.Level == log.EntryLevelError {
+			r.errors = append(r.errors, fmt.Sprintf("%s: %s %s", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL))
+		}
+	}
+}
+
+func (r *pageRecord) summary() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var reqs []string
+	for _, u := range r.requests {
+		if len(u) > 100 {
+			u = u[:100] + "…"
+		}
+		reqs = append(reqs, u)
+	}
+	return fmt.Sprintf("requests: %q\nerrors: %q", reqs, r.errors)
+}
+
+// mustFindChromium returns the path of a Chromium or Chrome binary. Without
+// one the test is skipped, or fails when CI is set.
+func mustFindChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no Chromium found (chromium, chromium-browser, google-chrome): CI must have one (.ci/run installs it)")
+	}
+	t.Skip("no Chromium found (chromium, chromium-browser, google-chrome); install one to run the browser test")
+	return ""
+}
+
+type startedServer struct {
+	url   string // as the server prints it, e.g. http://localhost:8080/
+	token string // the printed demo token
+}
+
+var (
+	tokenLine   = regexp.MustCompile(`Authorization: Bearer (\S+)`)
+	servingLine = regexp.MustCompile(`msg=serving addr=(http://localhost:\d+/)`)
+)
+
+// mustStartServer builds the server and starts it as a newcomer does: no
+// configuration but a free port. It stops when the test ends.
+func mustStartServer(t *testing.T) startedServer {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "taskgraph")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir = t.TempDir() // its data directory (.taskgraph) lands there
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "AWS_") && !strings.HasPrefix(name, "JWT_") &&
+			name != "PORT" && name != "TABLE_NAME" && name != "CORS_ORIGINS" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PORT=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var logMu sync.Mutex
+	var logs strings.Builder
+	tokens, urls := make(chan string, 1), make(chan string, 1)
+	scan := func(r io.Reader, re *regexp.Regexp, found chan<- string) {
+		s := bufio.NewScanner(r)
+		for s.Scan() {
+			logMu.Lock()
+			logs.WriteString(s.Text() + "\n")
+			logMu.Unlock()
+			if m := re.FindStringSubmatch(s.Text()); m != nil && len(found) == 0 {
+				found <- m[1]
+			}
+		}
+	}
+	done := make(chan struct{})
+	go scan(stdout, tokenLine, tokens)
+	go func() { scan(stderr, servingLine, urls); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		_ = cmd.Wait()
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("server output:\n%s", logs.String())
+			logMu.Unlock()
+		}
+	})
+	var s startedServer
+	timeout := time.After(time.Minute) // a server that never starts fails; one that is slow still passes
+	for s.token == "" || s.url == "" {
+		select {
+		case s.token = <-tokens:
+		case s.url = <-urls:
+		case <-done:
+			t.Fatal("the server stopped before it served")
+		case <-timeout:
+			t.Fatal("the server printed no token and address within a minute")
+		}
+	}
+	return s
+}
