@@ -1,13 +1,17 @@
 package dynamo
 
 import (
+	"context"
+	"errors"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 	miniserver "github.com/truora/minidyn/server"
 )
 
@@ -34,13 +38,33 @@ func StartEmbedded() (*Embedded, error) {
 	return e, nil
 }
 
-// Client returns an SDK client for the embedded store.
+// Client returns an SDK client for the embedded store. The embedded store
+// has no time to live: the client does not send UpdateTimeToLive, it answers
+// ErrNoTTL itself (see EnsureTable).
 func (e *Embedded) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(e.Endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-	}, opts...)
+	}, append([]func(*dynamodb.Options){noTTL}, opts...)...)
+}
+
+// ErrNoTTL is the answer of an embedded store's client to UpdateTimeToLive,
+// which the embedded store does not implement.
+var ErrNoTTL = errors.New("the embedded store has no time to live")
+
+// noTTL is a client option: UpdateTimeToLive is answered ErrNoTTL without
+// being sent.
+func noTTL(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("taskgraphNoTTL",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if awsmiddleware.GetOperationName(ctx) == "UpdateTimeToLive" {
+					return middleware.InitializeOutput{}, middleware.Metadata{}, ErrNoTTL
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	})
 }
 
 // Close stops the embedded store at once, dropping its connections; its

@@ -89,13 +89,18 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 }
 
 // enableTTL lets DynamoDB delete expired idempotency records (attribute
-// expiresAt). Endpoints without TTL (the embedded store) are told so in the
-// log; expired records are ignored when read either way.
+// expiresAt); expired records are ignored when read either way. The embedded
+// store has no TTL: its client does not ask (ErrNoTTL), and that is said in
+// plain words at DEBUG. Another endpoint that refuses is a real problem
+// (records pile up), so it is a warning with the cause.
 func (s *Store) enableTTL(ctx context.Context) {
 	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &s.table,
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("expiresAt"), Enabled: aws.Bool(true)}})
-	if err != nil {
-		s.Log.Info("time to live not enabled on this endpoint; expired idempotency records stay (ignored)", "err", err)
+	switch {
+	case errors.Is(err, ErrNoTTL):
+		s.Log.Debug("the embedded store has no time to live: expired idempotency records stay in memory (they are ignored when read)")
+	case err != nil:
+		s.Log.Warn("time to live could not be enabled; expired idempotency records stay (they are ignored when read)", "err", err)
 	}
 }
 
