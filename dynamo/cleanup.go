@@ -128,20 +128,19 @@ func (s *Store) deletePartition(ctx context.Context, pk string) (int, error) {
 }
 
 // batchWrite writes with BatchWriteItem, 25 requests a call, unprocessed
-// items retried with backoff. Returns EUNAVAILABLE, EINTERNAL.
+// items retried with backoff as long as rounds make progress (drain). Returns EUNAVAILABLE, EINTERNAL.
 func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
 	return s.forEachChunk(ctx, len(reqs), maxBatchWrite, func(ctx context.Context, lo, hi int) error {
-		req := reqs[lo:hi]
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 0 && (attempt > batchRetries || !backoff(ctx, attempt-1)) {
-				return &Error{Code: EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
-			}
+		ok, err := drain(ctx, reqs[lo:hi], backoff, func(ctx context.Context, req []types.WriteRequest) ([]types.WriteRequest, error) {
 			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: req}})
 			if err != nil {
-				return wrap(err, "writing items")
+				return nil, wrap(err, "writing items")
 			}
-			req = out.UnprocessedItems[s.table]
+			return out.UnprocessedItems[s.table], nil
+		})
+		if err == nil && !ok {
+			err = &Error{Code: EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
 		}
-		return nil
+		return err
 	})
 }

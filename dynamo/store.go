@@ -100,10 +100,16 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // backoff sleeps before retry attempt n (0-based): exponential with full
-// jitter, capped. It returns false when ctx ended first.
+// jitter, capped at a second. It returns false, at once, when ctx has ended
+// or the sleep would pass the request's deadline (WithDeadline): there would
+// be no time left for the call.
 func backoff(ctx context.Context, n int) bool {
-	d := min(25*time.Millisecond<<n, time.Second)
-	t := time.NewTimer(rand.N(d) + time.Millisecond)
+	d := min(25*time.Millisecond<<min(n, 6), time.Second)
+	d = rand.N(d) + time.Millisecond
+	if t, ok := ctx.Value(deadlineKey{}).(time.Time); ok && time.Until(t) < d {
+		return false
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -113,15 +119,46 @@ func backoff(ctx context.Context, n int) bool {
 	}
 }
 
+// drain sends req, then what each answer left unprocessed, until nothing is
+// left, with backoff between rounds (AWS's advice for UnprocessedKeys and
+// UnprocessedItems). It goes on as long as rounds make progress, bounded by
+// ctx and the request's deadline, not by a count: under heavy throttling
+// every round may leave some requests over. Rounds that make no progress at
+// all count, and after batchRetries of them it gives up. It reports whether
+// everything was processed; send's error ends it at once. wait is backoff
+// (tests pass one that does not sleep).
+func drain[T any](ctx context.Context, req []T, wait func(ctx context.Context, n int) bool, send func(ctx context.Context, req []T) (left []T, err error)) (bool, error) {
+	stalls := 0
+	for attempt := 0; len(req) > 0; attempt++ {
+		if attempt > 0 && !wait(ctx, attempt-1) {
+			return false, nil
+		}
+		left, err := send(ctx, req)
+		if err != nil {
+			return false, err
+		}
+		if len(left) >= len(req) {
+			if stalls++; stalls >= batchRetries {
+				return false, nil
+			}
+		}
+		req = left
+	}
+	return true, nil
+}
+
 const (
 	maxBatchGet   = 100
 	maxBatchWrite = 25
-	batchRetries  = 8
+	// batchRetries is how many rounds of a batch read or write may make no
+	// progress at all before it gives up (see drain).
+	batchRetries = 8
 )
 
 // getItems reads keys with BatchGetItem, at most 100 keys a call, calls run
-// concurrently, unprocessed keys retried with backoff. The result is in the
-// order of keys; a missing item is nil.
+// concurrently, unprocessed keys retried with backoff as long as rounds make
+// progress (drain). The result is in the order of keys; a missing item is
+// nil.
 func (s *Store) getItems(ctx context.Context, keys []key) ([]item, error) {
 	found := make(map[key]item, len(keys))
 	var uniq []key
@@ -138,23 +175,23 @@ func (s *Store) getItems(ctx context.Context, keys []key) ([]item, error) {
 		for _, k := range uniq[lo:hi] {
 			req = append(req, k.av())
 		}
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 0 && (attempt > batchRetries || !backoff(ctx, attempt-1)) {
-				return &Error{Code: EUNAVAILABLE, Message: "the data store did not answer every read; retry later"}
-			}
+		ok, err := drain(ctx, req, backoff, func(ctx context.Context, req []item) ([]item, error) {
 			out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 				s.table: {Keys: req, ConsistentRead: aws.Bool(true)}}})
 			if err != nil {
-				return wrap(err, "reading items")
+				return nil, wrap(err, "reading items")
 			}
 			mu.Lock()
 			for _, it := range out.Responses[s.table] {
 				found[keyOf(it)] = it
 			}
 			mu.Unlock()
-			req = out.UnprocessedKeys[s.table].Keys
+			return out.UnprocessedKeys[s.table].Keys, nil
+		})
+		if err == nil && !ok {
+			err = &Error{Code: EUNAVAILABLE, Message: "the data store did not answer every read; retry later"}
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
