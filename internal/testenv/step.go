@@ -74,7 +74,7 @@ func (s *Stepper) run() {
 
 var (
 	requestFrames = [][]byte{[]byte("github.com/taskgraph/taskgraph/graph."), []byte("github.com/taskgraph/taskgraph/graph/"),
-		[]byte("github.com/99designs/gqlgen/")}
+		[]byte("github.com/taskgraph/taskgraph/dynamo."), []byte("github.com/99designs/gqlgen/")}
 	busyStates = [][]byte{[]byte("running"), []byte("runnable"), []byte("syscall"), []byte("preempted"), []byte("GC assist")}
 )
 
