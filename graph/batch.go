@@ -18,7 +18,7 @@ type loader[K comparable, V any] struct {
 	trigger *BatchTrigger
 	noBatch bool // every key read at once, alone, and nothing cached
 
-	mu    sync.Mutex
+	mu    *sync.Mutex // the trigger's, when there is one
 	cache map[K]*result[V]
 	open  *batch[K, V]
 }
@@ -46,7 +46,13 @@ func newLoader[K comparable, V any](c LoaderConfig, fetch func(context.Context, 
 	if w == 0 {
 		w = DefaultBatchWait
 	}
-	return &loader[K, V]{fetch: fetch, wait: w, trigger: c.Trigger, noBatch: c.NoBatch, cache: map[K]*result[V]{}}
+	l := &loader[K, V]{fetch: fetch, wait: w, trigger: c.Trigger, noBatch: c.NoBatch, cache: map[K]*result[V]{}, mu: &sync.Mutex{}}
+	if c.Trigger != nil {
+		// One lock for the trigger and its loaders: a flush takes every
+		// open batch at one instant (see BatchTrigger.FlushIfUnchanged).
+		l.mu = &c.Trigger.mu
+	}
+	return l
 }
 
 // Load asks for key and returns a function that waits for its result.
@@ -67,13 +73,21 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 		b = &batch[K, V]{ctx: ctx}
 		l.open = b
 		if l.trigger != nil {
-			l.trigger.add(func() { l.close(b) })
+			l.trigger.open = append(l.trigger.open, func() func() {
+				if l.open == b {
+					l.open = nil
+				}
+				return func() { l.run(b) }
+			})
 		} else {
 			time.AfterFunc(l.wait, func() { l.close(b) })
 		}
 	}
 	b.keys = append(b.keys, key)
 	b.res = append(b.res, r)
+	if l.trigger != nil {
+		l.trigger.gen++
+	}
 	return r.get
 }
 
@@ -133,17 +147,20 @@ func (l *loader[K, V]) run(b *batch[K, V]) {
 // guarantee; a test that flushes when every resolver of the level is waiting
 // (internal/testenv.Stepper) gets one batch per level every time.
 type BatchTrigger struct {
-	mu   sync.Mutex
-	open []func()
+	mu   sync.Mutex // also its loaders' lock
+	gen  uint64     // keys asked for so far
+	open []func() func()
 }
 
-func (t *BatchTrigger) add(read func()) {
+// Gen returns how many keys the trigger's loaders have put into batches so
+// far.
+func (t *BatchTrigger) Gen() uint64 {
 	t.mu.Lock()
-	t.open = append(t.open, read)
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	return t.gen
 }
 
-// Pending returns how many batches wait for Flush.
+// Pending returns how many batches wait for a flush.
 func (t *BatchTrigger) Pending() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -153,12 +170,33 @@ func (t *BatchTrigger) Pending() int {
 // Flush starts reading every waiting batch, each in its own goroutine, and
 // returns how many it started.
 func (t *BatchTrigger) Flush() int {
+	n, _ := t.flush(false, 0)
+	return n
+}
+
+// FlushIfUnchanged is Flush if no key has been asked for since Gen returned
+// gen (ok false otherwise, and nothing read): a caller that saw the request
+// parked after reading gen flushes exactly the batches it saw. Later keys go
+// into new batches.
+func (t *BatchTrigger) FlushIfUnchanged(gen uint64) (n int, ok bool) {
+	return t.flush(true, gen)
+}
+
+func (t *BatchTrigger) flush(check bool, gen uint64) (int, bool) {
 	t.mu.Lock()
+	if check && t.gen != gen {
+		t.mu.Unlock()
+		return 0, false
+	}
 	open := t.open
 	t.open = nil
-	t.mu.Unlock()
-	for _, read := range open {
-		go read()
+	runs := make([]func(), len(open))
+	for i, detach := range open {
+		runs[i] = detach()
 	}
-	return len(open)
+	t.mu.Unlock()
+	for _, run := range runs {
+		go run()
+	}
+	return len(runs), true
 }

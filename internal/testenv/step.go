@@ -61,12 +61,16 @@ func (s *Stepper) run() {
 			return
 		case <-time.After(stepPoll):
 		}
+		gen := s.trigger.Gen()
 		var parked bool
 		parked, buf = requestParked(buf)
 		if !parked {
 			continue
 		}
-		if s.trigger.Flush() == 0 && s.release != nil {
+		// Keys asked for after the dump (an answer came in meanwhile) make
+		// it stale: look again rather than flush half a level.
+		n, ok := s.trigger.FlushIfUnchanged(gen)
+		if ok && n == 0 && s.release != nil {
 			s.release()
 		}
 	}
