@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,8 +24,8 @@ import (
 //
 // Parked is read from a stop-the-world dump of every goroutine's state
 // (runtime.Stack), so it is exact at that instant: a goroutine is request
-// work when its stack has a frame of package graph or of gqlgen, busy when
-// it is running, runnable or in a system call. The embedded store's server
+// work when its stack has a frame of package graph, dynamo or gqlgen, and
+// parked only when it waits on a channel, a sync primitive, I/O or a sleep. The embedded store's server
 // goroutines are not request work: a request waiting for it is parked.
 type Stepper struct {
 	trigger *graph.BatchTrigger
@@ -79,7 +80,12 @@ func (s *Stepper) run() {
 var (
 	requestFrames = [][]byte{[]byte("github.com/taskgraph/taskgraph/graph."), []byte("github.com/taskgraph/taskgraph/graph/"),
 		[]byte("github.com/taskgraph/taskgraph/dynamo."), []byte("github.com/99designs/gqlgen/")}
-	busyStates = [][]byte{[]byte("running"), []byte("runnable"), []byte("syscall"), []byte("preempted"), []byte("GC assist")}
+	// parkedStates wait for another goroutine or for I/O. Any other state
+	// is busy: running, runnable, in a system call, and the runtime's own
+	// waits (semacquire on the world or a GC start, GC assists, stack
+	// copies), which end by themselves.
+	parkedStates = [][]byte{[]byte("chan receive"), []byte("chan send"), []byte("select"), []byte("sync."),
+		[]byte("IO wait"), []byte("sleep")}
 )
 
 // requestParked reports whether no goroutine doing request work is busy,
@@ -97,10 +103,8 @@ func requestParked(buf []byte) (bool, []byte) {
 			continue
 		}
 		_, state, _ := bytes.Cut(header, []byte(" ["))
-		for _, b := range busyStates {
-			if bytes.HasPrefix(state, b) {
-				return false, buf
-			}
+		if !slices.ContainsFunc(parkedStates, func(p []byte) bool { return bytes.HasPrefix(state, p) }) {
+			return false, buf
 		}
 	}
 	return true, buf
