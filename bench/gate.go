@@ -152,6 +152,9 @@ func (g *Gate) loop() {
 			return
 		case <-g.wake:
 		}
+		if g.manual.Load() {
+			continue // Release does it; g.mu is left to the callers
+		}
 		for {
 			g.mu.Lock()
 			wait := time.Until(g.last.Add(g.quiet))
@@ -160,9 +163,6 @@ func (g *Gate) loop() {
 				break
 			}
 			time.Sleep(wait)
-		}
-		if g.manual.Load() {
-			continue
 		}
 		g.mu.Lock()
 		batch := g.take()

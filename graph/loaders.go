@@ -150,10 +150,15 @@ func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, er
 		res := make([]result[V], len(keys))
 		var wg sync.WaitGroup
 		for i, k := range keys {
-			wg.Go(func() {
+			wg.Add(1)
+			// A go statement here, not wg.Go: the goroutine then starts in
+			// this package, which internal/testenv.Stepper recognises as
+			// request work even before it runs.
+			go func() {
+				defer wg.Done()
 				v, err := fetch(ctx, k)
 				res[i] = result[V]{val: v, err: err}
-			})
+			}()
 		}
 		wg.Wait()
 		return res

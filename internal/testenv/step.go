@@ -25,8 +25,12 @@ import (
 // Parked is read from a stop-the-world dump of every goroutine's state
 // (runtime.Stack), so it is exact at that instant: a goroutine is request
 // work when its stack has a frame of package graph, dynamo or gqlgen, and
-// parked only when it waits on a channel, a sync primitive, I/O or a sleep. The embedded store's server
-// goroutines are not request work: a request waiting for it is parked.
+// parked only when it waits on a channel, a WaitGroup, a Cond, I/O or a
+// sleep. The embedded store's server
+// goroutines are not request work: a request waiting for it is parked. A
+// goroutine that has not run yet shows only its start function, so request
+// code starts its goroutines with go statements of its own packages, not
+// sync.WaitGroup.Go (whose start function is in package sync).
 type Stepper struct {
 	trigger *graph.BatchTrigger
 	release func() int
@@ -84,8 +88,10 @@ var (
 	// is busy: running, runnable, in a system call, and the runtime's own
 	// waits (semacquire on the world or a GC start, GC assists, stack
 	// copies), which end by themselves.
-	parkedStates = [][]byte{[]byte("chan receive"), []byte("chan send"), []byte("select"), []byte("sync."),
-		[]byte("IO wait"), []byte("sleep")}
+	// A wait for a mutex is busy too: its holder may be a goroutine that is
+	// not request work (the gate's own), and it ends by itself.
+	parkedStates = [][]byte{[]byte("chan receive"), []byte("chan send"), []byte("select"), []byte("sync.WaitGroup.Wait"),
+		[]byte("sync.Cond.Wait"), []byte("IO wait"), []byte("sleep")}
 )
 
 // requestParked reports whether no goroutine doing request work is busy,
