@@ -44,6 +44,7 @@ type Gate struct {
 	quiet time.Duration
 
 	on       atomic.Bool
+	manual   atomic.Bool
 	releases atomic.Int64
 
 	mu    sync.Mutex
@@ -79,6 +80,34 @@ func (g *Gate) Client() *http.Client { return &http.Client{Transport: g} }
 
 // SetOn turns the gate on or off. Switch it only while no call is in flight.
 func (g *Gate) SetOn(on bool) { g.on.Store(on) }
+
+// SetManual turns manual release on or off: while it is on, held calls wait
+// for Release instead of the quiet window (a test that knows when the
+// server has issued every call of a level, internal/testenv.Stepper, makes
+// the round trips exact). Switch it only while no call is in flight.
+func (g *Gate) SetManual(on bool) { g.manual.Store(on) }
+
+// Release sends the calls held now as one round trip, as the quiet window
+// would, and returns when their answers have been handed back; it returns
+// how many calls it released.
+func (g *Gate) Release() int {
+	g.mu.Lock()
+	batch := g.take()
+	g.mu.Unlock()
+	g.send(batch)
+	return len(batch)
+}
+
+// take removes the held calls and counts them as a release; g.mu is held.
+func (g *Gate) take() []*heldCall {
+	batch := g.held
+	g.held = nil
+	if len(batch) > 0 {
+		g.sizes = append(g.sizes, len(batch))
+		g.releases.Add(1)
+	}
+	return batch
+}
 
 // Releases returns how many times the gate has released held calls.
 func (g *Gate) Releases() int64 { return g.releases.Load() }
@@ -123,6 +152,9 @@ func (g *Gate) loop() {
 			return
 		case <-g.wake:
 		}
+		if g.manual.Load() {
+			continue // Release does it; g.mu is left to the callers
+		}
 		for {
 			g.mu.Lock()
 			wait := time.Until(g.last.Add(g.quiet))
@@ -133,44 +165,43 @@ func (g *Gate) loop() {
 			time.Sleep(wait)
 		}
 		g.mu.Lock()
-		batch := g.held
-		g.held = nil
-		if len(batch) > 0 {
-			g.sizes = append(g.sizes, len(batch))
-			g.releases.Add(1)
-		}
+		batch := g.take()
 		g.mu.Unlock()
 		if len(batch) == 0 {
 			continue
 		}
-		var wg sync.WaitGroup
-		for _, c := range batch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c.resp, c.err = g.next.Do(c.req)
-				if c.err != nil {
-					return
-				}
-				// Read the answer now, so that handing it back costs the
-				// caller nothing and every answer is ready at once.
-				body, err := io.ReadAll(c.resp.Body)
-				_ = c.resp.Body.Close()
-				if err != nil {
-					c.resp, c.err = nil, err
-					return
-				}
-				c.resp.Body = io.NopCloser(bytes.NewReader(body))
-			}()
-		}
-		wg.Wait()
+		g.send(batch)
 		// Calls that arrived while this release was out wait a full quiet
 		// window from now, so the answers' follow-up calls can join them.
 		g.mu.Lock()
 		g.last = time.Now()
 		g.mu.Unlock()
-		for _, c := range batch {
-			close(c.done)
-		}
+	}
+}
+
+// send sends a release's calls at once, waits for every answer and hands
+// them all back together.
+func (g *Gate) send(batch []*heldCall) {
+	var wg sync.WaitGroup
+	for _, c := range batch {
+		wg.Go(func() {
+			c.resp, c.err = g.next.Do(c.req)
+			if c.err != nil {
+				return
+			}
+			// Read the answer now, so that handing it back costs the
+			// caller nothing and every answer is ready at once.
+			body, err := io.ReadAll(c.resp.Body)
+			_ = c.resp.Body.Close()
+			if err != nil {
+				c.resp, c.err = nil, err
+				return
+			}
+			c.resp.Body = io.NopCloser(bytes.NewReader(body))
+		})
+	}
+	wg.Wait()
+	for _, c := range batch {
+		close(c.done)
 	}
 }

@@ -32,6 +32,7 @@ func seedWide(e *testenv.Env, n int) *dynamo.Project {
 func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 	e := testenv.New(t)
 	p := seedWide(e, 20)
+	e.StepLevels()
 	var got struct {
 		Project struct {
 			Tasks struct {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graph-gophers/dataloader/v7"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -19,22 +18,14 @@ const DefaultBatchWait = time.Millisecond
 type LoaderConfig struct {
 	// Wait is the batch window; 0 means DefaultBatchWait.
 	Wait time.Duration
+	// Trigger, when set, replaces the window: batches are read when it is
+	// flushed (tests that pin calls and round trips; see BatchTrigger).
+	Trigger *BatchTrigger
 	// NoBatch turns batching and caching off: every resolver reads on its
 	// own, as a naive server would. For measuring the loaders' gain only.
 	NoBatch bool
 	// Now is the clock (the default asOf of overdueTasks); time.Now if nil.
 	Now func() time.Time
-}
-
-func options[K comparable, V any](c LoaderConfig) []dataloader.Option[K, V] {
-	if c.NoBatch {
-		return []dataloader.Option[K, V]{dataloader.WithBatchCapacity[K, V](1), dataloader.WithCache[K, V](&dataloader.NoCache[K, V]{})}
-	}
-	w := c.Wait
-	if w == 0 {
-		w = DefaultBatchWait
-	}
-	return []dataloader.Option[K, V]{dataloader.WithWait[K, V](w)}
 }
 
 // Loaders are the per-request data loaders, one per access pattern. They are
@@ -50,16 +41,16 @@ type Loaders struct {
 
 	// objects batches every point read of a request (users, projects,
 	// memberships, tasks, comments) into BatchGetItem calls.
-	objects *dataloader.Loader[dynamo.Ref, any]
+	objects *loader[dynamo.Ref, any]
 
-	projectIDsOfUser *dataloader.Loader[string, []string]
-	membersOf        *dataloader.Loader[string, []*dynamo.Member]
-	tasksOfProject   *dataloader.Loader[projectTasksKey, *dynamo.Conn[*dynamo.Task]]
-	commentsOf       *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Comment]]
-	projectsOfUser   *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Project]]
-	assignedTo       *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Task]]
-	overdueOf        *dataloader.Loader[overdueKey, *dynamo.Conn[*dynamo.Task]]
-	tasksByTag       *dataloader.Loader[pageKey, *dynamo.Conn[*dynamo.Task]]
+	projectIDsOfUser *loader[string, []string]
+	membersOf        *loader[string, []*dynamo.Member]
+	tasksOfProject   *loader[projectTasksKey, *dynamo.Conn[*dynamo.Task]]
+	commentsOf       *loader[pageKey, *dynamo.Conn[*dynamo.Comment]]
+	projectsOfUser   *loader[pageKey, *dynamo.Conn[*dynamo.Project]]
+	assignedTo       *loader[pageKey, *dynamo.Conn[*dynamo.Task]]
+	overdueOf        *loader[overdueKey, *dynamo.Conn[*dynamo.Task]]
+	tasksByTag       *loader[pageKey, *dynamo.Conn[*dynamo.Task]]
 }
 
 // pageKey identifies one page of a list owned by id (a user, task or tag).
@@ -99,14 +90,14 @@ type overdueKey struct {
 // NewLoaders makes the loaders of one request by viewer.
 func NewLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig) *Loaders {
 	l := &Loaders{store: store, viewer: viewer, cfg: cfg}
-	l.objects = dataloader.NewBatchedLoader(func(ctx context.Context, refs []dynamo.Ref) []*dataloader.Result[any] {
+	l.objects = newLoader(cfg, func(ctx context.Context, refs []dynamo.Ref) []result[any] {
 		vals, errs := store.Get(ctx, refs)
-		res := make([]*dataloader.Result[any], len(refs))
+		res := make([]result[any], len(refs))
 		for i := range refs {
-			res[i] = &dataloader.Result[any]{Data: vals[i], Error: errs[i]}
+			res[i] = result[any]{val: vals[i], err: errs[i]}
 		}
 		return res
-	}, options[dynamo.Ref, any](cfg)...)
+	})
 	l.projectIDsOfUser = each(l, func(ctx context.Context, id string) ([]string, error) {
 		ms, err := store.MembershipsOfUser(ctx, id)
 		ids := make([]string, len(ms))
@@ -154,21 +145,24 @@ func NewLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig) *Loaders {
 // calls to DynamoDB by the client's connection limit (dynamo.TuneHTTP). (A
 // per-request bound would also need to let nested loads through, or a level
 // whose fetches wait on another loader could starve.)
-func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
-	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[V] {
-		res := make([]*dataloader.Result[V], len(keys))
+func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *loader[K, V] {
+	return newLoader(l.cfg, func(ctx context.Context, keys []K) []result[V] {
+		res := make([]result[V], len(keys))
 		var wg sync.WaitGroup
 		for i, k := range keys {
 			wg.Add(1)
+			// A go statement here, not wg.Go: the goroutine then starts in
+			// this package, which internal/testenv.Stepper recognises as
+			// request work even before it runs.
 			go func() {
 				defer wg.Done()
 				v, err := fetch(ctx, k)
-				res[i] = &dataloader.Result[V]{Data: v, Error: err}
+				res[i] = result[V]{val: v, err: err}
 			}()
 		}
 		wg.Wait()
 		return res
-	}, options[K, V](l.cfg)...)
+	})
 }
 
 func (l *Loaders) today() dynamo.Date {

@@ -119,7 +119,7 @@ const (
 		pageInfo { hasNextPage endCursor } } } } } }`
 )
 
-func TestUnprocessedHalfOfEveryBatchStillCompletes(t *testing.T) {
+func TestThrottledHalfUnprocessedStillCompletes(t *testing.T) {
 	e := testenv.New(t)
 	p := seedWide(e, 20)
 	var held atomic.Int64
