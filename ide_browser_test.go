@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -30,16 +29,12 @@ import (
 // pane, a typed query runs. The page must make no request elsewhere, break
 // no rule of its Content-Security-Policy and log no error.
 //
-// It runs only when -run names it (go test -run TestIDEInABrowser .; .ci/run
-// does so in a step of its own): Chromium loads the CPU, and beside it the
-// tests of other packages that go test ./... runs in parallel, some of which
-// pin round trips within a batching window, fail. It needs Chromium (.ci/run
-// installs it); without it the test is skipped, unless CI is set.
+// It runs with every other test (scripts/test); the tests that pin
+// DynamoDB calls step their batches, so the CPU Chromium takes does not
+// change their counts. It needs Chromium (.ci/run installs it); without it
+// the test is skipped, unless CI is set.
 // IDE_SCREENSHOT=/path.png saves what the browser showed.
 func TestIDEInABrowser(t *testing.T) {
-	if f := flag.Lookup("test.run"); f == nil || !strings.Contains(f.Value.String(), "TestIDEInABrowser") {
-		t.Skip("runs alone, not beside other packages' tests: go test -run TestIDEInABrowser .")
-	}
 	chrome := mustFindChromium(t)
 	srv := mustStartServer(t)
 
