@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -61,7 +60,7 @@ func (s *Store) RunCleanupWorker(ctx context.Context, interval time.Duration) {
 func (s *Store) RunCleanup(ctx context.Context) (int, error) {
 	s.cleanupMu.Lock()
 	defer s.cleanupMu.Unlock()
-	jobs, err := s.queryAll(ctx, "", attrPK, cleanupPK, attrSK, "")
+	jobs, err := s.queryAll(ctx, cleanupJobs, cleanupPK)
 	if err != nil {
 		return 0, err
 	}
@@ -97,7 +96,7 @@ func (s *Store) cleanupPass(ctx context.Context, job *cleanupItem) (int, error) 
 	if job.Kind == cleanupTask {
 		return s.deletePartition(ctx, taskPK(job.Target))
 	}
-	tasks, err := s.queryAll(ctx, indexGSI1, attrGSI1PK, projectTasksPK(job.Target), attrGSI1SK, duePrefix)
+	tasks, err := s.queryAll(ctx, tasksOfProject, projectTasksPK(job.Target))
 	if err != nil {
 		return 0, err
 	}
@@ -116,7 +115,7 @@ func (s *Store) cleanupPass(ctx context.Context, job *cleanupItem) (int, error) 
 // deletePartition deletes every item of a partition of the table and
 // returns how many there were.
 func (s *Store) deletePartition(ctx context.Context, pk string) (int, error) {
-	items, err := s.queryAll(ctx, "", attrPK, pk, attrSK, "")
+	items, err := s.queryAll(ctx, wholePartition, pk)
 	if err != nil || len(items) == 0 {
 		return 0, err
 	}
@@ -125,22 +124,4 @@ func (s *Store) deletePartition(ctx context.Context, pk string) (int, error) {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}
 	}
 	return len(items), s.batchWrite(ctx, reqs)
-}
-
-// batchWrite writes with BatchWriteItem, 25 requests a call, unprocessed
-// items retried with backoff as long as rounds make progress (drain). Returns EUNAVAILABLE, EINTERNAL.
-func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
-	return s.forEachChunk(ctx, len(reqs), maxBatchWrite, func(ctx context.Context, lo, hi int) error {
-		ok, err := drain(ctx, reqs[lo:hi], backoff, func(ctx context.Context, req []types.WriteRequest) ([]types.WriteRequest, error) {
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: req}})
-			if err != nil {
-				return nil, wrap(err, "writing items")
-			}
-			return out.UnprocessedItems[s.table], nil
-		})
-		if err == nil && !ok {
-			err = &Error{Code: EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
-		}
-		return err
-	})
 }

@@ -261,6 +261,7 @@ func decode(m item) (any, error) {
 	return nil, fmt.Errorf("item of unknown type %q", head.Type)
 }
 
+// decodeAs decodes an item that must be a T.
 func decodeAs[T any](m item) (T, error) {
 	var zero T
 	v, err := decode(m)
@@ -274,24 +275,22 @@ func decodeAs[T any](m item) (T, error) {
 	return t, nil
 }
 
-func keyOf(m item) key {
-	var k key
-	if s, ok := m[attrPK].(*types.AttributeValueMemberS); ok {
-		k.PK = s.Value
-	}
-	if s, ok := m[attrSK].(*types.AttributeValueMemberS); ok {
-		k.SK = s.Value
-	}
-	return k
-}
-
-func (k key) av() item {
-	return item{attrPK: &types.AttributeValueMemberS{Value: k.PK}, attrSK: &types.AttributeValueMemberS{Value: k.SK}}
-}
-
 func str(m item, attr string) string {
 	if s, ok := m[attr].(*types.AttributeValueMemberS); ok {
 		return s.Value
 	}
 	return ""
+}
+
+// decodeAll decodes items that must all be Ts.
+func decodeAll[T any](items []item) ([]T, error) {
+	vs := make([]T, len(items))
+	for i, it := range items {
+		v, err := decodeAs[T](it)
+		if err != nil {
+			return nil, err
+		}
+		vs[i] = v
+	}
+	return vs, nil
 }

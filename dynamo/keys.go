@@ -1,7 +1,16 @@
 package dynamo
 
-// Every key string of the table is built here and nowhere else. Arguments are
-// ULIDs and validated user ids or tag names, never raw client input.
+import (
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Every key string of the table is built here and nowhere else, and every
+// access pattern is a named value here, beside the keys it reads: which
+// index, which key attributes, which sort-key range, which order, which cursor
+// shape. Arguments are ULIDs and validated user ids or tag names, never raw
+// client input.
 //
 //	item        PK              SK                 GSI1PK                  GSI1SK              GSI2PK            GSI2SK
 //	user        USER#<u>        PROFILE
@@ -47,26 +56,81 @@ const (
 	rangeEnd = "~~"
 )
 
+// key is an item's primary key.
 type key struct{ PK, SK string }
 
-func userPK(u string) string           { return "USER#" + u }
-func userKey(u string) key             { return key{userPK(u), profileSK} }
-func projectPK(p string) string        { return projectPrefix + p }
-func projectKey(p string) key          { return key{projectPK(p), projectSK} }
-func memberSK(u string) string         { return memberPrefix + u }
-func memberKey(p, u string) key        { return key{projectPK(p), memberSK(u)} }
-func taskPK(t string) string           { return "TASK#" + t }
-func taskKey(t string) key             { return key{taskPK(t), taskSK} }
-func commentSK(c string) string        { return commentPrefix + c }
-func commentKey(t, c string) key       { return key{taskPK(t), commentSK(c)} }
-func tagSK(name string) string         { return tagPrefix + name }
-func tagKey(t, name string) key        { return key{taskPK(t), tagSK(name)} }
-func cleanupKey(kind, id string) key   { return key{cleanupPK, kind + "#" + id} }
-func idemKey(u, k, op string) key      { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
-func userProjectsPK(u string) string   { return userPK(u) }
-func userProjectsSK(p string) string   { return projectPrefix + p }
-func projectTasksPK(p string) string   { return projectPK(p) }
-func tagTasksPK(name, p string) string { return tagPrefix + name + "#" + projectPrefix + p }
+func (k key) av() item {
+	return item{attrPK: &types.AttributeValueMemberS{Value: k.PK}, attrSK: &types.AttributeValueMemberS{Value: k.SK}}
+}
+
+func keyOf(m item) key { return key{str(m, attrPK), str(m, attrSK)} }
+
+// Primary keys (point reads, writes).
+func userPK(u string) string         { return "USER#" + u }
+func userKey(u string) key           { return key{userPK(u), profileSK} }
+func projectPK(p string) string      { return projectPrefix + p }
+func projectKey(p string) key        { return key{projectPK(p), projectSK} }
+func memberSK(u string) string       { return memberPrefix + u }
+func memberKey(p, u string) key      { return key{projectPK(p), memberSK(u)} }
+func taskPK(t string) string         { return "TASK#" + t }
+func taskKey(t string) key           { return key{taskPK(t), taskSK} }
+func commentSK(c string) string      { return commentPrefix + c }
+func commentKey(t, c string) key     { return key{taskPK(t), commentSK(c)} }
+func tagSK(name string) string       { return tagPrefix + name }
+func tagKey(t, name string) key      { return key{taskPK(t), tagSK(name)} }
+func cleanupKey(kind, id string) key { return key{cleanupPK, kind + "#" + id} }
+func idemKey(u, k, op string) key    { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
+
+// keySchema is the primary key of the table or of one of its indexes.
+type keySchema struct {
+	index          string // "" for the table itself (strongly consistent reads)
+	pkAttr, skAttr string
+}
+
+var (
+	onTable = keySchema{"", attrPK, attrSK}
+	onGSI1  = keySchema{indexGSI1, attrGSI1PK, attrGSI1SK}
+	onGSI2  = keySchema{indexGSI2, attrGSI2PK, attrGSI2SK}
+)
+
+// pattern is an access pattern: the partitions of the table or an index it
+// reads (a key builder below gives their keys) and the range of sort keys
+// read in each, all beginning with prefix. Lists (list) read it page by page
+// in sort-key order, descending with desc, and check each cursor's sort key
+// with cursor; queryAll reads a whole partition of it in ascending order.
+type pattern struct {
+	keySchema
+	prefix string
+	desc   bool
+	cursor func(sk string) bool // nil: never paged
+}
+
+// of returns the list of the pattern over the given partitions (merged when
+// there are several: their sort keys never collide).
+func (p pattern) of(pks ...string) listSpec { return listSpec{pattern: p, pks: pks} }
+
+// Pattern 2: a user's memberships, newest project first, in GSI1; the
+// membership item (PK projectPK, SK memberSK) also carries these keys.
+var projectsOfUser = pattern{keySchema: onGSI1, prefix: projectPrefix, desc: true, cursor: validULIDCursor(projectPrefix)}
+
+func userProjectsPK(u string) string { return userPK(u) }
+func userProjectsSK(p string) string { return projectPrefix + p }
+
+// A project's memberships, by user id, in the project's own partition
+// (projectPK): `project { members }` is one Query.
+var membersOfProject = pattern{keySchema: onTable, prefix: memberPrefix}
+
+// Pattern 3: a project's tasks by due date (dueSK), no due date last, in
+// GSI1; the cleanup of a deleted project finds its tasks here too.
+var tasksOfProject = pattern{keySchema: onGSI1, prefix: duePrefix, cursor: validDueCursor}
+
+func projectTasksPK(p string) string { return projectPK(p) }
+
+// Pattern 4: a user's assigned tasks by due date, in GSI2, one partition
+// for open tasks and one for done ones (merged). Pattern 7, overdue tasks,
+// is the open partition bounded by dueBefore(asOf). Unassigned tasks sit in
+// their project's unassignedPK partition.
+var tasksOfAssignee = pattern{keySchema: onGSI2, prefix: duePrefix, cursor: validDueCursor}
 
 // assignedPK is the GSI2 partition of a user's open (TODO, IN_PROGRESS) or
 // DONE tasks. Splitting by openness makes "overdue" a pure key condition.
@@ -80,6 +144,27 @@ func assignedPK(u string, open bool) string {
 // unassignedPK is the GSI2 partition of a project's unassigned tasks.
 func unassignedPK(p string) string { return "UNASSIGNED#" + projectPK(p) }
 
+// dueBefore is the bound below which lie the due-date keys of dates before d.
+func dueBefore(d Date) string { return duePrefix + d.String() }
+
+// Pattern 5: a task's comments, oldest first, in the task's own partition
+// (taskPK, SK commentSK).
+var commentsOfTask = pattern{keySchema: onTable, prefix: commentPrefix, cursor: validULIDCursor(commentPrefix)}
+
+// Pattern 6: the tasks with a tag in one project, by due date, in GSI1; a
+// tag link item (PK taskPK, SK tagSK) carries these keys. A viewer's list
+// merges one partition per project of theirs.
+var tasksByTag = pattern{keySchema: onGSI1, prefix: duePrefix, cursor: validDueCursor}
+
+func tagTasksPK(name, p string) string { return tagPrefix + name + "#" + projectPrefix + p }
+
+// The pending cleanup jobs: the whole cleanupPK partition.
+var cleanupJobs = pattern{keySchema: onTable}
+
+// Every item of one partition of the table (a deleted task's or project's,
+// for the cleanup).
+var wholePartition = pattern{keySchema: onTable}
+
 // dueSK orders tasks by due date, then by id (ids sort in creation order);
 // tasks without a due date sort last.
 func dueSK(due *Date, t string) string {
@@ -89,9 +174,6 @@ func dueSK(due *Date, t string) string {
 	}
 	return duePrefix + d + "#" + t
 }
-
-// dueBefore is the bound below which lie the due-date keys of dates before d.
-func dueBefore(d Date) string { return duePrefix + d.String() }
 
 // taskOfDueSK returns the task ULID at the end of a due-date sort key.
 func taskOfDueSK(sk string) (string, bool) {
@@ -109,4 +191,17 @@ func taskOfDueSK(sk string) (string, bool) {
 		}
 	}
 	return parseULID(t)
+}
+
+// validDueCursor checks the sort key of a cursor of a due-date list.
+func validDueCursor(sk string) bool { _, ok := taskOfDueSK(sk); return ok }
+
+// validULIDCursor checks the sort key of a cursor of a list ordered by the
+// ULID after prefix.
+func validULIDCursor(prefix string) func(string) bool {
+	return func(sk string) bool {
+		u, ok := strings.CutPrefix(sk, prefix)
+		_, valid := parseULID(u)
+		return ok && valid
+	}
 }

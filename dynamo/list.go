@@ -33,33 +33,19 @@ func decodeCursor(c string, valid func(string) bool) (string, error) {
 	return sk, nil
 }
 
-func validDueCursor(sk string) bool { _, ok := taskOfDueSK(sk); return ok }
-
-func validULIDCursor(prefix string) func(string) bool {
-	return func(sk string) bool {
-		u, ok := strings.CutPrefix(sk, prefix)
-		_, valid := parseULID(u)
-		return ok && valid
-	}
-}
-
 // Keep tells, for a batch of candidate items in list order, which ones the
 // viewer may see. It may read (through the caller's loaders) to decide.
 type Keep func(ctx context.Context, candidates []item) ([]bool, error)
 
-// listSpec describes a list read: one or more partitions of the table or an
-// index, each sorted by the same sort key, merged into one order.
+// listSpec describes a list read: one or more partitions of a pattern, each
+// sorted by the same sort key, merged into one order. Make one with
+// pattern.of.
 type listSpec struct {
-	index  string   // "" for the table itself
-	pkAttr string   // partition key attribute
-	skAttr string   // sort key attribute
+	pattern
 	pks    []string // partitions to merge; sort keys are unique across them
-	prefix string   // sort keys of the list start with it
 	before string   // optional exclusive upper bound of sort keys
-	desc   bool     // newest (largest) first
 	filter *expression.ConditionBuilder
 	keep   Keep
-	valid  func(sk string) bool // checks a cursor's sort key
 }
 
 type source struct {
@@ -77,10 +63,13 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 	if page.First < 1 || page.First > MaxFirst {
 		return nil, Errorf(EINVALID, "first must be between 1 and %d, not %d", MaxFirst, page.First)
 	}
+	if spec.cursor == nil {
+		return nil, Errorf(EINTERNAL, "reading a list of a pattern that is not paged")
+	}
 	after := ""
 	if page.After != nil {
 		var err error
-		if after, err = decodeCursor(*page.After, spec.valid); err != nil {
+		if after, err = decodeCursor(*page.After, spec.cursor); err != nil {
 			return nil, err
 		}
 	}
@@ -213,11 +202,12 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 	return out, nil
 }
 
-// queryAll reads every item of a partition (optionally of a sort-key prefix).
-func (s *Store) queryAll(ctx context.Context, index, pkAttr, pk, skAttr, prefix string) ([]item, error) {
-	kb := expression.Key(pkAttr).Equal(expression.Value(pk))
-	if prefix != "" {
-		kb = expression.KeyAnd(kb, expression.KeyBeginsWith(expression.Key(skAttr), prefix))
+// queryAll reads every item of one partition of a pattern (its sort keys
+// beginning with the pattern's prefix), in ascending sort-key order.
+func (s *Store) queryAll(ctx context.Context, p pattern, pk string) ([]item, error) {
+	kb := expression.Key(p.pkAttr).Equal(expression.Value(pk))
+	if p.prefix != "" {
+		kb = expression.KeyAnd(kb, expression.KeyBeginsWith(expression.Key(p.skAttr), p.prefix))
 	}
 	ex, err := expression.NewBuilder().WithKeyCondition(kb).Build()
 	if err != nil {
@@ -225,19 +215,71 @@ func (s *Store) queryAll(ctx context.Context, index, pkAttr, pk, skAttr, prefix 
 	}
 	in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: ex.KeyCondition(),
 		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()}
-	if index != "" {
-		in.IndexName = &index
+	if p.index != "" {
+		in.IndexName = aws.String(p.index)
 	} else {
 		in.ConsistentRead = aws.Bool(true)
 	}
 	var all []item
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		res, err := p.NextPage(ctx)
+	q := dynamodb.NewQueryPaginator(s.db, in)
+	for q.HasMorePages() {
+		res, err := q.NextPage(ctx)
 		if err != nil {
 			return nil, wrap(err, "reading a list")
 		}
 		all = append(all, res.Items...)
 	}
 	return all, nil
+}
+
+// queryAllAs is queryAll decoding each item as a T.
+func queryAllAs[T any](ctx context.Context, s *Store, p pattern, pk string) ([]T, error) {
+	items, err := s.queryAll(ctx, p, pk)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll[T](items)
+}
+
+// Filter tells which of a batch of candidates the viewer may see; lists call
+// it page by page and read on until a page is full.
+type Filter[T any] func(ctx context.Context, candidates []T) ([]bool, error)
+
+func keepAs[T any](f Filter[T], conv func(item) (T, error)) Keep {
+	if f == nil {
+		return nil
+	}
+	return func(ctx context.Context, cand []item) ([]bool, error) {
+		ts := make([]T, len(cand))
+		for i, it := range cand {
+			v, err := conv(it)
+			if err != nil {
+				return nil, err
+			}
+			ts[i] = v
+		}
+		return f(ctx, ts)
+	}
+}
+
+func convConn[T any](c *Conn[item], conv func(item) (T, error)) (*Conn[T], error) {
+	out := &Conn[T]{Items: make([]T, len(c.Items)), Cursors: c.Cursors, HasNext: c.HasNext}
+	for i, it := range c.Items {
+		v, err := conv(it)
+		if err != nil {
+			return nil, err
+		}
+		out.Items[i] = v
+	}
+	return out, nil
+}
+
+// listAs is list decoding each item as a T, keep seeing decoded candidates.
+func listAs[T any](ctx context.Context, s *Store, spec listSpec, page Page, keep Filter[T]) (*Conn[T], error) {
+	spec.keep = keepAs(keep, decodeAs[T])
+	c, err := s.list(ctx, spec, page)
+	if err != nil {
+		return nil, err
+	}
+	return convConn(c, decodeAs[T])
 }

@@ -16,13 +16,16 @@ import (
 // tasks by due date, split into open and done).
 func TableDefinition(name string) *dynamodb.CreateTableInput {
 	s := types.ScalarAttributeTypeS
-	gsi := func(name, pk, sk string) types.GlobalSecondaryIndex {
+	schema := func(k keySchema) []types.KeySchemaElement {
+		return []types.KeySchemaElement{
+			{AttributeName: aws.String(k.pkAttr), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(k.skAttr), KeyType: types.KeyTypeRange},
+		}
+	}
+	gsi := func(k keySchema) types.GlobalSecondaryIndex {
 		return types.GlobalSecondaryIndex{
-			IndexName: aws.String(name),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange},
-			},
+			IndexName:  aws.String(k.index),
+			KeySchema:  schema(k),
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}
 	}
@@ -37,14 +40,8 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 			{AttributeName: aws.String(attrGSI2PK), AttributeType: s},
 			{AttributeName: aws.String(attrGSI2SK), AttributeType: s},
 		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
-		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
-			gsi(indexGSI1, attrGSI1PK, attrGSI1SK),
-			gsi(indexGSI2, attrGSI2PK, attrGSI2SK),
-		},
+		KeySchema:              schema(onTable),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi(onGSI1), gsi(onGSI2)},
 	}
 }
 

@@ -82,12 +82,6 @@ func (t *txn) update(table string, k key, upd expression.UpdateBuilder, cond *ex
 	t.fails = append(t.fails, onFail)
 }
 
-// errRetry marks a condition whose failure means the state read before the
-// transaction changed: the mutation reads again and retries.
-var errRetry = errors.New("state changed since it was read")
-
-const txnRetries = 4
-
 // commit runs the transaction. A failed condition returns the error given
 // with its action (the first by position); a transaction conflict is retried
 // with the same client request token, so a retry has one effect; past the
@@ -119,7 +113,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 				if i < len(t.fails) && t.fails[i] != nil {
 					return t.fails[i]
 				}
-				return Errorf(ECONFLICT, "a concurrent change won; retry")
+				return Errorf(ECONFLICT, concurrentChange)
 			case "TransactionConflict":
 				conflict = true
 			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
@@ -130,7 +124,37 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 			return wrap(err, "writing a change")
 		}
 		if attempt >= txnRetries || !backoff(ctx, attempt) {
-			return Errorf(ECONFLICT, "a concurrent change won; retry")
+			return Errorf(ECONFLICT, concurrentChange)
 		}
 	}
 }
+
+// put writes one item on a condition; a failed condition is errRetry. With
+// an idempotency key in ctx, the item and the key's record (result, project:
+// see txn) are written by one transaction.
+func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder, result, project string) error {
+	if _, ok := idemFrom(ctx); ok {
+		t := txn{result: result, project: project}
+		t.put(s.table, it, &cond, errRetry)
+		return s.commit(ctx, &t)
+	}
+	ex, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return internal(err, "building a write")
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: it, ConditionExpression: ex.Condition(),
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return errRetry
+	}
+	return wrap(err, "saving a change")
+}
+
+// revIs is the condition that an item written whole (a profile, a project)
+// is still at the rev read.
+func revIs(rev int) expression.ConditionBuilder {
+	return expression.Name("rev").Equal(expression.Value(rev))
+}
+
+func ptr[T any](v T) *T { return &v }

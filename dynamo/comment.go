@@ -1,0 +1,104 @@
+package dynamo
+
+import "context"
+
+var errCommentNotFound = Errorf(ENOTFOUND, "comment not found")
+
+// A comment is read by reference (CommentRef, Get).
+
+// CommentsOf is access pattern 5: a task's comments, oldest first. Returns
+// EINVALID, EUNAVAILABLE.
+func (s *Store) CommentsOf(ctx context.Context, taskID string, page Page) (*Conn[*Comment], error) {
+	t, err := ParseTaskID(taskID)
+	if err != nil {
+		return nil, err
+	}
+	return listAs[*Comment](ctx, s, commentsOfTask.of(taskPK(t)), page, nil)
+}
+
+// CommentInput adds a comment to a task.
+type CommentInput struct {
+	TaskID string
+	Body   string
+}
+
+// AddComment adds the viewer's comment to a task they may see. Returns
+// EINVALID, ENOTFOUND.
+func (s *Store) AddComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
+	return once(ctx, s, func() (*Comment, error) { return s.addComment(ctx, viewer, in) }, replayComment)
+}
+
+func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
+	tu, err := ParseTaskID(in.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := text("body", &in.Body)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		return nil, Errorf(EINVALID, "body must have 1 to %d characters after trimming", MaxTextLen)
+	}
+	task, _, err := s.readTask(ctx, viewer, tu)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	c := &Comment{ID: commentID(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: *body, CreatedAt: now}
+	pu := ulidOf(task.ProjectID)
+	var t txn
+	t.check(s.table, taskKey(tu), exists(), errTaskNotFound)
+	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
+	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
+	t.put(s.table, commentToItem(c), ptr(absent()), nil)
+	t.result, t.project = c.ID, task.ProjectID
+	if err := s.commit(ctx, &t); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// DeleteComment deletes a comment; its author or the project's owner only.
+// Returns EINVALID, ENOTFOUND, EFORBIDDEN.
+func (s *Store) DeleteComment(ctx context.Context, viewer, id string) error {
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteComment(ctx, viewer, id) }, replayDeleted())
+	return err
+}
+
+func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
+	tu, cu, err := parseCommentID(id)
+	if err != nil {
+		return err
+	}
+	items, err := s.getItems(ctx, []key{commentKey(tu, cu)})
+	if err != nil {
+		return err
+	}
+	if items[0] == nil {
+		return errCommentNotFound
+	}
+	c, err := decodeAs[*Comment](items[0])
+	if err != nil {
+		return err
+	}
+	task, p, err := s.readTask(ctx, viewer, tu)
+	if err != nil {
+		return errCommentNotFound
+	}
+	pu := ulidOf(task.ProjectID)
+	projectCond := exists()
+	if c.AuthorID != viewer {
+		if p.OwnerID != viewer {
+			return Errorf(EFORBIDDEN, "only the comment's author or the project's owner may delete it")
+		}
+		projectCond = ownedBy(viewer)
+	}
+	var t txn
+	t.del(s.table, commentKey(tu, cu), ptr(exists()), errCommentNotFound)
+	t.check(s.table, taskKey(tu), exists(), errCommentNotFound)
+	t.check(s.table, projectKey(pu), projectCond, errCommentNotFound)
+	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
+	t.result, t.project = id, task.ProjectID
+	return s.commit(ctx, &t)
+}

@@ -1,0 +1,249 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+)
+
+// taggedDataset has three projects with tasks tagged "x" (and some not), due
+// on overlapping dates, some never, made in an interleaved order.
+func taggedDataset(ts *testStore) (*Dataset, []*Project, []*Task) {
+	b := ts.NewDataset(storeTestNow)
+	owner := b.User("owner", "Owner", "")
+	dave := b.User("dave", "Dave", "")
+	var ps []*Project
+	for i := range 3 {
+		ps = append(ps, b.Project(fmt.Sprintf("P%d", i), "", owner, dave))
+	}
+	today := DateOf(storeTestNow)
+	offsets := []int{3, -2, 0, 3, 100, -30, 0}
+	var tagged []*Task
+	for i := range 24 {
+		p := ps[i%3]
+		var due *Date
+		if i%5 != 4 {
+			d := today.AddDays(offsets[i%len(offsets)])
+			due = &d
+		}
+		status := []TaskStatus{StatusTodo, StatusDone, StatusInProgress, StatusTodo}[i%4]
+		var assignee *User
+		if i%2 == 0 {
+			assignee = dave
+		}
+		tags := []string{"x"}
+		if i%6 == 5 {
+			tags = []string{"y"}
+		}
+		task := b.Task(p, fmt.Sprintf("T%02d", i), status, due, assignee, tags...)
+		if tags[0] == "x" {
+			tagged = append(tagged, task)
+		}
+	}
+	return &b.D, ps, tagged
+}
+
+func dueOrder(tasks []*Task) []string {
+	s := slices.Clone(tasks)
+	slices.SortStableFunc(s, func(a, b *Task) int {
+		return dueLess(dueEntry{a.DueDate, ulidOf(a.ID)}, dueEntry{b.DueDate, ulidOf(b.ID)})
+	})
+	ids := make([]string, len(s))
+	for i, t := range s {
+		ids[i] = t.ID
+	}
+	return ids
+}
+
+// pageAll reads every page of a list with page size first and checks the
+// pagination rules on the way; it returns the ids in list order.
+func pageAll[T any](t *testing.T, first int, read func(Page) (*Conn[T], error), id func(T) string) []string {
+	t.Helper()
+	var ids []string
+	var after *string
+	for n := 0; ; n++ {
+		if n > 200 {
+			t.Fatal("pagination does not end")
+		}
+		c, err := read(Page{First: first, After: after})
+		if err != nil {
+			t.Fatalf("page %d: %v", n, err)
+		}
+		if len(c.Items) > first || len(c.Cursors) != len(c.Items) {
+			t.Fatalf("page %d: %d items, %d cursors, first %d", n, len(c.Items), len(c.Cursors), first)
+		}
+		if c.HasNext && len(c.Items) < first {
+			t.Fatalf("page %d: %d items (short) while hasNext", n, len(c.Items))
+		}
+		for _, it := range c.Items {
+			ids = append(ids, id(it))
+		}
+		if !c.HasNext {
+			return ids
+		}
+		after = c.EndCursor()
+	}
+}
+
+func TestListMergesPartitions(t *testing.T) {
+	ts := newTestStore(t)
+	d, ps, tagged := taggedDataset(ts)
+	ts.mustImport(t, d)
+	ctx := context.Background()
+	projectIDs := []string{ps[2].ID, ps[0].ID, ps[1].ID}
+	byID := map[string]*Task{}
+	for _, task := range d.Tasks {
+		byID[task.ID] = task
+	}
+	wantTagged := dueOrder(tagged)
+	self := func(s string) string { return s }
+	taskID := func(t *Task) string { return t.ID }
+
+	for _, first := range []int{1, 2, 5, 7, 100} {
+		t.Run(fmt.Sprintf("TaskIDsByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
+			got := pageAll(t, first, func(p Page) (*Conn[string], error) {
+				return ts.TaskIDsByTag(ctx, " X ", projectIDs, p, nil)
+			}, self)
+			if !slices.Equal(got, wantTagged) {
+				t.Errorf("got  %v\nwant %v", got, wantTagged)
+			}
+		})
+	}
+	t.Run("TaskIDsByTag reads each project once for one page", func(t *testing.T) {
+		ts.calls.Reset()
+		c, err := ts.TaskIDsByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Items) != len(wantTagged) || c.HasNext {
+			t.Errorf("%d items, hasNext %v; want %d, false", len(c.Items), c.HasNext, len(wantTagged))
+		}
+		if got := ts.calls.Get("Query"); got != len(projectIDs) {
+			t.Errorf("Query calls = %d, want %d", got, len(projectIDs))
+		}
+	})
+	t.Run("TaskIDsByTag with a keep filter fills every page", func(t *testing.T) {
+		keepSeen := 0
+		keep := func(_ context.Context, cand []string) ([]bool, error) {
+			ok := make([]bool, len(cand))
+			for i, id := range cand {
+				keepSeen++
+				ok[i] = byID[id].ProjectID != ps[1].ID
+			}
+			return ok, nil
+		}
+		var want []string
+		for _, id := range wantTagged {
+			if byID[id].ProjectID != ps[1].ID {
+				want = append(want, id)
+			}
+		}
+		for _, first := range []int{1, 3} {
+			got := pageAll(t, first, func(p Page) (*Conn[string], error) {
+				return ts.TaskIDsByTag(ctx, "x", projectIDs, p, keep)
+			}, self)
+			if !slices.Equal(got, want) {
+				t.Errorf("first %d: got  %v\nwant %v", first, got, want)
+			}
+		}
+		if keepSeen == 0 {
+			t.Error("keep was never called")
+		}
+	})
+	t.Run("TaskIDsByTag with no projects is empty without reading", func(t *testing.T) {
+		ts.calls.Reset()
+		c, err := ts.TaskIDsByTag(ctx, "x", nil, Page{First: 10}, nil)
+		if err != nil || len(c.Items) != 0 || c.HasNext {
+			t.Errorf("got %+v, %v", c, err)
+		}
+		if n := ts.calls.Get("Query"); n != 0 {
+			t.Errorf("Query calls = %d, want 0", n)
+		}
+	})
+	t.Run("TaskIDsByTag refuses a bad tag, a bad project id, a bad page", func(t *testing.T) {
+		for _, c := range []struct {
+			tag  string
+			pids []string
+			page Page
+		}{
+			{"not a tag!", projectIDs, Page{First: 1}},
+			{"x", []string{"prj#nope"}, Page{First: 1}},
+			{"x", projectIDs, Page{First: 0}},
+			{"x", projectIDs, Page{First: MaxFirst + 1}},
+			{"x", projectIDs, Page{First: 1, After: aws.String("garbage")}},
+			{"x", projectIDs, Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
+		} {
+			_, err := ts.TaskIDsByTag(ctx, c.tag, c.pids, c.page, nil)
+			wantCode(t, fmt.Sprintf("TaskIDsByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, EINVALID)
+		}
+	})
+	t.Run("TasksAssignedTo merges open and done tasks by due date", func(t *testing.T) {
+		var mine []*Task
+		for _, task := range d.Tasks {
+			if task.AssigneeID != nil && *task.AssigneeID == "dave" {
+				mine = append(mine, task)
+			}
+		}
+		want := dueOrder(mine)
+		for _, first := range []int{1, 4, 100} {
+			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+				return ts.TasksAssignedTo(ctx, "dave", p, nil)
+			}, taskID)
+			if !slices.Equal(got, want) {
+				t.Errorf("first %d: got  %v\nwant %v", first, got, want)
+			}
+		}
+	})
+	t.Run("OverdueTasks lists open tasks due before the date", func(t *testing.T) {
+		asOf := DateOf(storeTestNow)
+		var overdue []*Task
+		for _, task := range d.Tasks {
+			if task.AssigneeID != nil && task.Status != StatusDone && task.DueDate != nil && task.DueDate.String() < asOf.String() {
+				overdue = append(overdue, task)
+			}
+		}
+		if len(overdue) == 0 {
+			t.Fatal("test set-up: nothing overdue")
+		}
+		want := dueOrder(overdue)
+		for _, first := range []int{1, 2, 100} {
+			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+				return ts.OverdueTasks(ctx, "dave", asOf, p, nil)
+			}, taskID)
+			if !slices.Equal(got, want) {
+				t.Errorf("first %d: got  %v\nwant %v", first, got, want)
+			}
+		}
+	})
+	t.Run("TasksOfProject with a status filter fills pages", func(t *testing.T) {
+		done := StatusDone
+		for _, p := range ps {
+			var want []*Task
+			for _, task := range d.Tasks {
+				if task.ProjectID == p.ID && task.Status == StatusDone {
+					want = append(want, task)
+				}
+			}
+			for _, first := range []int{1, 2} {
+				got := pageAll(t, first, func(pg Page) (*Conn[*Task], error) {
+					return ts.TasksOfProject(ctx, p.ID, &done, pg)
+				}, taskID)
+				if !slices.Equal(got, dueOrder(want)) {
+					t.Errorf("%s first %d: got %v\nwant %v", p.Name, first, got, dueOrder(want))
+				}
+			}
+		}
+	})
+	t.Run("ProjectsOfUser lists the newest project first", func(t *testing.T) {
+		want := []string{ps[2].ID, ps[1].ID, ps[0].ID}
+		got := pageAll(t, 1, func(p Page) (*Conn[*Member], error) {
+			return ts.ProjectsOfUser(ctx, "dave", p, nil)
+		}, func(m *Member) string { return m.ProjectID })
+		if !slices.Equal(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
+}

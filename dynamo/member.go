@@ -1,0 +1,182 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+var (
+	errNotAssignable = Errorf(EINVALID, "assigneeId: the assignee must be a member of the project")
+	errAlreadyMember = errors.New("already a member")
+)
+
+// A single membership is read by reference (MemberRef, Get).
+
+// ProjectsOfUser is access pattern 2: the user's memberships, newest project
+// first, those keep admits. Returns EINVALID, EUNAVAILABLE.
+func (s *Store) ProjectsOfUser(ctx context.Context, userID string, page Page, keep Filter[*Member]) (*Conn[*Member], error) {
+	if err := ValidUserID(userID); err != nil {
+		return nil, err
+	}
+	return listAs(ctx, s, projectsOfUser.of(userProjectsPK(userID)), page, keep)
+}
+
+// MembershipsOfUser returns every membership of the user (including those
+// of projects deleted but not yet cleaned up). Returns EINVALID, EUNAVAILABLE.
+func (s *Store) MembershipsOfUser(ctx context.Context, userID string) ([]*Member, error) {
+	if err := ValidUserID(userID); err != nil {
+		return nil, err
+	}
+	return queryAllAs[*Member](ctx, s, projectsOfUser, userProjectsPK(userID))
+}
+
+// MembersOf returns a project's memberships, ordered by user id. Returns
+// EINVALID, EUNAVAILABLE.
+func (s *Store) MembersOf(ctx context.Context, projectID string) ([]*Member, error) {
+	p, err := ParseProjectID(projectID)
+	if err != nil {
+		return nil, err
+	}
+	return queryAllAs[*Member](ctx, s, membersOfProject, projectPK(p))
+}
+
+// AddProjectMember makes a user a member of a project; owner only. Adding a
+// member again changes nothing. Returns EINVALID, ENOTFOUND (project or
+// user), EFORBIDDEN.
+func (s *Store) AddProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+	return once(ctx, s, func() (*Project, error) { return s.addProjectMember(ctx, viewer, projectID, userID) }, replayProject)
+}
+
+func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+	if err := ValidUserID(userID); err != nil {
+		return nil, err
+	}
+	p, _, _, err := s.access(ctx, viewer, projectID, true)
+	if err != nil {
+		return nil, err
+	}
+	if userID == viewer {
+		return p, nil
+	}
+	pu := ulidOf(p.ID)
+	var t txn
+	t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
+	t.check(s.table, userKey(userID), exists(), Errorf(ENOTFOUND, "user %s not found", clip(userID)))
+	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: userID, Role: RoleMember, JoinedAt: s.now()}),
+		ptr(absent()), errAlreadyMember)
+	t.result, t.project = p.ID, p.ID
+	if err := s.commit(ctx, &t); err != nil && !errors.Is(err, errAlreadyMember) {
+		return nil, err
+	}
+	return p, nil
+}
+
+// unassignBatch is how many task updates one transaction of a member's
+// removal carries besides the membership itself.
+const unassignBatch = 90
+
+// RemoveProjectMember removes a member from a project and unassigns the
+// tasks of the project assigned to them; owner only; the owner cannot be
+// removed. Returns EINVALID, ENOTFOUND (project, or no such member),
+// EFORBIDDEN, ECONFLICT.
+func (s *Store) RemoveProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+	return once(ctx, s, func() (*Project, error) { return s.removeProjectMember(ctx, viewer, projectID, userID) }, replayProject)
+}
+
+func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+	if err := ValidUserID(userID); err != nil {
+		return nil, err
+	}
+	return retryOnChange(ctx, "the member's tasks changed while they were being removed; retry", func() (*Project, error) {
+		return s.removeMember(ctx, viewer, projectID, userID)
+	})
+}
+
+func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+	p, _, _, err := s.access(ctx, viewer, projectID, true)
+	if err != nil {
+		return nil, err
+	}
+	if userID == p.OwnerID {
+		return nil, Errorf(EINVALID, "userId: the project's owner cannot be removed")
+	}
+	pu := ulidOf(p.ID)
+	mi, err := s.getOne(ctx, memberKey(pu, userID))
+	if err != nil {
+		return nil, err
+	}
+	if mi == nil {
+		return nil, Errorf(ENOTFOUND, "user %s is not a member of the project", clip(userID))
+	}
+	var seq struct {
+		AssignSeq int `dynamodbav:"assignSeq"`
+	}
+	if err := attributevalue.UnmarshalMap(mi, &seq); err != nil {
+		return nil, internal(err, "decoding an item")
+	}
+	var tasks []*Task
+	for _, open := range []bool{true, false} {
+		items, err := s.queryAll(ctx, tasksOfAssignee, assignedPK(userID, open))
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if str(it, "projectId") == p.ID {
+				t, err := decodeAs[*Task](it)
+				if err != nil {
+					return nil, err
+				}
+				tasks = append(tasks, t)
+			}
+		}
+	}
+	now := s.now()
+	unassign := func(t *txn, task *Task) {
+		task.AssigneeID = nil
+		task.UpdatedAt = now
+		task.Version++
+		t.put(s.table, taskToItem(task), ptr(expression.Name("version").Equal(expression.Value(task.Version-1))), errRetry)
+	}
+	// More tasks than one transaction holds: unassign all but the last batch
+	// first. Each batch is atomic; repeating them is harmless.
+	for len(tasks) > unassignBatch {
+		var t txn
+		for _, task := range tasks[:unassignBatch] {
+			unassign(&t, task)
+		}
+		if err := s.commit(ctx, &t); err != nil {
+			return nil, err
+		}
+		tasks = tasks[unassignBatch:]
+	}
+	var t txn
+	t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
+	t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq.AssignSeq))), errRetry)
+	for _, task := range tasks {
+		unassign(&t, task)
+	}
+	t.result, t.project = p.ID, p.ID
+	if err := s.commit(ctx, &t); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// memberChecks adds the checks that the viewer is a member and, when a task
+// is being assigned to someone, that they are a member too; an assignment
+// bumps the assignee's assignSeq so that a concurrent removal notices it.
+func (s *Store) memberChecks(t *txn, pu, viewer string, assignee *string) {
+	bump := expression.Add(expression.Name("assignSeq"), expression.Value(1))
+	switch {
+	case assignee == nil:
+		t.check(s.table, memberKey(pu, viewer), exists(), errProjectNotFound)
+	case *assignee == viewer:
+		t.update(s.table, memberKey(pu, viewer), bump, ptr(exists()), errProjectNotFound)
+	default:
+		t.check(s.table, memberKey(pu, viewer), exists(), errProjectNotFound)
+		t.update(s.table, memberKey(pu, *assignee), bump, ptr(exists()), errNotAssignable)
+	}
+}

@@ -1,0 +1,152 @@
+package dynamo
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+var (
+	errProjectNotFound = Errorf(ENOTFOUND, "project not found")
+	errOwnerOnly       = Errorf(EFORBIDDEN, "only the project's owner may do this")
+)
+
+// A project is read by reference (ProjectRef, Get); the projects of a user
+// are their memberships (member.go).
+
+// ProjectInput creates a project.
+type ProjectInput struct {
+	Name        string
+	Description *string
+}
+
+// CreateProject creates a project whose owner is the viewer. Returns
+// EINVALID, ENOTFOUND (no profile).
+func (s *Store) CreateProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
+	return once(ctx, s, func() (*Project, error) { return s.createProject(ctx, viewer, in) }, replayProject)
+}
+
+func (s *Store) createProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
+	n, err := name("name", in.Name)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := text("description", in.Description)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	p := &Project{ID: projectID(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
+	var t txn
+	t.check(s.table, userKey(viewer), exists(), errNoProfile)
+	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
+	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: viewer, Role: RoleOwner, JoinedAt: now}), ptr(absent()), nil)
+	t.result, t.project = p.ID, p.ID
+	if err := s.commit(ctx, &t); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// access reads a project and the viewer's membership of it in one call and
+// reports ENOTFOUND when either is missing, and with owner set, EFORBIDDEN
+// when the viewer is not its owner.
+func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*Project, *Member, item, error) {
+	p, err := ParseProjectID(projectID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	items, err := s.getItems(ctx, []key{projectKey(p), memberKey(p, viewer)})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if items[0] == nil || items[1] == nil {
+		return nil, nil, nil, errProjectNotFound
+	}
+	proj, err := decodeAs[*Project](items[0])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, err := decodeAs[*Member](items[1])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if owner && proj.OwnerID != viewer {
+		return nil, nil, nil, errOwnerOnly
+	}
+	return proj, m, items[0], nil
+}
+
+func ownedBy(viewer string) expression.ConditionBuilder {
+	return exists().And(expression.Name("ownerId").Equal(expression.Value(viewer)))
+}
+
+// ProjectPatch changes a project; fields left out stay as they are.
+type ProjectPatch struct {
+	ID          string
+	Name        Opt[*string] // null is refused: a project must have a name
+	Description Opt[*string] // null clears it
+}
+
+// UpdateProject changes a project's name or description; owner only.
+// Returns EINVALID, ENOTFOUND, EFORBIDDEN, ECONFLICT.
+func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatch) (*Project, error) {
+	var n string
+	var desc *string
+	var err error
+	if in.Name.Set {
+		if in.Name.Value == nil {
+			return nil, Errorf(EINVALID, "name cannot be cleared")
+		}
+		if n, err = name("name", *in.Name.Value); err != nil {
+			return nil, err
+		}
+	}
+	if in.Description.Set {
+		if desc, err = text("description", in.Description.Value); err != nil {
+			return nil, err
+		}
+	}
+	return once(ctx, s, func() (*Project, error) {
+		return retryOnChange(ctx, concurrentChange, func() (*Project, error) {
+			p, _, raw, err := s.access(ctx, viewer, in.ID, true)
+			if err != nil {
+				return nil, err
+			}
+			if in.Name.Set {
+				p.Name = n
+			}
+			if in.Description.Set {
+				p.Description = desc
+			}
+			rev := revOf(raw)
+			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)), p.ID, p.ID)
+		})
+	}, replayProject)
+}
+
+// DeleteProject deletes a project; owner only. The project and everything
+// under it disappear at once for every reader; its memberships, tasks,
+// comments and tag links are removed afterwards by the cleanup worker.
+// Returns EINVALID, ENOTFOUND, EFORBIDDEN.
+func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteProject(ctx, viewer, id) }, replayDeleted())
+	return err
+}
+
+func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
+	p, _, _, err := s.access(ctx, viewer, id, true)
+	if err != nil {
+		return err
+	}
+	pu := ulidOf(p.ID)
+	var t txn
+	t.del(s.table, projectKey(pu), ptr(ownedBy(viewer)), errProjectNotFound)
+	t.put(s.table, cleanupToItem(cleanupProject, pu, s.now()), nil, nil)
+	t.result, t.project = p.ID, p.ID
+	if err := s.commit(ctx, &t); err != nil {
+		return err
+	}
+	s.KickCleanup()
+	return nil
+}

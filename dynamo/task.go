@@ -1,0 +1,309 @@
+package dynamo
+
+import (
+	"context"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+var errTaskNotFound = Errorf(ENOTFOUND, "task not found")
+
+// A task is read by reference (TaskRef, Get); the tasks with a tag are in
+// tag.go.
+
+// TasksOfProject is access pattern 3: a project's tasks by due date, tasks
+// without a due date last, optionally only those of one status. Returns
+// EINVALID, EUNAVAILABLE.
+func (s *Store) TasksOfProject(ctx context.Context, projectID string, status *TaskStatus, page Page) (*Conn[*Task], error) {
+	p, err := ParseProjectID(projectID)
+	if err != nil {
+		return nil, err
+	}
+	spec := tasksOfProject.of(projectTasksPK(p))
+	if status != nil {
+		if !status.Valid() {
+			return nil, Errorf(EINVALID, "%q is not a task status", *status)
+		}
+		f := expression.Name("status").Equal(expression.Value(string(*status)))
+		spec.filter = &f
+	}
+	return listAs[*Task](ctx, s, spec, page, nil)
+}
+
+// TasksAssignedTo is access pattern 4: the user's assigned tasks by due date,
+// tasks without a due date last, those keep admits. Returns EINVALID,
+// EUNAVAILABLE.
+func (s *Store) TasksAssignedTo(ctx context.Context, userID string, page Page, keep Filter[*Task]) (*Conn[*Task], error) {
+	if err := ValidUserID(userID); err != nil {
+		return nil, err
+	}
+	return listAs(ctx, s, tasksOfAssignee.of(assignedPK(userID, true), assignedPK(userID, false)), page, keep)
+}
+
+// OverdueTasks is access pattern 7: the user's assigned tasks that are not
+// DONE and whose due date lies before asOf, by due date, those keep admits.
+// Returns EINVALID, EUNAVAILABLE.
+func (s *Store) OverdueTasks(ctx context.Context, userID string, asOf Date, page Page, keep Filter[*Task]) (*Conn[*Task], error) {
+	if err := ValidUserID(userID); err != nil {
+		return nil, err
+	}
+	spec := tasksOfAssignee.of(assignedPK(userID, true))
+	spec.before = dueBefore(asOf)
+	return listAs(ctx, s, spec, page, keep)
+}
+
+// TaskInput creates a task.
+type TaskInput struct {
+	ProjectID   string
+	Title       string
+	Description *string
+	DueDate     *Date
+	AssigneeID  *string
+	Tags        []string
+}
+
+// CreateTask creates a task in a project the viewer is a member of.
+// Returns EINVALID (including an assignee who is no member), ENOTFOUND.
+func (s *Store) CreateTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
+	return once(ctx, s, func() (*Task, error) { return s.createTask(ctx, viewer, in) }, replayTask)
+}
+
+func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
+	pu, err := ParseProjectID(in.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	title, err := name("title", in.Title)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := text("description", in.Description)
+	if err != nil {
+		return nil, err
+	}
+	tg, err := tags(in.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if in.AssigneeID != nil {
+		if err := ValidUserID(*in.AssigneeID); err != nil {
+			return nil, Errorf(EINVALID, "assigneeId: %s", ErrorMessage(err))
+		}
+	}
+	now := s.now()
+	task := &Task{ID: taskID(s.ids.next(now)), ProjectID: projectID(pu), Title: title, Description: desc,
+		Status: StatusTodo, DueDate: in.DueDate, AssigneeID: in.AssigneeID, Tags: tg, CreatedAt: now, UpdatedAt: now,
+		Version: 1}
+	var t txn
+	t.check(s.table, projectKey(pu), exists(), errProjectNotFound)
+	s.memberChecks(&t, pu, viewer, in.AssigneeID)
+	t.put(s.table, taskToItem(task), ptr(absent()), nil)
+	for _, name := range tg {
+		t.put(s.table, tagLinkItem(task, name), nil, nil)
+	}
+	t.result, t.project = task.ID, task.ProjectID
+	if err := s.commit(ctx, &t); err != nil {
+		return nil, err
+	}
+	return task, nil
+}
+
+// TaskPatch changes a task; fields left out stay as they are, fields given
+// as null are cleared.
+type TaskPatch struct {
+	ID              string
+	Title           Opt[*string]
+	Description     Opt[*string]
+	Status          Opt[*TaskStatus]
+	DueDate         Opt[*Date]
+	AssigneeID      Opt[*string]
+	Tags            Opt[[]string] // the whole new set; null clears it
+	ExpectedVersion *int
+}
+
+// UpdateTask applies a patch to a task and increases its version by one.
+// With ExpectedVersion, a task at another version is not changed (ECONFLICT).
+// Returns EINVALID, ENOTFOUND, ECONFLICT.
+func (s *Store) UpdateTask(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
+	return once(ctx, s, func() (*Task, error) { return s.updateTaskOnce(ctx, viewer, in) }, replayTask)
+}
+
+func (s *Store) updateTaskOnce(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
+	tu, err := ParseTaskID(in.ID)
+	if err != nil {
+		return nil, err
+	}
+	apply, err := taskPatcher(in)
+	if err != nil {
+		return nil, err
+	}
+	return retryOnChange(ctx, "the task kept changing while it was being updated; retry", func() (*Task, error) {
+		return s.updateTask(ctx, viewer, tu, in, apply)
+	})
+}
+
+// taskPatcher validates a patch and returns the function that applies it.
+func taskPatcher(in TaskPatch) (func(*Task), error) {
+	var title string
+	var desc *string
+	var tg []string
+	var err error
+	if in.Title.Set {
+		if in.Title.Value == nil {
+			return nil, Errorf(EINVALID, "title cannot be cleared")
+		}
+		if title, err = name("title", *in.Title.Value); err != nil {
+			return nil, err
+		}
+	}
+	if in.Description.Set {
+		if desc, err = text("description", in.Description.Value); err != nil {
+			return nil, err
+		}
+	}
+	if in.Status.Set && (in.Status.Value == nil || !in.Status.Value.Valid()) {
+		return nil, Errorf(EINVALID, "status cannot be cleared")
+	}
+	if in.AssigneeID.Set && in.AssigneeID.Value != nil {
+		if err := ValidUserID(*in.AssigneeID.Value); err != nil {
+			return nil, Errorf(EINVALID, "assigneeId: %s", ErrorMessage(err))
+		}
+	}
+	if in.Tags.Set {
+		if tg, err = tags(in.Tags.Value); err != nil {
+			return nil, err
+		}
+	}
+	return func(t *Task) {
+		if in.Title.Set {
+			t.Title = title
+		}
+		if in.Description.Set {
+			t.Description = desc
+		}
+		if in.Status.Set {
+			t.Status = *in.Status.Value
+		}
+		if in.DueDate.Set {
+			t.DueDate = in.DueDate.Value
+		}
+		if in.AssigneeID.Set {
+			t.AssigneeID = in.AssigneeID.Value
+		}
+		if in.Tags.Set {
+			t.Tags = tg
+		}
+	}, nil
+}
+
+// readTask reads a task with the project and the viewer's membership, and
+// reports ENOTFOUND unless the viewer may see it.
+func (s *Store) readTask(ctx context.Context, viewer, tu string) (*Task, *Project, error) {
+	ti, err := s.getOne(ctx, taskKey(tu))
+	if err != nil {
+		return nil, nil, err
+	}
+	if ti == nil {
+		return nil, nil, errTaskNotFound
+	}
+	task, err := decodeAs[*Task](ti)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, _, _, err := s.access(ctx, viewer, task.ProjectID, false)
+	if err != nil {
+		return nil, nil, errTaskNotFound
+	}
+	return task, p, nil
+}
+
+func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch, apply func(*Task)) (*Task, error) {
+	old, _, err := s.readTask(ctx, viewer, tu)
+	if err != nil {
+		return nil, err
+	}
+	versionFail := errRetry
+	if in.ExpectedVersion != nil {
+		if *in.ExpectedVersion != old.Version {
+			return nil, Errorf(ECONFLICT, "expectedVersion %d does not match the task's version %d", *in.ExpectedVersion, old.Version)
+		}
+		versionFail = Errorf(ECONFLICT, "the task changed since version %d", *in.ExpectedVersion)
+	}
+	task := *old
+	task.Tags = slices.Clone(old.Tags)
+	apply(&task)
+	task.Version = old.Version + 1
+	task.UpdatedAt = s.now()
+	pu := ulidOf(task.ProjectID)
+
+	var t txn
+	t.put(s.table, taskToItem(&task), ptr(expression.Name("version").Equal(expression.Value(old.Version))), versionFail)
+	t.check(s.table, projectKey(pu), exists(), errProjectNotFound)
+	var assign *string
+	if task.AssigneeID != nil && (old.AssigneeID == nil || *old.AssigneeID != *task.AssigneeID) {
+		assign = task.AssigneeID
+	}
+	s.memberChecks(&t, pu, viewer, assign)
+	dueChanged := !sameDate(old.DueDate, task.DueDate)
+	for _, name := range old.Tags {
+		if !slices.Contains(task.Tags, name) {
+			t.del(s.table, tagKey(tu, name), nil, nil)
+		}
+	}
+	for _, name := range task.Tags {
+		if dueChanged || !slices.Contains(old.Tags, name) {
+			t.put(s.table, tagLinkItem(&task, name), nil, nil)
+		}
+	}
+	t.result, t.project = task.ID, task.ProjectID
+	if err := s.commit(ctx, &t); err != nil {
+		return nil, err
+	}
+	return &task, nil
+}
+
+func sameDate(a, b *Date) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// DeleteTask deletes a task with its tag links at once; its comments are
+// removed afterwards by the cleanup worker (they cannot be reached without
+// the task). Returns EINVALID, ENOTFOUND.
+func (s *Store) DeleteTask(ctx context.Context, viewer, id string) error {
+	_, err := once(ctx, s, func() (string, error) { return id, s.deleteTaskOnce(ctx, viewer, id) }, replayDeleted())
+	return err
+}
+
+func (s *Store) deleteTaskOnce(ctx context.Context, viewer, id string) error {
+	tu, err := ParseTaskID(id)
+	if err != nil {
+		return err
+	}
+	_, err = retryOnChange(ctx, "the task kept changing while it was being deleted; retry", func() (struct{}, error) {
+		return struct{}{}, s.deleteTask(ctx, viewer, tu)
+	})
+	return err
+}
+
+func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
+	task, _, err := s.readTask(ctx, viewer, tu)
+	if err != nil {
+		return err
+	}
+	pu := ulidOf(task.ProjectID)
+	var t txn
+	t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
+	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
+	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
+	for _, name := range task.Tags {
+		t.del(s.table, tagKey(tu, name), nil, nil)
+	}
+	t.put(s.table, cleanupToItem(cleanupTask, tu, s.now()), nil, nil)
+	t.result, t.project = task.ID, task.ProjectID
+	if err := s.commit(ctx, &t); err != nil {
+		return err
+	}
+	s.KickCleanup()
+	return nil
+}
