@@ -122,7 +122,7 @@ func (m *modelRun) opCreateProject(fail bool) *modelOp {
 		m.projects = append(m.projects, p)
 		op.keyed = func() *modelKeyed { return &modelKeyed{field: "createProject", vars: op.vars, id: p.id, p: p} }
 		if v.Owner.ID != op.viewer || v.Name != name || dynamo.KindOf(v.ID) != dynamo.KindProject {
-			m.violate("createProject by %s returned %s", op.viewer, modelJS(v))
+			m.violate("createProject by %s returned %s", op.viewer, testenv.ShortJSON(v))
 		}
 		m.checkMembers("createProject", v.modelMembersView, p)
 	}
@@ -463,7 +463,7 @@ func (m *modelRun) opAddComment(t *modelTask, fail bool) *modelOp {
 		op.keyed = func() *modelKeyed { return &modelKeyed{field: "addComment", vars: op.vars, id: c.id, p: t.p, c: c} }
 		if v.Body != body || v.Author.ID != op.viewer || v.Author.Name != modelUserName(op.viewer) || v.Task.ID != t.id ||
 			!strings.HasPrefix(v.ID, "cmt#"+t.id[len("tsk#"):]+"#") {
-			m.violate("addComment by %s on %s returned %s", op.viewer, t.id, modelJS(v))
+			m.violate("addComment by %s on %s returned %s", op.viewer, t.id, testenv.ShortJSON(v))
 		}
 	}
 	return op

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // TestModel's checks of the access patterns against the model.
@@ -471,7 +473,7 @@ func (m *modelRun) checkProject(v string, p *modelProject) {
 			wantIDs = append(wantIDs, c.id)
 			if i < len(comments) && comments[i].ID == c.id &&
 				(comments[i].Body != c.body || comments[i].Author.ID != c.author || comments[i].Author.Name != modelUserName(c.author)) {
-				m.violate("%s: comment %s is %s; the model has author %s body %q", v, c.id, modelJS(comments[i]), c.author, c.body)
+				m.violate("%s: comment %s is %s; the model has author %s body %q", v, c.id, testenv.ShortJSON(comments[i]), c.author, c.body)
 			}
 		}
 		m.wantIDs(fmt.Sprintf("%s: task(%s).comments", v, t.id), gotIDs, wantIDs)

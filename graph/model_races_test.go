@@ -3,6 +3,8 @@ package graph_test
 import (
 	"fmt"
 	"slices"
+
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // ---- races: concurrent mutations of one project, outcomes derived from
@@ -22,7 +24,7 @@ func (m *modelRun) allowed(op *modelOp, codes ...string) string {
 	c := modelCode(op.res)
 	if c != "OK" && !slices.Contains(codes, c) {
 		m.violate("race: %s by %s refused with %s (%+v), want success or one of %v\nvars: %s", op.name, op.viewer, c,
-			op.res.Errors, codes, modelJS(op.vars))
+			op.res.Errors, codes, testenv.ShortJSON(op.vars))
 	}
 	return c
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // TestModel's idempotency keys (replays and reused keys) and the choice of
@@ -102,7 +104,7 @@ func (m *modelRun) opReplay(busy map[*modelProject]bool) *modelOp {
 				Task     struct{ ID string }
 			}](m, data, r.field)
 			if ok && (v.ID != r.id || v.Body != r.c.body || v.Author.ID != r.c.author || v.Task.ID != r.c.task.id) {
-				m.violate("%s answered %s; the model has comment %s by %s on %s: %q", where, modelJS(v), r.id, r.c.author,
+				m.violate("%s answered %s; the model has comment %s by %s on %s: %q", where, testenv.ShortJSON(v), r.id, r.c.author,
 					r.c.task.id, r.c.body)
 			}
 		case r.t != nil:

@@ -203,14 +203,6 @@ func (m *modelRun) violate(format string, args ...any) {
 
 func (m *modelRun) next() int { m.seq++; return m.seq }
 
-func modelJS(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 400 {
-		return string(b[:400]) + "…"
-	}
-	return string(b)
-}
-
 // do posts one GraphQL request; safe for concurrent use.
 func (m *modelRun) do(viewer, query string, vars map[string]any) *testenv.Response {
 	return m.doKey(viewer, "", query, vars)
@@ -251,7 +243,7 @@ func (m *modelRun) query(viewer, query string, vars map[string]any) (json.RawMes
 	m.queries++
 	res := m.do(viewer, query, vars)
 	if len(res.Errors) > 0 {
-		m.violate("read by %s failed: %+v\nquery: %s\nvars: %s", viewer, res.Errors, query, modelJS(vars))
+		m.violate("read by %s failed: %+v\nquery: %s\nvars: %s", viewer, res.Errors, query, testenv.ShortJSON(vars))
 		return nil, false
 	}
 	m.checkShown("a read", viewer, res.Data, m.seesNow(viewer))
@@ -264,22 +256,6 @@ func (m *modelRun) runConcurrently(ops []*modelOp) {
 		wg.Go(func() { m.send(op) })
 	}
 	wg.Wait()
-}
-
-func modelNullData(data json.RawMessage) bool {
-	if len(data) == 0 || string(data) == "null" {
-		return true
-	}
-	var mm map[string]json.RawMessage
-	if json.Unmarshal(data, &mm) != nil {
-		return false
-	}
-	for _, v := range mm {
-		if string(v) != "null" {
-			return false
-		}
-	}
-	return true
 }
 
 func modelCode(res *testenv.Response) string {
@@ -301,9 +277,9 @@ func (m *modelRun) outcome(op *modelOp) string {
 	}
 	m.refused++
 	if len(res.Errors) != 1 || res.Errors[0].Code() == "" {
-		m.violate("%s by %s: want one coded error, got %+v\nvars: %s", op.name, op.viewer, res.Errors, modelJS(op.vars))
+		m.violate("%s by %s: want one coded error, got %+v\nvars: %s", op.name, op.viewer, res.Errors, testenv.ShortJSON(op.vars))
 	}
-	if !modelNullData(res.Data) {
+	if !testenv.NullData(res.Data) {
 		m.violate("%s by %s: refused with %v but returned data %s", op.name, op.viewer, res.Codes(), res.Data)
 	}
 	return res.Errors[0].Code()
@@ -317,12 +293,12 @@ func (m *modelRun) settle(op *modelOp) {
 	switch {
 	case code == "OK" && op.want != nil:
 		m.violate("%s by %s succeeded, want a refusal with %v\nvars: %s\ndata: %.400s", op.name, op.viewer, op.want,
-			modelJS(op.vars), op.res.Data)
+			testenv.ShortJSON(op.vars), op.res.Data)
 	case code != "OK" && op.want == nil:
-		m.violate("%s by %s refused with %+v, want success\nvars: %s", op.name, op.viewer, op.res.Errors, modelJS(op.vars))
+		m.violate("%s by %s refused with %+v, want success\nvars: %s", op.name, op.viewer, op.res.Errors, testenv.ShortJSON(op.vars))
 	case code != "OK" && !slices.Contains(op.want, code):
 		m.violate("%s by %s refused with %s (%s), want one of %v\nvars: %s", op.name, op.viewer, code,
-			op.res.Errors[0].Message, op.want, modelJS(op.vars))
+			op.res.Errors[0].Message, op.want, testenv.ShortJSON(op.vars))
 	}
 	if code == "OK" {
 		op.apply(op.res.Data)
@@ -516,13 +492,6 @@ func modelDecode[T any](m *modelRun, data json.RawMessage, field string) (T, boo
 	return v, ok
 }
 
-func modelDeref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // checkTask compares a task as the API shows it with the model.
 func (m *modelRun) checkTask(where string, v modelTaskView, t *modelTask) {
 	m.t.Helper()
@@ -536,11 +505,11 @@ func (m *modelRun) checkTask(where string, v modelTaskView, t *modelTask) {
 	if v.Assignee != nil {
 		assignee = v.Assignee.ID
 	}
-	if v.ID != t.id || v.Title != t.title || modelDeref(v.Description) != modelDeref(t.desc) || v.Status != t.status ||
-		modelDeref(v.DueDate) != t.due || v.Version != t.version || v.Project.ID != t.p.id || assignee != t.assignee ||
+	if v.ID != t.id || v.Title != t.title || testenv.Deref(v.Description) != testenv.Deref(t.desc) || v.Status != t.status ||
+		testenv.Deref(v.DueDate) != t.due || v.Version != t.version || v.Project.ID != t.p.id || assignee != t.assignee ||
 		!slices.Equal(tags, want) {
 		m.violate("%s: task %s is %s; the model has title %q desc %q status %s due %q version %d project %s assignee %q tags %v",
-			where, t.id, modelJS(v), t.title, modelDeref(t.desc), t.status, t.due, t.version, t.p.id, t.assignee, want)
+			where, t.id, testenv.ShortJSON(v), t.title, testenv.Deref(t.desc), t.status, t.due, t.version, t.p.id, t.assignee, want)
 	}
 }
 
