@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,7 +71,7 @@ func (s *loadStats) add(status int, codes []string) {
 // TestLoad drives the real HTTP server on loopback with 64 clients mixing
 // reads and writes for -load, then checks: no 5xx, no internal or
 // unavailable errors, no growth of goroutines or heap from the first half to
-// the second, and a consistent table. Run:
+// the second, and a consistent table (testenv.CheckTable). Run:
 //
 //	go test ./graph -run TestLoad -load 30s -v
 func TestLoad(t *testing.T) {
@@ -204,65 +202,7 @@ func TestLoad(t *testing.T) {
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range loadInvariants(e) {
+	for _, v := range testenv.CheckTable(e.Items()) {
 		t.Error(v)
 	}
-}
-
-// loadInvariants scans the table for what must hold whatever the history:
-// nothing orphaned, tag links equal to their task's tags and due key,
-// index keys equal to the task's fields, assignees members.
-func loadInvariants(e *testenv.Env) []string {
-	items := e.Items()
-	by := map[string]map[string]any{}
-	for _, it := range items {
-		by[it["PK"].(string)+"|"+it["SK"].(string)] = it
-	}
-	str := func(it map[string]any, k string) string { s, _ := it[k].(string); return s }
-	ulid := func(id string) string { return id[strings.LastIndexByte(id, '#')+1:] }
-	var out []string
-	for _, it := range items {
-		switch str(it, "type") {
-		case "MEMBER":
-			if by["PROJECT#"+ulid(str(it, "projectId"))+"|PROJECT"] == nil {
-				out = append(out, "membership of a missing project: "+str(it, "PK"))
-			}
-		case "TASK":
-			pu := ulid(str(it, "projectId"))
-			if by["PROJECT#"+pu+"|PROJECT"] == nil {
-				out = append(out, "task of a missing project: "+str(it, "id"))
-			}
-			tags, _ := it["tags"].([]any)
-			for _, tg := range tags {
-				link := by[str(it, "PK")+"|TAG#"+tg.(string)]
-				if link == nil || str(link, "GSI1SK") != str(it, "GSI1SK") || str(link, "GSI1PK") != "TAG#"+tg.(string)+"#PROJECT#"+pu {
-					out = append(out, fmt.Sprintf("task %s: tag link %v out of step: %v", str(it, "id"), tg, link))
-				}
-			}
-			a := str(it, "assigneeId")
-			want := "UNASSIGNED#PROJECT#" + pu
-			if a != "" {
-				want = "USER#" + a + map[bool]string{true: "#DONE", false: "#OPEN"}[str(it, "status") == "DONE"]
-				if by["PROJECT#"+pu+"|MEMBER#"+a] == nil {
-					out = append(out, "task assigned to a non-member: "+str(it, "id"))
-				}
-			}
-			if str(it, "GSI2PK") != want || str(it, "GSI2SK") != str(it, "GSI1SK") {
-				out = append(out, fmt.Sprintf("task %s: GSI2 keys %q %q, want %q", str(it, "id"), str(it, "GSI2PK"), str(it, "GSI2SK"), want))
-			}
-		case "TAG":
-			task := by[str(it, "PK")+"|TASK"]
-			tags, _ := task["tags"].([]any)
-			if task == nil || !slices.Contains(tags, any(strings.TrimPrefix(str(it, "SK"), "TAG#"))) {
-				out = append(out, "tag link without its task tag: "+str(it, "PK")+" "+str(it, "SK"))
-			}
-		case "COMMENT":
-			if by[str(it, "PK")+"|TASK"] == nil {
-				out = append(out, "comment of a missing task: "+str(it, "id"))
-			}
-		case "CLEANUP":
-			out = append(out, "cleanup job left: "+str(it, "SK"))
-		}
-	}
-	return out
 }

@@ -40,14 +40,6 @@ const mutMissingULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 
 var mutNowStr = testenv.Now.Format(time.RFC3339)
 
-// mutDay returns the date n days after testenv.Now, as YYYY-MM-DD.
-func mutDay(n int) string { return dynamo.DateOf(testenv.Now).AddDays(n).String() }
-
-func mutPtr[T any](v T) *T { return &v }
-
-// mutUlid returns the ULID at the end of a server-issued id.
-func mutUlid(id string) string { return id[strings.LastIndexByte(id, '#')+1:] }
-
 // ---- documents ----
 
 const (
@@ -151,11 +143,6 @@ func (c mutIdConn) ids() []string {
 	return out
 }
 
-func mutJs(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // ---- helpers ----
 
 // mutSeeded returns a fresh env with the demo dataset (and eve) loaded.
@@ -170,7 +157,7 @@ func mutRun(t *testing.T, e *testenv.Env, viewer, query string, v mutVars, out a
 	t.Helper()
 	res := e.Query(viewer, query, v)
 	if len(res.Errors) > 0 {
-		t.Fatalf("request by %q failed: %+v\nquery: %s\nvars: %.400s", viewer, res.Errors, query, mutJs(v))
+		t.Fatalf("request by %q failed: %+v\nquery: %s\nvars: %.400s", viewer, res.Errors, query, testenv.JSON(v))
 	}
 	if out != nil {
 		if err := json.Unmarshal(res.Data, out); err != nil {
@@ -187,9 +174,9 @@ func mutRefuse(t *testing.T, e *testenv.Env, viewer string, codes []string, quer
 	res := e.Query(viewer, query, v)
 	after := e.Dump()
 	if len(res.Errors) != 1 || !slices.Contains(codes, res.Errors[0].Code()) {
-		t.Errorf("want exactly one error with code in %v, got %+v (data %s)\nvars: %.400s", codes, res.Errors, res.Data, mutJs(v))
+		t.Errorf("want exactly one error with code in %v, got %+v (data %s)\nvars: %.400s", codes, res.Errors, res.Data, testenv.JSON(v))
 	}
-	if !mutNullData(res.Data) {
+	if !testenv.NullData(res.Data) {
 		t.Errorf("a refused request returned data %s", res.Data)
 	}
 	if after != before {
@@ -199,23 +186,6 @@ func mutRefuse(t *testing.T, e *testenv.Env, viewer string, codes []string, quer
 		return testenv.Error{}
 	}
 	return res.Errors[0]
-}
-
-// mutNullData reports whether a response's data is absent or holds only nulls.
-func mutNullData(data json.RawMessage) bool {
-	if len(data) == 0 || string(data) == "null" {
-		return true
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return false
-	}
-	for _, v := range m {
-		if string(v) != "null" {
-			return false
-		}
-	}
-	return true
 }
 
 // mutDiffDump lists the lines (items) that differ between two dumps.
@@ -251,7 +221,7 @@ func mutLinesWithout(dump string, needles []string) string {
 func mutItemsMentioning(e *testenv.Env, needles []string) []string {
 	var out []string
 	for _, it := range e.Items() {
-		line := mutJs(it)
+		line := testenv.JSON(it)
 		for _, n := range needles {
 			if strings.Contains(line, n) {
 				out = append(out, line)
@@ -427,14 +397,14 @@ func TestMutationUpdateProfile(t *testing.T) {
 		mutRefuse(t, e, "nina", mutNotFound, mutQMe, nil)
 		var got result
 		mutRun(t, e, "nina", mutUpdateProfile, mutVars{"input": mutVars{"name": "Nina Novak", "email": "nina@example.com"}}, &got)
-		want := mutUserView{ID: "nina", Name: "Nina Novak", Email: mutPtr("nina@example.com"), CreatedAt: mutNowStr}
+		want := mutUserView{ID: "nina", Name: "Nina Novak", Email: testenv.Ptr("nina@example.com"), CreatedAt: mutNowStr}
 		if !reflect.DeepEqual(got.UpdateProfile, want) {
-			t.Errorf("updateProfile = %s, want %s", mutJs(got.UpdateProfile), mutJs(want))
+			t.Errorf("updateProfile = %s, want %s", testenv.JSON(got.UpdateProfile), testenv.JSON(want))
 		}
 		var me meResult
 		mutRun(t, e, "nina", mutQMe, nil, &me)
 		if !reflect.DeepEqual(me.Me, want) {
-			t.Errorf("me = %s, want %s", mutJs(me.Me), mutJs(want))
+			t.Errorf("me = %s, want %s", testenv.JSON(me.Me), testenv.JSON(want))
 		}
 		// The new profile lets nina use the other mutations.
 		var p struct{ CreateProject mutProjectView }
@@ -449,20 +419,20 @@ func TestMutationUpdateProfile(t *testing.T) {
 		e.Store.Now = func() time.Time { return testenv.Now.Add(48 * time.Hour) }
 		var got result
 		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Renamed"}}, &got)
-		want := mutUserView{ID: "alice", Name: "Alice Renamed", Email: mutPtr("alice@example.com"), CreatedAt: mutNowStr}
+		want := mutUserView{ID: "alice", Name: "Alice Renamed", Email: testenv.Ptr("alice@example.com"), CreatedAt: mutNowStr}
 		if !reflect.DeepEqual(got.UpdateProfile, want) {
-			t.Errorf("updateProfile = %s, want %s", mutJs(got.UpdateProfile), mutJs(want))
+			t.Errorf("updateProfile = %s, want %s", testenv.JSON(got.UpdateProfile), testenv.JSON(want))
 		}
 		var me meResult
 		mutRun(t, e, "alice", mutQMe, nil, &me)
 		if !reflect.DeepEqual(me.Me, want) {
-			t.Errorf("me = %s, want %s", mutJs(me.Me), mutJs(want))
+			t.Errorf("me = %s, want %s", testenv.JSON(me.Me), testenv.JSON(want))
 		}
 		// Others see the new name too.
 		var u struct{ User *mutUserView }
 		mutRun(t, e, "bob", `query { user(id: "alice") { id name email createdAt } }`, nil, &u)
 		if u.User == nil || u.User.Name != "Alice Renamed" || u.User.Email != nil {
-			t.Errorf("user(alice) for bob = %s, want name Alice Renamed and no email", mutJs(u.User))
+			t.Errorf("user(alice) for bob = %s, want name Alice Renamed and no email", testenv.JSON(u.User))
 		}
 	})
 
@@ -474,7 +444,7 @@ func TestMutationUpdateProfile(t *testing.T) {
 		mutRun(t, e, "alice", mutQMe, nil, &me)
 		for _, u := range []mutUserView{got.UpdateProfile, me.Me} {
 			if u.Email == nil || *u.Email != "a@example.org" {
-				t.Errorf("email = %s, want a@example.org", mutJs(u.Email))
+				t.Errorf("email = %s, want a@example.org", testenv.JSON(u.Email))
 			}
 		}
 	})
@@ -487,7 +457,7 @@ func TestMutationUpdateProfile(t *testing.T) {
 		mutRun(t, e, "alice", mutQMe, nil, &me)
 		for _, u := range []mutUserView{got.UpdateProfile, me.Me} {
 			if u.Email != nil || u.Name != "Alice Example" {
-				t.Errorf("after email: null got %s, want the name kept and no email", mutJs(u))
+				t.Errorf("after email: null got %s, want the name kept and no email", testenv.JSON(u))
 			}
 		}
 		if it := mutItem(e, "USER#alice", "PROFILE"); it == nil || it["email"] != nil {
@@ -545,10 +515,10 @@ func TestMutationCreateProject(t *testing.T) {
 		}
 		if p.Name != "Garden" || p.Description == nil || *p.Description != "Plant things" || p.Owner.ID != "alice" ||
 			p.CreatedAt != mutNowStr || !reflect.DeepEqual(p.roles(), map[string]string{"alice": "OWNER"}) {
-			t.Errorf("createProject = %s", mutJs(p))
+			t.Errorf("createProject = %s", testenv.JSON(p))
 		}
 		if again := mutGetProject(t, e, "alice", p.ID); again == nil || !reflect.DeepEqual(*again, p) {
-			t.Errorf("project(id) = %s, want %s", mutJs(again), mutJs(p))
+			t.Errorf("project(id) = %s, want %s", testenv.JSON(again), testenv.JSON(p))
 		}
 		if l := mutLists(t, e, "alice"); len(l.Projects) != 3 || l.Projects[0] != p.ID {
 			t.Errorf("me.projects = %v, want the new %s first (newest first)", l.Projects, p.ID)
@@ -557,7 +527,7 @@ func TestMutationCreateProject(t *testing.T) {
 			t.Errorf("new project has tasks %v", got)
 		}
 		if other := mutGetProject(t, e, "bob", p.ID); other != nil {
-			t.Errorf("bob, no member, sees the project: %s", mutJs(other))
+			t.Errorf("bob, no member, sees the project: %s", testenv.JSON(other))
 		}
 	})
 
@@ -567,7 +537,7 @@ func TestMutationCreateProject(t *testing.T) {
 		var got result
 		mutRun(t, e, "eve", mutCreateProject, mutVars{"input": mutVars{"name": n}}, &got)
 		if got.CreateProject.Name != n || got.CreateProject.Description != nil || got.CreateProject.Owner.ID != "eve" {
-			t.Errorf("createProject = %s", mutJs(got.CreateProject))
+			t.Errorf("createProject = %s", testenv.JSON(got.CreateProject))
 		}
 	})
 
@@ -602,13 +572,13 @@ func TestMutationUpdateProject(t *testing.T) {
 	}{
 		{"owner changes name and description", func(id string) mutVars {
 			return mutVars{"id": id, "name": "Website 2.0", "description": "Relaunched"}
-		}, "Website 2.0", mutPtr("Relaunched")},
+		}, "Website 2.0", testenv.Ptr("Relaunched")},
 		{"a description left out stays", func(id string) mutVars {
 			return mutVars{"id": id, "name": "Only the name"}
-		}, "Only the name", mutPtr("New marketing site and blog")},
+		}, "Only the name", testenv.Ptr("New marketing site and blog")},
 		{"a name left out stays", func(id string) mutVars {
 			return mutVars{"id": id, "description": "Only the description"}
-		}, "Website relaunch", mutPtr("Only the description")},
+		}, "Website relaunch", testenv.Ptr("Only the description")},
 		{"description null clears it", func(id string) mutVars {
 			return mutVars{"id": id, "description": nil}
 		}, "Website relaunch", nil},
@@ -625,7 +595,7 @@ func TestMutationUpdateProject(t *testing.T) {
 				}
 				if p.ID != web.ID || p.Name != c.wantName || !reflect.DeepEqual(p.Description, c.wantDesc) ||
 					p.Owner.ID != "alice" || len(p.Members) != 3 {
-					t.Errorf("%s = %s, want name %q, description %s", who, mutJs(p), c.wantName, mutJs(c.wantDesc))
+					t.Errorf("%s = %s, want name %q, description %s", who, testenv.JSON(p), c.wantName, testenv.JSON(c.wantDesc))
 				}
 			}
 		})
@@ -658,11 +628,11 @@ func TestMutationDeleteProject(t *testing.T) {
 		e, s := mutSeeded(t)
 		web := s.Project("Website relaunch")
 		var webTasks, needles []string
-		needles = append(needles, mutUlid(web.ID))
+		needles = append(needles, testenv.ULIDOf(web.ID))
 		for _, task := range s.Tasks {
 			if task.ProjectID == web.ID {
 				webTasks = append(webTasks, task.ID)
-				needles = append(needles, mutUlid(task.ID))
+				needles = append(needles, testenv.ULIDOf(task.ID))
 			}
 		}
 		comment := mutCommentOf(s, "Write the landing page copy", "bob").ID
@@ -677,7 +647,7 @@ func TestMutationDeleteProject(t *testing.T) {
 		// At once, before any cleanup, for the owner and for the members.
 		for _, viewer := range []string{"alice", "bob", "carol"} {
 			if p := mutGetProject(t, e, viewer, web.ID); p != nil {
-				t.Errorf("%s: project(id) = %s, want null", viewer, mutJs(p))
+				t.Errorf("%s: project(id) = %s, want null", viewer, testenv.JSON(p))
 			}
 			for _, id := range append(slices.Clone(webTasks), web.ID, comment) {
 				if mutNodeExists(t, e, viewer, id) {
@@ -686,7 +656,7 @@ func TestMutationDeleteProject(t *testing.T) {
 			}
 			for _, id := range webTasks {
 				if task := mutGetTask(t, e, viewer, id); task != nil {
-					t.Errorf("%s: task(%s) = %s, want null", viewer, id, mutJs(task))
+					t.Errorf("%s: task(%s) = %s, want null", viewer, id, testenv.JSON(task))
 				}
 			}
 			for _, tag := range []string{"copy", "urgent", "bug", "frontend", "design", "backend"} {
@@ -708,7 +678,7 @@ func TestMutationDeleteProject(t *testing.T) {
 		var u struct{ User *mutUserView }
 		mutRun(t, e, "alice", `query { user(id: "carol") { id name } }`, nil, &u)
 		if u.User != nil {
-			t.Errorf("alice still sees carol, who shared only the deleted project: %s", mutJs(u.User))
+			t.Errorf("alice still sees carol, who shared only the deleted project: %s", testenv.JSON(u.User))
 		}
 		// Nothing more can be done to it or to anything under it.
 		t1 := s.Task("Write the landing page copy").ID
@@ -753,11 +723,11 @@ func TestMutationDeleteProject(t *testing.T) {
 		keep := b.Project("Kept", "", owner, members[0])
 		kept := b.Task(keep, "Stays", dynamo.StatusTodo, nil, members[0], "alpha")
 		b.Comment(kept, owner, "stays too")
-		needles := []string{mutUlid(big.ID)}
+		needles := []string{testenv.ULIDOf(big.ID)}
 		for i := range 40 {
 			due := dynamo.DateOf(testenv.Now).AddDays(i - 20)
 			task := b.Task(big, fmt.Sprintf("Task %02d", i), dynamo.StatusTodo, &due, members[i%3], "alpha", fmt.Sprintf("t%d", i%5))
-			needles = append(needles, mutUlid(task.ID))
+			needles = append(needles, testenv.ULIDOf(task.ID))
 			for j := range i % 3 {
 				b.Comment(task, owner, fmt.Sprintf("comment %d", j))
 			}
@@ -818,11 +788,11 @@ func TestMutationAddProjectMember(t *testing.T) {
 		mutRun(t, e, "alice", mutAddMember, mutVars{"p": web, "u": "dave"}, &got)
 		want := map[string]string{"alice": "OWNER", "bob": "MEMBER", "carol": "MEMBER", "dave": "MEMBER"}
 		if got.AddProjectMember.ID != web || !reflect.DeepEqual(got.AddProjectMember.roles(), want) {
-			t.Errorf("addProjectMember = %s, want members %v", mutJs(got.AddProjectMember), want)
+			t.Errorf("addProjectMember = %s, want members %v", testenv.JSON(got.AddProjectMember), want)
 		}
 		p := mutGetProject(t, e, "dave", web)
 		if p == nil || !reflect.DeepEqual(p.roles(), want) {
-			t.Fatalf("project(id) for dave = %s, want members %v", mutJs(p), want)
+			t.Fatalf("project(id) for dave = %s, want members %v", testenv.JSON(p), want)
 		}
 		if n := len(mutProjectTaskIDs(t, e, "dave", web)); n != 6 {
 			t.Errorf("dave sees %d tasks of web, want 6", n)
@@ -886,30 +856,30 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 		mutRun(t, e, "alice", mutRemoveMember, mutVars{"p": web, "u": "bob"}, &got)
 		want := map[string]string{"alice": "OWNER", "carol": "MEMBER"}
 		if got.RemoveProjectMember.ID != web || !reflect.DeepEqual(got.RemoveProjectMember.roles(), want) {
-			t.Errorf("removeProjectMember = %s, want members %v", mutJs(got.RemoveProjectMember), want)
+			t.Errorf("removeProjectMember = %s, want members %v", testenv.JSON(got.RemoveProjectMember), want)
 		}
 		if p := mutGetProject(t, e, "alice", web); p == nil || !reflect.DeepEqual(p.roles(), want) {
-			t.Errorf("project(id) = %s, want members %v", mutJs(p), want)
+			t.Errorf("project(id) = %s, want members %v", testenv.JSON(p), want)
 		}
 		if task := mutGetTask(t, e, "alice", t2); task == nil || task.Assignee != nil {
-			t.Errorf("bob's task in web = %s, want it unassigned", mutJs(task))
+			t.Errorf("bob's task in web = %s, want it unassigned", testenv.JSON(task))
 		}
 		// Other assignees in the project stay.
 		for title, who := range map[string]string{"Write the landing page copy": "alice", "Pick a colour palette": "carol"} {
 			if task := mutGetTask(t, e, "alice", s.Task(title).ID); task == nil || task.assignee() != who {
-				t.Errorf("%q assignee = %s, want %s", title, mutJs(task), who)
+				t.Errorf("%q assignee = %s, want %s", title, testenv.JSON(task), who)
 			}
 		}
 		// bob's task in another project stays his.
 		if task := mutGetTask(t, e, "bob", dark); task == nil || task.assignee() != "bob" {
-			t.Errorf("bob's task in the app = %s, want it still assigned to bob", mutJs(task))
+			t.Errorf("bob's task in the app = %s, want it still assigned to bob", testenv.JSON(task))
 		}
 		// bob no longer sees web or anything in it.
 		if p := mutGetProject(t, e, "bob", web); p != nil {
-			t.Errorf("bob still sees the project: %s", mutJs(p))
+			t.Errorf("bob still sees the project: %s", testenv.JSON(p))
 		}
 		if task := mutGetTask(t, e, "bob", t2); task != nil {
-			t.Errorf("bob still sees a task of the project: %s", mutJs(task))
+			t.Errorf("bob still sees a task of the project: %s", testenv.JSON(task))
 		}
 		if mutNodeExists(t, e, "bob", web) {
 			t.Errorf("node(project) for bob is not null")
@@ -930,9 +900,9 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 		}
 		mutRun(t, e, "alice", mutQTaskComments, mutVars{"id": s.Task("Write the landing page copy").ID}, &c)
 		if n := c.Task.Comments.Nodes; len(n) != 2 || n[1].Author.Name != "Bob Builder" {
-			t.Errorf("comments = %s, want bob's with his name", mutJs(n))
+			t.Errorf("comments = %s, want bob's with his name", testenv.JSON(n))
 		}
-		if it := mutItem(e, "PROJECT#"+mutUlid(web), "MEMBER#bob"); it != nil {
+		if it := mutItem(e, "PROJECT#"+testenv.ULIDOf(web), "MEMBER#bob"); it != nil {
 			t.Errorf("membership item remains: %v", it)
 		}
 		// Nor may bob change anything in it any more.
@@ -995,7 +965,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 		web := s.Project("Website relaunch").ID
 		mutRun(t, e, "alice", mutRemoveMember, mutVars{"p": web, "u": "carol"}, nil)
 		if task := mutGetTask(t, e, "alice", s.Task("Pick a colour palette").ID); task == nil || task.Assignee != nil || task.Status != "DONE" {
-			t.Errorf("carol's DONE task in web = %s, want it unassigned and still DONE", mutJs(task))
+			t.Errorf("carol's DONE task in web = %s, want it unassigned and still DONE", testenv.JSON(task))
 		}
 		l := mutLists(t, e, "carol")
 		mutWantIDs(t, "carol: me.assignedTasks", l.Assigned, mutIds(s, "Write up results"))
@@ -1030,19 +1000,19 @@ func TestMutationCreateTask(t *testing.T) {
 		web := s.Project("Website relaunch").ID
 		var got result
 		mutRun(t, e, "bob", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "Write the FAQ", "description": "Questions",
-			"dueDate": mutDay(10), "assigneeId": "carol", "tags": []string{" FAQ ", "Copy", "faq", "new-thing"}}}, &got)
+			"dueDate": testenv.Day(10), "assigneeId": "carol", "tags": []string{" FAQ ", "Copy", "faq", "new-thing"}}}, &got)
 		task := got.CreateTask
 		if !strings.HasPrefix(task.ID, "tsk#") || task.Title != "Write the FAQ" || task.Description == nil ||
-			*task.Description != "Questions" || task.Status != "TODO" || task.DueDate == nil || *task.DueDate != mutDay(10) ||
+			*task.Description != "Questions" || task.Status != "TODO" || task.DueDate == nil || *task.DueDate != testenv.Day(10) ||
 			task.Version != 1 || task.CreatedAt != mutNowStr || task.UpdatedAt != mutNowStr || task.Project.ID != web ||
 			task.assignee() != "carol" {
-			t.Errorf("createTask = %s", mutJs(task))
+			t.Errorf("createTask = %s", testenv.JSON(task))
 		}
 		if tags, want := task.tags(), []string{"copy", "faq", "new-thing"}; !slices.Equal(tags, want) {
 			t.Errorf("tags = %v, want %v (trimmed, lower-cased, no duplicates)", tags, want)
 		}
 		if again := mutGetTask(t, e, "alice", task.ID); again == nil || !reflect.DeepEqual(*again, task) {
-			t.Errorf("task(id) = %s, want %s", mutJs(again), mutJs(task))
+			t.Errorf("task(id) = %s, want %s", testenv.JSON(again), testenv.JSON(task))
 		}
 		mutWantIDs(t, "project.tasks", mutProjectTaskIDs(t, e, "alice", web), append(mutIds(s, "Pick a colour palette",
 			"Write the landing page copy", "Fix the broken signup form", "Set up analytics"), task.ID,
@@ -1064,7 +1034,7 @@ func TestMutationCreateTask(t *testing.T) {
 		task := got.CreateTask
 		if task.Title != "Bare" || task.Description != nil || task.DueDate != nil || task.Assignee != nil ||
 			len(task.Tags) != 0 || task.Status != "TODO" || task.Version != 1 || task.Project.ID != app {
-			t.Errorf("createTask = %s", mutJs(task))
+			t.Errorf("createTask = %s", testenv.JSON(task))
 		}
 		got2 := mutProjectTaskIDs(t, e, "bob", app)
 		if len(got2) != 6 || got2[5] != task.ID {
@@ -1080,7 +1050,7 @@ func TestMutationCreateTask(t *testing.T) {
 			"dueDate": "2028-02-29", "assigneeId": "carol"}}, &got)
 		task := got.CreateTask
 		if task.Title != title || task.DueDate == nil || *task.DueDate != "2028-02-29" || task.assignee() != "carol" {
-			t.Errorf("createTask = %s", mutJs(task))
+			t.Errorf("createTask = %s", testenv.JSON(task))
 		}
 		if l := mutLists(t, e, "carol"); !slices.Contains(l.Assigned, task.ID) {
 			t.Errorf("carol's me.assignedTasks = %v, want it to list %s", l.Assigned, task.ID)
@@ -1099,7 +1069,7 @@ func TestMutationCreateTask(t *testing.T) {
 			t.Errorf("task has %d tags, want 20", n)
 		}
 		if got := mutGetTask(t, e, "alice", got.CreateTask.ID); got == nil || len(got.Tags) != 20 {
-			t.Errorf("task(id) = %s, want 20 tags", mutJs(got))
+			t.Errorf("task(id) = %s, want 20 tags", testenv.JSON(got))
 		}
 	})
 
@@ -1160,10 +1130,10 @@ func TestMutationUpdateTask(t *testing.T) {
 		want := *before
 		want.Title, want.Version, want.UpdatedAt = "New title", 2, later.Format(time.RFC3339)
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("updateTask = %s\nwant        %s", mutJs(got), mutJs(want))
+			t.Errorf("updateTask = %s\nwant        %s", testenv.JSON(got), testenv.JSON(want))
 		}
 		if again := mutGetTask(t, e, "bob", t1); again == nil || !reflect.DeepEqual(*again, want) {
-			t.Errorf("task(id) = %s\nwant       %s", mutJs(again), mutJs(want))
+			t.Errorf("task(id) = %s\nwant       %s", testenv.JSON(again), testenv.JSON(want))
 		}
 	})
 
@@ -1171,12 +1141,12 @@ func TestMutationUpdateTask(t *testing.T) {
 		e, s := mutSeeded(t)
 		t1 := s.Task(t1Title).ID
 		got := mutDoUpdateTask(t, e, "carol", mutVars{"id": t1, "title": "Copy v2", "description": "Longer", "status": "DONE",
-			"dueDate": mutDay(5), "assigneeId": "bob", "tags": []string{"launch"}})
+			"dueDate": testenv.Day(5), "assigneeId": "bob", "tags": []string{"launch"}})
 		for who, v := range map[string]*mutTaskView{"updateTask": &got, "task(id)": mutGetTask(t, e, "alice", t1)} {
 			if v == nil || v.Title != "Copy v2" || v.Description == nil || *v.Description != "Longer" || v.Status != "DONE" ||
-				v.DueDate == nil || *v.DueDate != mutDay(5) || v.assignee() != "bob" || !slices.Equal(v.tags(), []string{"launch"}) ||
+				v.DueDate == nil || *v.DueDate != testenv.Day(5) || v.assignee() != "bob" || !slices.Equal(v.tags(), []string{"launch"}) ||
 				v.Version != 2 || v.Project.ID != s.Project("Website relaunch").ID {
-				t.Errorf("%s = %s", who, mutJs(v))
+				t.Errorf("%s = %s", who, testenv.JSON(v))
 			}
 		}
 	})
@@ -1189,7 +1159,7 @@ func TestMutationUpdateTask(t *testing.T) {
 		for who, v := range map[string]*mutTaskView{"updateTask": &got, "task(id)": mutGetTask(t, e, "alice", t1)} {
 			if v == nil || v.Description != nil || v.DueDate != nil || v.Assignee != nil || len(v.Tags) != 0 ||
 				v.Title != t1Title || v.Status != "IN_PROGRESS" || v.Version != 3 {
-				t.Errorf("%s = %s, want description, dueDate, assignee and tags cleared, title and status kept", who, mutJs(v))
+				t.Errorf("%s = %s, want description, dueDate, assignee and tags cleared, title and status kept", who, testenv.JSON(v))
 			}
 		}
 		l := mutLists(t, e, "alice")
@@ -1200,7 +1170,7 @@ func TestMutationUpdateTask(t *testing.T) {
 		// Without a due date it sorts with the undated tasks, by id.
 		mutWantIDs(t, "project.tasks", mutProjectTaskIDs(t, e, "alice", s.Project("Website relaunch").ID), mutIds(s,
 			"Pick a colour palette", "Fix the broken signup form", "Set up analytics", "Launch announcement", t1Title, "Migrate the blog"))
-		if sks := mutSkOf(e, "TASK#"+mutUlid(t1)); slices.ContainsFunc(sks, func(sk string) bool { return strings.HasPrefix(sk, "TAG#") }) {
+		if sks := mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)); slices.ContainsFunc(sks, func(sk string) bool { return strings.HasPrefix(sk, "TAG#") }) {
 			t.Errorf("tag links remain: %v", sks)
 		}
 	})
@@ -1210,10 +1180,10 @@ func TestMutationUpdateTask(t *testing.T) {
 		t1 := s.Task(t1Title).ID
 		got := mutDoUpdateTask(t, e, "alice", mutVars{"id": t1, "tags": []string{}})
 		if len(got.Tags) != 0 || got.Version != 2 {
-			t.Errorf("updateTask = %s, want no tags at version 2", mutJs(got))
+			t.Errorf("updateTask = %s, want no tags at version 2", testenv.JSON(got))
 		}
 		if v := mutGetTask(t, e, "alice", t1); v == nil || len(v.Tags) != 0 {
-			t.Errorf("task(id) = %s, want no tags", mutJs(v))
+			t.Errorf("task(id) = %s, want no tags", testenv.JSON(v))
 		}
 		mutWantIDs(t, "tasksByTag(copy)", mutTagTaskIDs(t, e, "alice", "copy"), []string{})
 	})
@@ -1230,11 +1200,11 @@ func TestMutationUpdateTask(t *testing.T) {
 		}
 		for i, in := range calls {
 			if got := mutDoUpdateTask(t, e, "bob", in); got.Version != i+2 {
-				t.Errorf("call %d (%s): version = %d, want %d", i+1, mutJs(in), got.Version, i+2)
+				t.Errorf("call %d (%s): version = %d, want %d", i+1, testenv.JSON(in), got.Version, i+2)
 			}
 		}
 		if v := mutGetTask(t, e, "alice", t1); v == nil || v.Version != len(calls)+1 {
-			t.Errorf("task(id) = %s, want version %d", mutJs(v), len(calls)+1)
+			t.Errorf("task(id) = %s, want version %d", testenv.JSON(v), len(calls)+1)
 		}
 	})
 
@@ -1261,7 +1231,7 @@ func TestMutationUpdateTask(t *testing.T) {
 		mutWantIDs(t, "tasksByTag(fresh)", mutTagTaskIDs(t, e, "alice", "fresh"), []string{t1})
 		mutWantIDs(t, "tasksByTag(urgent)", mutTagTaskIDs(t, e, "alice", "urgent"), mutIds(s, t1Title, "Crash on start on Android 12", "Fix the broken signup form"))
 		var links []string
-		for _, sk := range mutSkOf(e, "TASK#"+mutUlid(t1)) {
+		for _, sk := range mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)) {
 			if strings.HasPrefix(sk, "TAG#") {
 				links = append(links, sk)
 			}
@@ -1283,11 +1253,11 @@ func TestMutationUpdateTask(t *testing.T) {
 				mutIds(s, "Pick a colour palette", t1Title, "Fix the broken signup form", "Set up analytics", "Launch announcement", "Migrate the blog"),
 				mutIds(s, "App store screenshots", t1Title, "Crash on start on Android 12", "Set up analytics", "Launch announcement"),
 				mutIds(s, t1Title, "Crash on start on Android 12", "Fix the broken signup form")},
-			{mutDay(10),
+			{testenv.Day(10),
 				mutIds(s, "Pick a colour palette", "Fix the broken signup form", "Set up analytics", t1Title, "Launch announcement", "Migrate the blog"),
 				mutIds(s, "App store screenshots", "Crash on start on Android 12", "Set up analytics", t1Title, "Launch announcement"),
 				mutIds(s, "Crash on start on Android 12", "Fix the broken signup form", t1Title)},
-			{mutDay(-30),
+			{testenv.Day(-30),
 				mutIds(s, t1Title, "Pick a colour palette", "Fix the broken signup form", "Set up analytics", "Launch announcement", "Migrate the blog"),
 				mutIds(s, t1Title, "App store screenshots", "Crash on start on Android 12", "Set up analytics", "Launch announcement"),
 				mutIds(s, t1Title, "Crash on start on Android 12", "Fix the broken signup form")},
@@ -1338,11 +1308,11 @@ func TestMutationUpdateTask(t *testing.T) {
 		t1 := s.Task(t1Title).ID
 		got := mutDoUpdateTask(t, e, "alice", mutVars{"id": t1, "title": "First", "expectedVersion": 1})
 		if got.Version != 2 || got.Title != "First" {
-			t.Errorf("updateTask = %s, want version 2 titled First", mutJs(got))
+			t.Errorf("updateTask = %s, want version 2 titled First", testenv.JSON(got))
 		}
 		mutRefuse(t, e, "bob", mutConflict, mutUpdateTask, mutVars{"input": mutVars{"id": t1, "title": "Second", "expectedVersion": 1}})
 		if v := mutGetTask(t, e, "alice", t1); v == nil || v.Version != 2 || v.Title != "First" {
-			t.Errorf("task(id) = %s, want version 2 titled First", mutJs(v))
+			t.Errorf("task(id) = %s, want version 2 titled First", testenv.JSON(v))
 		}
 	})
 
@@ -1416,7 +1386,7 @@ func TestMutationUpdateTaskConcurrentExpectedVersionOneWinner(t *testing.T) {
 		t.Fatalf("%d conflicts and winner %d, want exactly one winner and %d CONFLICT", conflicts, won, n-1)
 	}
 	if v := mutGetTask(t, e, "alice", t1); v == nil || v.Version != 2 || v.Title != fmt.Sprintf("Writer %d", won) {
-		t.Errorf("task = %s, want version 2 titled by writer %d", mutJs(v), won)
+		t.Errorf("task = %s, want version 2 titled by writer %d", testenv.JSON(v), won)
 	}
 }
 
@@ -1459,11 +1429,11 @@ func TestMutationUpdateTaskConcurrentWithoutExpectedVersionLosesNoUpdate(t *test
 	}
 	v := mutGetTask(t, e, "alice", t1)
 	if v == nil || v.Version != 1+len(won) || len(v.Tags) != 1 {
-		t.Fatalf("task = %s, want version %d with the tag of the last writer", mutJs(v), 1+len(won))
+		t.Fatalf("task = %s, want version %d with the tag of the last writer", testenv.JSON(v), 1+len(won))
 	}
 	// The tag links match the final tag set: the other writers' links are gone.
 	var links []string
-	for _, sk := range mutSkOf(e, "TASK#"+mutUlid(t1)) {
+	for _, sk := range mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)) {
 		if strings.HasPrefix(sk, "TAG#") {
 			links = append(links, sk)
 		}
@@ -1490,7 +1460,7 @@ func TestMutationDeleteTask(t *testing.T) {
 		}
 		for _, viewer := range []string{"alice", "bob", "carol"} {
 			if v := mutGetTask(t, e, viewer, t1); v != nil {
-				t.Errorf("%s: task(id) = %s, want null", viewer, mutJs(v))
+				t.Errorf("%s: task(id) = %s, want null", viewer, testenv.JSON(v))
 			}
 			for _, id := range append([]string{t1}, comments...) {
 				if mutNodeExists(t, e, viewer, id) {
@@ -1518,7 +1488,7 @@ func TestMutationDeleteTask(t *testing.T) {
 		if err != nil || n < 1 {
 			t.Fatalf("RunCleanup = %d, %v; want at least one job done", n, err)
 		}
-		needles := []string{mutUlid(t1)}
+		needles := []string{testenv.ULIDOf(t1)}
 		if left := mutItemsMentioning(e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the task remain:\n%s", len(left), strings.Join(left, "\n"))
 		}
@@ -1565,9 +1535,9 @@ func TestMutationAddComment(t *testing.T) {
 			var got result
 			mutRun(t, e, "carol", mutAddComment, mutVars{"input": mutVars{"taskId": t1, "body": b.body}}, &got)
 			c := got.AddComment
-			if !strings.HasPrefix(c.ID, "cmt#"+mutUlid(t1)+"#") || strings.TrimSpace(c.Body) != strings.TrimSpace(b.body) ||
+			if !strings.HasPrefix(c.ID, "cmt#"+testenv.ULIDOf(t1)+"#") || strings.TrimSpace(c.Body) != strings.TrimSpace(b.body) ||
 				c.Author.ID != "carol" || c.Author.Name != "Carol Chen" || c.Task.ID != t1 || c.CreatedAt != mutNowStr {
-				t.Errorf("addComment = %.300s", mutJs(c))
+				t.Errorf("addComment = %.300s", testenv.JSON(c))
 			}
 			want := []string{mutCommentOf(s, "Write the landing page copy", "alice").ID, mutCommentOf(s, "Write the landing page copy", "bob").ID, c.ID}
 			mutWantIDs(t, "task.comments", mutCommentIDs(t, e, "bob", t1), want)
@@ -1627,7 +1597,7 @@ func TestMutationDeleteComment(t *testing.T) {
 				t.Errorf("node(comment) is not null after delete")
 			}
 			_, cu, _ := strings.Cut(strings.TrimPrefix(cm, "cmt#"), "#")
-			if it := mutItem(e, "TASK#"+mutUlid(task), "COMMENT#"+cu); it != nil {
+			if it := mutItem(e, "TASK#"+testenv.ULIDOf(task), "COMMENT#"+cu); it != nil {
 				t.Errorf("comment item remains: %v", it)
 			}
 			mutRefuse(t, e, c.viewer, mutNotFound, mutDeleteComment, mutVars{"id": cm})
@@ -1646,7 +1616,7 @@ func TestMutationDeleteComment(t *testing.T) {
 		{"user in no project", "eve", mutNotFound, mutDeleteComment, mutVars{"id": onT1}},
 		{"no member of the project", "dave", mutNotFound, mutDeleteComment, mutVars{"id": onT1}},
 		{"viewer without a profile", "nobody", mutNotFound, mutDeleteComment, mutVars{"id": onT1}},
-		{"comment that does not exist", "alice", mutNotFound, mutDeleteComment, mutVars{"id": "cmt#" + mutUlid(t1) + "#" + mutMissingULID}},
+		{"comment that does not exist", "alice", mutNotFound, mutDeleteComment, mutVars{"id": "cmt#" + testenv.ULIDOf(t1) + "#" + mutMissingULID}},
 		{"comment on a task that does not exist", "alice", mutNotFound, mutDeleteComment, mutVars{"id": "cmt#" + mutMissingULID + "#" + mutMissingULID}},
 		{"malformed id", "alice", mutBadInput, mutDeleteComment, mutVars{"id": "cmt#nope"}},
 		{"task id as comment id", "alice", mutBadInput, mutDeleteComment, mutVars{"id": t1}},
@@ -1670,7 +1640,7 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 	if len(res.Errors) != 1 || !slices.Contains([]string{"SERVICE_UNAVAILABLE", "INTERNAL_SERVER_ERROR"}, res.Errors[0].Code()) {
 		t.Fatalf("errors = %+v, want one SERVICE_UNAVAILABLE or INTERNAL_SERVER_ERROR", res.Errors)
 	}
-	if !mutNullData(res.Data) {
+	if !testenv.NullData(res.Data) {
 		t.Errorf("failed mutation returned data %s", res.Data)
 	}
 	t.Logf("during the outage: %s %q", res.Errors[0].Code(), res.Errors[0].Message)
@@ -1687,6 +1657,6 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 	var got struct{ CreateTask mutTaskView }
 	mutRun(t, e, "alice", mutCreateTask, input, &got)
 	if got.CreateTask.Title != "During the outage" {
-		t.Errorf("createTask after recovery = %s", mutJs(got.CreateTask))
+		t.Errorf("createTask after recovery = %s", testenv.JSON(got.CreateTask))
 	}
 }

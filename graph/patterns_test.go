@@ -47,16 +47,6 @@ func patOn(e *testenv.Env, t *testing.T) *testenv.Env {
 	return &c
 }
 
-// patDay returns today (testenv.Now) plus n days.
-func patDay(n int) *dynamo.Date {
-	d := dynamo.DateOf(testenv.Now).AddDays(n)
-	return &d
-}
-
-func patDayStr(n int) string { return patDay(n).String() }
-
-func patPtr[T any](v T) *T { return &v }
-
 // patDig walks a JSON document along object keys and array indexes.
 func patDig(t *testing.T, data json.RawMessage, path ...string) json.RawMessage {
 	t.Helper()
@@ -129,16 +119,9 @@ func patCheckDueOrder(t *testing.T, ns []patTask) {
 		a, b := ns[i-1], ns[i]
 		if patDueKey(a.DueDate, a.ID) >= patDueKey(b.DueDate, b.ID) {
 			t.Errorf("not in due-date order: %q (due %v, %s) before %q (due %v, %s)",
-				a.Title, patDeref(a.DueDate), a.ID, b.Title, patDeref(b.DueDate), b.ID)
+				a.Title, testenv.DerefOr(a.DueDate, "none"), a.ID, b.Title, testenv.DerefOr(b.DueDate, "none"), b.ID)
 		}
 	}
-}
-
-func patDeref(s *string) string {
-	if s == nil {
-		return "none"
-	}
-	return *s
 }
 
 // patTaskID returns the id of the seeded task with that title, "" for none.
@@ -184,7 +167,7 @@ func TestPatternsProfileVisibility(t *testing.T) {
 			wantName  string // "" for null
 			wantEmail *string
 		}{
-			{"own profile shows email", "alice", "alice", "Alice Example", patPtr("alice@example.com")},
+			{"own profile shows email", "alice", "alice", "Alice Example", testenv.Ptr("alice@example.com")},
 			{"co-member of two projects, email hidden", "alice", "bob", "Bob Builder", nil},
 			{"co-member of one project, email hidden", "alice", "dave", "Dave Diaz", nil},
 			{"co-member without email", "alice", "carol", "Carol Chen", nil},
@@ -217,8 +200,8 @@ func TestPatternsProfileVisibility(t *testing.T) {
 				if got.User.ID != c.id || got.User.Name != c.wantName {
 					t.Errorf("got %s %q, want %s %q", got.User.ID, got.User.Name, c.id, c.wantName)
 				}
-				if patDeref(got.User.Email) != patDeref(c.wantEmail) {
-					t.Errorf("email = %s, want %s", patDeref(got.User.Email), patDeref(c.wantEmail))
+				if testenv.DerefOr(got.User.Email, "none") != testenv.DerefOr(c.wantEmail, "none") {
+					t.Errorf("email = %s, want %s", testenv.DerefOr(got.User.Email, "none"), testenv.DerefOr(c.wantEmail, "none"))
 				}
 				if got.User.CreatedAt != "2026-08-25T12:00:00Z" {
 					t.Errorf("createdAt = %q", got.User.CreatedAt)
@@ -239,8 +222,8 @@ func TestPatternsProfileVisibility(t *testing.T) {
 					}
 				}
 				patOn(e, t).MustQuery(viewer, `{ me { id name email } }`, nil, &got)
-				if got.Me.ID != viewer || got.Me.Name != want[0] || patDeref(got.Me.Email) != want[1] {
-					t.Errorf("me as %s = %+v (email %s), want %v", viewer, got.Me, patDeref(got.Me.Email), want)
+				if got.Me.ID != viewer || got.Me.Name != want[0] || testenv.DerefOr(got.Me.Email, "none") != want[1] {
+					t.Errorf("me as %s = %+v (email %s), want %v", viewer, got.Me, testenv.DerefOr(got.Me.Email, "none"), want)
 				}
 			}
 		})
@@ -269,8 +252,8 @@ func TestPatternsProfileVisibility(t *testing.T) {
 			for _, p := range got.Me.Projects.Nodes {
 				for _, m := range p.Members {
 					seen++
-					if m.User.ID == "alice" && patDeref(m.User.Email) != "alice@example.com" {
-						t.Errorf("alice's own email through members = %s", patDeref(m.User.Email))
+					if m.User.ID == "alice" && testenv.DerefOr(m.User.Email, "none") != "alice@example.com" {
+						t.Errorf("alice's own email through members = %s", testenv.DerefOr(m.User.Email, "none"))
 					}
 					if m.User.ID != "alice" && m.User.Email != nil {
 						t.Errorf("alice sees %s's email %q through members", m.User.ID, *m.User.Email)
@@ -377,7 +360,7 @@ func TestPatternsProjectsNewestFirstByCreationTime(t *testing.T) {
 					t.Fatalf("user(%q) as %q = %+v", c.id, c.viewer, got.User)
 				}
 				if (c.viewer == c.id) != (got.User.Email != nil) {
-					t.Errorf("email = %s for viewer %s", patDeref(got.User.Email), c.viewer)
+					t.Errorf("email = %s for viewer %s", testenv.DerefOr(got.User.Email, "none"), c.viewer)
 				}
 				var names, times []string
 				for i, p := range got.User.Projects.Nodes {
@@ -705,20 +688,20 @@ func TestPatternsOverdueTasks(t *testing.T) {
 		}{
 			{"default today: open past-due, DONE excluded", "alice", "alice", "", []string{
 				"Write the landing page copy", "Crash on start on Android 12"}},
-			{"explicit today equals the default", "alice", "alice", patDayStr(0), []string{
+			{"explicit today equals the default", "alice", "alice", testenv.Day(0), []string{
 				"Write the landing page copy", "Crash on start on Android 12"}},
-			{"task due exactly on asOf is not overdue", "alice", "alice", patDayStr(-2), []string{"Write the landing page copy"}},
-			{"nothing before the earliest open due date", "alice", "alice", patDayStr(-3), []string{}},
-			{"future asOf includes later tasks", "alice", "alice", patDayStr(8), []string{
+			{"task due exactly on asOf is not overdue", "alice", "alice", testenv.Day(-2), []string{"Write the landing page copy"}},
+			{"nothing before the earliest open due date", "alice", "alice", testenv.Day(-3), []string{}},
+			{"future asOf includes later tasks", "alice", "alice", testenv.Day(8), []string{
 				"Write the landing page copy", "Crash on start on Android 12", "Set up analytics"}},
 			{"far future never includes DONE", "alice", "alice", "2030-01-01", []string{
 				"Write the landing page copy", "Crash on start on Android 12", "Set up analytics", "Launch announcement"}},
 			{"task without due date is never overdue", "bob", "bob", "2100-01-01", []string{"Fix the broken signup form"}},
 			{"due today is not overdue by default", "dave", "dave", "", []string{"Benchmark the new model"}},
-			{"due today is overdue tomorrow", "dave", "dave", patDayStr(1), []string{"Benchmark the new model", "Offline sync"}},
+			{"due today is overdue tomorrow", "dave", "dave", testenv.Day(1), []string{"Benchmark the new model", "Offline sync"}},
 			{"only DONE past-due tasks gives nothing", "carol", "carol", "", []string{}},
 			{"another user's: hidden project excluded", "alice", "dave", "", []string{}},
-			{"another user's: shared project included", "alice", "dave", patDayStr(1), []string{"Offline sync"}},
+			{"another user's: shared project included", "alice", "dave", testenv.Day(1), []string{"Offline sync"}},
 			{"another user's in a shared project", "carol", "bob", "", []string{"Fix the broken signup form"}},
 		}
 		for _, c := range cases {
@@ -734,11 +717,11 @@ func TestPatternsOverdueTasks(t *testing.T) {
 				patCheckTasks(t, got.User.OverdueTasks, c.want)
 				asOf := c.asOf
 				if asOf == "" {
-					asOf = patDayStr(0)
+					asOf = testenv.Day(0)
 				}
 				for _, n := range got.User.OverdueTasks.Nodes {
 					if n.Status == "DONE" || n.DueDate == nil || *n.DueDate >= asOf {
-						t.Errorf("%q (status %s, due %s) is not overdue as of %s", n.Title, n.Status, patDeref(n.DueDate), asOf)
+						t.Errorf("%q (status %s, due %s) is not overdue as of %s", n.Title, n.Status, testenv.DerefOr(n.DueDate, "none"), asOf)
 					}
 				}
 			})
@@ -1061,11 +1044,11 @@ func TestPatternsAllSevenInOneQueryOnDemoData(t *testing.T) {
 			}
 		}
 		// 1: profiles
-		if got.Me.ID != "alice" || got.Me.Name != "Alice Example" || patDeref(got.Me.Email) != "alice@example.com" {
-			t.Errorf("me = %+v (email %s)", got.Me, patDeref(got.Me.Email))
+		if got.Me.ID != "alice" || got.Me.Name != "Alice Example" || testenv.DerefOr(got.Me.Email, "none") != "alice@example.com" {
+			t.Errorf("me = %+v (email %s)", got.Me, testenv.DerefOr(got.Me.Email, "none"))
 		}
 		if got.Dave.Name != "Dave Diaz" || got.Dave.Email != nil {
-			t.Errorf("dave = %q, email %s; want Dave Diaz without email", got.Dave.Name, patDeref(got.Dave.Email))
+			t.Errorf("dave = %q, email %s; want Dave Diaz without email", got.Dave.Name, testenv.DerefOr(got.Dave.Email, "none"))
 		}
 		if got.Eve != nil {
 			t.Errorf("alice sees eve: %+v", *got.Eve)
@@ -1159,7 +1142,7 @@ func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 	for i := range 30 {
 		var due *dynamo.Date
 		if i%10 != 9 {
-			due = patDay((i*7)%11 - 5)
+			due = testenv.DayPtr((i*7)%11 - 5)
 		}
 		status := dynamo.StatusTodo
 		switch {
@@ -1191,7 +1174,7 @@ func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 		for i := range 5 {
 			var due *dynamo.Date
 			if i != 4 {
-				due = patDay(i*2 - 5 + k)
+				due = testenv.DayPtr(i*2 - 5 + k)
 			}
 			status := dynamo.StatusTodo
 			if i == 1 {
@@ -1205,7 +1188,7 @@ func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 		if i%2 == 1 {
 			who = vic
 		}
-		b.Task(small, fmt.Sprintf("Small %d", i), dynamo.StatusInProgress, patDay(i*2-4), who, "spread")
+		b.Task(small, fmt.Sprintf("Small %d", i), dynamo.StatusInProgress, testenv.DayPtr(i*2-4), who, "spread")
 	}
 	first := b.Task(w.same, "Same day: no due date, made first", dynamo.StatusTodo, nil, vic)
 	for i := range 8 {
@@ -1221,7 +1204,7 @@ func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 		if i%3 == 0 {
 			who = vic
 		}
-		w.sameOrder = append(w.sameOrder, b.Task(w.same, fmt.Sprintf("Same day %02d", i), status, patDay(2), who, tags...))
+		w.sameOrder = append(w.sameOrder, b.Task(w.same, fmt.Sprintf("Same day %02d", i), status, testenv.DayPtr(2), who, tags...))
 	}
 	last := b.Task(w.same, "Same day: no due date, made last", dynamo.StatusTodo, nil, nil)
 	w.sameOrder = append(w.sameOrder, first, last)
@@ -1258,7 +1241,7 @@ func (w *patWorld) tasks(pred func(*dynamo.Task) bool) []string {
 	key := func(t *dynamo.Task) string {
 		var d *string
 		if t.DueDate != nil {
-			d = patPtr(t.DueDate.String())
+			d = testenv.Ptr(t.DueDate.String())
 		}
 		return patDueKey(d, t.ID)
 	}
@@ -1350,7 +1333,7 @@ func (w *patWorld) lists() []patList {
 	for _, c := range patCommentsOf(w.Dataset, w.commented.ID) {
 		commentIDs = append(commentIDs, c.ID)
 	}
-	today, later := patDayStr(0), patDayStr(3)
+	today, later := testenv.Day(0), testenv.Day(3)
 	xc := []string{"x", "c"}
 	return []patList{
 		{name: "project.tasks", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
@@ -1414,7 +1397,7 @@ func (l patList) fetch(t *testing.T, e *testenv.Env, first int, after *string) p
 	}
 	res := e.Query(l.viewer, l.query, vars)
 	if len(res.Errors) > 0 {
-		t.Fatalf("first=%d after=%s: errors %+v", first, patDeref(after), res.Errors)
+		t.Fatalf("first=%d after=%s: errors %+v", first, testenv.DerefOr(after, "none"), res.Errors)
 	}
 	var p patPage
 	if err := json.Unmarshal(patDig(t, res.Data, l.path...), &p); err != nil {
@@ -1431,8 +1414,8 @@ func (l patList) fetch(t *testing.T, e *testenv.Env, first int, after *string) p
 			t.Errorf("edge %d: node %s cursor %q, but nodes[%d] is %s", i, ed.Node.ID, ed.Cursor, i, p.Nodes[i].ID)
 		}
 	}
-	if n := len(p.Edges); n > 0 && patDeref(p.PageInfo.EndCursor) != p.Edges[n-1].Cursor {
-		t.Errorf("endCursor %s is not the last edge's cursor %s", patDeref(p.PageInfo.EndCursor), p.Edges[n-1].Cursor)
+	if n := len(p.Edges); n > 0 && testenv.DerefOr(p.PageInfo.EndCursor, "none") != p.Edges[n-1].Cursor {
+		t.Errorf("endCursor %s is not the last edge's cursor %s", testenv.DerefOr(p.PageInfo.EndCursor, "none"), p.Edges[n-1].Cursor)
 	}
 	return p
 }
@@ -1600,12 +1583,12 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 					after *string
 				}
 				bads := []bad{{"first=0", 0, nil}, {"first=101", 101, nil},
-					{"garbage cursor", 1, patPtr("garbage")}, {"cursor of another kind of list", 1, patPtr(foreign[l.kind])}}
+					{"garbage cursor", 1, testenv.Ptr("garbage")}, {"cursor of another kind of list", 1, testenv.Ptr(foreign[l.kind])}}
 				if len(l.want) > 0 {
 					cur := l.firstCursor(t, e)
 					bads = append(bads,
-						bad{"truncated cursor", 1, patPtr(cur[:len(cur)-4])},
-						bad{"cursor with a foreign character", 1, patPtr(cur[:len(cur)/2] + "*" + cur[len(cur)/2+1:])},
+						bad{"truncated cursor", 1, testenv.Ptr(cur[:len(cur)-4])},
+						bad{"cursor with a foreign character", 1, testenv.Ptr(cur[:len(cur)/2] + "*" + cur[len(cur)/2+1:])},
 						bad{"first=-1 with a valid cursor", -1, &cur})
 				}
 				for _, b := range bads {
@@ -1693,7 +1676,7 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 
 	t.Run("new due date, assignee and tags move the task in every list", func(t *testing.T) {
 		patOn(e, t).MustQuery("alice", update, map[string]any{"in": map[string]any{"id": blog.ID,
-			"dueDate": patDayStr(-20), "assigneeId": "alice", "tags": []string{"backend", "URGENT"}}}, nil)
+			"dueDate": testenv.Day(-20), "assigneeId": "alice", "tags": []string{"backend", "URGENT"}}}, nil)
 		check(t, "project.tasks", tasksOf(t, "bob", nil), "Migrate the blog", "Pick a colour palette",
 			"Write the landing page copy", "Fix the broken signup form", "Set up analytics", "Launch announcement")
 		check(t, "tasksByTag(urgent)", tagged(t, "alice", "urgent"), "Migrate the blog", "Write the landing page copy",

@@ -1,0 +1,61 @@
+package dynamo
+
+// Exported key functions, for tests and tools that check the table: they
+// say what keys an item of each kind must have, from the API's ids
+// (prj#…, tsk#…, cmt#…) or domain objects, so that a checker never builds a
+// key string (or handles a ULID) by hand. The store itself uses the
+// unexported functions of keys.go, which these only wrap. An id of the wrong
+// form yields keys no item has.
+
+// UserItemKey is the key of a user's profile.
+func UserItemKey(userID string) (pk, sk string) { return userKey(userID).split() }
+
+// ProjectItemKey is the key of a project's item.
+func ProjectItemKey(projectID string) (pk, sk string) { return projectKey(ulidOf(projectID)).split() }
+
+// MemberItemKey is the key of a user's membership of a project.
+func MemberItemKey(projectID, userID string) (pk, sk string) {
+	return memberKey(ulidOf(projectID), userID).split()
+}
+
+// MemberIndexKeys are the GSI1 keys of a membership (the user's projects).
+func MemberIndexKeys(projectID, userID string) (gsi1pk, gsi1sk string) {
+	return userProjectsPK(userID), userProjectsSK(ulidOf(projectID))
+}
+
+// TaskItemKey is the key of a task's item.
+func TaskItemKey(taskID string) (pk, sk string) { return taskKey(ulidOf(taskID)).split() }
+
+// TaskIndexKeys are the index keys of a task's item as its fields make them:
+// GSI1 its project's tasks by due date; GSI2 its assignee's open or done
+// tasks, or its project's unassigned tasks.
+func TaskIndexKeys(t *Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) {
+	tu, pu := ulidOf(t.ID), ulidOf(t.ProjectID)
+	gsi1pk, gsi1sk = projectTasksPK(pu), dueSK(t.DueDate, tu)
+	gsi2pk, gsi2sk = unassignedPK(pu), gsi1sk
+	if t.AssigneeID != nil {
+		gsi2pk = assignedPK(*t.AssigneeID, t.Status != StatusDone)
+	}
+	return gsi1pk, gsi1sk, gsi2pk, gsi2sk
+}
+
+// TagLinkKeys are the key and GSI1 keys of the link of task t to a tag.
+func TagLinkKeys(t *Task, tag string) (pk, sk, gsi1pk, gsi1sk string) {
+	tu := ulidOf(t.ID)
+	pk, sk = tagKey(tu, tag).split()
+	return pk, sk, tagTasksPK(tag, ulidOf(t.ProjectID)), dueSK(t.DueDate, tu)
+}
+
+// CommentItemKey is the key of a comment's item, from its id alone.
+func CommentItemKey(commentID string) (pk, sk string) {
+	t, c, _ := parseCommentID(commentID)
+	return commentKey(t, c).split()
+}
+
+// IdempotencyItemKey is the key of the idempotency record of a viewer's
+// mutation (the GraphQL field or alias op) sent with an idempotency key.
+func IdempotencyItemKey(viewer, clientKey, op string) (pk, sk string) {
+	return idemKey(viewer, clientKey, op).split()
+}
+
+func (k key) split() (string, string) { return k.PK, k.SK }

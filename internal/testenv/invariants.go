@@ -1,0 +1,222 @@
+package testenv
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// CheckTable checks every item of a settled table (one whose cleanup jobs
+// have run; see Env.Items) against the design's invariants, whatever the
+// history that made it, and returns one line per violation:
+//
+//   - every item's key, and every index key, is the one the store's key
+//     functions make from the item's own fields (dynamo.ProjectItemKey,
+//     TaskIndexKeys, TagLinkKeys, …);
+//   - nothing is orphaned: no membership without its project, no task
+//     without its project, no tag link or comment without its task;
+//   - a task's tag links are exactly its tags (no duplicates, no empty tags
+//     list), each in step with the task's project and due date;
+//   - a task's GSI2 partition is its assignee's open or done tasks, or its
+//     project's unassigned tasks, and its assignee is a member;
+//   - a membership's role is OWNER exactly for the project's owner, and its
+//     user, like a comment's author, has a profile;
+//   - idempotency records are well formed (op, digest, an id as result,
+//     an expiry) and keyed by their op;
+//   - no cleanup job is left.
+//
+// Items of other types are not checked.
+func CheckTable(items []map[string]any) []string {
+	c := checker{by: map[[2]string]map[string]any{}, links: map[[2]string]tagLink{}}
+	for _, it := range items {
+		c.by[[2]string{str(it, "PK"), str(it, "SK")}] = it
+	}
+	profiles := map[string]bool{}
+	for _, it := range items {
+		if str(it, "type") == "USER" {
+			profiles[str(it, "id")] = true
+		}
+	}
+	// Tasks first: they say which tag links must exist.
+	for _, it := range items {
+		if str(it, "type") == "TASK" {
+			c.task(it)
+		}
+	}
+	for _, it := range items {
+		switch str(it, "type") {
+		case "USER":
+			c.keys(it, "user", pair(dynamo.UserItemKey(str(it, "id"))))
+		case "PROJECT":
+			c.keys(it, "project", pair(dynamo.ProjectItemKey(str(it, "id"))))
+		case "MEMBER":
+			c.member(it, profiles)
+		case "TAG":
+			c.tagLink(it)
+		case "COMMENT":
+			c.comment(it, profiles)
+		case "IDEMPOTENCY":
+			c.idempotency(it)
+		case "CLEANUP":
+			c.violate("cleanup job left: %s %s", str(it, "PK"), str(it, "SK"))
+		}
+	}
+	for k, l := range c.links {
+		if !l.seen {
+			c.violate("task %s: tag %q has no tag link (%s %s)", str(l.task, "id"), l.tag, k[0], k[1])
+		}
+	}
+	return c.out
+}
+
+type checker struct {
+	by    map[[2]string]map[string]any // PK, SK → item
+	links map[[2]string]tagLink        // the tag links the tasks call for
+	out   []string
+}
+
+type tagLink struct {
+	task           map[string]any
+	tag            string
+	gsi1pk, gsi1sk string
+	seen           bool
+}
+
+func (c *checker) violate(format string, args ...any) {
+	c.out = append(c.out, fmt.Sprintf(format, args...))
+}
+
+func str(it map[string]any, k string) string { s, _ := it[k].(string); return s }
+
+// item returns the item with that key, nil for none.
+func (c *checker) item(pk, sk string) map[string]any { return c.by[[2]string{pk, sk}] }
+
+// pair holds a key function's two results.
+func pair(pk, sk string) [2]string { return [2]string{pk, sk} }
+
+// keys checks that an item has the key its fields call for.
+func (c *checker) keys(it map[string]any, what string, want [2]string) {
+	if str(it, "PK") != want[0] || str(it, "SK") != want[1] {
+		c.violate("%s %s: key %q %q, want %q %q", what, str(it, "id"), str(it, "PK"), str(it, "SK"), want[0], want[1])
+	}
+}
+
+func (c *checker) member(it map[string]any, profiles map[string]bool) {
+	pid, u := str(it, "projectId"), str(it, "userId")
+	pk, sk := dynamo.MemberItemKey(pid, u)
+	g1pk, g1sk := dynamo.MemberIndexKeys(pid, u)
+	if str(it, "PK") != pk || str(it, "SK") != sk || str(it, "GSI1PK") != g1pk || str(it, "GSI1SK") != g1sk {
+		c.violate("membership of %s in %s: keys %q %q %q %q, want %q %q %q %q", u, pid, str(it, "PK"), str(it, "SK"),
+			str(it, "GSI1PK"), str(it, "GSI1SK"), pk, sk, g1pk, g1sk)
+	}
+	proj := c.item(dynamo.ProjectItemKey(pid))
+	if proj == nil {
+		c.violate("orphan membership of %s in %s (no project)", u, pid)
+	} else if role := map[bool]string{true: "OWNER", false: "MEMBER"}[str(proj, "ownerId") == u]; str(it, "role") != role {
+		c.violate("membership of %s in %s: role %q, want %s", u, pid, str(it, "role"), role)
+	}
+	if !profiles[u] {
+		c.violate("membership of %s in %s, who has no profile", u, pid)
+	}
+}
+
+// task checks a task's item and notes the tag links it calls for.
+func (c *checker) task(it map[string]any) {
+	id, pid := str(it, "id"), str(it, "projectId")
+	c.keys(it, "task", pair(dynamo.TaskItemKey(id)))
+	if c.item(dynamo.ProjectItemKey(pid)) == nil {
+		c.violate("orphan task %s of project %s (no project)", id, pid)
+	}
+	t := &dynamo.Task{ID: id, ProjectID: pid, Status: dynamo.TaskStatus(str(it, "status"))}
+	if due := str(it, "dueDate"); due != "" {
+		d, err := dynamo.ParseDate(due)
+		if err != nil {
+			c.violate("task %s: due date %q is no date", id, due)
+		}
+		t.DueDate = &d
+	}
+	if a := str(it, "assigneeId"); a != "" {
+		t.AssigneeID = &a
+		if c.item(dynamo.MemberItemKey(pid, a)) == nil {
+			c.violate("task %s is assigned to %s, no member of %s", id, a, pid)
+		}
+	}
+	g1pk, g1sk, g2pk, g2sk := dynamo.TaskIndexKeys(t)
+	if str(it, "GSI1PK") != g1pk || str(it, "GSI1SK") != g1sk {
+		c.violate("task %s: GSI1 keys %q %q, want %q %q", id, str(it, "GSI1PK"), str(it, "GSI1SK"), g1pk, g1sk)
+	}
+	if str(it, "GSI2PK") != g2pk || str(it, "GSI2SK") != g2sk {
+		c.violate("task %s (assignee %q, %s): GSI2 keys %q %q, want %q %q", id, str(it, "assigneeId"), t.Status,
+			str(it, "GSI2PK"), str(it, "GSI2SK"), g2pk, g2sk)
+	}
+	var tags []string
+	if raw, ok := it["tags"]; ok {
+		list, _ := raw.([]any)
+		if len(list) == 0 {
+			c.violate("task %s has a tags attribute that is no list or empty: %#v", id, raw)
+		}
+		for _, x := range list {
+			s, _ := x.(string)
+			tags = append(tags, s)
+		}
+	}
+	if sorted := slices.Sorted(slices.Values(tags)); len(slices.Compact(sorted)) != len(tags) {
+		c.violate("task %s has duplicate tags %v", id, tags)
+	}
+	for _, tag := range tags {
+		pk, sk, lpk, lsk := dynamo.TagLinkKeys(t, tag)
+		c.links[[2]string{pk, sk}] = tagLink{task: it, tag: tag, gsi1pk: lpk, gsi1sk: lsk}
+	}
+}
+
+func (c *checker) tagLink(it map[string]any) {
+	k := [2]string{str(it, "PK"), str(it, "SK")}
+	l, ok := c.links[k]
+	switch {
+	case !ok && c.item(dynamo.TaskItemKey(str(it, "taskId"))) == nil:
+		c.violate("orphan tag link %s %s (no task %s)", k[0], k[1], str(it, "taskId"))
+	case !ok:
+		c.violate("tag link %s %s without its task's tag", k[0], k[1])
+	default:
+		l.seen = true
+		c.links[k] = l
+		if str(it, "taskId") != str(l.task, "id") || str(it, "GSI1PK") != l.gsi1pk || str(it, "GSI1SK") != l.gsi1sk {
+			c.violate("tag link %s %s out of step with its task: taskId %q GSI1 %q %q, want %q %q %q", k[0], k[1],
+				str(it, "taskId"), str(it, "GSI1PK"), str(it, "GSI1SK"), str(l.task, "id"), l.gsi1pk, l.gsi1sk)
+		}
+	}
+}
+
+func (c *checker) comment(it map[string]any, profiles map[string]bool) {
+	id, tid := str(it, "id"), str(it, "taskId")
+	c.keys(it, "comment", pair(dynamo.CommentItemKey(id)))
+	if of, err := dynamo.ParseCommentID(id); err != nil || of != tid {
+		c.violate("comment %s: no comment id of its task %s", id, tid)
+	}
+	if c.item(dynamo.TaskItemKey(tid)) == nil {
+		c.violate("orphan comment %s (no task %s)", id, tid)
+	}
+	if !profiles[str(it, "authorId")] {
+		c.violate("comment %s: author %q has no profile", id, str(it, "authorId"))
+	}
+}
+
+func (c *checker) idempotency(it map[string]any) {
+	op, result, project := str(it, "op"), str(it, "result"), str(it, "project")
+	_, sk := dynamo.IdempotencyItemKey("", "", op)
+	exp, err := strconv.ParseInt(str(it, "expiresAt"), 10, 64)
+	switch kind := dynamo.KindOf(result); {
+	case op == "" || str(it, "SK") != sk:
+		c.violate("idempotency record %s %s: op %q", str(it, "PK"), str(it, "SK"), op)
+	case str(it, "digest") == "":
+		c.violate("idempotency record %s %s has no digest", str(it, "PK"), str(it, "SK"))
+	case kind != dynamo.KindProject && kind != dynamo.KindTask && kind != dynamo.KindComment:
+		c.violate("idempotency record %s %s: result %q is no project, task or comment id", str(it, "PK"), str(it, "SK"), result)
+	case project != "" && dynamo.KindOf(project) != dynamo.KindProject:
+		c.violate("idempotency record %s %s: project %q is no project id", str(it, "PK"), str(it, "SK"), project)
+	case err != nil || exp <= 0:
+		c.violate("idempotency record %s %s: expiresAt %v", str(it, "PK"), str(it, "SK"), it["expiresAt"])
+	}
+}

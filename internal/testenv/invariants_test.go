@@ -1,0 +1,271 @@
+package testenv_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+// missing is a well-formed ULID that no seeded object has.
+const missing = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+
+// checked is a seeded table with one idempotency record, and the objects
+// the cases corrupt.
+type checked struct {
+	e       *testenv.Env
+	task    *dynamo.Task // a task with a due date, an assignee and tags
+	member  string       // a member of its project who is not its owner
+	comment *dynamo.Comment
+	idemPK  string // the record of alice's addComment, key "k1"
+	idemSK  string
+}
+
+func newChecked(t *testing.T) *checked {
+	t.Helper()
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	c := &checked{e: e}
+	for _, tk := range seed.Tasks {
+		if tk.DueDate != nil && tk.AssigneeID != nil && len(tk.Tags) > 0 && c.task == nil {
+			c.task = tk
+		}
+	}
+	for _, cm := range seed.Comments {
+		if cm.TaskID == c.task.ID {
+			c.comment = cm
+		}
+	}
+	for _, m := range seed.Members {
+		if m.ProjectID == c.task.ProjectID && m.Role == dynamo.RoleMember {
+			c.member = m.UserID
+		}
+	}
+	if c.comment == nil {
+		c.comment = seed.Comments[0]
+	}
+	if c.member == "" {
+		t.Fatal("the demo data has no plain member in the project of a tagged, assigned task with a due date")
+	}
+	// A keyed mutation leaves an idempotency record.
+	body, _ := json.Marshal(map[string]any{"query": `mutation($id: ID!) { addComment(input: {taskId: $id, body: "keyed"}) { id } }`,
+		"variables": map[string]any{"id": c.task.ID}})
+	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.Token(*c.task.AssigneeID))
+	req.Header.Set(graph.IdempotencyHeader, "k1")
+	rec := httptest.NewRecorder()
+	e.Handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
+		t.Fatalf("keyed addComment: %d %s", rec.Code, rec.Body.String())
+	}
+	c.idemPK, c.idemSK = dynamo.IdempotencyItemKey(*c.task.AssigneeID, "k1", "addComment")
+	return c
+}
+
+func (c *checked) has(pk, sk string) bool {
+	return slices.ContainsFunc(c.e.Items(), func(it map[string]any) bool { return it["PK"] == pk && it["SK"] == sk })
+}
+
+func (c *checked) put(t *testing.T, attrs map[string]string) {
+	t.Helper()
+	it := map[string]types.AttributeValue{}
+	for k, v := range attrs {
+		it[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	if _, err := c.e.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(c.e.Store.Table()), Item: it}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// set updates (or with the value nil removes) one attribute of an item.
+func (c *checked) set(t *testing.T, pk, sk, attr string, v types.AttributeValue) {
+	t.Helper()
+	ctx, table := context.Background(), aws.String(c.e.Store.Table())
+	k := map[string]types.AttributeValue{"PK": s(pk), "SK": s(sk)}
+	got, err := c.e.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil || got.Item == nil {
+		t.Fatalf("no item %s %s to change (%v)", pk, sk, err)
+	}
+	// A whole put: the embedded store ignores an UpdateItem's REMOVE.
+	if v == nil {
+		delete(got.Item, attr)
+	} else {
+		got.Item[attr] = v
+	}
+	if _, err := c.e.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: got.Item}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *checked) del(t *testing.T, k [2]string) {
+	t.Helper()
+	pk, sk := k[0], k[1]
+	if !c.has(pk, sk) {
+		t.Fatalf("no item %s %s to delete", pk, sk)
+	}
+	if _, err := c.e.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(c.e.Store.Table()),
+		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// TestCheckTableSeededTableIsClean proves that the checker's keys are the
+// store's: a table the store wrote (the demo data, a keyed mutation's
+// record) has no violation.
+func TestCheckTableSeededTableIsClean(t *testing.T) {
+	c := newChecked(t)
+	if !c.has(c.idemPK, c.idemSK) {
+		t.Fatalf("no idempotency record %s %s", c.idemPK, c.idemSK)
+	}
+	items := c.e.Items()
+	kinds := map[string]int{}
+	for _, it := range items {
+		kinds[it["type"].(string)]++
+	}
+	for _, k := range []string{"USER", "PROJECT", "MEMBER", "TASK", "TAG", "COMMENT", "IDEMPOTENCY"} {
+		if kinds[k] == 0 {
+			t.Errorf("the seeded table has no %s item: the clean case proves nothing for it", k)
+		}
+	}
+	if v := testenv.CheckTable(items); len(v) > 0 {
+		t.Errorf("a table the store wrote has violations:\n%s", strings.Join(v, "\n"))
+	}
+}
+
+// TestCheckTableCatchesCorruption corrupts one item of each kind in a fresh
+// seeded table and checks that the checker reports it.
+func TestCheckTableCatchesCorruption(t *testing.T) {
+	cases := []struct {
+		name    string
+		corrupt func(t *testing.T, c *checked)
+		want    string // in one of the violations
+	}{
+		{"task GSI1SK out of step with its due date", func(t *testing.T, c *checked) {
+			moved := *c.task
+			moved.DueDate = testenv.DayPtr(400)
+			_, sk, _, _ := dynamo.TaskIndexKeys(&moved)
+			pk, tsk := dynamo.TaskItemKey(c.task.ID)
+			c.set(t, pk, tsk, "GSI1SK", s(sk))
+		}, "GSI1 keys"},
+		{"task GSI2 partition of another status", func(t *testing.T, c *checked) {
+			done := *c.task
+			done.Status = map[bool]dynamo.TaskStatus{true: dynamo.StatusTodo, false: dynamo.StatusDone}[c.task.Status == dynamo.StatusDone]
+			_, _, pk2, _ := dynamo.TaskIndexKeys(&done)
+			pk, sk := dynamo.TaskItemKey(c.task.ID)
+			c.set(t, pk, sk, "GSI2PK", s(pk2))
+		}, "GSI2 keys"},
+		{"task due date no date", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.TaskItemKey(c.task.ID)
+			c.set(t, pk, sk, "dueDate", s("tomorrow"))
+		}, "is no date"},
+		{"task with duplicate tags", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.TaskItemKey(c.task.ID)
+			c.set(t, pk, sk, "tags", &types.AttributeValueMemberL{Value: []types.AttributeValue{s(c.task.Tags[0]), s(c.task.Tags[0])}})
+		}, "duplicate tags"},
+		{"task assigned to a non-member", func(t *testing.T, c *checked) {
+			c.del(t, key(dynamo.MemberItemKey(c.task.ProjectID, *c.task.AssigneeID)))
+		}, "no member of"},
+		{"task of a missing project", func(t *testing.T, c *checked) {
+			c.del(t, key(dynamo.ProjectItemKey(c.task.ProjectID)))
+		}, "orphan task"},
+		{"task without a tag link", func(t *testing.T, c *checked) {
+			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
+			c.del(t, [2]string{pk, sk})
+		}, "has no tag link"},
+		{"orphan tag link", func(t *testing.T, c *checked) {
+			ghost := &dynamo.Task{ID: "tsk#" + missing, ProjectID: c.task.ProjectID}
+			pk, sk, g1pk, g1sk := dynamo.TagLinkKeys(ghost, "ghost")
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "GSI1PK": g1pk, "GSI1SK": g1sk, "type": "TAG", "taskId": ghost.ID})
+		}, "orphan tag link"},
+		{"tag link without its task's tag", func(t *testing.T, c *checked) {
+			pk, sk, g1pk, g1sk := dynamo.TagLinkKeys(c.task, "not-a-tag-of-it")
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "GSI1PK": g1pk, "GSI1SK": g1sk, "type": "TAG", "taskId": c.task.ID})
+		}, "without its task's tag"},
+		{"tag link GSI1SK out of step", func(t *testing.T, c *checked) {
+			moved := *c.task
+			moved.DueDate = testenv.DayPtr(-400)
+			pk, sk, _, g1sk := dynamo.TagLinkKeys(&moved, c.task.Tags[0])
+			c.set(t, pk, sk, "GSI1SK", s(g1sk))
+		}, "out of step with its task"},
+		{"membership without its project", func(t *testing.T, c *checked) {
+			pid := "prj#" + missing
+			pk, sk := dynamo.MemberItemKey(pid, "alice")
+			g1pk, g1sk := dynamo.MemberIndexKeys(pid, "alice")
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "GSI1PK": g1pk, "GSI1SK": g1sk, "type": "MEMBER",
+				"projectId": pid, "userId": "alice", "role": "MEMBER"})
+		}, "orphan membership"},
+		{"membership with the owner's role", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.MemberItemKey(c.task.ProjectID, c.member)
+			c.set(t, pk, sk, "role", s("OWNER"))
+		}, "role"},
+		{"membership GSI1 of another user", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.MemberItemKey(c.task.ProjectID, *c.task.AssigneeID)
+			g1pk, _ := dynamo.MemberIndexKeys(c.task.ProjectID, "eve")
+			c.set(t, pk, sk, "GSI1PK", s(g1pk))
+		}, "membership of"},
+		{"membership of a user without a profile", func(t *testing.T, c *checked) {
+			c.del(t, key(dynamo.UserItemKey(*c.task.AssigneeID)))
+		}, "who has no profile"},
+		{"project under another key", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.ProjectItemKey(c.task.ProjectID)
+			c.set(t, pk, sk, "id", s("prj#"+missing))
+		}, "project prj#" + missing + ": key"},
+		{"orphan comment", func(t *testing.T, c *checked) {
+			c.del(t, key(dynamo.TaskItemKey(c.comment.TaskID)))
+		}, "orphan comment"},
+		{"comment of another task", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.CommentItemKey(c.comment.ID)
+			c.set(t, pk, sk, "taskId", s("tsk#"+missing))
+		}, "no comment id of its task"},
+		{"comment by an author without a profile", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.CommentItemKey(c.comment.ID)
+			c.set(t, pk, sk, "authorId", s("nobody"))
+		}, "has no profile"},
+		{"idempotency record without a digest", func(t *testing.T, c *checked) {
+			c.set(t, c.idemPK, c.idemSK, "digest", nil)
+		}, "has no digest"},
+		{"idempotency record of another op", func(t *testing.T, c *checked) {
+			c.set(t, c.idemPK, c.idemSK, "op", s("deleteTask"))
+		}, "op \"deleteTask\""},
+		{"idempotency record with no id as result", func(t *testing.T, c *checked) {
+			c.set(t, c.idemPK, c.idemSK, "result", s("42"))
+		}, "is no project, task or comment id"},
+		{"idempotency record without expiry", func(t *testing.T, c *checked) {
+			c.set(t, c.idemPK, c.idemSK, "expiresAt", nil)
+		}, "expiresAt"},
+		{"cleanup job left", func(t *testing.T, c *checked) {
+			// Deleting a task leaves a job for the cleanup worker, which
+			// does not run here.
+			c.e.MustQuery("alice", `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": c.task.ID}, nil)
+		}, "cleanup job left"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newChecked(t)
+			if v := testenv.CheckTable(c.e.Items()); len(v) > 0 {
+				t.Fatalf("violations before the corruption:\n%s", strings.Join(v, "\n"))
+			}
+			tc.corrupt(t, c)
+			v := testenv.CheckTable(c.e.Items())
+			if !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, tc.want) }) {
+				t.Errorf("no violation mentions %q; got:\n%s", tc.want, strings.Join(v, "\n"))
+			}
+		})
+	}
+}
+
+// key holds a key function's two results, for del.
+func key(pk, sk string) [2]string { return [2]string{pk, sk} }
