@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // The embedded store's data directory (-data-dir, DATA_DIR; default
@@ -57,13 +58,13 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
 		}
 		closeStore = func() { _ = emb.Close() }
-		db = emb.Client(dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
+		db = emb.Client(wire.ClientOptions()...)
 	case "aws":
 		cfg, err := awsConfig(ctx)
 		if err != nil {
 			return nil, nil, false, closeStore, err
 		}
-		db = dynamodb.NewFromConfig(cfg, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, dynamo.RetryPolicy(5, 2*time.Second))
+		db = dynamodb.NewFromConfig(cfg, wire.ClientOptions()...)
 		log.Info("using DynamoDB", "region", cfg.Region)
 	default:
 		return nil, nil, false, closeStore, fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
@@ -73,8 +74,7 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 		return nil, nil, false, func() {}, err
 	}
 
-	store = dynamo.New(db, s.table)
-	store.Log = log
+	store = wire.NewStore(db, s.table, log, nil)
 	created := false
 	if s.createTable || emb != nil { // the embedded store starts with no table
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/ide"
+	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 func main() {
@@ -242,11 +243,11 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Dura
 
 // newMux routes the server's paths: POST /query (GraphQL), GET / (the
 // GraphiQL IDE, with headers pre-filled, and its assets under /ide/) and
-// GET /healthz.
+// GET /healthz. o names the store and the authenticator (wire.NewHandler).
 func newMux(o graph.Options, headers map[string]string) *http.ServeMux {
 	store := o.Store
 	mux := http.NewServeMux()
-	mux.Handle("/query", graph.NewHandler(o))
+	mux.Handle("/query", wire.NewHandler(store, o.Auth, o))
 	if !o.Production {
 		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers))
 		mux.Handle("GET "+ide.Prefix, ide.Assets())

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // Mode is a loader configuration under test.
@@ -50,9 +51,9 @@ func (m Mode) BatchWait() time.Duration {
 const Secret = "bench-secret"
 
 // Env is the server under test: a dynamo.Store on one table of a DynamoDB
-// endpoint, its client wired as in production (dynamo.CountCalls,
-// dynamo.Deadlines, dynamo.TuneHTTP) plus a Gate around the HTTP client and a
-// Counter of calls, and the real GraphQL handler (graph.NewHandler) in front.
+// endpoint, its client wired as in production (wire.ClientOptions) plus a
+// Gate around the HTTP client and a Counter of calls, and the real GraphQL
+// handler (wire.NewHandler) in front.
 type Env struct {
 	Client  *dynamodb.Client
 	Store   *dynamo.Store
@@ -81,10 +82,8 @@ func Open(ctx context.Context, endpoint, table string, quiet time.Duration) (*En
 		e.Gate = NewGate(o.HTTPClient, quiet)
 		o.HTTPClient = e.Gate.Client()
 	}
-	e.Client = dynamodb.New(opts, dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP, gate, e.Calls.Option)
-	e.Store = dynamo.New(e.Client, table)
-	e.Store.Now = func() time.Time { return Now }
-	e.Store.Log = e.log
+	e.Client = dynamodb.New(opts, wire.ClientOptions(gate, e.Calls.Option)...)
+	e.Store = wire.NewStore(e.Client, table, e.log, func() time.Time { return Now })
 	e.auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
 	tok, err := e.auth.Sign(Viewer, 24*time.Hour)
 	if err != nil {
@@ -146,8 +145,7 @@ const HandlerTimeout = 10 * time.Minute
 
 // Handler returns the GraphQL handler (POST /query) in mode m.
 func (e *Env) Handler(m Mode) http.Handler {
-	return graph.NewHandler(graph.Options{Store: e.Store, Auth: e.auth, Log: e.log,
-		Now: func() time.Time { return Now }, Loaders: m.Loaders, Timeout: HandlerTimeout})
+	return wire.NewHandler(e.Store, e.auth, graph.Options{Loaders: m.Loaders, Timeout: HandlerTimeout})
 }
 
 // Recorder is a minimal, reusable http.ResponseWriter for in-process

@@ -34,8 +34,8 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	}
 	for _, t := range d.Tasks {
 		add(taskToItem(t))
-		for _, name := range t.Tags {
-			add(tagLinkItem(t, name))
+		for _, tag := range t.Tags {
+			add(tagLinkItem(t, tag))
 		}
 	}
 	for _, c := range d.Comments {

@@ -2,7 +2,8 @@ package dynamo
 
 import "context"
 
-var errNoProfile = Errorf(ENOTFOUND, "your profile does not exist yet; create it with updateProfile")
+// ErrNoProfile is the answer to the viewer who has no profile yet.
+var ErrNoProfile = Errorf(ENOTFOUND, "your profile does not exist yet; create it with updateProfile")
 
 // A user's profile is read by reference (UserRef, Get).
 

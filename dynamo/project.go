@@ -38,7 +38,7 @@ func (s *Store) createProject(ctx context.Context, viewer string, in ProjectInpu
 	now := s.now()
 	p := &Project{ID: projectID(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
 	var t txn
-	t.check(s.table, userKey(viewer), exists(), errNoProfile)
+	t.check(s.table, userKey(viewer), exists(), ErrNoProfile)
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
 	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: viewer, Role: RoleOwner, JoinedAt: now}), ptr(absent()), nil)
 	t.result, t.project = p.ID, p.ID

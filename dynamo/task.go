@@ -99,8 +99,8 @@ func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*T
 	t.check(s.table, projectKey(pu), exists(), errProjectNotFound)
 	s.memberChecks(&t, pu, viewer, in.AssigneeID)
 	t.put(s.table, taskToItem(task), ptr(absent()), nil)
-	for _, name := range tg {
-		t.put(s.table, tagLinkItem(task, name), nil, nil)
+	for _, tag := range tg {
+		t.put(s.table, tagLinkItem(task, tag), nil, nil)
 	}
 	t.result, t.project = task.ID, task.ProjectID
 	if err := s.commit(ctx, &t); err != nil {
@@ -246,14 +246,14 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	}
 	s.memberChecks(&t, pu, viewer, assign)
 	dueChanged := !sameDate(old.DueDate, task.DueDate)
-	for _, name := range old.Tags {
-		if !slices.Contains(task.Tags, name) {
-			t.del(s.table, tagKey(tu, name), nil, nil)
+	for _, tag := range old.Tags {
+		if !slices.Contains(task.Tags, tag) {
+			t.del(s.table, tagKey(tu, tag), nil, nil)
 		}
 	}
-	for _, name := range task.Tags {
-		if dueChanged || !slices.Contains(old.Tags, name) {
-			t.put(s.table, tagLinkItem(&task, name), nil, nil)
+	for _, tag := range task.Tags {
+		if dueChanged || !slices.Contains(old.Tags, tag) {
+			t.put(s.table, tagLinkItem(&task, tag), nil, nil)
 		}
 	}
 	t.result, t.project = task.ID, task.ProjectID
@@ -296,8 +296,8 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 	t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
 	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
-	for _, name := range task.Tags {
-		t.del(s.table, tagKey(tu, name), nil, nil)
+	for _, tag := range task.Tags {
+		t.del(s.table, tagKey(tu, tag), nil, nil)
 	}
 	t.put(s.table, cleanupToItem(cleanupTask, tu, s.now()), nil, nil)
 	t.result, t.project = task.ID, task.ProjectID

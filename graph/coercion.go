@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -99,7 +100,7 @@ func (s strictInputs) MutateOperationContext(_ context.Context, oc *graphql.Oper
 }
 
 func invalidInput(msg string, pos *ast.Position) *gqlerror.Error {
-	err := &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}}
+	err := &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": errcode.ValidationFailed}}
 	if pos != nil {
 		err.Locations = []gqlerror.Location{{Line: pos.Line, Column: pos.Column}}
 	}

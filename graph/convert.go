@@ -82,31 +82,3 @@ func as[T any](ctx context.Context, f func(viewer string) (T, error)) (T, error)
 	}
 	return f(v)
 }
-
-// me returns the viewer's profile, ENOTFOUND until it was created.
-func (l *Loaders) me(ctx context.Context) (*dynamo.User, error) {
-	l.prefetch(ctx, l.viewer)
-	u, err := l.UserByID(ctx, l.viewer)
-	if dynamo.IsNotFound(err) {
-		return nil, dynamo.Errorf(dynamo.ENOTFOUND, "your profile does not exist yet; create it with updateProfile")
-	}
-	return u, err
-}
-
-// mustUser loads a user that the viewer may see by the path that led here
-// (an owner, member, assignee or comment author); a missing profile is null.
-func (l *Loaders) optionalUser(ctx context.Context, id *string) (*dynamo.User, error) {
-	if id == nil {
-		return nil, nil
-	}
-	return notFoundAsNil(l.UserByID(ctx, *id))
-}
-
-func (r *Resolver) today() dynamo.Date { return dynamo.DateOf(r.Now()) }
-
-func asOfOr(asOf *dynamo.Date, today dynamo.Date) dynamo.Date {
-	if asOf == nil {
-		return today
-	}
-	return *asOf
-}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,7 +27,8 @@ type Options struct {
 	Store *dynamo.Store
 	Auth  *Authenticator
 	Log   *slog.Logger
-	// Now is the clock (overdue defaults to today); defaults to time.Now.
+	// Now is the clock of the resolvers and loaders (overdueTasks' asOf
+	// defaults to today); defaults to time.Now.
 	Now func() time.Time
 	// ComplexityLimit bounds a query's cost; 0 means DefaultComplexityLimit.
 	ComplexityLimit int
@@ -76,14 +78,6 @@ const (
 	DefaultTimeout      = 10 * time.Second
 )
 
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 // Assumed sizes of lists that take no `first`, for the cost estimate.
 const (
 	membersCost = 20
@@ -99,21 +93,20 @@ func NewHandler(o Options) http.Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	o.Loaders.Now = o.Now
-	cfg := Config{Resolvers: &Resolver{Store: o.Store, Now: o.Now}}
+	cfg := Config{Resolvers: &Resolver{Store: o.Store}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.SetParserTokenLimit(orDefault(o.MaxTokens, DefaultMaxTokens))
+	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
 	srv.SetDisableSuggestion(true)
 	if !o.Production {
 		srv.Use(extension.Introspection{})
 	}
-	srv.Use(extension.FixedComplexityLimit(orDefault(o.ComplexityLimit, DefaultComplexityLimit)))
-	srv.Use(shapeLimits{MaxDepth: orDefault(o.MaxDepth, DefaultMaxDepth), MaxAliases: orDefault(o.MaxAliases, DefaultMaxAliases),
+	srv.Use(extension.FixedComplexityLimit(cmp.Or(o.ComplexityLimit, DefaultComplexityLimit)))
+	srv.Use(shapeLimits{MaxDepth: cmp.Or(o.MaxDepth, DefaultMaxDepth), MaxAliases: cmp.Or(o.MaxAliases, DefaultMaxAliases),
 		NoIntrospection: o.Production})
 	srv.Use(strictInputs{schema: es.Schema()})
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
@@ -121,11 +114,11 @@ func NewHandler(o Options) http.Handler {
 	srv.AroundOperations(requireViewer)
 	srv.AroundRootFields(idempotent)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	h := o.Auth.Middleware(Middleware(o.Store, o.Loaders, srv))
+	h := o.Auth.Middleware(requestScope(withLoaders(o.Store, o.Loaders, o.Now, srv)))
 	if o.TrustedDocuments != nil {
 		h = o.TrustedDocuments.Middleware(o.Production, h)
 	}
-	return o.CORS.Handler(badRequest(orDefault(o.MaxBodyBytes, DefaultMaxBodyBytes), orDefault(o.Timeout, DefaultTimeout), h))
+	return o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), h))
 }
 
 // reportCalls logs each operation with the DynamoDB calls it made and, in
@@ -149,6 +142,18 @@ func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 		}
 		return res
 	}
+}
+
+// requestScope gives each request its own counter of DynamoDB calls
+// (reportCalls) and passes on its idempotency key (idempotent).
+func requestScope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := dynamo.WithCalls(r.Context(), &dynamo.Calls{})
+		if k := r.Header.Get(IdempotencyHeader); k != "" {
+			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // IdempotencyHeader names the request header that carries a client's
@@ -221,15 +226,6 @@ func introspectionOnly(doc *ast.QueryDocument, set ast.SelectionSet) bool {
 		}
 	}
 	return true
-}
-
-// firstOr returns a connection's page size: first, or its default 20 when
-// null. Its range is checked by the store.
-func firstOr(first *int) int {
-	if first == nil {
-		return 20
-	}
-	return *first
 }
 
 // setComplexity makes a connection cost its page size times its children.

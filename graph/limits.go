@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -49,7 +50,7 @@ func (l shapeLimits) MutateOperationContext(_ context.Context, oc *graphql.Opera
 	switch {
 	case l.NoIntrospection && w.introspects > 0:
 		return &gqlerror.Error{Message: "introspection is disabled on this server",
-			Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}}
+			Extensions: map[string]any{"code": errcode.ValidationFailed}}
 	case w.introspects > MaxIntrospectionFields:
 		msg = fmt.Sprintf("the operation has %d introspection fields (__schema, __type); the limit is %d", w.introspects, MaxIntrospectionFields)
 	case w.introAlias != "":

@@ -24,17 +24,16 @@ type LoaderConfig struct {
 	// NoBatch turns batching and caching off: every resolver reads on its
 	// own, as a naive server would. For measuring the loaders' gain only.
 	NoBatch bool
-	// Now is the clock (the default asOf of overdueTasks); time.Now if nil.
-	Now func() time.Time
 }
 
 // Loaders are the per-request data loaders, one per access pattern. They are
-// made for each request (by Middleware) and never shared between requests:
+// made for each request (by withLoaders) and never shared between requests:
 // their caches hold what one viewer may see.
 type Loaders struct {
 	store  *dynamo.Store
 	viewer string
 	cfg    LoaderConfig
+	now    func() time.Time // the handler's clock (Options.Now)
 	// projectsAhead holds, per page of the viewer's projects, what to start
 	// loading for each project as soon as its membership is listed.
 	projectsAhead sync.Map // pageKey → func(context.Context, []string)
@@ -53,43 +52,9 @@ type Loaders struct {
 	tasksByTag       *loader[pageKey, *dynamo.Conn[*dynamo.Task]]
 }
 
-// pageKey identifies one page of a list owned by id (a user, task or tag).
-type pageKey struct {
-	id    string
-	first int
-	after string
-	has   bool // after given
-}
-
-func (k pageKey) page() dynamo.Page {
-	p := dynamo.Page{First: k.first}
-	if k.has {
-		p.After = &k.after
-	}
-	return p
-}
-
-func newPageKey(id string, first int, after *string) pageKey {
-	k := pageKey{id: id, first: first}
-	if after != nil {
-		k.after, k.has = *after, true
-	}
-	return k
-}
-
-type projectTasksKey struct {
-	pageKey
-	status dynamo.TaskStatus
-}
-
-type overdueKey struct {
-	pageKey
-	asOf string
-}
-
-// NewLoaders makes the loaders of one request by viewer.
-func NewLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig) *Loaders {
-	l := &Loaders{store: store, viewer: viewer, cfg: cfg}
+// newLoaders makes the loaders of one request by viewer; now is the clock.
+func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func() time.Time) *Loaders {
+	l := &Loaders{store: store, viewer: viewer, cfg: cfg, now: now}
 	l.objects = newLoader(cfg, func(ctx context.Context, refs []dynamo.Ref) []result[any] {
 		vals, errs := store.Get(ctx, refs)
 		res := make([]result[any], len(refs))
@@ -165,12 +130,9 @@ func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, er
 	})
 }
 
-func (l *Loaders) today() dynamo.Date {
-	if l.cfg.Now == nil {
-		return dynamo.DateOf(time.Now())
-	}
-	return dynamo.DateOf(l.cfg.Now())
-}
+// today is the date of the request's clock: the default asOf of
+// overdueTasks.
+func (l *Loaders) today() dynamo.Date { return dynamo.DateOf(l.now()) }
 
 // primeTasks puts the tasks of a page into the point-read cache.
 func (l *Loaders) primeTasks(ctx context.Context) func(*dynamo.Conn[*dynamo.Task], error) (*dynamo.Conn[*dynamo.Task], error) {
@@ -186,17 +148,12 @@ func (l *Loaders) primeTasks(ctx context.Context) func(*dynamo.Conn[*dynamo.Task
 
 type ctxKey struct{}
 
-// Middleware gives each request its own Loaders, for the viewer that the
-// authentication middleware (which must run first) found, and its own
-// counter of DynamoDB calls.
-func Middleware(store *dynamo.Store, cfg LoaderConfig, next http.Handler) http.Handler {
+// withLoaders gives each request its own Loaders, for the viewer that the
+// authentication middleware (which must run first) found.
+func withLoaders(store *dynamo.Store, cfg LoaderConfig, now func() time.Time, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		viewer, _ := Viewer(r.Context())
-		ctx := dynamo.WithCalls(r.Context(), &dynamo.Calls{})
-		if k := r.Header.Get(IdempotencyHeader); k != "" {
-			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
-		}
-		ctx = context.WithValue(ctx, ctxKey{}, NewLoaders(store, viewer, cfg))
+		ctx := context.WithValue(r.Context(), ctxKey{}, newLoaders(store, viewer, cfg, now))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -233,11 +190,6 @@ func (l *Loaders) TaskByID(ctx context.Context, id string) (*dynamo.Task, error)
 	return load[*dynamo.Task](ctx, l, dynamo.TaskRef(id))()
 }
 
-// CommentByID loads a comment (ENOTFOUND when it does not exist).
-func (l *Loaders) CommentByID(ctx context.Context, id string) (*dynamo.Comment, error) {
-	return load[*dynamo.Comment](ctx, l, dynamo.CommentRef(id))()
-}
-
 // ProjectIDsOfUser loads the ids of every project the user is a member of.
 func (l *Loaders) ProjectIDsOfUser(ctx context.Context, id string) ([]string, error) {
 	return l.projectIDsOfUser.Load(ctx, id)()
@@ -249,35 +201,32 @@ func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*dynamo.Me
 }
 
 // TasksByProject loads a page of a project's tasks.
-func (l *Loaders) TasksByProject(ctx context.Context, id string, status *dynamo.TaskStatus, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	k := projectTasksKey{pageKey: newPageKey(id, first, after)}
-	if status != nil {
-		k.status = *status
-	}
-	return l.tasksOfProject.Load(ctx, k)()
+func (l *Loaders) TasksByProject(ctx context.Context, id string, status *dynamo.TaskStatus, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, status, first, after))()
 }
 
 // CommentsByTask loads a page of a task's comments.
-func (l *Loaders) CommentsByTask(ctx context.Context, id string, first int, after *string) (*dynamo.Conn[*dynamo.Comment], error) {
-	return l.commentsOf.Load(ctx, newPageKey(id, first, after))()
+func (l *Loaders) CommentsByTask(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Comment], error) {
+	return l.commentsOf.Load(ctx, pageKeyOf(id, first, after))()
 }
 
 // ProjectsByUser loads a page of the user's projects the viewer may see.
-func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first int, after *string) (*dynamo.Conn[*dynamo.Project], error) {
-	return l.projectsOfUser.Load(ctx, newPageKey(id, first, after))()
+func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Project], error) {
+	return l.projectsOfUser.Load(ctx, pageKeyOf(id, first, after))()
 }
 
 // TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
-func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.assignedTo.Load(ctx, newPageKey(id, first, after))()
+func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.assignedTo.Load(ctx, pageKeyOf(id, first, after))()
 }
 
-// OverdueByAssignee loads a page of the user's overdue tasks the viewer may see.
-func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf dynamo.Date, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.overdueOf.Load(ctx, overdueKey{pageKey: newPageKey(id, first, after), asOf: asOf.String()})()
+// OverdueByAssignee loads a page of the user's tasks the viewer may see
+// that are overdue as of asOf (null: today).
+func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *dynamo.Date, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.overdueOf.Load(ctx, overdueKeyOf(id, asOf, l.today(), first, after))()
 }
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
-func (l *Loaders) TasksByTag(ctx context.Context, tag string, first int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.tasksByTag.Load(ctx, newPageKey(tag, first, after))()
+func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.tasksByTag.Load(ctx, pageKeyOf(tag, first, after))()
 }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -33,11 +32,10 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 		if f.Definition == nil || f.ObjectDefinition == nil {
 			continue
 		}
-		args := safeArgs(f.ArgumentMap, vars)
-		first, after := intArg(args["first"]), strArg(args["after"])
+		a := listArgsOf(safeArgs(f.ArgumentMap, vars))
 		switch f.ObjectDefinition.Name + "." + f.Name {
 		case "User.projects":
-			k := newPageKey(id, first, after)
+			k := pageKeyOf(id, a.first, a.after)
 			if nodes := nodeFields(oc, f); id == l.viewer && len(nodes) > 0 {
 				// The viewer's own projects: their lists (members, tasks) can
 				// start as soon as the memberships are listed, with the
@@ -50,23 +48,17 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 			}
 			l.projectsOfUser.Load(ctx, k)
 		case "User.assignedTasks":
-			l.assignedTo.Load(ctx, newPageKey(id, first, after))
+			l.assignedTo.Load(ctx, pageKeyOf(id, a.first, a.after))
 		case "User.overdueTasks":
-			asOf := l.today().String()
-			if s := strArg(args["asOf"]); s != nil {
-				asOf = *s
+			if !a.badAsOf {
+				l.overdueOf.Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.first, a.after))
 			}
-			l.overdueOf.Load(ctx, overdueKey{pageKey: newPageKey(id, first, after), asOf: asOf})
 		case "Project.members":
 			l.membersOf.Load(ctx, id)
 		case "Project.tasks":
-			k := projectTasksKey{pageKey: newPageKey(id, first, after)}
-			if s := strArg(args["status"]); s != nil {
-				k.status = dynamo.TaskStatus(*s)
-			}
-			l.tasksOfProject.Load(ctx, k)
+			l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, a.status, a.first, a.after))
 		case "Task.comments":
-			th := l.commentsOf.Load(ctx, newPageKey(id, first, after))
+			th := l.commentsOf.Load(ctx, pageKeyOf(id, a.first, a.after))
 			if selectsNode(oc, f, "author") {
 				// The authors are read as soon as the comments are in, with
 				// the task's visibility check rather than after it.
@@ -152,29 +144,4 @@ func safeArgs(f func(map[string]any) map[string]any, vars map[string]any) (m map
 		}
 	}()
 	return f(vars)
-}
-
-// intArg reads a `first` argument as the resolver would; absent or null is 20.
-func intArg(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i)
-		}
-		return -1
-	}
-	return 20
-}
-
-func strArg(v any) *string {
-	if s, ok := v.(string); ok {
-		return &s
-	}
-	return nil
 }

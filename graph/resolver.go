@@ -1,14 +1,9 @@
 package graph
 
-import (
-	"time"
+import "github.com/taskgraph/taskgraph/dynamo"
 
-	"github.com/taskgraph/taskgraph/dynamo"
-)
-
-// Resolver is the root resolver: it holds what every resolver shares.
+// Resolver is the root resolver: it holds what every resolver shares. The
+// reads go through the request's Loaders (For), which hold the clock.
 type Resolver struct {
 	Store *dynamo.Store
-	// Now is the clock (overdue depends on today).
-	Now func() time.Time
 }

@@ -81,7 +81,7 @@ func (r *projectResolver) Members(ctx context.Context, obj *dynamo.Project) ([]*
 }
 
 func (r *projectResolver) Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, status *dynamo.TaskStatus) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByProject(ctx, obj.ID, status, firstOr(first), after))
+	return taskConn(For(ctx).TasksByProject(ctx, obj.ID, status, first, after))
 }
 
 func (r *projectMemberResolver) User(ctx context.Context, obj *dynamo.Member) (*dynamo.User, error) {
@@ -109,11 +109,11 @@ func (r *queryResolver) Task(ctx context.Context, id string) (*dynamo.Task, erro
 }
 
 func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByTag(ctx, tag, firstOr(first), after))
+	return taskConn(For(ctx).TasksByTag(ctx, tag, first, after))
 }
 
 func (r *tagResolver) Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByTag(ctx, obj.Name, firstOr(first), after))
+	return taskConn(For(ctx).TasksByTag(ctx, obj.Name, first, after))
 }
 
 func (r *taskResolver) Project(ctx context.Context, obj *dynamo.Task) (*dynamo.Project, error) {
@@ -129,7 +129,7 @@ func (r *taskResolver) Tags(ctx context.Context, obj *dynamo.Task) ([]*dynamo.Ta
 }
 
 func (r *taskResolver) Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error) {
-	return commentConn(For(ctx).CommentsByTask(ctx, obj.ID, firstOr(first), after))
+	return commentConn(For(ctx).CommentsByTask(ctx, obj.ID, first, after))
 }
 
 func (r *userResolver) Email(ctx context.Context, obj *dynamo.User) (*string, error) {
@@ -140,15 +140,15 @@ func (r *userResolver) Email(ctx context.Context, obj *dynamo.User) (*string, er
 }
 
 func (r *userResolver) Projects(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.ProjectConnection, error) {
-	return projectConn(For(ctx).ProjectsByUser(ctx, obj.ID, firstOr(first), after))
+	return projectConn(For(ctx).ProjectsByUser(ctx, obj.ID, first, after))
 }
 
 func (r *userResolver) AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByAssignee(ctx, obj.ID, firstOr(first), after))
+	return taskConn(For(ctx).TasksByAssignee(ctx, obj.ID, first, after))
 }
 
 func (r *userResolver) OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).OverdueByAssignee(ctx, obj.ID, asOfOr(asOf, r.today()), firstOr(first), after))
+	return taskConn(For(ctx).OverdueByAssignee(ctx, obj.ID, asOf, first, after))
 }
 
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }

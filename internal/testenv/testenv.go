@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // Now is the fixed clock of every Env: 2026-08-25 12:00 UTC.
@@ -57,6 +58,8 @@ func Embedded(tb testing.TB) *dynamo.Embedded {
 type Calls = dynamo.Calls
 
 // Env is one test's server: a fresh table, the real handler, a fixed clock.
+// The client, the store and the handler are wired as in production
+// (internal/wire), with a counter of calls added to the client.
 type Env struct {
 	TB      testing.TB
 	Store   *dynamo.Store
@@ -91,31 +94,35 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	switch b {
 	case Minidyn:
 		e.Emb = Embedded(tb)
-		e.Client = e.Emb.Client(count, dynamo.Deadlines)
+		e.Client = e.Emb.Client(wire.ClientOptions(count)...)
 	case Dynalite:
 		ep := os.Getenv("DYNALITE_ENDPOINT")
 		if ep == "" {
 			tb.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
 		}
 		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, count, dynamo.Deadlines)
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, wire.ClientOptions(count)...)
 	}
 	// A run id keeps tables apart when several runs share one dynalite.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
-	e.Store = dynamo.New(e.Client, name)
-	e.Store.Now = func() time.Time { return Now }
+	e.Store = wire.NewStore(e.Client, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
 	e.Store.CleanupSettle = 0 // the clock stands still in tests
-	e.Store.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := e.Store.EnsureTable(ctx); err != nil {
 		tb.Fatalf("creating table %s: %v", name, err)
 	}
 	e.Auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
-	e.Handler = graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return Now },
-		Log: e.Store.Log})
+	e.Handler = e.NewHandler(graph.Options{})
 	calls.Reset()
 	return e
+}
+
+// NewHandler returns a GraphQL handler on the Env's store and
+// authenticator, wired as in production (wire.NewHandler) with the options
+// o: its clock and log are the store's unless o sets them.
+func (e *Env) NewHandler(o graph.Options) http.Handler {
+	return wire.NewHandler(e.Store, e.Auth, o)
 }
 
 // StepLevels makes the Env's handler read its batches level by level (see
@@ -124,8 +131,7 @@ func NewOn(tb testing.TB, b Backend) *Env {
 func (e *Env) StepLevels() {
 	e.TB.Helper()
 	trig := &graph.BatchTrigger{}
-	e.Handler = graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return Now },
-		Log: e.Store.Log, Loaders: graph.LoaderConfig{Trigger: trig}})
+	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{Trigger: trig}})
 	s := StartStepper(trig, nil)
 	e.TB.Cleanup(s.Stop)
 }

@@ -1,0 +1,135 @@
+package graph
+
+import (
+	"encoding/json"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// Loader keys: a page of a list is one key, built from the list field's
+// arguments by the functions below, both when a resolver asks (with
+// gqlgen's typed arguments) and when prefetch looks ahead (with the raw
+// arguments, decoded by listArgsOf): the two then share one read.
+
+// DefaultFirst is a connection's page size when `first` is null. Its range
+// is checked by the store.
+const DefaultFirst = 20
+
+// firstOr returns a connection's page size: first, or DefaultFirst when null.
+func firstOr(first *int) int {
+	if first == nil {
+		return DefaultFirst
+	}
+	return *first
+}
+
+// pageKey identifies one page of a list owned by id (a user, task or tag).
+type pageKey struct {
+	id    string
+	first int
+	after string
+	has   bool // after given
+}
+
+func (k pageKey) page() dynamo.Page {
+	p := dynamo.Page{First: k.first}
+	if k.has {
+		p.After = &k.after
+	}
+	return p
+}
+
+// pageKeyOf is the key of the page that first and after ask for.
+func pageKeyOf(id string, first *int, after *string) pageKey {
+	k := pageKey{id: id, first: firstOr(first)}
+	if after != nil {
+		k.after, k.has = *after, true
+	}
+	return k
+}
+
+// projectTasksKey identifies a page of a project's tasks, of one status or
+// ("") all.
+type projectTasksKey struct {
+	pageKey
+	status dynamo.TaskStatus
+}
+
+func projectTasksKeyOf(id string, status *dynamo.TaskStatus, first *int, after *string) projectTasksKey {
+	k := projectTasksKey{pageKey: pageKeyOf(id, first, after)}
+	if status != nil {
+		k.status = *status
+	}
+	return k
+}
+
+// overdueKey identifies a page of a user's tasks overdue as of a date.
+type overdueKey struct {
+	pageKey
+	asOf string
+}
+
+// overdueKeyOf is the key of a page of overdue tasks; asOf null is today.
+func overdueKeyOf(id string, asOf *dynamo.Date, today dynamo.Date, first *int, after *string) overdueKey {
+	if asOf != nil {
+		today = *asOf
+	}
+	return overdueKey{pageKey: pageKeyOf(id, first, after), asOf: today.String()}
+}
+
+// listArgs are a list field's arguments as its resolver gets them.
+type listArgs struct {
+	first  *int
+	after  *string
+	status *dynamo.TaskStatus
+	asOf   *dynamo.Date
+	// badAsOf: asOf is given but no date (the resolver reports it).
+	badAsOf bool
+}
+
+// listArgsOf decodes a field's raw arguments (variables substituted) as
+// gqlgen would for its resolver. A value of the wrong type counts as absent
+// (the resolver reports it; its key only costs a read that is never used).
+func listArgsOf(raw map[string]any) listArgs {
+	var a listArgs
+	a.first = intArg(raw["first"])
+	a.after = strArg(raw["after"])
+	if s := strArg(raw["status"]); s != nil {
+		st := dynamo.TaskStatus(*s)
+		a.status = &st
+	}
+	if s := strArg(raw["asOf"]); s != nil {
+		d, err := dynamo.ParseDate(*s)
+		a.asOf, a.badAsOf = &d, err != nil
+	}
+	return a
+}
+
+// intArg reads an Int argument; absent or null is nil, a number that is
+// no integer -1 (refused by the store).
+func intArg(v any) *int {
+	var n int
+	switch x := v.(type) {
+	case int:
+		n = x
+	case int64:
+		n = int(x)
+	case float64:
+		n = int(x)
+	case json.Number:
+		i, err := x.Int64()
+		if n = int(i); err != nil {
+			n = -1
+		}
+	default:
+		return nil
+	}
+	return &n
+}
+
+func strArg(v any) *string {
+	if s, ok := v.(string); ok {
+		return &s
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// Visibility: a project, and everything under it, is visible to its
+// members while the project exists. Both facts are point reads, so checking
+// any number of projects costs one batched read.
+
+// visibleProjects reports, for each project id, whether the viewer may see
+// it. Every check of a call joins one batch.
+func (l *Loaders) visibleProjects(ctx context.Context, ids []string) ([]bool, error) {
+	type pair struct{ p, m func() (any, error) }
+	ths := make([]pair, len(ids))
+	for i, id := range ids {
+		ths[i] = pair{l.objects.Load(ctx, dynamo.ProjectRef(id)), l.objects.Load(ctx, dynamo.MemberRef(id, l.viewer))}
+	}
+	ok := make([]bool, len(ids))
+	for i, th := range ths {
+		_, perr := th.p()
+		_, merr := th.m()
+		for _, err := range []error{perr, merr} {
+			if err != nil && !dynamo.IsNotFound(err) {
+				return nil, err
+			}
+		}
+		ok[i] = perr == nil && merr == nil
+	}
+	return ok, nil
+}
+
+func (l *Loaders) canSeeProject(ctx context.Context, id string) (bool, error) {
+	ok, err := l.visibleProjects(ctx, []string{id})
+	if err != nil {
+		return false, err
+	}
+	return ok[0], nil
+}
+
+// visibleTasks keeps the tasks whose project the viewer may see.
+func (l *Loaders) visibleTasks(ctx context.Context, tasks []*dynamo.Task) ([]bool, error) {
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ProjectID
+	}
+	return l.visibleProjects(ctx, ids)
+}
+
+func (l *Loaders) sharesProject(ctx context.Context, mine, theirs []string) (bool, error) {
+	set := make(map[string]bool, len(mine))
+	for _, id := range mine {
+		set[id] = true
+	}
+	var common []string
+	for _, id := range theirs {
+		if set[id] {
+			common = append(common, id)
+		}
+	}
+	ok, err := l.visibleProjects(ctx, common)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range ok {
+		if v {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,65 @@
+// Package wire is the one place where the server's parts are put together:
+// the DynamoDB client's options, the store on that client and the GraphQL
+// handler in front of it. The server (package main), the benchmarks (bench)
+// and the tests (internal/testenv) all wire through it, so what they measure
+// and test is what runs in production. They add what they need after the
+// production options (call counters, a gate, fault injection); a caller that
+// needs another retry policy appends its own dynamo.RetryPolicy, which
+// replaces the production one, and says why.
+package wire
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+)
+
+// The production retry policy (dynamo.RetryPolicy): five attempts, backoff
+// at most two seconds; a request's time limit (graph.Options.Timeout) bounds
+// the whole.
+const (
+	RetryAttempts   = 5
+	RetryMaxBackoff = 2 * time.Second
+)
+
+// ClientOptions returns the DynamoDB client options of the server, then
+// extra: calls counted per request (dynamo.CountCalls, for the log and
+// -debug), request deadlines (dynamo.Deadlines), the HTTP client's
+// connection pool (dynamo.TuneHTTP) and the retry policy. An extra option
+// that replaces the HTTP client must wrap the tuned one (o.HTTPClient).
+func ClientOptions(extra ...func(*dynamodb.Options)) []func(*dynamodb.Options) {
+	return append([]func(*dynamodb.Options){dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP,
+		dynamo.RetryPolicy(RetryAttempts, RetryMaxBackoff)}, extra...)
+}
+
+// NewStore returns the store on the named table through db, logging to log
+// (nil: slog.Default()) and reading the clock now (nil: time.Now): the clock
+// of the whole server, as NewHandler passes it on to the handler.
+func NewStore(db *dynamodb.Client, table string, log *slog.Logger, now func() time.Time) *dynamo.Store {
+	s := dynamo.New(db, table)
+	if log != nil {
+		s.Log = log
+	}
+	if now != nil {
+		s.Now = now
+	}
+	return s
+}
+
+// NewHandler returns the GraphQL handler (POST /query) on store, its tokens
+// checked by auth: graph.NewHandler with o, whose Store and Auth it sets and
+// whose clock and log default to the store's (o.Now, o.Log).
+func NewHandler(store *dynamo.Store, auth *graph.Authenticator, o graph.Options) http.Handler {
+	o.Store, o.Auth = store, auth
+	if o.Now == nil {
+		o.Now = store.Now
+	}
+	if o.Log == nil {
+		o.Log = store.Log
+	}
+	return graph.NewHandler(o)
+}
