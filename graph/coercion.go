@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -86,7 +87,7 @@ func (s strictInputs) MutateOperationContext(_ context.Context, oc *graphql.Oper
 			if bad.at != "" {
 				where = fmt.Sprintf(" at \"%s%s\"", d.Variable, bad.at)
 			}
-			err := invalidInput(fmt.Sprintf("Variable \"$%s\" got invalid value %s%s; %s", d.Variable, show(bad.value), where, bad.msg), d.Position)
+			err := invalidInput(fmt.Sprintf("Variable \"$%s\" got invalid value %s%s; %s", d.Variable, model.ShowInput(bad.value), where, bad.msg), d.Position)
 			err.Path = ast.Path{ast.PathName("variable"), ast.PathName(d.Variable)}
 			return err
 		}
@@ -105,18 +106,6 @@ func invalidInput(msg string, pos *ast.Position) *gqlerror.Error {
 		err.Locations = []gqlerror.Location{{Line: pos.Line, Column: pos.Column}}
 	}
 	return err
-}
-
-// show writes a value the client sent as JSON, shortened.
-func show(v any) string {
-	b, err := json.Marshal(v)
-	switch {
-	case err != nil:
-		return "(not shown)"
-	case len(b) > 80:
-		return string([]rune(string(b))[:20]) + "…" // 80 bytes are at least 20 runes
-	}
-	return string(b)
 }
 
 // badInput is a value that is not of its type: where it is below the
@@ -152,7 +141,7 @@ func (s strictInputs) check(t *ast.Type, v any) *badInput {
 	switch def.Kind {
 	case ast.Enum:
 		if str, ok := v.(string); !ok || def.EnumValues.ForName(str) == nil {
-			msg = fmt.Sprintf("Value %s does not exist in %q enum.", show(v), def.Name)
+			msg = fmt.Sprintf("Value %s does not exist in %q enum.", model.ShowInput(v), def.Name)
 		}
 	case ast.InputObject:
 		m, ok := v.(map[string]any)
@@ -184,31 +173,31 @@ func checkScalar(name string, v any) string {
 	case "Int":
 		n, ok := integer(v)
 		if !ok {
-			return fmt.Sprintf("Int cannot represent non-integer value: %s", show(v))
+			return fmt.Sprintf("Int cannot represent non-integer value: %s", model.ShowInput(v))
 		}
 		if n < math.MinInt32 || n > math.MaxInt32 {
-			return fmt.Sprintf("Int cannot represent non 32-bit signed integer value: %s", show(v))
+			return fmt.Sprintf("Int cannot represent non 32-bit signed integer value: %s", model.ShowInput(v))
 		}
 	case "Float":
 		switch v.(type) {
 		case json.Number, float64, float32, int, int32, int64:
 		default:
-			return fmt.Sprintf("Float cannot represent non numeric value: %s", show(v))
+			return fmt.Sprintf("Float cannot represent non numeric value: %s", model.ShowInput(v))
 		}
 	case "String":
 		if _, ok := v.(string); !ok {
-			return fmt.Sprintf("String cannot represent a non string value: %s", show(v))
+			return fmt.Sprintf("String cannot represent a non string value: %s", model.ShowInput(v))
 		}
 	case "Boolean":
 		if _, ok := v.(bool); !ok {
-			return fmt.Sprintf("Boolean cannot represent a non boolean value: %s", show(v))
+			return fmt.Sprintf("Boolean cannot represent a non boolean value: %s", model.ShowInput(v))
 		}
 	case "ID":
 		if _, ok := v.(string); ok {
 			return ""
 		}
 		if _, ok := integer(v); !ok {
-			return fmt.Sprintf("ID cannot represent value: %s", show(v))
+			return fmt.Sprintf("ID cannot represent value: %s", model.ShowInput(v))
 		}
 	}
 	return ""

@@ -81,7 +81,7 @@ func UnmarshalInt(v any) (int, error) {
 		n, ok = int64(v), v == math.Trunc(v) && math.Abs(v) <= 1<<53
 	}
 	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
-		return 0, dynamo.Errorf(dynamo.EINVALID, "an Int is a whole number from %d to %d, not %s", math.MinInt32, math.MaxInt32, show(v))
+		return 0, dynamo.Errorf(dynamo.EINVALID, "an Int is a whole number from %d to %d, not %s", math.MinInt32, math.MaxInt32, ShowInput(v))
 	}
 	return int(n), nil
 }
@@ -93,7 +93,7 @@ func MarshalString(s string) graphql.Marshaler { return graphql.MarshalString(s)
 func UnmarshalString(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", dynamo.Errorf(dynamo.EINVALID, "a String is a string, not %s", show(v))
+		return "", dynamo.Errorf(dynamo.EINVALID, "a String is a string, not %s", ShowInput(v))
 	}
 	return s, nil
 }
@@ -105,7 +105,7 @@ func MarshalBoolean(b bool) graphql.Marshaler { return graphql.MarshalBoolean(b)
 func UnmarshalBoolean(v any) (bool, error) {
 	b, ok := v.(bool)
 	if !ok {
-		return false, dynamo.Errorf(dynamo.EINVALID, "a Boolean is true or false, not %s", show(v))
+		return false, dynamo.Errorf(dynamo.EINVALID, "a Boolean is true or false, not %s", ShowInput(v))
 	}
 	return b, nil
 }
@@ -146,11 +146,12 @@ func unmarshalEnum[T ~string](enum string, v any, values []T) (T, error) {
 	if s, ok := v.(string); ok && slices.Contains(values, T(s)) {
 		return T(s), nil
 	}
-	return "", dynamo.Errorf(dynamo.EINVALID, "Value %s does not exist in %q enum", show(v), enum)
+	return "", dynamo.Errorf(dynamo.EINVALID, "Value %s does not exist in %q enum", ShowInput(v), enum)
 }
 
-// show writes an input value as JSON, shortened.
-func show(v any) string {
+// ShowInput writes a value a client sent as JSON for an error message,
+// shortened to at most 80 bytes' worth of runes.
+func ShowInput(v any) string {
 	b, err := json.Marshal(v)
 	switch {
 	case err != nil:
