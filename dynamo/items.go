@@ -156,25 +156,19 @@ func memberToItem(m *Member) item {
 }
 
 func taskToItem(t *Task) item {
-	tu, pu := ulidOf(t.ID), ulidOf(t.ProjectID)
-	it := taskItem{PK: taskPK(tu), SK: taskSK, GSI1PK: projectTasksPK(pu), GSI1SK: dueSK(t.DueDate, tu),
-		Type: typeTask, ID: t.ID, Project: t.ProjectID, Title: t.Title, Description: t.Description,
-		Status: string(t.Status), Tags: t.Tags, CreatedAt: fmtTime(t.CreatedAt), UpdatedAt: fmtTime(t.UpdatedAt),
-		Version: t.Version}
+	tu := ulidOf(t.ID)
+	it := taskItem{PK: taskPK(tu), SK: taskSK, Type: typeTask, ID: t.ID, Project: t.ProjectID, Title: t.Title,
+		Description: t.Description, Status: string(t.Status), Tags: t.Tags, CreatedAt: fmtTime(t.CreatedAt),
+		UpdatedAt: fmtTime(t.UpdatedAt), Version: t.Version}
+	it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK = taskIndexKeys(t)
 	if len(it.Tags) == 0 {
 		it.Tags = nil // the embedded store garbles empty lists: leave the attribute out
 	}
 	if t.DueDate != nil {
 		it.DueDate = t.DueDate.String()
 	}
-	// GSI2: assigned tasks under their assignee; unassigned ones under their
-	// project. (A sparse index, with no GSI2 keys on unassigned tasks, would
-	// be cheaper, but the embedded store corrupts an index when an item loses
-	// its index keys; see docs/design.md.)
-	it.GSI2PK, it.GSI2SK = unassignedPK(pu), it.GSI1SK
 	if t.AssigneeID != nil {
 		it.Assignee = *t.AssigneeID
-		it.GSI2PK = assignedPK(*t.AssigneeID, t.Status != StatusDone)
 	}
 	return marshal(it)
 }

@@ -205,3 +205,18 @@ func validULIDCursor(prefix string) func(string) bool {
 		return ok && valid
 	}
 }
+
+// taskIndexKeys are a task's index keys: GSI1 under its project by due
+// date; GSI2 under its assignee's open or done partition, or, unassigned,
+// under its project's. (A sparse GSI2, with no keys on unassigned tasks,
+// would be cheaper, but the embedded store corrupts an index when an item
+// loses its index keys; see docs/design.md.)
+func taskIndexKeys(t *Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) {
+	tu, pu := ulidOf(t.ID), ulidOf(t.ProjectID)
+	gsi1pk, gsi1sk = projectTasksPK(pu), dueSK(t.DueDate, tu)
+	gsi2pk, gsi2sk = unassignedPK(pu), gsi1sk
+	if t.AssigneeID != nil {
+		gsi2pk = assignedPK(*t.AssigneeID, t.Status != StatusDone)
+	}
+	return gsi1pk, gsi1sk, gsi2pk, gsi2sk
+}

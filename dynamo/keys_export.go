@@ -29,15 +29,7 @@ func TaskItemKey(taskID string) (pk, sk string) { return taskKey(ulidOf(taskID))
 // TaskIndexKeys are the index keys of a task's item as its fields make them:
 // GSI1 its project's tasks by due date; GSI2 its assignee's open or done
 // tasks, or its project's unassigned tasks.
-func TaskIndexKeys(t *Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) {
-	tu, pu := ulidOf(t.ID), ulidOf(t.ProjectID)
-	gsi1pk, gsi1sk = projectTasksPK(pu), dueSK(t.DueDate, tu)
-	gsi2pk, gsi2sk = unassignedPK(pu), gsi1sk
-	if t.AssigneeID != nil {
-		gsi2pk = assignedPK(*t.AssigneeID, t.Status != StatusDone)
-	}
-	return gsi1pk, gsi1sk, gsi2pk, gsi2sk
-}
+func TaskIndexKeys(t *Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) { return taskIndexKeys(t) }
 
 // TagLinkKeys are the key and GSI1 keys of the link of task t to a tag.
 func TagLinkKeys(t *Task, tag string) (pk, sk, gsi1pk, gsi1sk string) {
