@@ -85,14 +85,18 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 	}
 }
 
+// TTLAttribute is the table's time-to-live attribute: an idempotency
+// record's expiry, in Unix seconds.
+const TTLAttribute = "expiresAt"
+
 // enableTTL lets DynamoDB delete expired idempotency records (attribute
-// expiresAt); expired records are ignored when read either way. The embedded
+// TTLAttribute); expired records are ignored when read either way. The embedded
 // store has no TTL: its client does not ask (ErrNoTTL), and that is said in
 // plain words at DEBUG. Another endpoint that refuses is a real problem
 // (records pile up), so it is a warning with the cause.
 func (s *Store) enableTTL(ctx context.Context) {
 	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &s.table,
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("expiresAt"), Enabled: aws.Bool(true)}})
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(TTLAttribute), Enabled: aws.Bool(true)}})
 	switch {
 	case errors.Is(err, ErrNoTTL):
 		s.Log.Debug("the embedded store has no time to live: expired idempotency records stay in memory (they are ignored when read)")
