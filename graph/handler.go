@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -175,8 +174,12 @@ func idempotent(ctx context.Context, next graphql.RootResolver) graphql.Marshale
 		return next(ctx)
 	}
 	viewer, err := Viewer(ctx)
+	var digest string
 	if err == nil {
-		ctx, err = dynamo.WithIdempotencyKey(ctx, viewer, key, rf.Field.Alias, operationDigest(ctx, rf.Field))
+		digest, err = operationDigest(ctx, rf.Field)
+	}
+	if err == nil {
+		ctx, err = dynamo.WithIdempotencyKey(ctx, viewer, key, rf.Field.Alias, digest)
 	}
 	if err != nil {
 		graphql.AddError(ctx, err)
@@ -187,13 +190,13 @@ func idempotent(ctx context.Context, next graphql.RootResolver) graphql.Marshale
 
 // operationDigest identifies a root field's operation: its name and its
 // arguments with the request's variables substituted.
-func operationDigest(ctx context.Context, f graphql.CollectedField) string {
+func operationDigest(ctx context.Context, f graphql.CollectedField) (string, error) {
 	args, err := json.Marshal(f.ArgumentMap(graphql.GetOperationContext(ctx).Variables))
-	if err != nil { // arguments come from JSON and the document: always encodable
-		args = []byte(fmt.Sprint(f.ArgumentMap(graphql.GetOperationContext(ctx).Variables)))
+	if err != nil { // arguments come from JSON and the document: never seen
+		return "", &dynamo.Error{Code: dynamo.EINTERNAL, Message: "digesting a mutation's input", Err: err}
 	}
 	sum := sha256.Sum256(append([]byte(f.Name+"\x00"), args...))
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // requireViewer refuses, as a whole, any operation but pure introspection
