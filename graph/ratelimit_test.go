@@ -62,11 +62,11 @@ func (r rateResult) mustPass(t *testing.T) {
 }
 
 // mustBeLimited fails unless r is a 429 with Retry-After, one RATE_LIMITED
-// error and null data.
+// error and "data": null.
 func (r rateResult) mustBeLimited(t *testing.T) {
 	t.Helper()
 	if r.status != http.StatusTooManyRequests || r.retryAfter == "" || len(r.res.Errors) != 1 ||
-		r.res.Errors[0].Code() != graph.CodeRateLimited || !testenv.NullData(r.res.Data) ||
+		r.res.Errors[0].Code() != graph.CodeRateLimited || string(r.res.Data) != "null" ||
 		!strings.Contains(r.res.Errors[0].Message, "retry after "+r.retryAfter+" s") {
 		t.Fatalf("want 429 RATE_LIMITED with Retry-After, got %d (Retry-After %q) data %s %+v",
 			r.status, r.retryAfter, r.res.Data, r.res.Errors)
