@@ -86,6 +86,10 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.MaxTokens, "max-tokens", graph.DefaultMaxTokens, "most tokens the parser reads")
 	flag.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	flag.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
+	flag.Float64Var(&s.limits.RateOps, "rate-ops", graph.DefaultRateOps, "operations per second per viewer (per client address without a valid token); 0: no limit")
+	flag.IntVar(&s.limits.RateOpsBurst, "rate-ops-burst", graph.DefaultRateOpsBurst, "operations a viewer may send at once")
+	flag.Float64Var(&s.limits.RateCost, "rate-cost", graph.DefaultRateCost, "query cost per second per viewer (the -max-complexity measure); 0: no limit")
+	flag.IntVar(&s.limits.RateCostBurst, "rate-cost-burst", graph.DefaultRateCostBurst, "query cost a viewer may spend at once")
 	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return s, err

@@ -60,6 +60,7 @@ type Options struct {
 	// TrustedDocuments, when set, maps documentId requests to their
 	// documents; with Production, only its documents run (trusted.go).
 	TrustedDocuments *TrustedDocuments
+	RateLimits       // per-viewer token buckets; the zero value: none
 }
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
@@ -111,9 +112,11 @@ func NewHandler(o Options) http.Handler {
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer)
+	rl := newRateLimits(o)
+	srv.AroundOperations(rl.AroundOperations)
 	srv.AroundRootFields(idempotent)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	h := o.Auth.Middleware(requestScope(withLoaders(o.Store, o.Loaders, o.Now, srv)))
+	h := o.Auth.Middleware(rl.Middleware(requestScope(withLoaders(o.Store, o.Loaders, o.Now, srv))))
 	if o.TrustedDocuments != nil {
 		h = o.TrustedDocuments.Middleware(o.Production, h)
 	}

@@ -1,0 +1,235 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"golang.org/x/time/rate"
+)
+
+// CodeRateLimited extends the contract: the viewer (or, without a valid
+// token, the client address) sent more operations, or more query cost, than
+// its token buckets allow. The response is HTTP 429 with Retry-After.
+const CodeRateLimited = "RATE_LIMITED"
+
+// Defaults of the rate limits the server's flags start from (graph.Options
+// leaves them off when zero). A dashboard load costs about 10,000, so a
+// viewer may load it ten times at once and five times a second for good;
+// an IDE or a UI sends far fewer than 20 operations a second.
+const (
+	DefaultRateOps       = 20
+	DefaultRateOpsBurst  = 40
+	DefaultRateCost      = 50_000
+	DefaultRateCostBurst = 100_000
+	// DefaultRateKeys is how many viewers and addresses keep a bucket;
+	// the least recently seen beyond it lose theirs (and start afresh).
+	DefaultRateKeys = 10_000
+)
+
+// RateLimits bound each viewer's operations and query cost by token
+// buckets: one pair per viewer, or per client address for requests without
+// a valid token. Over a limit the request gets HTTP 429 with Retry-After and
+// a RATE_LIMITED error, and runs nothing.
+type RateLimits struct {
+	// RateOps is the operations per second a viewer may send; 0 turns the
+	// operation limit off. RateOpsBurst is how many it may send at once; 0
+	// means twice RateOps.
+	RateOps      float64
+	RateOpsBurst int
+	// RateCost is the query cost (the complexity the complexity limit
+	// computes) per second a viewer may spend; 0 turns the cost limit off.
+	// RateCostBurst is how much it may spend at once; 0 means twice
+	// RateCost.
+	RateCost      float64
+	RateCostBurst int
+	// RateKeys caps the viewers and addresses that keep buckets; 0 means
+	// DefaultRateKeys.
+	RateKeys int
+}
+
+// rateLimits holds the token buckets, one pair per viewer or address,
+// in an LRU cache so that many addresses cannot grow memory without bound.
+type rateLimits struct {
+	ops, cost           rate.Limit
+	opsBurst, costBurst int
+	now                 func() time.Time
+
+	mu      sync.Mutex // makes get-or-create atomic
+	buckets *lru.Cache[string, *rateBuckets]
+}
+
+type rateBuckets struct{ ops, cost *rate.Limiter }
+
+// newRateLimits returns the limits of o, or nil when both are off.
+func newRateLimits(o Options) *rateLimits {
+	if o.RateOps <= 0 && o.RateCost <= 0 {
+		return nil
+	}
+	burst := func(b int, r float64) int {
+		if b > 0 {
+			return b
+		}
+		return max(1, int(math.Ceil(2*r)))
+	}
+	l := &rateLimits{ops: rate.Inf, cost: rate.Inf, now: o.Now}
+	if o.RateOps > 0 {
+		l.ops, l.opsBurst = rate.Limit(o.RateOps), burst(o.RateOpsBurst, o.RateOps)
+	}
+	if o.RateCost > 0 {
+		l.cost, l.costBurst = rate.Limit(o.RateCost), burst(o.RateCostBurst, o.RateCost)
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	size := o.RateKeys
+	if size <= 0 {
+		size = DefaultRateKeys
+	}
+	l.buckets, _ = lru.New[string, *rateBuckets](size) // size > 0: no error
+	return l
+}
+
+func (l *rateLimits) bucketsFor(key string) *rateBuckets {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets.Get(key); ok {
+		return b
+	}
+	b := &rateBuckets{ops: rate.NewLimiter(l.ops, l.opsBurst), cost: rate.NewLimiter(l.cost, l.costBurst)}
+	l.buckets.Add(key, b)
+	return b
+}
+
+// take takes n tokens from lim at now, or none and returns how long to wait
+// until n would be there. n is capped at the burst, so that a single
+// operation within the complexity limit can always run eventually.
+func take(lim *rate.Limiter, now time.Time, n int) time.Duration {
+	if lim.Limit() == rate.Inf || n <= 0 {
+		return 0
+	}
+	r := lim.ReserveN(now, min(n, lim.Burst()))
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d
+	}
+	return 0
+}
+
+// rateKey is the key of a request: its viewer when the token is valid,
+// otherwise the client's address (RemoteAddr; forwarded headers are not
+// trusted, see docs/security.md).
+func rateKey(r *http.Request) string {
+	if v, err := Viewer(r.Context()); err == nil {
+		return "viewer:" + v
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "ip:" + host
+}
+
+type rateStateKey struct{}
+
+// rateState is one request's: its key, and whether (and for how long) the
+// cost interceptor refused it, which turns the status into 429.
+type rateState struct {
+	key        string
+	retryAfter time.Duration
+}
+
+// Middleware (nil: no limits) takes one operation token for each request (before anything
+// is parsed or read) and answers 429 when there is none; it must run after
+// the Authenticator's. It also turns a response the cost interceptor
+// refused into a 429.
+func (l *rateLimits) Middleware(next http.Handler) http.Handler {
+	if l == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost { // OPTIONS preflights run nothing
+			next.ServeHTTP(w, r)
+			return
+		}
+		st := &rateState{key: rateKey(r)}
+		if d := take(l.bucketsFor(st.key).ops, l.now(), 1); d > 0 {
+			writeRateLimited(w, d)
+			return
+		}
+		next.ServeHTTP(&rateWriter{ResponseWriter: w, st: st}, r.WithContext(context.WithValue(r.Context(), rateStateKey{}, st)))
+	})
+}
+
+// AroundOperations (nil: no limits) takes the operation's cost (its complexity as the
+// complexity limit computed it; introspection alone costs nothing) from
+// the cost bucket before the operation runs, and refuses it when the
+// bucket holds too little.
+func (l *rateLimits) AroundOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if l == nil {
+		return next(ctx)
+	}
+	st, _ := ctx.Value(rateStateKey{}).(*rateState)
+	oc := graphql.GetOperationContext(ctx)
+	stats := extension.GetComplexityStats(ctx)
+	if st == nil || stats == nil || introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
+		return next(ctx)
+	}
+	if d := take(l.bucketsFor(st.key).cost, l.now(), stats.Complexity); d > 0 {
+		st.retryAfter = d
+		return graphql.OneShot(&graphql.Response{Errors: rateLimitedErrors(d)})
+	}
+	return next(ctx)
+}
+
+func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
+
+func rateLimitedErrors(d time.Duration) gqlerror.List {
+	return gqlerror.List{{Message: fmt.Sprintf("rate limit exceeded; retry after %d s", retrySeconds(d)),
+		Extensions: map[string]any{"code": CodeRateLimited}}}
+}
+
+func writeRateLimited(w http.ResponseWriter, d time.Duration) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(retrySeconds(d)))
+	w.WriteHeader(http.StatusTooManyRequests)
+	_ = json.NewEncoder(w).Encode(&graphql.Response{Errors: rateLimitedErrors(d)})
+}
+
+// rateWriter sends 429 and Retry-After instead of the status gqlgen sets
+// when the cost interceptor refused the operation.
+type rateWriter struct {
+	http.ResponseWriter
+	st    *rateState
+	wrote bool
+}
+
+func (w *rateWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		if d := w.st.retryAfter; d > 0 {
+			w.Header().Set("Retry-After", fmt.Sprint(retrySeconds(d)))
+			status = http.StatusTooManyRequests
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *rateWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *rateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
