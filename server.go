@@ -54,6 +54,8 @@ type settings struct {
 	limits      graph.Options // the limits only
 	dataDir     string        // the embedded store's files and the development secret; "": memory only
 	command     string        // token, export or import; "": serve
+	logFormat   string        // text or json
+	logLevel    string        // debug, info, warn or error
 	args        []string      // the command's arguments
 }
 
@@ -86,6 +88,8 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.MaxTokens, "max-tokens", graph.DefaultMaxTokens, "most tokens the parser reads")
 	flag.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	flag.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
+	flag.StringVar(&s.logFormat, "log-format", env("LOG_FORMAT", "text"), "log lines as text or json (default from LOG_FORMAT)")
+	flag.StringVar(&s.logLevel, "log-level", env("LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (default from LOG_LEVEL)")
 	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return s, err
@@ -134,7 +138,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log, err := newLogger(s.logFormat, s.logLevel, stderr)
+	if err != nil {
+		return err
+	}
 	if s.command != "" {
 		return runCommand(ctx, s, stdin, stdout, stderr, log)
 	}
