@@ -38,6 +38,7 @@ Environment:
   PORT                       HTTP port (default 8080)
   TABLE_NAME                 the DynamoDB table (default task-manager)
   DATA_DIR                   the default of -data-dir (set but empty: memory only)
+  LOG_FORMAT, LOG_LEVEL      the defaults of -log-format and -log-level
   JWT_SECRET                 HS256 secret for bearer tokens; unset: the development
                              secret in -data-dir (made on first start)
   JWT_JWKS_URL               an identity provider's JWK Set for asymmetric tokens

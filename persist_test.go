@@ -44,7 +44,8 @@ func (s *syncBuffer) String() string {
 func cleanEnv(t *testing.T) {
 	t.Helper()
 	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
-		"AWS_PROFILE", "AWS_ACCESS_KEY_ID", "JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "TABLE_NAME"} {
+		"AWS_PROFILE", "AWS_ACCESS_KEY_ID", "JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "TABLE_NAME",
+		"LOG_FORMAT", "LOG_LEVEL"} {
 		t.Setenv(v, "")
 	}
 	t.Setenv("PORT", "0")

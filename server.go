@@ -54,6 +54,8 @@ type settings struct {
 	limits      graph.Options // the limits only
 	dataDir     string        // the embedded store's files and the development secret; "": memory only
 	command     string        // token, export or import; "": serve
+	logFormat   string        // text or json
+	logLevel    string        // debug, info, warn or error
 	args        []string      // the command's arguments
 }
 
@@ -90,6 +92,8 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.RateOpsBurst, "rate-ops-burst", graph.DefaultRateOpsBurst, "operations a viewer may send at once")
 	flag.Float64Var(&s.limits.RateCost, "rate-cost", graph.DefaultRateCost, "query cost per second per viewer (the -max-complexity measure); 0: no limit")
 	flag.IntVar(&s.limits.RateCostBurst, "rate-cost-burst", graph.DefaultRateCostBurst, "query cost a viewer may spend at once")
+	flag.StringVar(&s.logFormat, "log-format", env("LOG_FORMAT", "text"), "log lines as text or json (default from LOG_FORMAT)")
+	flag.StringVar(&s.logLevel, "log-level", env("LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (default from LOG_LEVEL)")
 	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return s, err
@@ -138,7 +142,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log, err := newLogger(s.logFormat, s.logLevel, stderr)
+	if err != nil {
+		return err
+	}
 	if s.command != "" {
 		return runCommand(ctx, s, stdin, stdout, stderr, log)
 	}

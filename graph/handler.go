@@ -111,7 +111,7 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(strictInputs{schema: es.Schema()})
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
-	srv.AroundOperations(requireViewer)
+	srv.AroundOperations(requireViewer(o.Log))
 	rl := newRateLimits(o)
 	srv.AroundOperations(rl.AroundOperations)
 	srv.AroundRootFields(idempotent)
@@ -123,8 +123,8 @@ func NewHandler(o Options) http.Handler {
 	return o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), h))
 }
 
-// reportCalls logs each operation with the DynamoDB calls it made and, in
-// debug mode, adds them to the response as extensions.dynamodb.
+// reportCalls logs one line per operation (logOperation: name, type,
+// duration, DynamoDB calls, outcome, trace id) and, in debug mode, adds them to the response as extensions.dynamodb.
 func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		res := next(ctx)
@@ -132,11 +132,9 @@ func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 		if res == nil || calls == nil || !graphql.HasOperationContext(ctx) {
 			return res
 		}
-		oc := graphql.GetOperationContext(ctx)
-		byOp, total := calls.ByOp(), calls.Total()
-		log.InfoContext(ctx, "graphql", "operation", oc.OperationName, "ms", time.Since(oc.Stats.OperationStart).Milliseconds(),
-			"dynamodbCalls", total, "byOp", byOp, "errors", len(res.Errors))
+		logOperation(ctx, log, res, calls)
 		if debug {
+			byOp, total := calls.ByOp(), calls.Total()
 			if res.Extensions == nil {
 				res.Extensions = map[string]any{}
 			}
@@ -204,13 +202,20 @@ func operationDigest(ctx context.Context, f graphql.CollectedField) (string, err
 
 // requireViewer refuses, as a whole, any operation but pure introspection
 // that comes without a valid token.
-func requireViewer(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	oc := graphql.GetOperationContext(ctx)
-	if _, err := Viewer(ctx); err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
-		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
-			Message: err.Error(), Extensions: map[string]any{"code": CodeUnauthenticated}}}})
+// The refusal never reaches reportCalls, so it logs its own line.
+func requireViewer(log *slog.Logger) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		if _, err := Viewer(ctx); err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
+			res := &graphql.Response{Errors: gqlerror.List{{
+				Message: err.Error(), Extensions: map[string]any{"code": CodeUnauthenticated}}}}
+			if calls := dynamo.CallsFrom(ctx); calls != nil {
+				logOperation(ctx, log, res, calls)
+			}
+			return graphql.OneShot(res)
+		}
+		return next(ctx)
 	}
-	return next(ctx)
 }
 
 func introspectionOnly(doc *ast.QueryDocument, set ast.SelectionSet) bool {

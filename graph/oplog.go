@@ -1,0 +1,95 @@
+package graph
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// OutcomeOK is the outcome of an operation that answered without errors.
+const OutcomeOK = "OK"
+
+// operationAttrs are the attributes of an operation's log line (reportCalls):
+// its name, type, duration, DynamoDB calls, outcome and, when the request
+// carried a valid W3C traceparent header, its trace id. They name nothing the
+// client sent but the operation's name: no token, variable, document or body.
+func operationAttrs(oc *graphql.OperationContext, res *graphql.Response, byOp map[string]int, total int) []slog.Attr {
+	name, typ := oc.OperationName, ""
+	if oc.Operation != nil {
+		name, typ = oc.Operation.Name, string(oc.Operation.Operation)
+	}
+	if byOp == nil {
+		byOp = map[string]int{}
+	}
+	attrs := []slog.Attr{
+		slog.String("operation", name),
+		slog.String("type", typ),
+		slog.Int64("ms", time.Since(oc.Stats.OperationStart).Milliseconds()),
+		slog.Int("dynamodb_calls", total),
+		slog.Any("dynamodb_by_op", byOp),
+		slog.String("outcome", outcome(res)),
+		slog.Int("errors", len(res.Errors)),
+	}
+	if id, ok := TraceID(oc.Headers); ok {
+		attrs = append(attrs, slog.String("trace_id", id))
+	}
+	return attrs
+}
+
+// logOperation writes the operation's log line.
+func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, calls *dynamo.Calls) {
+	oc := graphql.GetOperationContext(ctx)
+	log.LogAttrs(ctx, slog.LevelInfo, "graphql", operationAttrs(oc, res, calls.ByOp(), calls.Total())...)
+}
+
+// outcome is OutcomeOK, or the extensions.code of the response's first error
+// (ErrorPresenter gives every error one; "UNKNOWN" should one have none).
+func outcome(res *graphql.Response) string {
+	if len(res.Errors) == 0 {
+		return OutcomeOK
+	}
+	if code, ok := res.Errors[0].Extensions["code"].(string); ok && code != "" {
+		return code
+	}
+	return "UNKNOWN"
+}
+
+// TraceID returns the trace-id field of the request's W3C traceparent header
+// (version-traceid-parentid-flags, lowercase hex) when the header is valid:
+// version not ff, a trace id and a parent id that are not all zeros; a
+// version 00 header has exactly four fields, later versions may add more.
+func TraceID(h http.Header) (string, bool) {
+	tp := h.Get("Traceparent")
+	if len(tp) < 55 || (len(tp) > 55 && tp[55] != '-') {
+		return "", false
+	}
+	version, trace, parent, flags := tp[0:2], tp[3:35], tp[36:52], tp[53:55]
+	if tp[2] != '-' || tp[35] != '-' || tp[52] != '-' || !lowerHex(version) || version == "ff" ||
+		(version == "00" && len(tp) != 55) || !lowerHex(trace) || !lowerHex(parent) || !lowerHex(flags) ||
+		allZeros(trace) || allZeros(parent) {
+		return "", false
+	}
+	return trace, true
+}
+
+func lowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func allZeros(s string) bool {
+	for i := range len(s) {
+		if s[i] != '0' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,239 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+// logMarker is placed in variables, tokens and query text: it must never
+// reach the log.
+const logMarker = "Zq7SecretMarker"
+
+// opLogEnv returns a seeded Env whose handler logs JSON into the returned
+// buffer.
+func opLogEnv(t *testing.T) (*testenv.Env, *bytes.Buffer) {
+	t.Helper()
+	e := testenv.New(t)
+	e.MustSeed()
+	var buf bytes.Buffer
+	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	return e, &buf
+}
+
+// opLogPost posts a GraphQL request with extra headers and returns the
+// response's status.
+func opLogPost(t *testing.T, e *testenv.Env, body map[string]any, headers map[string]string) int {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	e.Handler.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// mustOpLines parses the log's lines (each must be JSON) and returns those
+// of operations (msg "graphql").
+func mustOpLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var ops []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, line)
+		}
+		if m["msg"] == "graphql" {
+			ops = append(ops, m)
+		}
+	}
+	return ops
+}
+
+// mustOneOpLine returns the only operation line of the log and empties it.
+func mustOneOpLine(t *testing.T, buf *bytes.Buffer) map[string]any {
+	t.Helper()
+	ops := mustOpLines(t, buf)
+	if len(ops) != 1 {
+		t.Fatalf("want one operation line, got %d:\n%s", len(ops), buf)
+	}
+	buf.Reset()
+	return ops[0]
+}
+
+func TestOperationLogLine(t *testing.T) {
+	e, buf := opLogEnv(t)
+	s := e.Seed()
+	task := s.Task("Write the landing page copy")
+
+	t.Run("a query logs its name, type, calls and OK, and no trace id without traceparent", func(t *testing.T) {
+		code := opLogPost(t, e, map[string]any{"query": `query Dashboard { me { projects(first: 5) { nodes { id } } } }`,
+			"operationName": "Dashboard"}, map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		if code != http.StatusOK {
+			t.Fatalf("status %d", code)
+		}
+		line := mustOneOpLine(t, buf)
+		for k, want := range map[string]any{"operation": "Dashboard", "type": "query", "outcome": "OK", "errors": 0.0, "level": "INFO"} {
+			if line[k] != want {
+				t.Errorf("%s = %#v, want %#v (line %v)", k, line[k], want, line)
+			}
+		}
+		if ms, ok := line["ms"].(float64); !ok || ms < 0 {
+			t.Errorf("ms = %#v, want a duration in milliseconds", line["ms"])
+		}
+		total, _ := line["dynamodb_calls"].(float64)
+		byOp, ok := line["dynamodb_by_op"].(map[string]any)
+		if !ok || total < 1 {
+			t.Fatalf("dynamodb_calls = %v, dynamodb_by_op = %#v: want at least one call, by operation", line["dynamodb_calls"], line["dynamodb_by_op"])
+		}
+		sum := 0.0
+		for _, n := range byOp {
+			sum += n.(float64)
+		}
+		if sum != total {
+			t.Errorf("dynamodb_by_op %v sums to %v, dynamodb_calls is %v", byOp, sum, total)
+		}
+		if _, ok := line["trace_id"]; ok {
+			t.Errorf("trace_id %v logged without a traceparent header", line["trace_id"])
+		}
+		if _, ok := line["dynamodb_capacity"]; ok {
+			t.Error("dynamodb_capacity logged, but capacity is not requested")
+		}
+	})
+
+	t.Run("an anonymous query logs an empty operation name", func(t *testing.T) {
+		opLogPost(t, e, map[string]any{"query": `{ me { id } }`}, map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		line := mustOneOpLine(t, buf)
+		if line["operation"] != "" || line["type"] != "query" || line["outcome"] != "OK" {
+			t.Errorf("operation %#v type %#v outcome %#v, want \"\" query OK", line["operation"], line["type"], line["outcome"])
+		}
+	})
+
+	t.Run("a failing mutation logs its first error's code", func(t *testing.T) {
+		opLogPost(t, e, map[string]any{
+			"query":     `mutation Rename($in: UpdateTaskInput!) { updateTask(input: $in) { id } }`,
+			"variables": map[string]any{"in": map[string]any{"id": task.ID, "title": "x"}},
+		}, map[string]string{"Authorization": "Bearer " + e.Token("eve")}) // eve is no member of the task's project
+		line := mustOneOpLine(t, buf)
+		for k, want := range map[string]any{"operation": "Rename", "type": "mutation", "outcome": "NOT_FOUND", "errors": 1.0} {
+			if line[k] != want {
+				t.Errorf("%s = %#v, want %#v (line %v)", k, line[k], want, line)
+			}
+		}
+	})
+
+	t.Run("bad input is BAD_USER_INPUT", func(t *testing.T) {
+		opLogPost(t, e, map[string]any{"query": `{ me { projects(first: 0) { nodes { id } } } }`},
+			map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		if line := mustOneOpLine(t, buf); line["outcome"] != "BAD_USER_INPUT" {
+			t.Errorf("outcome = %#v, want BAD_USER_INPUT", line["outcome"])
+		}
+	})
+
+	t.Run("a parse error logs an empty type and its code", func(t *testing.T) {
+		opLogPost(t, e, map[string]any{"query": `{ me { id }`}, map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		line := mustOneOpLine(t, buf)
+		if line["outcome"] != "GRAPHQL_PARSE_FAILED" || line["type"] != "" {
+			t.Errorf("outcome %#v type %#v, want GRAPHQL_PARSE_FAILED and \"\"", line["outcome"], line["type"])
+		}
+	})
+
+	t.Run("a valid traceparent logs its trace id", func(t *testing.T) {
+		const traceID = "4bf92f3577b34da6a3ce929b0e0e4736"
+		opLogPost(t, e, map[string]any{"query": `{ me { id } }`}, map[string]string{"Authorization": "Bearer " + e.Token("alice"),
+			"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"})
+		if line := mustOneOpLine(t, buf); line["trace_id"] != traceID {
+			t.Errorf("trace_id = %#v, want %s", line["trace_id"], traceID)
+		}
+	})
+}
+
+func TestOperationLogNeverHoldsTokensVariablesOrDocuments(t *testing.T) {
+	e, buf := opLogEnv(t)
+	task := e.Seed().Task("Write the landing page copy")
+	token := e.Token("alice")
+	requests := []struct {
+		name    string
+		body    map[string]any
+		auth    string
+		outcome string
+	}{
+		{"a mutation with the marker in a variable and in the query text", map[string]any{
+			"query":     "# " + logMarker + "\nmutation { updateTask(input: {id: \"" + task.ID + "\", description: \"" + logMarker + "\"}) { id } }",
+			"variables": map[string]any{"unused": logMarker},
+		}, "Bearer " + token, "OK"},
+		{"a query with the marker in a variable", map[string]any{
+			"query": `query($t: String!) { tasksByTag(tag: $t, first: 5) { nodes { id } } }`, "variables": map[string]any{"t": logMarker},
+		}, "Bearer " + token, "OK"},
+		{"a bad input with the marker in a variable", map[string]any{
+			"query":     `mutation($in: UpdateTaskInput!) { updateTask(input: $in) { id } }`,
+			"variables": map[string]any{"in": map[string]any{"id": logMarker, "title": logMarker}},
+		}, "Bearer " + token, ""},
+		{"a token made of the marker", map[string]any{"query": `{ me { id } }`}, "Bearer " + logMarker, "UNAUTHENTICATED"},
+		{"a parse error quoting the marker", map[string]any{"query": "{ me { " + logMarker + " "}, "Bearer " + token, "GRAPHQL_PARSE_FAILED"},
+	}
+	for _, r := range requests {
+		t.Run(r.name, func(t *testing.T) {
+			buf.Reset()
+			opLogPost(t, e, r.body, map[string]string{"Authorization": r.auth})
+			out := buf.String()
+			if len(mustOpLines(t, buf)) != 1 {
+				t.Fatalf("want one operation line:\n%s", out)
+			}
+			line := mustOpLines(t, buf)[0]
+			if r.outcome != "" && line["outcome"] != r.outcome {
+				t.Errorf("outcome = %#v, want %s", line["outcome"], r.outcome)
+			}
+			for _, secret := range []string{logMarker, token, "updateTask", "tasksByTag"} {
+				if strings.Contains(out, secret) {
+					t.Errorf("the log holds %q:\n%s", secret, out)
+				}
+			}
+		})
+	}
+}
+
+func TestTraceID(t *testing.T) {
+	const id = "4bf92f3577b34da6a3ce929b0e0e4736"
+	cases := []struct {
+		name, header string
+		ok           bool
+	}{
+		{"version 00", "00-" + id + "-00f067aa0ba902b7-01", true},
+		{"a later version may add fields", "01-" + id + "-00f067aa0ba902b7-01-extra", true},
+		{"no header", "", false},
+		{"version 00 with more fields", "00-" + id + "-00f067aa0ba902b7-01-extra", false},
+		{"version ff", "ff-" + id + "-00f067aa0ba902b7-01", false},
+		{"uppercase hex", "00-" + strings.ToUpper(id) + "-00f067aa0ba902b7-01", false},
+		{"an all-zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", false},
+		{"an all-zero parent id", "00-" + id + "-0000000000000000-01", false},
+		{"a short trace id", "00-" + id[:31] + "-00f067aa0ba902b7-01", false},
+		{"not hex", "00-" + id[:31] + "g-00f067aa0ba902b7-01", false},
+		{"wrong separators", "00_" + id + "_00f067aa0ba902b7_01", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := http.Header{}
+			if c.header != "" {
+				h.Set("traceparent", c.header)
+			}
+			got, ok := graph.TraceID(h)
+			if ok != c.ok || (ok && got != id) || (!ok && got != "") {
+				t.Errorf("TraceID(%q) = %q, %v; want ok %v", c.header, got, ok, c.ok)
+			}
+		})
+	}
+}
