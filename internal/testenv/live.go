@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -66,10 +67,20 @@ type WSMessage struct {
 // close error).
 func DialWS(tb testing.TB, srv *httptest.Server, authorization string) (*WSClient, error) {
 	tb.Helper()
+	return DialWSFrom(tb, srv, "", authorization)
+}
+
+// DialWSFrom is DialWS from a page of origin ("" sends no Origin header).
+func DialWSFrom(tb testing.TB, srv *httptest.Server, origin, authorization string) (*WSClient, error) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
-	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
+	if origin != "" {
+		opts.HTTPHeader = http.Header{"Origin": {origin}}
+	}
+	c, _, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
