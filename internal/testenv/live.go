@@ -125,7 +125,8 @@ func (w *WSClient) Subscribe(id, query string, vars map[string]any) {
 	w.Send(WSMessage{ID: id, Type: "subscribe", Payload: mustJSON(w.TB, map[string]any{"query": query, "variables": vars})})
 }
 
-// Read returns the next message other than a keep-alive ping or pong.
+// Read returns the next message other than a keep-alive, answering pings
+// with pongs as graphql-transport-ws clients do.
 func (w *WSClient) Read(ctx context.Context) (WSMessage, error) {
 	for {
 		_, b, err := w.Conn.Read(ctx)
@@ -135,6 +136,11 @@ func (w *WSClient) Read(ctx context.Context) (WSMessage, error) {
 		var m WSMessage
 		if err := json.Unmarshal(b, &m); err != nil {
 			return WSMessage{}, fmt.Errorf("a message that is not JSON: %s", b)
+		}
+		if m.Type == "ping" {
+			if err := w.Conn.Write(ctx, websocket.MessageText, []byte(`{"type":"pong"}`)); err != nil {
+				return WSMessage{}, err
+			}
 		}
 		if m.Type == "ping" || m.Type == "pong" || m.Type == "ka" {
 			continue
