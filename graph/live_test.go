@@ -451,3 +451,22 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 		t.Fatalf("after the replay: task %+v, want the live version 30", got)
 	}
 }
+
+func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	// The clock stands still: no token comes back during the test.
+	lv, srv := e.StartLive(graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	c := dial(t, e, srv, "bob")
+	// The socket runs its operations concurrently: whichever comes third
+	// is refused.
+	for _, id := range []string{"1", "2", "3"} {
+		c.Subscribe(id, taskEventsSub, map[string]any{"p": web.ID})
+	}
+	m := c.MustRead()
+	if m.Type != "next" || !strings.Contains(string(m.Payload), `"code":"RATE_LIMITED"`) {
+		t.Errorf("got %s %s %s, want one operation RATE_LIMITED", m.ID, m.Type, m.Payload)
+	}
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
+}
