@@ -1,11 +1,11 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,20 +109,29 @@ func (s *liveState) fail(err error) {
 }
 
 // liveOperations refuses any operation on a WebSocket whose token has
-// expired since connection_init, gives a subscription operation its
-// liveState and, when its stream ended with an error, answers that error
-// (data null) before the end of the stream.
-func liveOperations(log *slog.Logger, now func() time.Time) graphql.OperationMiddleware {
-	present := ErrorPresenter(log)
+// expired since connection_init, and gives a query or mutation sent on a
+// WebSocket what a POST gets: its own loaders, call counter and time limit
+// (o.Timeout). It gives a subscription operation its liveState and, when
+// its stream ended with an error, answers that error (data null) before
+// the end of the stream.
+func liveOperations(o Options) graphql.OperationMiddleware {
+	present := ErrorPresenter(o.Log)
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		sub := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
 		if ctx.Value(socketKey{}) != nil {
-			if v, _ := ctx.Value(viewerKey{}).(viewerInfo); !v.exp.IsZero() && !now().Before(v.exp) {
+			v, _ := ctx.Value(viewerKey{}).(viewerInfo)
+			if !v.exp.IsZero() && !o.Now().Before(v.exp) {
 				gerr := present(ctx, errExpired)
 				return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gerr}})
 			}
+			if !sub {
+				ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, v.id, o.Loaders, o.Now))
+				ctx = dynamo.WithCalls(ctx, &dynamo.Calls{})
+				ctx = dynamo.WithDeadline(ctx, time.Now().Add(cmp.Or(o.Timeout, DefaultTimeout)))
+			}
 		}
-		oc := graphql.GetOperationContext(ctx)
-		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+		if !sub {
 			return next(ctx)
 		}
 		st := &liveState{}
