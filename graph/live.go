@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +117,10 @@ func (s *liveState) fail(err error) {
 // the end of the stream.
 func liveOperations(o Options) graphql.OperationMiddleware {
 	present := ErrorPresenter(o.Log)
+	// A stream's end (cut off, shut down, token expired) is expected: one
+	// debug line, not the error line of a failed request, which a shutdown
+	// would print once per subscriber.
+	presentEnd := ErrorPresenter(slog.New(slog.DiscardHandler))
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
 		sub := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
@@ -148,7 +153,8 @@ func liveOperations(o Options) graphql.OperationMiddleware {
 				return nil
 			}
 			st.reported = true
-			gerr := present(ctx, st.err)
+			gerr := presentEnd(ctx, st.err)
+			o.Log.DebugContext(ctx, "subscription ended", "code", gerr.Extensions["code"], "reason", gerr.Message)
 			gerr.Path = ast.Path{ast.PathName("projectEvents")}
 			return &graphql.Response{Data: json.RawMessage("null"), Errors: gqlerror.List{gerr}}
 		}

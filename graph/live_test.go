@@ -490,3 +490,17 @@ func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 		t.Errorf("mutation: %s %+v", n.Data, n.Errors)
 	}
 }
+
+func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	c := dial(t, e, srv, "bob")
+	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	lv.Hub.Close()
+	if msg := mustEndWith(t, c, "1", "SERVICE_UNAVAILABLE").Message; !strings.Contains(msg, "after") {
+		t.Errorf("message %q does not tell the client to resume", msg)
+	}
+}
