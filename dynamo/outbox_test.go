@@ -553,3 +553,38 @@ func TestEventCosts(t *testing.T) {
 
 // Some is an input field given as v.
 func Some[T any](v T) Opt[T] { return Opt[T]{Set: true, Value: v} }
+
+// TestOutboxSurvivesExportAndImport proves that a dump carries an
+// unpublished event whole: loaded into another table, its sweep publishes
+// the same event.
+func TestOutboxSurvivesExportAndImport(t *testing.T) {
+	ctx := context.Background()
+	f := newOutboxFixture(t, true)
+	f.sink.setFail(true)
+	if _, err := f.ts.AddComment(ctx, "owner", CommentInput{TaskID: f.tk.ID, Body: "carried"}); err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	if _, err := f.ts.Export(ctx, &buf); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	its, err := ReadDump(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatalf("reading the dump: %v", err)
+	}
+	other := newTestStore(t)
+	if err := other.PutItems(ctx, its); err != nil {
+		t.Fatalf("loading the dump: %v", err)
+	}
+	sink := &recSink{}
+	other.Events = sink
+	other.Now = func() time.Time { return storeTestNow.Add(time.Hour) }
+	if n, err := other.SweepOutbox(ctx, time.Minute); err != nil || n != 1 {
+		t.Fatalf("sweep of the loaded table: %d, %v; want 1, nil", n, err)
+	}
+	_, got, _ := sink.snapshot()
+	_, _, refused := f.sink.snapshot()
+	if len(got) != 1 || !reflect.DeepEqual(got[0], refused[0]) {
+		t.Errorf("event after export and import %s, want %s", show(got), show(refused))
+	}
+}
