@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo"
 )
 
 // loader is a per-request data loader: it caches each key's result and
@@ -59,7 +61,8 @@ func newLoader[K comparable, V any](c LoaderConfig, fetch func(context.Context, 
 func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 	r := &result[V]{done: make(chan struct{})}
 	if l.noBatch {
-		go l.run(&batch[K, V]{ctx: ctx, keys: []K{key}, res: []*result[V]{r}})
+		b := &batch[K, V]{ctx: ctx, keys: []K{key}, res: []*result[V]{r}}
+		dynamo.Go(func() { l.run(b) })
 		return r.get
 	}
 	l.mu.Lock()
@@ -80,7 +83,8 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 				return func() { l.run(b) }
 			})
 		} else {
-			time.AfterFunc(l.wait, func() { l.close(b) })
+			// The timer's goroutine is a fresh one: read on a pooled one.
+			time.AfterFunc(l.wait, func() { dynamo.Go(func() { l.close(b) }) })
 		}
 	}
 	b.keys = append(b.keys, key)
