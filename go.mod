@@ -22,7 +22,6 @@ require (
 	github.com/rs/cors v1.11.1
 	github.com/truora/minidyn v0.8.2
 	github.com/vektah/gqlparser/v2 v2.5.64
-	golang.org/x/sync v0.24.0
 	golang.org/x/text v0.43.0
 	golang.org/x/time v0.15.0
 )
@@ -52,6 +51,7 @@ require (
 	github.com/sosodev/duration v1.4.0 // indirect
 	github.com/urfave/cli/v3 v3.14.0 // indirect
 	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
