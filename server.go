@@ -30,6 +30,7 @@ import (
 )
 
 func main() {
+	wire.TuneGC() // GC defaults for a container: GOMEMLIMIT and GOGC override
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -13,11 +13,16 @@ import (
 // operation it reports the DynamoDB calls (in all and by type), the round
 // trips (of one gated run before the timed ones), the CPU time of this
 // process (the server and the small load driver) and of the store process,
-// and the modelled latency. The 32-client figures are in the report
+// the goroutines started per operation, and the modelled latency (B/op and
+// allocs/op are the testing package's). The 32-client figures are in the report
 // (TestReport).
 //
 //	go test ./bench -run '^$' -bench . -benchtime 10x
 //	go test ./bench -run '^$' -bench 'Suite/batching=on/dashboard' -scale 4 -benchtime 3x
+//
+// scripts/benchcpu runs it for two commits, alternating, and tabulates
+// server CPU, allocations and goroutines per operation side by side
+// (CPUTable).
 func BenchmarkSuite(b *testing.B) {
 	env, storeCPU := newEnv(b, *scaleFlag, *quietFlag)
 	ctx := context.Background()
@@ -32,7 +37,7 @@ func BenchmarkSuite(b *testing.B) {
 				}
 				body := op.Body(env.Fixture)
 				var w Recorder
-				calls0, cpu0 := env.Calls.Snapshot(), selfCPU()
+				calls0, cpu0, gr0 := env.Calls.Snapshot(), selfCPU(), goroutinesCreated()
 				var store0 time.Duration
 				if storeCPU != nil {
 					store0, _ = storeCPU()
@@ -47,6 +52,7 @@ func BenchmarkSuite(b *testing.B) {
 				}
 				perOp := func(v float64) float64 { return v / float64(n) }
 				cpu := time.Duration(perOp(float64(selfCPU() - cpu0)))
+				b.ReportMetric(perOp(float64(goroutinesCreated()-gr0)), "goroutines/op")
 				calls := env.Calls.Snapshot().Sub(calls0)
 				b.ReportMetric(perOp(float64(calls.Total())), "calls/op")
 				for _, name := range []string{"GetItem", "BatchGetItem", "Query"} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,10 @@ type LoadResult struct {
 	StoreCPUKnown bool
 	// Mallocs is the number of heap allocations (runtime.MemStats.Mallocs).
 	Mallocs uint64
+	// Bytes is the number of bytes allocated (runtime.MemStats.TotalAlloc).
+	Bytes uint64
+	// Goroutines is the number of goroutines started during the run.
+	Goroutines uint64
 	// HeapStart and HeapEnd are the live heap (HeapAlloc right after a GC)
 	// before the first and after the last operation.
 	HeapStart, HeapEnd uint64
@@ -64,6 +69,12 @@ func (r LoadResult) StoreCPUPerOp() (time.Duration, bool) {
 
 // AllocsPerOp is the number of heap allocations per operation.
 func (r LoadResult) AllocsPerOp() float64 { return float64(r.Mallocs) / float64(max(r.Ops, 1)) }
+
+// BytesPerOp is the number of bytes allocated per operation.
+func (r LoadResult) BytesPerOp() float64 { return float64(r.Bytes) / float64(max(r.Ops, 1)) }
+
+// GoroutinesPerOp is the number of goroutines started per operation.
+func (r LoadResult) GoroutinesPerOp() float64 { return float64(r.Goroutines) / float64(max(r.Ops, 1)) }
 
 // Percentile returns the latency below which a fraction p of operations
 // finished (nearest rank).
@@ -91,7 +102,8 @@ func drive(ctx context.Context, o LoadOptions, calls *Counter, do func(context.C
 	var ms runtime.MemStats
 	steady(&ms)
 	res.GoroutinesStart = runtime.NumGoroutine()
-	res.HeapStart, res.Mallocs = ms.HeapAlloc, ms.Mallocs
+	res.HeapStart, res.Mallocs, res.Bytes = ms.HeapAlloc, ms.Mallocs, ms.TotalAlloc
+	gr0 := goroutinesCreated()
 	var calls0 Calls
 	if calls != nil {
 		calls0 = calls.Snapshot()
@@ -137,7 +149,7 @@ func drive(ctx context.Context, o LoadOptions, calls *Counter, do func(context.C
 		}()
 	}
 	wg.Wait()
-	res.Wall, res.CPU = time.Since(start), selfCPU()-cpu0
+	res.Wall, res.CPU, res.Goroutines = time.Since(start), selfCPU()-cpu0, goroutinesCreated()-gr0
 	if firstErr != nil {
 		return res, firstErr
 	}
@@ -146,7 +158,7 @@ func drive(ctx context.Context, o LoadOptions, calls *Counter, do func(context.C
 		res.StoreCPU, res.StoreCPUKnown = s1-store0, res.StoreCPUKnown && ok
 	}
 	runtime.ReadMemStats(&ms)
-	res.Mallocs = ms.Mallocs - res.Mallocs
+	res.Mallocs, res.Bytes = ms.Mallocs-res.Mallocs, ms.TotalAlloc-res.Bytes
 	steady(&ms)
 	res.HeapEnd, res.GoroutinesEnd = ms.HeapAlloc, runtime.NumGoroutine()
 	if calls != nil {
@@ -155,6 +167,17 @@ func drive(ctx context.Context, o LoadOptions, calls *Counter, do func(context.C
 	slices.Sort(lats)
 	res.Latencies, res.Ops = lats, len(lats)
 	return res, nil
+}
+
+// goroutinesCreated returns the number of goroutines the process has
+// started so far (runtime/metrics).
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // steady reads the memory statistics after two garbage collections (the

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // Flags of the test binary (pass them after the package, with '=':
@@ -34,6 +36,7 @@ var (
 
 func TestMain(m *testing.M) {
 	ServeStoreIfAsked() // the child process started by StartStoreProcess
+	wire.TuneGC()       // the server's GC settings (server.go's main)
 	os.Exit(m.Run())
 }
 

@@ -311,16 +311,16 @@ func (r *Report) Markdown() string {
 				continue
 			}
 			p("### %s, %d×: time and memory\n\n", m.Mode.Name, s.Scale)
-			p("| operation | server CPU ms/op | store CPU ms/op | alone ms | p50 ms | p99 ms | ops/s | ops | allocs/op | heap MB start → end | goroutines start → end | calls/op under load |\n")
-			p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+			p("| operation | server CPU ms/op | store CPU ms/op | alone ms | p50 ms | p99 ms | ops/s | ops | allocs/op | KB/op | goroutines/op | heap MB start → end | goroutines start → end | calls/op under load |\n")
+			p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 			for _, op := range m.Ops {
 				l := op.Load
 				if op.LoadErr != "" {
-					p("| %s | failed: %s | – | %s | – | – | – | – | – | – | – | – |\n", op.Op.Name, strings.ReplaceAll(op.LoadErr, "|", "/"), ms(op.Alone))
+					p("| %s | failed: %s | – | %s | – | – | – | – | – | – | – | – | – | – |\n", op.Op.Name, strings.ReplaceAll(op.LoadErr, "|", "/"), ms(op.Alone))
 					continue
 				}
-				p("| %s | %s | %s | %s | %s | %s | %.1f | %d | %.0f | %.1f → %.1f | %d → %d | %.1f |\n", op.Op.Name, op.cpu(), op.storeCPU(), ms(op.Alone),
-					ms(l.Percentile(0.5)), ms(l.Percentile(0.99)), l.OpsPerSec(), l.Ops, l.AllocsPerOp(),
+				p("| %s | %s | %s | %s | %s | %s | %.1f | %d | %.0f | %.0f | %.0f | %.1f → %.1f | %d → %d | %.1f |\n", op.Op.Name, op.cpu(), op.storeCPU(), ms(op.Alone),
+					ms(l.Percentile(0.5)), ms(l.Percentile(0.99)), l.OpsPerSec(), l.Ops, l.AllocsPerOp(), l.BytesPerOp()/1024, l.GoroutinesPerOp(),
 					mb(l.HeapStart), mb(l.HeapEnd), l.GoroutinesStart, l.GoroutinesEnd, float64(l.Calls.Total())/float64(max(l.Ops, 1)))
 			}
 			p("\n")

@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 )
 
 // Batch reads and writes: BatchGetItem and BatchWriteItem in chunks of
@@ -133,16 +132,31 @@ func (s *Store) forEachChunk(ctx context.Context, n, size int, fn func(ctx conte
 	return s.parallel(ctx, len(jobs), func(ctx context.Context, i int) error { return fn(ctx, jobs[i][0], jobs[i][1]) })
 }
 
-// parallel runs fn(0..n-1), at most s.Parallel at once; the first error
-// cancels the others' context and is returned.
+// parallel runs fn(0..n-1), at most s.Parallel at once, on pooled
+// goroutines (Go); the first error cancels the others' context and is
+// returned.
 func (s *Store) parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
 	if n == 1 {
 		return fn(ctx, 0)
 	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(s.Parallel, 1))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		slots = make(chan struct{}, max(s.Parallel, 1))
+	)
 	for i := range n {
-		g.Go(func() error { return fn(ctx, i) })
+		slots <- struct{}{}
+		wg.Add(1)
+		Go(func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
 	}
-	return g.Wait()
+	wg.Wait()
+	return first
 }

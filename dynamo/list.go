@@ -3,11 +3,13 @@ package dynamo
 import (
 	"context"
 	"encoding/base64"
+	"maps"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // MaxFirst is the largest page a list returns.
@@ -89,20 +91,17 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 	if lo > hi || len(spec.pks) == 0 {
 		return out, nil
 	}
+	names, filter, filterValues, err := spec.filterExpr()
+	if err != nil {
+		return nil, err
+	}
 	srcs := make([]*source, len(spec.pks))
 	for i, pk := range spec.pks {
-		kb := expression.KeyAnd(expression.Key(spec.pkAttr).Equal(expression.Value(pk)),
-			expression.KeyBetween(expression.Key(spec.skAttr), expression.Value(lo), expression.Value(hi)))
-		b := expression.NewBuilder().WithKeyCondition(kb)
-		if spec.filter != nil {
-			b = b.WithFilter(*spec.filter)
-		}
-		ex, err := b.Build()
-		if err != nil {
-			return nil, internal(err, "building a query")
-		}
-		in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: ex.KeyCondition(),
-			FilterExpression: ex.Filter(), ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
+		values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk},
+			":lo": &types.AttributeValueMemberS{Value: lo}, ":hi": &types.AttributeValueMemberS{Value: hi}}
+		maps.Copy(values, filterValues)
+		in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: aws.String(keyBetween),
+			FilterExpression: filter, ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 			ScanIndexForward: aws.Bool(!spec.desc)}
 		if spec.index != "" {
 			in.IndexName = aws.String(spec.index)
@@ -205,16 +204,14 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 // queryAll reads every item of one partition of a pattern (its sort keys
 // beginning with the pattern's prefix), in ascending sort-key order.
 func (s *Store) queryAll(ctx context.Context, p pattern, pk string) ([]item, error) {
-	kb := expression.Key(p.pkAttr).Equal(expression.Value(pk))
+	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}
+	cond, names := keyEqual, p.pkName()
 	if p.prefix != "" {
-		kb = expression.KeyAnd(kb, expression.KeyBeginsWith(expression.Key(p.skAttr), p.prefix))
+		cond, names = keyBeginsWith, p.names()
+		values[":prefix"] = &types.AttributeValueMemberS{Value: p.prefix}
 	}
-	ex, err := expression.NewBuilder().WithKeyCondition(kb).Build()
-	if err != nil {
-		return nil, internal(err, "building a query")
-	}
-	in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: ex.KeyCondition(),
-		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()}
+	in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: aws.String(cond),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values}
 	if p.index != "" {
 		in.IndexName = aws.String(p.index)
 	} else {
@@ -230,6 +227,62 @@ func (s *Store) queryAll(ctx context.Context, p pattern, pk string) ([]item, err
 		all = append(all, res.Items...)
 	}
 	return all, nil
+}
+
+// Key conditions: the same three texts for every pattern, written once
+// rather than through the expression builder on every call. The partition
+// and sort key attributes are the names #pk and #sk (keySchema.names), the
+// values :pk and :lo/:hi or :prefix.
+const (
+	keyBetween    = "#pk = :pk AND #sk BETWEEN :lo AND :hi"
+	keyBeginsWith = "#pk = :pk AND begins_with(#sk, :prefix)"
+	keyEqual      = "#pk = :pk"
+)
+
+// The key conditions' attribute names of each key schema, with and
+// without the sort key (a Query must use every name it sends): one map
+// each, shared by every Query (the SDK only reads them).
+var keyNames, pkNames = map[keySchema]map[string]string{}, map[keySchema]map[string]string{}
+
+func init() {
+	for _, k := range []keySchema{onTable, onGSI1, onGSI2} {
+		keyNames[k] = map[string]string{"#pk": k.pkAttr, "#sk": k.skAttr}
+		pkNames[k] = map[string]string{"#pk": k.pkAttr}
+	}
+}
+
+// names returns the names #pk and #sk of the key schema.
+func (k keySchema) names() map[string]string {
+	if n, ok := keyNames[k]; ok {
+		return n
+	}
+	return map[string]string{"#pk": k.pkAttr, "#sk": k.skAttr}
+}
+
+// pkName returns the name #pk of the key schema.
+func (k keySchema) pkName() map[string]string {
+	if n, ok := pkNames[k]; ok {
+		return n
+	}
+	return map[string]string{"#pk": k.pkAttr}
+}
+
+// filterExpr returns the attribute names of the list's Query (the key
+// schema's, and the filter's if any), its filter expression and the
+// filter's values. The expression builder names its placeholders #0, :0,
+// …, which never collide with the key conditions' own.
+func (spec listSpec) filterExpr() (names map[string]string, filter *string, values map[string]types.AttributeValue, err error) {
+	names = spec.names()
+	if spec.filter == nil {
+		return names, nil, nil, nil
+	}
+	ex, err := expression.NewBuilder().WithFilter(*spec.filter).Build()
+	if err != nil {
+		return nil, nil, nil, internal(err, "building a query")
+	}
+	names = maps.Clone(names)
+	maps.Copy(names, ex.Names())
+	return names, ex.Filter(), ex.Values(), nil
 }
 
 // queryAllAs is queryAll decoding each item as a T.

@@ -82,6 +82,16 @@ type Tag struct {
 	Name string
 }
 
+// TagList returns the task's tags as Tags (the GraphQL field Task.tags: a
+// method, not a resolver, as it needs no read).
+func (t *Task) TagList() []*Tag {
+	out := make([]*Tag, len(t.Tags))
+	for i, n := range t.Tags {
+		out[i] = &Tag{Name: n}
+	}
+	return out
+}
+
 // Page asks for one page of a list: at most First items after the cursor.
 type Page struct {
 	First int

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo"
 )
 
 // loader is a per-request data loader: it caches each key's result and
@@ -65,7 +67,8 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 		ctx = l.detached
 	}
 	if l.noBatch {
-		go l.run(&batch[K, V]{ctx: ctx, keys: []K{key}, res: []*result[V]{r}})
+		b := &batch[K, V]{ctx: ctx, keys: []K{key}, res: []*result[V]{r}}
+		dynamo.Go(func() { l.run(b) })
 		return r.get
 	}
 	l.mu.Lock()
@@ -86,7 +89,8 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 				return func() { l.run(b) }
 			})
 		} else {
-			time.AfterFunc(l.wait, func() { l.close(b) })
+			// The timer's goroutine is a fresh one: read on a pooled one.
+			time.AfterFunc(l.wait, func() { dynamo.Go(func() { l.close(b) }) })
 		}
 	}
 	b.keys = append(b.keys, key)

@@ -55,14 +55,6 @@ func commentConn(c *dynamo.Conn[*dynamo.Comment], err error) (*model.CommentConn
 	})}, nil
 }
 
-func tagsOf(t *dynamo.Task) []*dynamo.Tag {
-	out := make([]*dynamo.Tag, len(t.Tags))
-	for i, n := range t.Tags {
-		out[i] = &dynamo.Tag{Name: n}
-	}
-	return out
-}
-
 func taskInput(in model.CreateTaskInput) dynamo.TaskInput {
 	return dynamo.TaskInput{ProjectID: in.ProjectID, Title: in.Title, Description: in.Description.Value(),
 		DueDate: in.DueDate.Value(), AssigneeID: in.AssigneeID.Value(), Tags: in.Tags.Value()}

@@ -149,7 +149,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Project     func(childComplexity int) int
 		Status      func(childComplexity int) int
-		Tags        func(childComplexity int) int
+		TagList     func(childComplexity int) int
 		Title       func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
 		Version     func(childComplexity int) int
@@ -231,7 +231,7 @@ type TagResolver interface {
 type TaskResolver interface {
 	Project(ctx context.Context, obj *dynamo.Task) (*dynamo.Project, error)
 	Assignee(ctx context.Context, obj *dynamo.Task) (*dynamo.User, error)
-	Tags(ctx context.Context, obj *dynamo.Task) ([]*dynamo.Tag, error)
+
 	Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error)
 }
 type UserResolver interface {
@@ -752,11 +752,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Task.Status(childComplexity), true
 	case "Task.tags":
-		if e.ComplexityRoot.Task.Tags == nil {
+		if e.ComplexityRoot.Task.TagList == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Task.Tags(childComplexity), true
+		return e.ComplexityRoot.Task.TagList(childComplexity), true
 	case "Task.title":
 		if e.ComplexityRoot.Task.Title == nil {
 			break
@@ -4174,7 +4174,7 @@ func (ec *executionContext) _Task_tags(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Task_tags(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Task().Tags(ctx, obj)
+			return obj.TagList(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Tag) graphql.Marshaler {
@@ -4189,7 +4189,7 @@ func (ec *executionContext) fieldContext_Task_tags(_ context.Context, field grap
 		Object:     "Task",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
 		},
@@ -6922,11 +6922,10 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 					return ec._Task_assignee(ctx, field, obj)
 				})
 		case "tags":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Task_tags(ctx, field, obj)
-				})
+			out.Values[i] = ec._Task_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "comments":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,

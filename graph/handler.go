@@ -265,7 +265,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Project.Tasks = func(child int, first *int, _ *string, _ *dynamo.TaskStatus) int { return page(child, first) }
 	c.Project.Members = func(child int) int { return 1 + child*membersCost }
 	c.Task.Comments = func(child int, first *int, _ *string) int { return page(child, first) }
-	c.Task.Tags = func(child int) int { return 1 + child*tagsCost }
+	c.Task.TagList = func(child int) int { return 1 + child*tagsCost } // Task.tags
 	c.Tag.Tasks = func(child int, first *int, _ *string) int { return page(child, first) }
 	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string) int { return page(child, first) }
 }

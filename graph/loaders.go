@@ -127,14 +127,15 @@ func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, er
 		var wg sync.WaitGroup
 		for i, k := range keys {
 			wg.Add(1)
-			// A go statement here, not wg.Go: the goroutine then starts in
-			// this package, which internal/testenv.Stepper recognises as
-			// request work even before it runs.
-			go func() {
+			// On a pooled goroutine with a grown stack (a fetch calls
+			// DynamoDB); not wg.Go: a goroutine that has not run yet shows
+			// only its start function, which internal/testenv.Stepper must
+			// recognise as request work (dynamo.Go's is in package dynamo).
+			dynamo.Go(func() {
 				defer wg.Done()
 				v, err := fetch(ctx, k)
 				res[i] = result[V]{val: v, err: err}
-			}()
+			})
 		}
 		wg.Wait()
 		return res

@@ -147,10 +147,6 @@ func (r *taskResolver) Assignee(ctx context.Context, obj *dynamo.Task) (*dynamo.
 	return For(ctx).optionalUser(ctx, obj.AssigneeID)
 }
 
-func (r *taskResolver) Tags(ctx context.Context, obj *dynamo.Task) ([]*dynamo.Tag, error) {
-	return tagsOf(obj), nil
-}
-
 func (r *taskResolver) Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error) {
 	return commentConn(For(ctx).CommentsByTask(ctx, obj.ID, first, after))
 }

@@ -24,7 +24,7 @@ import (
 //
 // Parked is read from a stop-the-world dump of every goroutine's state
 // (runtime.Stack), so it is exact at that instant: a goroutine is request
-// work when its stack has a frame of package graph, dynamo, gqlgen or errgroup, and
+// work when its stack has a frame of package graph, dynamo or gqlgen, and
 // parked only when it waits on a channel, a WaitGroup, a Cond, I/O or a
 // sleep. The embedded store's server
 // goroutines are not request work: a request waiting for it is parked. A
@@ -83,10 +83,9 @@ func (s *Stepper) run() {
 
 var (
 	requestFrames = [][]byte{[]byte("github.com/taskgraph/taskgraph/graph."), []byte("github.com/taskgraph/taskgraph/graph/"),
-		[]byte("github.com/taskgraph/taskgraph/dynamo."), []byte("github.com/99designs/gqlgen/"),
-		// The store runs concurrent calls through errgroup: a goroutine it
-		// has started but not yet run shows only errgroup's frame.
-		[]byte("golang.org/x/sync/errgroup.")}
+		// Reads run on dynamo.Go's pooled workers: a new one starts in
+		// package dynamo, an idle one waits there.
+		[]byte("github.com/taskgraph/taskgraph/dynamo."), []byte("github.com/99designs/gqlgen/")}
 	// parkedStates wait for another goroutine or for I/O. Any other state
 	// is busy: running, runnable, in a system call, and the runtime's own
 	// waits (semacquire on the world or a GC start, GC assists, stack
