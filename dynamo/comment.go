@@ -1,6 +1,9 @@
 package dynamo
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 var errCommentNotFound = Errorf(ENOTFOUND, "comment not found")
 
@@ -53,6 +56,7 @@ func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) 
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 	t.put(s.table, commentToItem(c), ptr(absent()), nil)
 	t.result, t.project = c.ID, task.ProjectID
+	t.event = changeEvent(EventCommentAdded, task.ProjectID, c.ID, viewer, now, task, c, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -100,5 +104,10 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	t.check(s.table, projectKey(pu), projectCond, errCommentNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
 	t.result, t.project = id, task.ProjectID
+	// The task snapshot is the one read above to check access: no extra
+	// read. The task check in the transaction proves it still exists; a
+	// concurrent update may have moved its version on, which the task's
+	// own TASK_UPDATED event reports.
+	t.event = changeEvent(EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, task, nil, nil)
 	return s.commit(ctx, &t)
 }

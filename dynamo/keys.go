@@ -1,7 +1,9 @@
 package dynamo
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -22,6 +24,7 @@ import (
 //	comment     TASK#<t>        COMMENT#<c>
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
+//	outbox      OUTBOX#<0..15>  <commit time, fixed width>#<event id>
 
 // Attribute and index names.
 const (
@@ -47,6 +50,7 @@ const (
 	duePrefix     = "DUE#"
 	projectPrefix = "PROJECT#"
 	cleanupPK     = "CLEANUP"
+	outboxPrefix  = "OUTBOX#"
 
 	// noDue stands for a missing due date in due-date sort keys. '~' sorts
 	// after every digit, so tasks without a due date come last.
@@ -80,6 +84,32 @@ func tagSK(name string) string       { return tagPrefix + name }
 func tagKey(t, name string) key      { return key{taskPK(t), tagSK(name)} }
 func cleanupKey(kind, id string) key { return key{cleanupPK, kind + "#" + id} }
 func idemKey(u, k, op string) key    { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
+
+// outboxShards is how many partitions the outbox is spread over, so that a
+// busy table does not send every mutation's outbox write to one partition
+// (about 1,000 writes a second each).
+const outboxShards = 16
+
+// outboxTimeLayout is the commit time in an outbox sort key: fixed width,
+// so that sort keys order by time.
+const outboxTimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// outboxShard picks an event's outbox partition from its id (FNV-1a).
+func outboxShard(eventID string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(eventID); i++ {
+		h = (h ^ uint32(eventID[i])) * 16777619
+	}
+	return int(h % outboxShards)
+}
+
+func outboxPK(shard int) string { return outboxPrefix + strconv.Itoa(shard) }
+
+// outboxKey is the key of an event's outbox item: its shard, then its
+// commit time and id, so that a shard reads in commit order.
+func outboxKey(eventID string, at time.Time) key {
+	return key{outboxPK(outboxShard(eventID)), at.UTC().Format(outboxTimeLayout) + "#" + eventID}
+}
 
 // keySchema is the primary key of the table or of one of its indexes.
 type keySchema struct {
@@ -160,6 +190,13 @@ func tagTasksPK(name, p string) string { return tagPrefix + name + "#" + project
 
 // The pending cleanup jobs: the whole cleanupPK partition.
 var cleanupJobs = pattern{keySchema: onTable}
+
+// The outbox items of one shard (outboxPK) committed before a time
+// (outboxBefore), oldest first: the events the sweep publishes.
+var outboxPending = pattern{keySchema: onTable}
+
+// outboxBefore bounds the sort keys of outbox items committed before t.
+func outboxBefore(t time.Time) string { return t.UTC().Format(outboxTimeLayout) }
 
 // Every item of one partition of the table (a deleted task's or project's,
 // for the cleanup).

@@ -1,5 +1,7 @@
 package dynamo
 
+import "time"
+
 // Exported key functions, for tests and tools that check the table: they
 // say what keys an item of each kind must have, from the API's ids
 // (prj#…, tsk#…, cmt#…) or domain objects, so that a checker never builds a
@@ -48,6 +50,12 @@ func CommentItemKey(commentID string) (pk, sk string) {
 // mutation (the GraphQL field or alias op) sent with an idempotency key.
 func IdempotencyItemKey(viewer, clientKey, op string) (pk, sk string) {
 	return idemKey(viewer, clientKey, op).split()
+}
+
+// OutboxItemKey is the key of the outbox item of the event with that id,
+// committed at that time.
+func OutboxItemKey(eventID string, at time.Time) (pk, sk string) {
+	return outboxKey(eventID, at).split()
 }
 
 func (k key) split() (string, string) { return k.PK, k.SK }

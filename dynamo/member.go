@@ -62,12 +62,15 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 		return p, nil
 	}
 	pu := ulidOf(p.ID)
+	now := s.now()
 	var t txn
 	t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
 	t.check(s.table, userKey(userID), exists(), Errorf(ENOTFOUND, "user %s not found", clip(userID)))
-	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: userID, Role: RoleMember, JoinedAt: s.now()}),
+	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: userID, Role: RoleMember, JoinedAt: now}),
 		ptr(absent()), errAlreadyMember)
 	t.result, t.project = p.ID, p.ID
+	// Adding a member again commits nothing (errAlreadyMember): no event.
+	t.event = changeEvent(EventMemberAdded, p.ID, userID, viewer, now, nil, nil, p)
 	if err := s.commit(ctx, &t); err != nil && !errors.Is(err, errAlreadyMember) {
 		return nil, err
 	}
@@ -159,6 +162,9 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		unassign(&t, task)
 	}
 	t.result, t.project = p.ID, p.ID
+	// One event for the whole removal, in the transaction that deletes the
+	// membership; the tasks it unassigns yield none of their own.
+	t.event = changeEvent(EventMemberRemoved, p.ID, userID, viewer, now, nil, nil, p)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func (s *Store) UpdateProfile(ctx context.Context, viewer string, in ProfileInpu
 				rev = revOf(cur)
 				cond = revIs(rev)
 			}
-			return u, s.put(ctx, userToItem(u, rev+1), cond, viewer, "")
+			return u, s.put(ctx, userToItem(u, rev+1), cond, viewer, "", nil) // a profile is no project's: no event
 		})
 	}, replaySelf())
 }

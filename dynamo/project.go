@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
@@ -120,7 +121,8 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 				p.Description = desc
 			}
 			rev := revOf(raw)
-			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)), p.ID, p.ID)
+			ev := changeEvent(EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
+			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)), p.ID, p.ID, ev)
 		})
 	}, replayProject)
 }
@@ -140,10 +142,12 @@ func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 		return err
 	}
 	pu := ulidOf(p.ID)
+	now := s.now()
 	var t txn
 	t.del(s.table, projectKey(pu), ptr(ownedBy(viewer)), errProjectNotFound)
-	t.put(s.table, cleanupToItem(cleanupProject, pu, s.now()), nil, nil)
+	t.put(s.table, cleanupToItem(cleanupProject, pu, now), nil, nil)
 	t.result, t.project = p.ID, p.ID
+	t.event = changeEvent(EventProjectDeleted, p.ID, p.ID, viewer, now, nil, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}

@@ -45,14 +45,23 @@ type Store struct {
 	// (see RunCleanup).
 	CleanupSettle time.Duration
 
+	// Events, when set, receives the event of every committed change to a
+	// project, its members, tasks and comments, through the outbox (see
+	// outbox.go). Nil: no events and no outbox items.
+	Events EventSink
+	// PublishTimeout bounds one Events.Publish call.
+	PublishTimeout time.Duration
+
 	cleanupMu   sync.Mutex
 	cleanupKick chan struct{}
+
+	outboxDel outboxDeleter
 }
 
 // New returns a store on the named table.
 func New(db API, table string) *Store {
 	return &Store{db: db, table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 64, CleanupSettle: 10 * time.Second,
-		cleanupKick: make(chan struct{}, 1)}
+		PublishTimeout: DefaultPublishTimeout, cleanupKick: make(chan struct{}, 1)}
 }
 
 // Table returns the name of the store's table.

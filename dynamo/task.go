@@ -103,6 +103,7 @@ func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*T
 		t.put(s.table, tagLinkItem(task, tag), nil, nil)
 	}
 	t.result, t.project = task.ID, task.ProjectID
+	t.event = changeEvent(EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -257,6 +258,7 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 		}
 	}
 	t.result, t.project = task.ID, task.ProjectID
+	t.event = changeEvent(EventTaskUpdated, task.ProjectID, task.ID, viewer, task.UpdatedAt, &task, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -292,6 +294,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 		return err
 	}
 	pu := ulidOf(task.ProjectID)
+	now := s.now()
 	var t txn
 	t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
 	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
@@ -299,8 +302,9 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 	for _, tag := range task.Tags {
 		t.del(s.table, tagKey(tu, tag), nil, nil)
 	}
-	t.put(s.table, cleanupToItem(cleanupTask, tu, s.now()), nil, nil)
+	t.put(s.table, cleanupToItem(cleanupTask, tu, now), nil, nil)
 	t.result, t.project = task.ID, task.ProjectID
+	t.event = changeEvent(EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}

@@ -24,6 +24,11 @@ type txn struct {
 	// the id of the project it lies in (none for a profile), recorded with
 	// the idempotency key of its context, if any.
 	result, project string
+	// event is the change's event, if it yields one: with Store.Events
+	// set, commit writes it to the outbox with the transaction and
+	// publishes it after (outbox.go). Its ID and, unless set, At are
+	// filled in by commit.
+	event *Event
 }
 
 func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }
@@ -82,7 +87,8 @@ func (t *txn) update(table string, k key, upd expression.UpdateBuilder, cond *ex
 	t.fails = append(t.fails, onFail)
 }
 
-// commit runs the transaction. A failed condition returns the error given
+// commit runs the transaction, then publishes its event, if any (see
+// outbox.go; a failed publication is no error). A failed condition returns the error given
 // with its action (the first by position); a transaction conflict is retried
 // with the same client request token, so a retry has one effect; past the
 // retries it is ECONFLICT.
@@ -91,15 +97,20 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 	if t.err != nil {
 		return t.err
 	}
+	var tok [16]byte
+	_, _ = rand.Read(tok[:])
+	token := hex.EncodeToString(tok[:])
+	ev := s.stageEvent(t, token)
 	if len(t.items) > maxTxnItems {
 		return Errorf(EINVALID, "this change would touch %d items, more than the %d one transaction allows", len(t.items), maxTxnItems)
 	}
-	var tok [16]byte
-	_, _ = rand.Read(tok[:])
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(hex.EncodeToString(tok[:]))}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(token)}
 	for attempt := 0; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, in)
 		if err == nil {
+			if ev != nil {
+				s.publish(ctx, ev)
+			}
 			return nil
 		}
 		var tce *types.TransactionCanceledException
@@ -130,11 +141,12 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 }
 
 // put writes one item on a condition; a failed condition is errRetry. With
-// an idempotency key in ctx, the item and the key's record (result, project:
-// see txn) are written by one transaction.
-func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder, result, project string) error {
-	if _, ok := idemFrom(ctx); ok {
-		t := txn{result: result, project: project}
+// an idempotency key in ctx, or an event ev while events are on, the item,
+// the key's record (result, project: see txn) and the event's outbox item
+// are written by one transaction.
+func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder, result, project string, ev *Event) error {
+	if _, ok := idemFrom(ctx); ok || (ev != nil && s.Events != nil) {
+		t := txn{result: result, project: project, event: ev}
 		t.put(s.table, it, &cond, errRetry)
 		return s.commit(ctx, &t)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
 )
@@ -25,7 +26,11 @@ import (
 //     user, like a comment's author, has a profile;
 //   - idempotency records are well formed (op, digest, an id as result,
 //     an expiry) and keyed by their op;
-//   - no cleanup job is left.
+//   - no cleanup job is left;
+//   - outbox items (events not yet published or not yet deleted) are well
+//     formed: keyed by their event's id and commit time, a known kind, a
+//     project id, an actor and a subject, an expiry, and the snapshots
+//     their kind calls for, of the event's project.
 //
 // Items of other types are not checked.
 func CheckTable(items []map[string]any) []string {
@@ -59,6 +64,8 @@ func CheckTable(items []map[string]any) []string {
 			c.comment(it, profiles)
 		case "IDEMPOTENCY":
 			c.idempotency(it)
+		case "OUTBOX":
+			c.outbox(it)
 		case "CLEANUP":
 			c.violate("cleanup job left: %s %s", str(it, "PK"), str(it, "SK"))
 		}
@@ -218,5 +225,63 @@ func (c *checker) idempotency(it map[string]any) {
 		c.violate("idempotency record %s %s: project %q is no project id", str(it, "PK"), str(it, "SK"), project)
 	case err != nil || exp <= 0:
 		c.violate("idempotency record %s %s: expiresAt %v", str(it, "PK"), str(it, "SK"), it["expiresAt"])
+	}
+}
+
+// eventSnapshots says which snapshots (task, comment, project) each event
+// kind carries.
+var eventSnapshots = map[dynamo.EventKind][3]bool{
+	dynamo.EventProjectUpdated: {false, false, true},
+	dynamo.EventProjectDeleted: {false, false, false},
+	dynamo.EventMemberAdded:    {false, false, true},
+	dynamo.EventMemberRemoved:  {false, false, true},
+	dynamo.EventTaskCreated:    {true, false, false},
+	dynamo.EventTaskUpdated:    {true, false, false},
+	dynamo.EventTaskDeleted:    {false, false, false},
+	dynamo.EventCommentAdded:   {true, true, false},
+	dynamo.EventCommentDeleted: {true, false, false},
+}
+
+func (c *checker) outbox(it map[string]any) {
+	id, pk, sk := str(it, "id"), str(it, "PK"), str(it, "SK")
+	pl, _ := it["payload"].(map[string]any)
+	if pl == nil {
+		c.violate("outbox item %s %s has no payload", pk, sk)
+		return
+	}
+	pid, kind := str(pl, "projectId"), dynamo.EventKind(str(pl, "kind"))
+	at, err := time.Parse(time.RFC3339Nano, str(pl, "at"))
+	exp, experr := strconv.ParseInt(str(it, "expiresAt"), 10, 64)
+	want, known := eventSnapshots[kind]
+	wpk, wsk := dynamo.OutboxItemKey(id, at)
+	switch {
+	case id == "" || str(pl, "id") != id:
+		c.violate("outbox item %s %s: id %q, payload id %q", pk, sk, id, str(pl, "id"))
+	case err != nil:
+		c.violate("outbox item %s %s: at %q is no time", pk, sk, str(pl, "at"))
+	case pk != wpk || sk != wsk:
+		c.violate("outbox item %s %s: key, want %q %q", pk, sk, wpk, wsk)
+	case experr != nil || exp <= 0:
+		c.violate("outbox item %s %s: expiresAt %v", pk, sk, it["expiresAt"])
+	case !known:
+		c.violate("outbox item %s %s: kind %q", pk, sk, kind)
+	case dynamo.KindOf(pid) != dynamo.KindProject:
+		c.violate("outbox item %s %s: project %q is no project id", pk, sk, pid)
+	case str(pl, "actorId") == "" || str(pl, "subjectId") == "":
+		c.violate("outbox item %s %s: no actor or subject", pk, sk)
+	}
+	for i, name := range []string{"task", "comment", "project"} {
+		snap, has := pl[name].(map[string]any)
+		if has != want[i] {
+			c.violate("outbox item %s %s (%s): %s snapshot present %v, want %v", pk, sk, kind, name, has, want[i])
+			continue
+		}
+		switch {
+		case !has:
+		case name == "task" && str(snap, "projectId") != pid, name == "project" && str(snap, "id") != pid:
+			c.violate("outbox item %s %s: %s snapshot of another project than %s", pk, sk, name, pid)
+		case name == "comment" && str(snap, "id") != str(pl, "subjectId"):
+			c.violate("outbox item %s %s: comment snapshot %s, subject %s", pk, sk, str(snap, "id"), str(pl, "subjectId"))
+		}
 	}
 }

@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -29,6 +30,17 @@ type checked struct {
 	comment *dynamo.Comment
 	idemPK  string // the record of alice's addComment, key "k1"
 	idemSK  string
+	// outboxPK, outboxSK: the outbox item of an updateTask whose event the
+	// sink refused.
+	outboxPK, outboxSK string
+}
+
+// refusingSink is an event sink that is down.
+type refusingSink struct{ got []*dynamo.Event }
+
+func (r *refusingSink) Publish(_ context.Context, ev *dynamo.Event) error {
+	r.got = append(r.got, ev)
+	return errors.New("down")
 }
 
 func newChecked(t *testing.T) *checked {
@@ -70,6 +82,20 @@ func newChecked(t *testing.T) *checked {
 		t.Fatalf("keyed addComment: %d %s", rec.Code, rec.Body.String())
 	}
 	c.idemPK, c.idemSK = dynamo.IdempotencyItemKey(*c.task.AssigneeID, "k1", "addComment")
+	// An event the sink refused leaves its outbox item.
+	sink := &refusingSink{}
+	e.Store.Events = sink
+	_, err := e.Store.UpdateTask(context.Background(), *c.task.AssigneeID, dynamo.TaskPatch{ID: c.task.ID,
+		Title: dynamo.Opt[*string]{Set: true, Value: testenv.Ptr("evented")}})
+	e.Store.Events = nil
+	if err != nil || len(sink.got) != 1 {
+		t.Fatalf("updateTask with the sink down: %v, %d events", err, len(sink.got))
+	}
+	c.outboxPK, c.outboxSK = dynamo.OutboxItemKey(sink.got[0].ID, sink.got[0].At)
+	if !c.has(c.outboxPK, c.outboxSK) {
+		t.Fatalf("no outbox item %s %s", c.outboxPK, c.outboxSK)
+	}
+	c.task.Title, c.task.Version = "evented", c.task.Version+1
 	return c
 }
 
@@ -246,6 +272,33 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 		{"idempotency record without expiry", func(t *testing.T, c *checked) {
 			c.set(t, c.idemPK, c.idemSK, "expiresAt", nil)
 		}, "expiresAt"},
+		{"outbox item without the task its kind calls for", func(t *testing.T, c *checked) {
+			ctx, table := context.Background(), aws.String(c.e.Store.Table())
+			got, err := c.e.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{"PK": s(c.outboxPK), "SK": s(c.outboxSK)}})
+			if err != nil || got.Item == nil {
+				t.Fatalf("no outbox item (%v)", err)
+			}
+			pl := got.Item["payload"].(*types.AttributeValueMemberM).Value
+			delete(pl, "task")
+			c.set(t, c.outboxPK, c.outboxSK, "payload", &types.AttributeValueMemberM{Value: pl})
+		}, "task snapshot present false"},
+		{"outbox item under another commit time", func(t *testing.T, c *checked) {
+			ctx, table := context.Background(), aws.String(c.e.Store.Table())
+			got, err := c.e.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{"PK": s(c.outboxPK), "SK": s(c.outboxSK)}})
+			if err != nil || got.Item == nil {
+				t.Fatalf("no outbox item (%v)", err)
+			}
+			got.Item["SK"] = s("2000-01-01T00:00:00.000000000Z#" + got.Item["id"].(*types.AttributeValueMemberS).Value)
+			if _, err := c.e.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: got.Item}); err != nil {
+				t.Fatal(err)
+			}
+			c.del(t, [2]string{c.outboxPK, c.outboxSK})
+		}, ": key, want"},
+		{"outbox item without expiry", func(t *testing.T, c *checked) {
+			c.set(t, c.outboxPK, c.outboxSK, "expiresAt", nil)
+		}, "expiresAt <nil>"},
 		{"cleanup job left", func(t *testing.T, c *checked) {
 			// Deleting a task leaves a job for the cleanup worker, which
 			// does not run here.
