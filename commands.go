@@ -43,6 +43,8 @@ Environment:
                              secret in -data-dir (made on first start)
   JWT_JWKS_URL               an identity provider's JWK Set for asymmetric tokens
   JWT_ISSUER, JWT_AUDIENCE   the iss / aud tokens must carry
+  NATS_URL                   the default of -nats-url: a NATS server or cluster with
+                             JetStream that carries live events between instances
   AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, AWS_REGION, AWS_DEFAULT_REGION,
   AWS_PROFILE, AWS_ACCESS_KEY_ID
                              any of them: use DynamoDB through the AWS SDK's own

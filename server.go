@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/live"
 )
 
 func main() {
@@ -57,6 +59,9 @@ type settings struct {
 	logFormat   string        // text or json
 	logLevel    string        // debug, info, warn or error
 	args        []string      // the command's arguments
+	natsURL     string        // NATS_URL; "": the embedded NATS server
+	live        live.Config   // retention and duplicate window
+	liveHub     live.HubConfig
 }
 
 // devTokenLifetime is the default token lifetime outside production: a
@@ -94,6 +99,12 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.RateCostBurst, "rate-cost-burst", graph.DefaultRateCostBurst, "query cost a viewer may spend at once")
 	flag.StringVar(&s.logFormat, "log-format", env("LOG_FORMAT", "text"), "log lines as text or json (default from LOG_FORMAT)")
 	flag.StringVar(&s.logLevel, "log-level", env("LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (default from LOG_LEVEL)")
+	flag.StringVar(&s.natsURL, "nats-url", os.Getenv("NATS_URL"), "NATS server or cluster with JetStream for live events, shared by all instances (default from NATS_URL); empty: an embedded server in-process")
+	flag.DurationVar(&s.live.MaxAge, "event-retention", live.DefaultMaxAge, "how long the event stream keeps events for clients that resume (at least 24h)")
+	flag.DurationVar(&s.live.DuplicateWindow, "event-dedup-window", live.DefaultDuplicateWindow, "how long the event stream drops a second publication of the same event")
+	flag.IntVar(&s.liveHub.Buffer, "subscription-buffer", live.DefaultBuffer, "events a subscriber may fall behind before it is cut off (it resumes with its cursor)")
+	flag.IntVar(&s.limits.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", graph.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
+	flag.IntVar(&s.limits.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", graph.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
 	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return s, err
@@ -191,6 +202,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	go store.RunCleanupWorker(ctx, time.Minute)
 
+	lc := s.live
+	lc.URL, lc.Log, lc.Name = s.natsURL, log, "taskgraph"
+	if s.store == "embedded" && s.dataDir != "" { // the stream lasts as long as the table's data
+		lc.StoreDir = filepath.Join(s.dataDir, "nats")
+	}
+	broker, hub, err := wire.OpenLive(ctx, store, lc, s.liveHub)
+	if err != nil {
+		return fmt.Errorf("live updates: %w", err)
+	}
+	defer broker.Close()
+	context.AfterFunc(ctx, hub.Close) // ends subscriptions as the server shuts down
+	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[broker.Embedded()], "retention", lc.MaxAge)
+
 	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE"),
 		MaxLifetime: s.tokenTTL}
 	if jwksURL != "" {
@@ -217,6 +241,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	o := s.limits
 	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS = store, auth, log, s.debug, s.production, origins
+	o.Live = hub
 	if o.TrustedDocuments = trusted; trusted != nil {
 		log.Info("trusted documents", "file", s.trusted, "documents", trusted.Len(), "only", s.production)
 	}

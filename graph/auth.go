@@ -121,7 +121,8 @@ type viewerKey struct{}
 
 type viewerInfo struct {
 	id  string
-	err error // why the token was refused; nil with an empty id: no token
+	err error     // why the token was refused; nil with an empty id: no token
+	exp time.Time // when the token expires (ends subscriptions)
 }
 
 var errNoToken = errors.New("authentication required: send Authorization: Bearer <token>")
@@ -133,7 +134,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var v viewerInfo
 		if h := r.Header.Get("Authorization"); h != "" {
-			v.id, v.err = a.Verify(h)
+			v.id, v.exp, v.err = a.verify(h)
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)))
 	})
@@ -141,16 +142,22 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 
 // Verify checks an Authorization header value and returns the token's sub.
 func (a *Authenticator) Verify(header string) (string, error) {
+	sub, _, err := a.verify(header)
+	return sub, err
+}
+
+// verify is Verify that also returns when the token expires.
+func (a *Authenticator) verify(header string) (string, time.Time, error) {
 	scheme, raw, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
-		return "", errors.New("the Authorization header must be: Bearer <token>")
+		return "", time.Time{}, errors.New("the Authorization header must be: Bearer <token>")
 	}
 	raw = strings.TrimSpace(raw)
 	if len(raw) > MaxTokenBytes {
-		return "", fmt.Errorf("the token is longer than %d bytes", MaxTokenBytes)
+		return "", time.Time{}, fmt.Errorf("the token is longer than %d bytes", MaxTokenBytes)
 	}
 	if err := checkTokenJSON(raw); err != nil {
-		return "", err
+		return "", time.Time{}, err
 	}
 	now := time.Now
 	if a.Now != nil {
@@ -177,26 +184,26 @@ func (a *Authenticator) Verify(header string) (string, error) {
 	_, err := jwt.ParseWithClaims(raw, &claims, a.key, opts...)
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return "", errors.New("the token has expired")
+		return "", time.Time{}, errors.New("the token has expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "", errors.New("the token is not valid yet (its nbf or iat is in the future)")
+		return "", time.Time{}, errors.New("the token is not valid yet (its nbf or iat is in the future)")
 	case errors.Is(err, errKidAmbiguous):
-		return "", errKidAmbiguous
+		return "", time.Time{}, errKidAmbiguous
 	case err != nil:
-		return "", errMalformed
+		return "", time.Time{}, errMalformed
 	}
 	t := now()
 	if !t.Before(claims.ExpiresAt.Time) {
-		return "", errors.New("the token has expired")
+		return "", time.Time{}, errors.New("the token has expired")
 	}
 	limit := a.maxLifetime()
 	if claims.ExpiresAt.Sub(t) > limit+ClockSkew || claims.IssuedAt != nil && claims.ExpiresAt.Sub(claims.IssuedAt.Time) > limit {
-		return "", fmt.Errorf("the token's lifetime exceeds this server's limit of %s", limit)
+		return "", time.Time{}, fmt.Errorf("the token's lifetime exceeds this server's limit of %s", limit)
 	}
 	if dynamo.ValidUserID(claims.Subject) != nil {
-		return "", errors.New("the token's sub is not a valid user id")
+		return "", time.Time{}, errors.New("the token's sub is not a valid user id")
 	}
-	return claims.Subject, nil
+	return claims.Subject, claims.ExpiresAt.Time, nil
 }
 
 // registeredClaims are the claims jwt.RegisteredClaims decodes; encoding/json

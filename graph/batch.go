@@ -17,6 +17,8 @@ type loader[K comparable, V any] struct {
 	wait    time.Duration
 	trigger *BatchTrigger
 	noBatch bool // every key read at once, alone, and nothing cached
+	// detached, when set, is every batch's context (LoaderConfig.detached).
+	detached context.Context
 
 	mu    *sync.Mutex // the trigger's, when there is one
 	cache map[K]*result[V]
@@ -46,7 +48,8 @@ func newLoader[K comparable, V any](c LoaderConfig, fetch func(context.Context, 
 	if w == 0 {
 		w = DefaultBatchWait
 	}
-	l := &loader[K, V]{fetch: fetch, wait: w, trigger: c.Trigger, noBatch: c.NoBatch, cache: map[K]*result[V]{}, mu: &sync.Mutex{}}
+	l := &loader[K, V]{fetch: fetch, wait: w, trigger: c.Trigger, noBatch: c.NoBatch, cache: map[K]*result[V]{}, mu: &sync.Mutex{},
+		detached: c.detached}
 	if c.Trigger != nil {
 		// One lock for the trigger and its loaders: a flush takes every
 		// open batch at one instant (see BatchTrigger.FlushIfUnchanged).
@@ -58,6 +61,9 @@ func newLoader[K comparable, V any](c LoaderConfig, fetch func(context.Context, 
 // Load asks for key and returns a function that waits for its result.
 func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 	r := &result[V]{done: make(chan struct{})}
+	if l.detached != nil {
+		ctx = l.detached
+	}
 	if l.noBatch {
 		go l.run(&batch[K, V]{ctx: ctx, keys: []K{key}, res: []*result[V]{r}})
 		return r.get

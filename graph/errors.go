@@ -81,16 +81,21 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 // JSON body of at most maxBody bytes with a coded error (gqlgen itself would
 // answer some of them without a code). Only application/json is accepted, so
 // a cross-site form or text/plain POST (no CORS preflight) is refused. It
-// also bounds each request's work by timeout.
-func badRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Handler {
+// also bounds each request's work by timeout. With streams (live updates
+// on), subscriptions pass too: a GET that upgrades to a WebSocket, and a
+// POST that accepts text/event-stream; neither gets the request-wide
+// deadline.
+func badRequest(maxBody int64, timeout time.Duration, streams bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, msg := 0, ""
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || r.Header.Get("Upgrade") != "" {
 			mt = "" // as gqlgen's POST transport would refuse it
 		}
+		stream := streams && (isWebSocket(r) || isEventStream(r))
 		switch {
 		case r.Method == http.MethodOptions:
+		case stream && r.Method == http.MethodGet: // a WebSocket: its transport reads the messages
 		case r.Method != http.MethodPost:
 			w.Header().Set("Allow", "POST, OPTIONS")
 			status, msg = http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body"
@@ -112,6 +117,12 @@ func badRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Ha
 			default:
 				r.Body = io.NopCloser(bytes.NewReader(body))
 			}
+		}
+		if status == 0 && stream {
+			// No request-wide deadline for a subscription: each event's
+			// reads get their own (live.HubConfig.EventTimeout).
+			next.ServeHTTP(w, r)
+			return
 		}
 		if status == 0 {
 			// The deadline bounds the DynamoDB calls, not the request's own

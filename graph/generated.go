@@ -33,8 +33,10 @@ type ResolverRoot interface {
 	Comment() CommentResolver
 	Mutation() MutationResolver
 	Project() ProjectResolver
+	ProjectEvent() ProjectEventResolver
 	ProjectMember() ProjectMemberResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 	Tag() TagResolver
 	Task() TaskResolver
 	User() UserResolver
@@ -103,6 +105,18 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ProjectEvent struct {
+		Actor     func(childComplexity int) int
+		At        func(childComplexity int) int
+		Comment   func(childComplexity int) int
+		Cursor    func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Project   func(childComplexity int) int
+		ProjectID func(childComplexity int) int
+		SubjectID func(childComplexity int) int
+		Task      func(childComplexity int) int
+	}
+
 	ProjectMember struct {
 		Role func(childComplexity int) int
 		User func(childComplexity int) int
@@ -115,6 +129,10 @@ type ComplexityRoot struct {
 		Task       func(childComplexity int, id string) int
 		TasksByTag func(childComplexity int, tag string, first *int, after *string) int
 		User       func(childComplexity int, id string) int
+	}
+
+	Subscription struct {
+		ProjectEvents func(childComplexity int, projectID string, after *string) int
 	}
 
 	Tag struct {
@@ -186,6 +204,13 @@ type ProjectResolver interface {
 
 	Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, status *dynamo.TaskStatus) (*model.TaskConnection, error)
 }
+type ProjectEventResolver interface {
+	Actor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error)
+
+	Task(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Task, error)
+	Comment(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Comment, error)
+	Project(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Project, error)
+}
 type ProjectMemberResolver interface {
 	User(ctx context.Context, obj *dynamo.Member) (*dynamo.User, error)
 }
@@ -196,6 +221,9 @@ type QueryResolver interface {
 	Project(ctx context.Context, id string) (*dynamo.Project, error)
 	Task(ctx context.Context, id string) (*dynamo.Task, error)
 	TasksByTag(ctx context.Context, tag string, first *int, after *string) (*model.TaskConnection, error)
+}
+type SubscriptionResolver interface {
+	ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error)
 }
 type TagResolver interface {
 	Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error)
@@ -510,6 +538,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProjectEdge.Node(childComplexity), true
 
+	case "ProjectEvent.actor":
+		if e.ComplexityRoot.ProjectEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.Actor(childComplexity), true
+	case "ProjectEvent.at":
+		if e.ComplexityRoot.ProjectEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.At(childComplexity), true
+	case "ProjectEvent.comment":
+		if e.ComplexityRoot.ProjectEvent.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.Comment(childComplexity), true
+	case "ProjectEvent.cursor":
+		if e.ComplexityRoot.ProjectEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.Cursor(childComplexity), true
+	case "ProjectEvent.kind":
+		if e.ComplexityRoot.ProjectEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.Kind(childComplexity), true
+	case "ProjectEvent.project":
+		if e.ComplexityRoot.ProjectEvent.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.Project(childComplexity), true
+	case "ProjectEvent.projectId":
+		if e.ComplexityRoot.ProjectEvent.ProjectID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.ProjectID(childComplexity), true
+	case "ProjectEvent.subjectId":
+		if e.ComplexityRoot.ProjectEvent.SubjectID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.SubjectID(childComplexity), true
+	case "ProjectEvent.task":
+		if e.ComplexityRoot.ProjectEvent.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEvent.Task(childComplexity), true
+
 	case "ProjectMember.role":
 		if e.ComplexityRoot.ProjectMember.Role == nil {
 			break
@@ -584,6 +667,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.User(childComplexity, args["id"].(string)), true
+
+	case "Subscription.projectEvents":
+		if e.ComplexityRoot.Subscription.ProjectEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_projectEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ProjectEvents(childComplexity, args["projectId"].(string), args["after"].(*string)), true
 
 	case "Tag.name":
 		if e.ComplexityRoot.Tag.Name == nil {
@@ -836,6 +931,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -1080,6 +1192,54 @@ type Mutation {
   "The comment's author or the project's OWNER. Returns the id."
   deleteComment(id: ID!): ID!
 }
+
+"What a ProjectEvent reports."
+enum ProjectEventKind {
+  PROJECT_UPDATED
+  PROJECT_DELETED
+  MEMBER_ADDED
+  MEMBER_REMOVED
+  TASK_CREATED
+  TASK_UPDATED
+  TASK_DELETED
+  COMMENT_ADDED
+  COMMENT_DELETED
+}
+
+"One committed change to a project, made by any client through any server instance."
+type ProjectEvent {
+  "Opaque; pass it as ` + "`" + `after` + "`" + ` to resume the stream after this event."
+  cursor: String!
+  kind: ProjectEventKind!
+  "When the change was committed."
+  at: Time!
+  "The user who made the change."
+  actor: User!
+  projectId: ID!
+  "The id of what changed: the project, the added or removed member's user id, the task, or the comment."
+  subjectId: ID!
+  "TASK_CREATED, TASK_UPDATED: the task as this change left it (its version tells clients which state is newer). COMMENT_ADDED, COMMENT_DELETED: the task commented on. Otherwise null."
+  task: Task
+  "COMMENT_ADDED: the new comment. Otherwise null."
+  comment: Comment
+  "PROJECT_UPDATED, MEMBER_ADDED, MEMBER_REMOVED: the project as this change left it. Otherwise null."
+  project: Project
+}
+
+type Subscription {
+  """
+  Live changes to one project: the project, its members, its tasks and their
+  comments. Refused with NOT_FOUND when the project does not exist or the viewer
+  is not a member. The stream ends after delivering the event that deletes the
+  project or removes the viewer from it.
+
+  ` + "`" + `after` + "`" + `: the cursor of the last event the client received. The server first
+  replays every later event it still keeps (at least the last 24 hours), then
+  goes live, so a client that reconnects misses nothing. A cursor older than
+  what is kept is refused with BAD_USER_INPUT: the client should refetch.
+  """
+  projectEvents(projectId: ID!, after: String): ProjectEvent!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1176,6 +1336,30 @@ func (ec *executionContext) childFields_ProjectEdge(ctx context.Context, field g
 		return ec.fieldContext_ProjectEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProjectEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ProjectEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ProjectEvent_cursor(ctx, field)
+	case "kind":
+		return ec.fieldContext_ProjectEvent_kind(ctx, field)
+	case "at":
+		return ec.fieldContext_ProjectEvent_at(ctx, field)
+	case "actor":
+		return ec.fieldContext_ProjectEvent_actor(ctx, field)
+	case "projectId":
+		return ec.fieldContext_ProjectEvent_projectId(ctx, field)
+	case "subjectId":
+		return ec.fieldContext_ProjectEvent_subjectId(ctx, field)
+	case "task":
+		return ec.fieldContext_ProjectEvent_task(ctx, field)
+	case "comment":
+		return ec.fieldContext_ProjectEvent_comment(ctx, field)
+	case "project":
+		return ec.fieldContext_ProjectEvent_project(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProjectEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_ProjectMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1683,6 +1867,28 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_projectEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -3043,6 +3249,249 @@ func (ec *executionContext) fieldContext_ProjectEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _ProjectEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v dynamo.EventKind) graphql.Marshaler {
+			return ec.marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectEvent", field, false, false, "ProjectEventKind")
+}
+
+func (ec *executionContext) _ProjectEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ProjectEvent_actor(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ProjectEvent().Actor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectEvent_projectId(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_projectId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProjectID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_projectId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ProjectEvent_subjectId(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_subjectId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubjectID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_subjectId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ProjectEvent_task(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ProjectEvent().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectEvent_comment(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ProjectEvent().Comment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectEvent_project(ctx context.Context, field graphql.CollectedField, obj *model.ProjectEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEvent_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ProjectEvent().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEvent_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProjectMember_user(ctx context.Context, field graphql.CollectedField, obj *dynamo.Member) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3422,6 +3871,50 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_projectEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_projectEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ProjectEvents(ctx, fc.Args["projectId"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProjectEvent) graphql.Marshaler {
+			return ec.marshalNProjectEvent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐProjectEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProjectEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_projectEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -6119,6 +6612,83 @@ func (ec *executionContext) _ProjectEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var projectEventImplementors = []string{"ProjectEvent"}
+
+func (ec *executionContext) _ProjectEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ProjectEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, projectEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProjectEvent")
+		case "cursor":
+			out.Values[i] = ec._ProjectEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._ProjectEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._ProjectEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProjectEvent_actor(ctx, field, obj)
+				})
+		case "projectId":
+			out.Values[i] = ec._ProjectEvent_projectId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "subjectId":
+			out.Values[i] = ec._ProjectEvent_subjectId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "task":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProjectEvent_task(ctx, field, obj)
+				})
+		case "comment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProjectEvent_comment(ctx, field, obj)
+				})
+		case "project":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProjectEvent_project(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var projectMemberImplementors = []string{"ProjectMember"}
 
 func (ec *executionContext) _ProjectMember(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Member) graphql.Marshaler {
@@ -6242,6 +6812,26 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	}
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "projectEvents":
+		return ec._Subscription_projectEvents(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var tagImplementors = []string{"Tag"}
@@ -7062,6 +7652,28 @@ func (ec *executionContext) marshalNProjectEdge2ᚖgithubᚗcomᚋtaskgraphᚋta
 	return ec._ProjectEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNProjectEvent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐProjectEvent(ctx context.Context, sel ast.SelectionSet, v *model.ProjectEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ProjectEvent!")
+		return graphql.Null
+	}
+	return ec._ProjectEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx context.Context, v any) (dynamo.EventKind, error) {
+	res, err := model.UnmarshalProjectEventKind(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx context.Context, sel ast.SelectionSet, v dynamo.EventKind) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalProjectEventKind(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ProjectEventKind!")
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Member) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -7415,6 +8027,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := model.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx context.Context, sel ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Comment(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx context.Context, v any) (*dynamo.Date, error) {

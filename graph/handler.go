@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/live"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -61,6 +62,15 @@ type Options struct {
 	// documents; with Production, only its documents run (trusted.go).
 	TrustedDocuments *TrustedDocuments
 	RateLimits       // per-viewer token buckets; the zero value: none
+	// Live is the instance's hub of live events; nil turns subscriptions
+	// off (they fail with SERVICE_UNAVAILABLE).
+	Live *live.Hub
+	// MaxSubscriptionsPerSocket bounds one WebSocket's subscriptions; 0
+	// means DefaultMaxSubscriptionsPerSocket.
+	MaxSubscriptionsPerSocket int
+	// MaxSubscriptionsPerViewer bounds one viewer's subscriptions on this
+	// instance; 0 means DefaultMaxSubscriptionsPerViewer.
+	MaxSubscriptionsPerViewer int
 }
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
@@ -93,10 +103,14 @@ func NewHandler(o Options) http.Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	cfg := Config{Resolvers: &Resolver{Store: o.Store}}
+	o.MaxSubscriptionsPerSocket = cmp.Or(o.MaxSubscriptionsPerSocket, DefaultMaxSubscriptionsPerSocket)
+	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
+	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	srv := handler.New(es)
+	srv.AddTransport(newLiveWebsocket(o.Auth, o.CORS))
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: KeepAliveInterval}) // before POST, which would take its requests
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -114,13 +128,15 @@ func NewHandler(o Options) http.Handler {
 	srv.AroundOperations(requireViewer(o.Log))
 	rl := newRateLimits(o)
 	srv.AroundOperations(rl.AroundOperations)
+	srv.AroundOperations(liveOperations(o.Log))
 	srv.AroundRootFields(idempotent)
+	srv.AroundFields(eventFields)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
 	h := o.Auth.Middleware(rl.Middleware(requestScope(withLoaders(o.Store, o.Loaders, o.Now, srv))))
 	if o.TrustedDocuments != nil {
 		h = o.TrustedDocuments.Middleware(o.Production, h)
 	}
-	return o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), h))
+	return o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), o.Live != nil, h))
 }
 
 // reportCalls logs one line per operation (logOperation: name, type,
@@ -129,7 +145,7 @@ func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		res := next(ctx)
 		calls := dynamo.CallsFrom(ctx)
-		if res == nil || calls == nil || !graphql.HasOperationContext(ctx) {
+		if res == nil || calls == nil || !graphql.HasOperationContext(ctx) || isSubscription(ctx) { // not a line per event
 			return res
 		}
 		logOperation(ctx, log, res, calls)

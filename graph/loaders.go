@@ -24,6 +24,10 @@ type LoaderConfig struct {
 	// NoBatch turns batching and caching off: every resolver reads on its
 	// own, as a naive server would. For measuring the loaders' gain only.
 	NoBatch bool
+	// detached, when set, is the context of every batch read instead of
+	// the first asker's: loaders shared by an event's recipients
+	// (live.go) must not fail for all when one recipient leaves.
+	detached context.Context
 }
 
 // Loaders are the per-request data loaders, one per access pattern. They are
@@ -89,6 +93,14 @@ func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func()
 	l.commentsOf = each(l, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
 		return store.CommentsOf(ctx, k.id, k.page())
 	})
+	l.viewerLoaders()
+	return l
+}
+
+// viewerLoaders makes the loaders whose lists depend on the viewer's
+// memberships (they filter by l.viewer).
+func (l *Loaders) viewerLoaders() {
+	store := l.store
 	l.projectsOfUser = each(l, l.fetchProjectsOfUser)
 	l.assignedTo = each(l, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
 		return l.primeTasks(ctx)(store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
@@ -101,7 +113,6 @@ func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func()
 		return l.primeTasks(ctx)(store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
 	})
 	l.tasksByTag = each(l, l.fetchTasksByTag)
-	return l
 }
 
 // each makes a loader that de-duplicates keys and runs one fetch per
@@ -158,8 +169,12 @@ func withLoaders(store *dynamo.Store, cfg LoaderConfig, now func() time.Time, ne
 	})
 }
 
-// For returns the request's loaders.
+// For returns the request's loaders or, below a live event's field, the
+// event's loaders for this subscriber (eventLoaders).
 func For(ctx context.Context) *Loaders {
+	if s, ok := ctx.Value(eventSlotKey{}).(*eventSlot); ok && s.scope != nil {
+		return s.scope.loaders()
+	}
 	return ctx.Value(ctxKey{}).(*Loaders)
 }
 

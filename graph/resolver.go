@@ -6,4 +6,5 @@ import "github.com/taskgraph/taskgraph/dynamo"
 // reads go through the request's Loaders (For), which hold the clock.
 type Resolver struct {
 	Store *dynamo.Store
+	live  *liveResolvers // subscriptions (live.go)
 }

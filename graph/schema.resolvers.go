@@ -84,6 +84,25 @@ func (r *projectResolver) Tasks(ctx context.Context, obj *dynamo.Project, first 
 	return taskConn(For(ctx).TasksByProject(ctx, obj.ID, status, first, after))
 }
 
+func (r *projectEventResolver) Actor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error) {
+	return eventActor(ctx, obj)
+}
+
+func (r *projectEventResolver) Task(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Task, error) {
+	enterEvent(ctx, obj)
+	return obj.Event.Task, nil
+}
+
+func (r *projectEventResolver) Comment(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Comment, error) {
+	enterEvent(ctx, obj)
+	return obj.Event.Comment, nil
+}
+
+func (r *projectEventResolver) Project(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Project, error) {
+	enterEvent(ctx, obj)
+	return obj.Event.Project, nil
+}
+
 func (r *projectMemberResolver) User(ctx context.Context, obj *dynamo.Member) (*dynamo.User, error) {
 	return For(ctx).UserByID(ctx, obj.UserID)
 }
@@ -110,6 +129,10 @@ func (r *queryResolver) Task(ctx context.Context, id string) (*dynamo.Task, erro
 
 func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*model.TaskConnection, error) {
 	return taskConn(For(ctx).TasksByTag(ctx, tag, first, after))
+}
+
+func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
+	return r.projectEvents(ctx, projectID, after)
 }
 
 func (r *tagResolver) Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error) {
@@ -157,9 +180,13 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Project() ProjectResolver { return &projectResolver{r} }
 
+func (r *Resolver) ProjectEvent() ProjectEventResolver { return &projectEventResolver{r} }
+
 func (r *Resolver) ProjectMember() ProjectMemberResolver { return &projectMemberResolver{r} }
 
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
+
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 func (r *Resolver) Tag() TagResolver { return &tagResolver{r} }
 
@@ -171,8 +198,10 @@ type (
 	commentResolver       struct{ *Resolver }
 	mutationResolver      struct{ *Resolver }
 	projectResolver       struct{ *Resolver }
+	projectEventResolver  struct{ *Resolver }
 	projectMemberResolver struct{ *Resolver }
 	queryResolver         struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
 	tagResolver           struct{ *Resolver }
 	taskResolver          struct{ *Resolver }
 	userResolver          struct{ *Resolver }

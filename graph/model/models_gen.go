@@ -60,6 +60,9 @@ type ProjectEdge struct {
 type Query struct {
 }
 
+type Subscription struct {
+}
+
 type TaskConnection struct {
 	Edges    []*TaskEdge    `json:"edges"`
 	Nodes    []*dynamo.Task `json:"nodes"`

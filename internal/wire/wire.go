@@ -9,6 +9,7 @@
 package wire
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/live"
 )
 
 // The production retry policy (dynamo.RetryPolicy): five attempts, backoff
@@ -62,4 +64,25 @@ func NewHandler(store *dynamo.Store, auth *graph.Authenticator, o graph.Options)
 		o.Log = store.Log
 	}
 	return graph.NewHandler(o)
+}
+
+// OpenLive opens the live-updates broker c names (NATS_URL, or the
+// embedded server) and starts this instance's hub on store, whose
+// visibility checks it uses. The hub runs until ctx ends; close the broker
+// after the server stops.
+func OpenLive(ctx context.Context, store *dynamo.Store, c live.Config, h live.HubConfig) (*live.Broker, *live.Hub, error) {
+	if c.Log == nil {
+		c.Log = store.Log
+	}
+	b, err := live.Open(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.Store = store
+	hub, err := b.StartHub(ctx, h)
+	if err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	return b, hub, nil
 }

@@ -1,0 +1,290 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/model"
+	"github.com/taskgraph/taskgraph/live"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Live updates: Subscription.projectEvents. The hub (package live) checks
+// visibility and hands each event to its subscribers; here each delivery
+// becomes a ProjectEvent whose nested fields resolve through loaders shared
+// by all of this instance's recipients of the event (one read per event per
+// instance, however many subscribers), seen through each subscriber's own
+// viewer for what depends on the viewer.
+
+// Defaults of the subscription limits (Options.MaxSubscriptionsPerSocket,
+// MaxSubscriptionsPerViewer).
+const (
+	DefaultMaxSubscriptionsPerSocket = 20
+	DefaultMaxSubscriptionsPerViewer = 100
+)
+
+// eventSlotKey marks the context of a ProjectEvent field: its resolver puts
+// the event's scope in the slot, and the field's children, which inherit
+// the context (gqlgen passes a field middleware's context on to them), find
+// their loaders there (For).
+type eventSlotKey struct{}
+
+type eventSlot struct{ scope *eventScope }
+
+// eventFields gives every resolved field of a ProjectEvent an empty slot.
+func eventFields(ctx context.Context, next graphql.Resolver) (any, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Object == "ProjectEvent" && fc.IsResolver {
+		ctx = context.WithValue(ctx, eventSlotKey{}, &eventSlot{})
+	}
+	return next(ctx)
+}
+
+// enterEvent fills the field's slot with the event's scope.
+func enterEvent(ctx context.Context, ev *model.ProjectEvent) {
+	if s, ok := ctx.Value(eventSlotKey{}).(*eventSlot); ok {
+		s.scope, _ = ev.Scope.(*eventScope)
+	}
+}
+
+// eventScope is one subscriber's delivery of one event: the event's shared
+// loaders (made once per event per instance, for all its recipients, who
+// all passed the event's visibility check) seen as this subscriber's.
+type eventScope struct {
+	shared *live.Shared
+	mk     func(ctx context.Context) any
+	viewer string
+	once   sync.Once
+	view   *Loaders
+}
+
+func (s *eventScope) loaders() *Loaders {
+	s.once.Do(func() { s.view = s.shared.Value(s.mk).(*Loaders).forViewer(s.viewer) })
+	return s.view
+}
+
+// forViewer returns l's loaders as viewer sees them: the object and list
+// caches that do not depend on who reads them are l's own (shared); the
+// lists filtered by the viewer's memberships are the viewer's.
+func (l *Loaders) forViewer(viewer string) *Loaders {
+	v := &Loaders{store: l.store, viewer: viewer, cfg: l.cfg, now: l.now, objects: l.objects,
+		projectIDsOfUser: l.projectIDsOfUser, membersOf: l.membersOf, tasksOfProject: l.tasksOfProject, commentsOf: l.commentsOf}
+	v.viewerLoaders()
+	return v
+}
+
+// isSubscription reports whether ctx's operation is a subscription.
+func isSubscription(ctx context.Context) bool {
+	op := graphql.GetOperationContext(ctx).Operation
+	return op != nil && op.Operation == ast.Subscription
+}
+
+// liveState is a subscription operation's end: why its stream ended, sent
+// to the client as the last response.
+type liveState struct {
+	mu       sync.Mutex
+	err      error
+	reported bool
+}
+
+type liveStateKey struct{}
+
+func (s *liveState) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+// liveOperations gives a subscription operation its liveState and, when
+// its stream ended with an error, answers that error (data null) before
+// the end of the stream.
+func liveOperations(log *slog.Logger) graphql.OperationMiddleware {
+	present := ErrorPresenter(log)
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+			return next(ctx)
+		}
+		st := &liveState{}
+		ctx = context.WithValue(ctx, liveStateKey{}, st)
+		h := next(ctx)
+		return func(ctx context.Context) *graphql.Response {
+			res := h(ctx)
+			if res != nil {
+				return res
+			}
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if st.err == nil || st.reported || ctx.Err() != nil {
+				return nil
+			}
+			st.reported = true
+			gerr := present(ctx, st.err)
+			gerr.Path = ast.Path{ast.PathName("projectEvents")}
+			return &graphql.Response{Data: json.RawMessage("null"), Errors: gqlerror.List{gerr}}
+		}
+	}
+}
+
+// liveLimits counts subscriptions per viewer on this instance.
+type liveLimits struct {
+	perSocket, perViewer int
+	mu                   sync.Mutex
+	byViewer             map[string]int
+}
+
+// socketKey holds a WebSocket connection's count of subscriptions.
+type socketKey struct{}
+
+type socketCount struct {
+	mu sync.Mutex
+	n  int
+}
+
+// acquire counts a new subscription of viewer (and of the socket in ctx),
+// or refuses it past a limit; release undoes it.
+func (l *liveLimits) acquire(ctx context.Context, viewer string) (release func(), err error) {
+	sock, _ := ctx.Value(socketKey{}).(*socketCount)
+	if sock != nil {
+		sock.mu.Lock()
+		if sock.n >= l.perSocket {
+			sock.mu.Unlock()
+			return nil, dynamo.Errorf(dynamo.EINVALID, "a connection may hold at most %d subscriptions", l.perSocket)
+		}
+		sock.n++
+		sock.mu.Unlock()
+	}
+	unSock := func() {
+		if sock != nil {
+			sock.mu.Lock()
+			sock.n--
+			sock.mu.Unlock()
+		}
+	}
+	l.mu.Lock()
+	if l.byViewer[viewer] >= l.perViewer {
+		l.mu.Unlock()
+		unSock()
+		return nil, dynamo.Errorf(dynamo.EINVALID, "a user may hold at most %d subscriptions on one server", l.perViewer)
+	}
+	l.byViewer[viewer]++
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			unSock()
+			l.mu.Lock()
+			if l.byViewer[viewer]--; l.byViewer[viewer] <= 0 {
+				delete(l.byViewer, viewer)
+			}
+			l.mu.Unlock()
+		})
+	}, nil
+}
+
+// errLiveOff answers subscriptions on a handler without a hub.
+var errLiveOff = dynamo.Errorf(dynamo.EUNAVAILABLE, "live updates are not available on this server")
+
+// errExpired ends subscriptions when the token expires.
+var errExpired = &authError{errors.New("the token has expired; reconnect with a new token and resume with after: the last cursor received")}
+
+// projectEvents subscribes the viewer to a project's events
+// (Subscription.projectEvents).
+func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
+	viewer, err := Viewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.live == nil || r.live.hub == nil {
+		return nil, errLiveOff
+	}
+	release, err := r.live.limits.acquire(ctx, viewer)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := r.live.hub.Subscribe(ctx, viewer, projectID, after)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	st, _ := ctx.Value(liveStateKey{}).(*liveState)
+	v, _ := ctx.Value(viewerKey{}).(viewerInfo)
+	out := make(chan *model.ProjectEvent)
+	go func() {
+		defer close(out)
+		defer release()
+		defer sub.Close()
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var expired atomic.Bool
+		if !v.exp.IsZero() {
+			t := time.AfterFunc(v.exp.Sub(r.live.now()), func() { expired.Store(true); cancel() })
+			defer t.Stop()
+		}
+		for {
+			d, err := sub.Next(sctx)
+			if err != nil {
+				switch {
+				case expired.Load():
+					st.fail(errExpired)
+				case err == io.EOF, ctx.Err() != nil:
+				default:
+					st.fail(err)
+				}
+				return
+			}
+			ev := d.Event
+			pe := &model.ProjectEvent{Cursor: d.Cursor, Kind: ev.Kind, At: ev.At, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
+				Event: ev, Scope: &eventScope{shared: d.Shared, mk: r.live.eventLoaders, viewer: viewer}}
+			select {
+			case out <- pe:
+			case <-sctx.Done():
+				if expired.Load() {
+					st.fail(errExpired)
+				}
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// eventActor resolves ProjectEvent.actor through the event's loaders; the
+// other fields come with the event (enterEvent makes their children's
+// loaders the event's).
+func eventActor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error) {
+	enterEvent(ctx, obj)
+	return For(ctx).UserByID(ctx, obj.Event.ActorID)
+}
+
+// liveResolvers is what the subscription resolvers share.
+type liveResolvers struct {
+	hub    *live.Hub
+	limits *liveLimits
+	now    func() time.Time
+	// eventLoaders makes an event's shared loaders, their reads bounded by
+	// ctx (the event's own timeout, not any subscriber's).
+	eventLoaders func(ctx context.Context) any
+}
+
+func newLiveResolvers(o Options) *liveResolvers {
+	cfg := o.Loaders
+	return &liveResolvers{hub: o.Live, now: o.Now,
+		limits: &liveLimits{perSocket: max(o.MaxSubscriptionsPerSocket, 1), perViewer: max(o.MaxSubscriptionsPerViewer, 1),
+			byViewer: map[string]int{}},
+		eventLoaders: func(ctx context.Context) any {
+			c := cfg
+			c.detached = ctx
+			return newLoaders(o.Store, "", c, o.Now)
+		}}
+}

@@ -1,0 +1,86 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/coder/websocket"
+)
+
+// The transports of subscriptions: WebSocket on /query (graphql-transport-ws
+// and the legacy graphql-ws subprotocol; the token in connection_init's
+// payload) and server-sent events (POST /query with Accept:
+// text/event-stream, graphql-sse's distinct connections mode; the token in
+// the Authorization header).
+
+// KeepAliveInterval is how often an idle subscription connection gets a
+// keep-alive message, well inside common proxies' idle timeouts.
+const KeepAliveInterval = 15 * time.Second
+
+// isWebSocket reports whether r asks to upgrade to a WebSocket.
+func isWebSocket(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// isEventStream reports whether r asks for server-sent events.
+func isEventStream(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// liveWebsocket is gqlgen's WebSocket transport behind the CORS origin rule
+// of /query, authenticating at connection_init.
+type liveWebsocket struct {
+	ws      transport.Websocket
+	origins Origins
+}
+
+func newLiveWebsocket(auth *Authenticator, origins Origins) liveWebsocket {
+	return liveWebsocket{origins: origins, ws: transport.Websocket{
+		// The origin is checked here (ServeHTTP), by the CORS rule.
+		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}},
+		KeepAlivePingInterval: KeepAliveInterval,
+		InitTimeout:           10 * time.Second,
+		InitFunc:              wsInit(auth),
+	}}
+}
+
+func (t liveWebsocket) Supports(r *http.Request) bool { return t.ws.Supports(r) }
+
+func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if o := r.Header.Get("Origin"); o != "" && !t.origins.AllowedOrigin(o) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
+			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": CodeForbidden}}}})
+		return
+	}
+	t.ws.Do(w, r, exec)
+}
+
+// wsInit authenticates a WebSocket connection by the token of its
+// connection_init payload, {"Authorization": "Bearer <JWT>"}; a missing or
+// bad token refuses the connection. The connection's context then carries
+// the viewer (for every operation on it), a count of its subscriptions,
+// and no request loaders: a subscription's reads go through each event's
+// loaders (live.go), never through a cache as long-lived as the socket.
+func wsInit(auth *Authenticator) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		h := p.Authorization()
+		if h == "" {
+			return ctx, nil, errNoToken
+		}
+		id, exp, err := auth.verify(h)
+		if err != nil {
+			return ctx, nil, err
+		}
+		ctx = context.WithValue(ctx, viewerKey{}, viewerInfo{id: id, exp: exp})
+		ctx = context.WithValue(ctx, ctxKey{}, (*Loaders)(nil))
+		ctx = context.WithValue(ctx, socketKey{}, &socketCount{})
+		return ctx, nil, nil
+	}
+}

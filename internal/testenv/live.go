@@ -1,0 +1,178 @@
+package testenv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/live"
+)
+
+// Live is an Env's live-updates stack: an embedded NATS broker (in memory)
+// and the instance's hub, closed when the test ends.
+type Live struct {
+	Broker *live.Broker
+	Hub    *live.Hub
+}
+
+// StartLive starts a broker and a hub on the Env's store; the Env's
+// handler is then made with them (o's other options kept) and served on
+// an httptest server for WebSocket clients (URL).
+func (e *Env) StartLive(o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
+	e.TB.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b, h, err := wire.OpenLive(ctx, e.Store, live.Config{}, hub)
+	if err != nil {
+		cancel()
+		e.TB.Fatalf("starting live updates: %v", err)
+	}
+	o.Live = h
+	e.Handler = e.NewHandler(o)
+	srv := httptest.NewServer(e.Handler)
+	e.TB.Cleanup(func() {
+		h.Close()
+		srv.Close()
+		cancel()
+		b.Close()
+	})
+	e.Calls.Reset()
+	return &Live{Broker: b, Hub: h}, srv
+}
+
+// WSClient is a minimal graphql-transport-ws client for tests: one
+// connection, operations by id.
+type WSClient struct {
+	TB   testing.TB
+	Conn *websocket.Conn
+}
+
+// WSMessage is one message of the graphql-transport-ws protocol.
+type WSMessage struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// DialWS opens a graphql-transport-ws connection to srv's /query and sends
+// connection_init with authorization ("" sends no token); it returns the
+// client and the server's answer to the init (connection_ack, or the
+// close error).
+func DialWS(tb testing.TB, srv *httptest.Server, authorization string) (*WSClient, error) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadLimit(1 << 20)
+	tb.Cleanup(func() { _ = c.CloseNow() })
+	w := &WSClient{TB: tb, Conn: c}
+	payload := map[string]any{}
+	if authorization != "" {
+		payload["Authorization"] = authorization
+	}
+	w.Send(WSMessage{Type: "connection_init", Payload: mustJSON(tb, payload)})
+	m, err := w.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if m.Type != "connection_ack" {
+		return nil, fmt.Errorf("want connection_ack, got %s %s", m.Type, m.Payload)
+	}
+	return w, nil
+}
+
+func mustJSON(tb testing.TB, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// Send writes one message.
+func (w *WSClient) Send(m WSMessage) {
+	w.TB.Helper()
+	b, _ := json.Marshal(m)
+	if err := w.Conn.Write(context.Background(), websocket.MessageText, b); err != nil {
+		w.TB.Fatalf("writing %s: %v", m.Type, err)
+	}
+}
+
+// Subscribe starts an operation with the given id.
+func (w *WSClient) Subscribe(id, query string, vars map[string]any) {
+	w.TB.Helper()
+	w.Send(WSMessage{ID: id, Type: "subscribe", Payload: mustJSON(w.TB, map[string]any{"query": query, "variables": vars})})
+}
+
+// Read returns the next message other than a keep-alive ping or pong.
+func (w *WSClient) Read(ctx context.Context) (WSMessage, error) {
+	for {
+		_, b, err := w.Conn.Read(ctx)
+		if err != nil {
+			return WSMessage{}, err
+		}
+		var m WSMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return WSMessage{}, fmt.Errorf("a message that is not JSON: %s", b)
+		}
+		if m.Type == "ping" || m.Type == "pong" || m.Type == "ka" {
+			continue
+		}
+		return m, nil
+	}
+}
+
+// MustRead is Read within 30 seconds, failing the test on an error.
+func (w *WSClient) MustRead() WSMessage {
+	w.TB.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := w.Read(ctx)
+	if err != nil {
+		w.TB.Fatalf("reading from the WebSocket: %v", err)
+	}
+	return m
+}
+
+// Next is one "next" payload: a GraphQL response.
+type Next struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// MustNext reads the next message and fails unless it is a "next" of
+// operation id; it returns its payload.
+func (w *WSClient) MustNext(id string) Next {
+	w.TB.Helper()
+	m := w.MustRead()
+	if m.Type != "next" || m.ID != id {
+		w.TB.Fatalf("want next of %s, got %s of %s: %s", id, m.Type, m.ID, m.Payload)
+	}
+	var n Next
+	if err := json.Unmarshal(m.Payload, &n); err != nil {
+		w.TB.Fatalf("decoding %s: %v", m.Payload, err)
+	}
+	return n
+}
+
+// WaitSubscribers waits until the hub has n subscriptions of project.
+func WaitSubscribers(tb testing.TB, h *live.Hub, project string, n int) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for h.Subscribers(project) != n {
+		if time.Now().After(deadline) {
+			tb.Fatalf("want %d subscribers of %s, have %d", n, project, h.Subscribers(project))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

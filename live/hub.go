@@ -1,0 +1,326 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// Hub defaults.
+const (
+	// DefaultBuffer is how many events a subscriber may fall behind before
+	// it is cut off (it then resumes with its last cursor).
+	DefaultBuffer = 256
+	// DefaultEventTimeout bounds the DynamoDB reads of one event: its
+	// visibility check and its recipients' shared loads.
+	DefaultEventTimeout = 10 * time.Second
+	// feedQueue is how many events of one project an instance may hold
+	// before its visibility check; past it the project's subscribers are
+	// cut off (they resume with their cursors).
+	feedQueue = 1024
+)
+
+// ErrSlow ends a subscription whose subscriber did not keep up.
+var ErrSlow = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
+	Message: "the subscription fell too far behind and was ended; subscribe again with after: the last cursor received"}
+
+// errGone ends a subscription whose viewer no longer sees the project.
+var errGone = dynamo.Errorf(dynamo.ENOTFOUND, "project not found")
+
+// HubConfig configures a Hub.
+type HubConfig struct {
+	// Store checks visibility: the project must exist and the subscriber
+	// be a member, when subscribing and on every event.
+	Store *dynamo.Store
+	// Buffer is DefaultBuffer when 0.
+	Buffer int
+	// EventTimeout is DefaultEventTimeout when 0.
+	EventTimeout time.Duration
+	Log          *slog.Logger
+}
+
+// Hub is one instance's fan-out: one JetStream consumer for the live tail of
+// the stream, whose events go to the instance's subscribers of each
+// project; a subscription that resumes from a cursor replays through its own
+// temporary consumer first.
+type Hub struct {
+	b    *Broker
+	cfg  HubConfig
+	ctx  context.Context
+	stop context.CancelFunc
+	cc   jetstream.ConsumeContext
+
+	mu    sync.Mutex
+	feeds map[string]*feed // by project id
+	subs  map[*Subscription]struct{}
+}
+
+// feed is one project's events on this instance, in stream order: one
+// goroutine checks visibility once per event for all the project's local
+// subscribers and hands the event on.
+type feed struct {
+	project string
+	queue   chan *Delivery
+	quit    chan struct{}
+	subs    map[*Subscription]struct{}
+}
+
+// Delivery is one event for a subscriber.
+type Delivery struct {
+	// Seq is the event's stream sequence; Cursor encodes it with the project.
+	Seq    uint64
+	Cursor string
+	Event  *dynamo.Event
+	// Shared is the same for every local recipient of this event: what they
+	// may share (the per-event loaders), made once.
+	Shared *Shared
+}
+
+// Shared is what an event's local recipients share. Every one of them
+// passed the visibility check for this event, so what is read for one may
+// be shown to the others.
+type Shared struct {
+	// Ctx bounds the reads made for the event (HubConfig.EventTimeout).
+	Ctx  context.Context
+	once sync.Once
+	v    any
+}
+
+// Value returns the shared value, made by mk on the first call.
+func (s *Shared) Value(mk func(ctx context.Context) any) any {
+	s.once.Do(func() { s.v = mk(s.Ctx) })
+	return s.v
+}
+
+// StartHub starts the instance's consumer of the stream's live tail. It
+// runs until ctx ends or Close.
+func (b *Broker) StartHub(ctx context.Context, c HubConfig) (*Hub, error) {
+	if c.Store == nil {
+		return nil, errors.New("live: a hub needs a store for its visibility checks")
+	}
+	if c.Buffer <= 0 {
+		c.Buffer = DefaultBuffer
+	}
+	if c.EventTimeout <= 0 {
+		c.EventTimeout = DefaultEventTimeout
+	}
+	if c.Log == nil {
+		c.Log = b.log
+	}
+	h := &Hub{b: b, cfg: c, feeds: map[string]*feed{}, subs: map[*Subscription]struct{}{}}
+	h.ctx, h.stop = context.WithCancel(ctx)
+	cons, err := b.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{SubjectPrefix + "*"}, DeliverPolicy: jetstream.DeliverNewPolicy})
+	if err != nil {
+		h.stop()
+		return nil, fmt.Errorf("consuming the event stream: %w", err)
+	}
+	h.cc, err = cons.Consume(h.receive)
+	if err != nil {
+		h.stop()
+		return nil, fmt.Errorf("consuming the event stream: %w", err)
+	}
+	context.AfterFunc(h.ctx, h.cc.Stop)
+	return h, nil
+}
+
+// Close stops the consumer and ends every subscription (without error: a
+// client resumes with its cursor on another instance or after a restart).
+func (h *Hub) Close() {
+	h.stop()
+	h.mu.Lock()
+	subs := make([]*Subscription, 0, len(h.subs))
+	for s := range h.subs {
+		subs = append(subs, s)
+	}
+	h.mu.Unlock()
+	for _, s := range subs {
+		s.end(errShutdown)
+	}
+}
+
+// errShutdown ends subscriptions when the server stops.
+var errShutdown = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
+	Message: "the server is shutting down; subscribe again with after: the last cursor received"}
+
+// receive takes one message of the live tail.
+func (h *Hub) receive(msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return
+	}
+	ev, err := decodeEvent(msg.Data())
+	if err != nil {
+		h.cfg.Log.Error("live: an unreadable event in the stream", "seq", md.Sequence.Stream, "err", err)
+		return
+	}
+	h.mu.Lock()
+	f := h.feeds[ev.ProjectID]
+	h.mu.Unlock()
+	if f == nil {
+		return // no local subscriber: no read at all
+	}
+	d := &Delivery{Seq: md.Sequence.Stream, Cursor: Cursor(ev.ProjectID, md.Sequence.Stream), Event: ev}
+	select {
+	case f.queue <- d:
+	default:
+		h.mu.Lock()
+		subs := h.snapshot(f)
+		h.mu.Unlock()
+		for _, s := range subs {
+			s.end(ErrSlow)
+		}
+	}
+}
+
+// snapshot lists a feed's subscribers; h.mu held.
+func (h *Hub) snapshot(f *feed) []*Subscription {
+	subs := make([]*Subscription, 0, len(f.subs))
+	for s := range f.subs {
+		subs = append(subs, s)
+	}
+	return subs
+}
+
+// run hands a project's live events on, in order.
+func (h *Hub) run(f *feed) {
+	for {
+		select {
+		case <-f.quit:
+			return
+		case <-h.ctx.Done():
+			return
+		case d := <-f.queue:
+			h.mu.Lock()
+			subs := h.snapshot(f)
+			h.mu.Unlock()
+			now := subs[:0:0]
+			for _, s := range subs {
+				if !s.hold(d) {
+					now = append(now, s)
+				}
+			}
+			if len(now) > 0 {
+				h.deliver(now, d)
+			}
+		}
+	}
+}
+
+// newShared returns the shared part of one event's delivery, its reads
+// bounded by the hub's event timeout.
+func (h *Hub) newShared() *Shared {
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.EventTimeout)
+	time.AfterFunc(h.cfg.EventTimeout, cancel)
+	return &Shared{Ctx: ctx}
+}
+
+// deliver is the only way an event reaches a subscriber: it checks, once
+// for all of subs (subscribers of the event's project), that the project
+// exists and which of them are members, and hands the event to those who
+// may see it. The event that removes a subscriber from the project reaches
+// them, then their subscription ends; the event that deletes the project
+// reaches every subscriber, then every subscription ends. A subscriber who
+// is no longer a member otherwise gets nothing and their subscription ends
+// with NOT_FOUND.
+func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
+	if d.Shared == nil {
+		d.Shared = h.newShared()
+	}
+	viewers := make([]string, 0, len(subs))
+	seen := map[string]bool{}
+	for _, s := range subs {
+		if !seen[s.viewer] {
+			seen[s.viewer] = true
+			viewers = append(viewers, s.viewer)
+		}
+	}
+	ev := d.Event
+	exists, member, err := checkMembers(d.Shared.Ctx, h.cfg.Store, ev.ProjectID, viewers)
+	if err != nil {
+		h.cfg.Log.Warn("live: checking an event's recipients failed; their subscriptions end", "err", err)
+		for _, s := range subs {
+			s.end(ErrUnchecked)
+		}
+		return
+	}
+	for _, s := range subs {
+		switch {
+		case ev.Kind == dynamo.EventProjectDeleted:
+			s.push(d, true, nil)
+		case ev.Kind == dynamo.EventMemberRemoved && ev.SubjectID == s.viewer && !(exists && member[s.viewer]):
+			s.push(d, true, nil)
+		case exists && member[s.viewer]:
+			s.push(d, false, nil)
+		default:
+			s.end(errGone)
+		}
+	}
+}
+
+// ErrUnchecked ends subscriptions whose visibility could not be checked
+// (the table failed): nothing unchecked is ever delivered.
+var ErrUnchecked = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
+	Message: "the subscription could not be checked and was ended; subscribe again with after: the last cursor received"}
+
+// checkMembers reports whether the project exists and which of users are
+// its members, in one strongly consistent read: one BatchGetItem for up to
+// 99 users, else one Query of the project's members beside a read of the
+// project.
+func checkMembers(ctx context.Context, store *dynamo.Store, project string, users []string) (bool, map[string]bool, error) {
+	member := make(map[string]bool, len(users))
+	if len(users) < 100 {
+		refs := make([]dynamo.Ref, 0, len(users)+1)
+		refs = append(refs, dynamo.ProjectRef(project))
+		for _, u := range users {
+			refs = append(refs, dynamo.MemberRef(project, u))
+		}
+		_, errs := store.Get(ctx, refs)
+		for i, err := range errs {
+			if err != nil && !dynamo.IsNotFound(err) {
+				return false, nil, err
+			}
+			if i > 0 {
+				member[users[i-1]] = err == nil
+			}
+		}
+		return errs[0] == nil, member, nil
+	}
+	var wg sync.WaitGroup
+	var perr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, errs := store.Get(ctx, []dynamo.Ref{dynamo.ProjectRef(project)})
+		perr = errs[0]
+	}()
+	ms, err := store.MembersOf(ctx, project)
+	wg.Wait()
+	if err != nil {
+		return false, nil, err
+	}
+	if perr != nil && !dynamo.IsNotFound(perr) {
+		return false, nil, perr
+	}
+	for _, m := range ms {
+		member[m.UserID] = true
+	}
+	return perr == nil, member, nil
+}
+
+// Subscribers returns how many subscriptions of project this instance
+// holds (for tests and metrics).
+func (h *Hub) Subscribers(project string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f := h.feeds[project]; f != nil {
+		return len(f.subs)
+	}
+	return 0
+}

@@ -1,0 +1,288 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// Subscription is one subscriber's stream of a project's events. Its
+// buffer is bounded (HubConfig.Buffer): a subscriber that falls further
+// behind is cut off with ErrSlow and may resume from its last cursor.
+type Subscription struct {
+	h       *Hub
+	viewer  string
+	project string
+
+	mu      sync.Mutex
+	queue   []*Delivery // delivered, not yet read
+	wake    chan struct{}
+	last    uint64      // the stream sequence of the last event queued
+	live    bool        // false while replaying: live events wait in pending
+	pending []*Delivery // live events that arrived during the replay
+	done    bool
+	err     error // why it ended; io.EOF: the stream ended normally
+	ended   chan struct{}
+}
+
+// Subscribe checks that the project exists and that viewer is a member
+// (ENOTFOUND otherwise) and subscribes to its events. With after (a cursor
+// of this project, ParseCursor), every kept event after it is replayed
+// first, then the live ones follow with none missed and none repeated;
+// a cursor older than the stream keeps, or from no event of the stream, is
+// refused with EINVALID. The subscription ends when ctx does, or Close.
+func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *string) (*Subscription, error) {
+	subj, err := subject(project)
+	if err != nil {
+		return nil, err
+	}
+	var from uint64
+	if after != nil {
+		if from, err = ParseCursor(project, *after); err != nil {
+			return nil, err
+		}
+	}
+	exists, member, err := checkMembers(ctx, h.cfg.Store, project, []string{viewer})
+	if err != nil {
+		return nil, err
+	}
+	if !exists || !member[viewer] {
+		return nil, errGone
+	}
+	if after != nil {
+		info, err := h.b.stream.Info(ctx)
+		if err != nil {
+			return nil, &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+		}
+		switch {
+		case from > info.State.LastSeq:
+			return nil, dynamo.Errorf(dynamo.EINVALID, "after is not a cursor of this server's events")
+		case from < info.State.FirstSeq:
+			return nil, dynamo.Errorf(dynamo.EINVALID,
+				"after is older than the events this server keeps; fetch the project again and subscribe without after")
+		}
+	}
+	s := &Subscription{h: h, viewer: viewer, project: project, wake: make(chan struct{}, 1), ended: make(chan struct{}),
+		live: after == nil, last: from}
+	h.mu.Lock()
+	if h.ctx.Err() != nil {
+		h.mu.Unlock()
+		return nil, errShutdown
+	}
+	f := h.feeds[project]
+	if f == nil {
+		f = &feed{project: project, queue: make(chan *Delivery, feedQueue), quit: make(chan struct{}), subs: map[*Subscription]struct{}{}}
+		h.feeds[project] = f
+		go h.run(f)
+	}
+	f.subs[s] = struct{}{}
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	context.AfterFunc(ctx, s.Close)
+	if after != nil {
+		go s.replay(ctx, subj, from)
+	}
+	return s, nil
+}
+
+// replay delivers the kept events after from through a temporary ordered
+// consumer of the project's subject, up to the last one the stream held
+// when it started, then the live events that arrived meanwhile (those not
+// replayed already), then switches to live delivery.
+func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	context.AfterFunc(s.h.ctx, cancel)
+	var upTo uint64
+	last, err := s.h.b.stream.GetLastMsgForSubject(ctx, subj)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case err != nil:
+		s.end(&dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err})
+		return
+	default:
+		upTo = last.Sequence
+	}
+	if upTo > from {
+		if err := s.replayRange(ctx, subj, from, upTo); err != nil {
+			s.end(err)
+			return
+		}
+	}
+	for {
+		s.mu.Lock()
+		if s.done {
+			s.mu.Unlock()
+			return
+		}
+		held := s.pending
+		s.pending = nil
+		if len(held) == 0 {
+			s.live = true
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		for _, d := range held {
+			s.h.deliver([]*Subscription{s}, d)
+		}
+	}
+}
+
+func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo uint64) error {
+	cons, err := s.h.b.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj},
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from + 1})
+	if err != nil {
+		return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return errShutdown
+			}
+			return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			continue
+		}
+		seq := md.Sequence.Stream
+		if ev, err := decodeEvent(msg.Data()); err == nil {
+			s.h.deliver([]*Subscription{s}, &Delivery{Seq: seq, Cursor: Cursor(s.project, seq), Event: ev})
+		}
+		if seq >= upTo {
+			return nil
+		}
+		s.mu.Lock()
+		done := s.done
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+	}
+}
+
+// hold keeps a live event for a subscription still replaying and reports
+// whether it did; a full hold cuts the subscriber off.
+func (s *Subscription) hold(d *Delivery) bool {
+	s.mu.Lock()
+	if s.live || s.done {
+		s.mu.Unlock()
+		return false
+	}
+	if len(s.pending) >= s.h.cfg.Buffer {
+		s.mu.Unlock()
+		s.end(ErrSlow)
+		return true
+	}
+	s.pending = append(s.pending, d)
+	s.mu.Unlock()
+	return true
+}
+
+// push queues an event unless it is one the subscription already has (by
+// stream sequence), then ends the subscription normally when last is set;
+// a full queue cuts the subscriber off.
+func (s *Subscription) push(d *Delivery, last bool, _ error) {
+	s.mu.Lock()
+	if s.done || d.Seq <= s.last {
+		s.mu.Unlock()
+		return
+	}
+	if len(s.queue) >= s.h.cfg.Buffer {
+		s.mu.Unlock()
+		s.end(ErrSlow)
+		return
+	}
+	s.queue = append(s.queue, d)
+	s.last = d.Seq
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	if last {
+		s.end(io.EOF)
+	}
+}
+
+// end ends the subscription with err (io.EOF: normally); what was queued
+// before stays readable, except after ErrSlow and shutdown, which drop it.
+func (s *Subscription) end(err error) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.done, s.err = true, err
+	if err != io.EOF && err != errGone {
+		s.queue = nil
+	}
+	s.pending = nil
+	close(s.ended)
+	s.mu.Unlock()
+	s.h.drop(s)
+}
+
+// Close ends the subscription (the subscriber left).
+func (s *Subscription) Close() { s.end(errClosed) }
+
+var errClosed = errors.New("the subscription was closed")
+
+// drop forgets an ended subscription.
+func (h *Hub) drop(s *Subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, s)
+	if f := h.feeds[s.project]; f != nil {
+		delete(f.subs, s)
+		if len(f.subs) == 0 {
+			delete(h.feeds, s.project)
+			close(f.quit)
+		}
+	}
+}
+
+// Next returns the next event. At the end it returns io.EOF when the
+// stream ended normally (the viewer was removed, the project deleted), or
+// the reason it was ended: ErrSlow, ENOTFOUND (no longer a member),
+// EUNAVAILABLE (shutdown, the table or the broker failed), or ctx's error.
+func (s *Subscription) Next(ctx context.Context) (*Delivery, error) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			d := s.queue[0]
+			s.queue[0] = nil
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return d, nil
+		}
+		if s.done {
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-s.ended:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Viewer returns the subscriber's user id.
+func (s *Subscription) Viewer() string { return s.viewer }
