@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -208,3 +209,5 @@ func mustField(t *testing.T, obj, name string) json.RawMessage {
 	}
 	return m[name]
 }
+
+const testTimeout = 30 * time.Second

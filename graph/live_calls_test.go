@@ -1,0 +1,110 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/live"
+)
+
+// The issue's fan-out target: one updateTask delivered to 200 subscribers
+// of one project, each selecting task { id title status version assignee
+// { id name } }, costs at most 10 DynamoDB calls in all, the mutation
+// included. The event carries the task; the hub checks the 200 recipients'
+// memberships once (a Query of the members beside a read of the project);
+// the assignee is read once, by the event's shared loaders, for all.
+func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
+	const subscribers = 200
+	e := testenv.New(t)
+	b := e.Store.NewDataset(testenv.Now)
+	owner := b.User("owner", "Owner", "")
+	var members []*dynamo.User
+	for i := range subscribers {
+		members = append(members, b.User(fmt.Sprintf("sub%03d", i), fmt.Sprintf("Subscriber %d", i), ""))
+	}
+	p := b.Project("Board", "", owner, members...)
+	task := b.Task(p, "Move me", dynamo.StatusTodo, nil, members[7])
+	e.MustImport(&b.D)
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+
+	clients := make([]*testenv.WSClient, subscribers)
+	for i, m := range members {
+		c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(m.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Subscribe("s", `subscription($p: ID!) { projectEvents(projectId: $p) {
+		  kind task { id title status version assignee { id name } } } }`, map[string]any{"p": p.ID})
+		clients[i] = c
+	}
+	testenv.WaitSubscribers(t, lv.Hub, p.ID, subscribers)
+	e.Calls.Reset()
+
+	var out struct{ UpdateTask *dynamo.Task }
+	res := e.Query("owner", `mutation($id: ID!) { updateTask(input: {id: $id, status: IN_PROGRESS}) { id version } }`,
+		map[string]any{"id": task.ID})
+	if len(res.Errors) > 0 {
+		t.Fatalf("updateTask: %+v", res.Errors)
+	}
+	_ = json.Unmarshal(res.Data, &out)
+	mutation, mutationCalls := e.Calls.ByOp(), e.Calls.String()
+	changed := *task
+	changed.Status, changed.Version = dynamo.StatusInProgress, task.Version+1
+	publish(t, lv.Broker, dynamo.EventTaskUpdated, "owner", p, &changed, task.ID)
+
+	var wg sync.WaitGroup
+	got := make([]eventData, subscribers)
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			m, err := c.Read(ctx)
+			if err != nil || m.Type != "next" {
+				t.Errorf("subscriber %d: %s %s %v", i, m.Type, m.Payload, err)
+				return
+			}
+			var n testenv.Next
+			_ = json.Unmarshal(m.Payload, &n)
+			if len(n.Errors) > 0 {
+				t.Errorf("subscriber %d: %+v", i, n.Errors)
+			}
+			_ = json.Unmarshal(n.Data, &got[i])
+		}()
+	}
+	wg.Wait()
+	for i, g := range got {
+		tk := g.ProjectEvents.Task
+		if tk == nil || tk.ID != task.ID || tk.Status != "IN_PROGRESS" || tk.Version != changed.Version ||
+			tk.Assignee == nil || tk.Assignee.Name != "Subscriber 7" {
+			t.Fatalf("subscriber %d got %+v", i, tk)
+		}
+	}
+	total := 0
+	for _, n := range e.Calls.ByOp() {
+		total += n
+	}
+	t.Logf("DynamoDB calls: mutation %s; in all %s (%d)", mutationCalls, e.Calls, total)
+	if total > 10 {
+		t.Errorf("one update fanned out to %d subscribers cost %d DynamoDB calls (%s); the target is 10", subscribers, total, e.Calls)
+	}
+	// Pinned exactly: the mutation's own, then one Query of the members,
+	// one read of the project, one of the assignee (BatchGetItem).
+	fanOut := e.Calls.ByOp()
+	for op, n := range mutation {
+		if fanOut[op] -= n; fanOut[op] == 0 {
+			delete(fanOut, op)
+		}
+	}
+	if want := map[string]int{"Query": 1, "BatchGetItem": 2}; !maps.Equal(fanOut, want) {
+		t.Errorf("the fan-out made calls %v (mutation %s); want %v", fanOut, mutationCalls, want)
+	}
+}
