@@ -102,6 +102,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.StringVar(&s.natsURL, "nats-url", os.Getenv("NATS_URL"), "NATS server or cluster with JetStream for live events, shared by all instances (default from NATS_URL); empty: an embedded server in-process")
 	flag.DurationVar(&s.live.MaxAge, "event-retention", live.DefaultMaxAge, "how long the event stream keeps events for clients that resume (at least 24h)")
 	flag.DurationVar(&s.live.DuplicateWindow, "event-dedup-window", live.DefaultDuplicateWindow, "how long the event stream drops a second publication of the same event")
+	flag.IntVar(&s.live.Replicas, "event-replicas", 1, "replicas of the event stream on a NATS cluster (NATS_URL)")
 	flag.IntVar(&s.liveHub.Buffer, "subscription-buffer", live.DefaultBuffer, "events a subscriber may fall behind before it is cut off (it resumes with its cursor)")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", graph.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", graph.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")

@@ -128,7 +128,7 @@ func NewHandler(o Options) http.Handler {
 	srv.AroundOperations(requireViewer(o.Log))
 	rl := newRateLimits(o)
 	srv.AroundOperations(rl.AroundOperations)
-	srv.AroundOperations(liveOperations(o.Log))
+	srv.AroundOperations(liveOperations(o.Log, o.Now))
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))

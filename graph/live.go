@@ -105,12 +105,19 @@ func (s *liveState) fail(err error) {
 	s.mu.Unlock()
 }
 
-// liveOperations gives a subscription operation its liveState and, when
-// its stream ended with an error, answers that error (data null) before
-// the end of the stream.
-func liveOperations(log *slog.Logger) graphql.OperationMiddleware {
+// liveOperations refuses any operation on a WebSocket whose token has
+// expired since connection_init, gives a subscription operation its
+// liveState and, when its stream ended with an error, answers that error
+// (data null) before the end of the stream.
+func liveOperations(log *slog.Logger, now func() time.Time) graphql.OperationMiddleware {
 	present := ErrorPresenter(log)
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if ctx.Value(socketKey{}) != nil {
+			if v, _ := ctx.Value(viewerKey{}).(viewerInfo); !v.exp.IsZero() && !now().Before(v.exp) {
+				gerr := present(ctx, errExpired)
+				return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gerr}})
+			}
+		}
 		oc := graphql.GetOperationContext(ctx)
 		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 			return next(ctx)

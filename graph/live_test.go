@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -211,3 +212,207 @@ func mustField(t *testing.T, obj, name string) json.RawMessage {
 }
 
 const testTimeout = 30 * time.Second
+
+// dial opens an authenticated WebSocket for viewer, failing the test on an error.
+func dial(t *testing.T, e *testenv.Env, srv *httptest.Server, viewer string) *testenv.WSClient {
+	t.Helper()
+	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(viewer))
+	if err != nil {
+		t.Fatalf("connecting as %s: %v", viewer, err)
+	}
+	return c
+}
+
+// mustEndWith reads a "next" carrying one error of code, then "complete".
+func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Error {
+	t.Helper()
+	n := c.MustNext(id)
+	if len(n.Errors) != 1 || n.Errors[0].Code() != code || !testenv.NullData(n.Data) {
+		t.Fatalf("got %s %+v, want data null and one %s", n.Data, n.Errors, code)
+	}
+	if m := c.MustRead(); m.Type != "complete" || m.ID != id {
+		t.Fatalf("then %s %s, want complete", m.Type, m.Payload)
+	}
+	return n.Errors[0]
+}
+
+func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
+	for name, cursor := range map[string]string{
+		"malformed":               "bm90IGEgY3Vyc29y",
+		"another project's":       live.Cursor(app.ID, 1),
+		"beyond the stream's end": live.Cursor(web.ID, 1000),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := dial(t, e, srv, "alice")
+			c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
+			mustEndWith(t, c, "1", "BAD_USER_INPUT")
+		})
+	}
+}
+
+func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	clients := map[string]*testenv.WSClient{}
+	for _, v := range []string{"alice", "bob", "carol"} {
+		clients[v] = dial(t, e, srv, v)
+		clients[v].Subscribe(v, taskEventsSub, map[string]any{"p": web.ID})
+	}
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
+	e.MustQuery("alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": web.ID}, nil)
+	publish(t, lv.Broker, dynamo.EventProjectDeleted, "alice", web, nil, web.ID)
+	for v, c := range clients {
+		if got := decodeEvent(t, c.MustNext(v)).ProjectEvents; got.Kind != "PROJECT_DELETED" || got.SubjectID != web.ID {
+			t.Errorf("%s got %+v", v, got)
+		}
+		if m := c.MustRead(); m.Type != "complete" {
+			t.Errorf("%s then got %s, want complete", v, m.Type)
+		}
+	}
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
+}
+
+func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	tok, err := e.Auth.Sign("bob", time.Second) // the clock stands still; the timer runs for a second
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := testenv.DialWS(t, srv, "Bearer "+tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	if msg := mustEndWith(t, c, "1", "UNAUTHENTICATED").Message; !strings.Contains(msg, "expired") {
+		t.Errorf("message %q does not say the token expired", msg)
+	}
+	// The clock of the test stands still, so the token is not expired by
+	// it: a new subscription on the socket is refused only by a real
+	// expiry, which the next case shows at connection_init.
+	t.Run("a token already expired is refused at connection_init", func(t *testing.T) {
+		old := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
+		tok, _ := old.Sign("bob", time.Hour)
+		if _, err := testenv.DialWS(t, srv, "Bearer "+tok); err == nil {
+			t.Error("an expired token was accepted")
+		}
+	})
+}
+
+func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	for name, auth := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token("bob")} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := testenv.DialWS(t, srv, auth); err == nil {
+				t.Error("the connection was accepted")
+			}
+		})
+	}
+}
+
+func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	t.Run("depth", func(t *testing.T) {
+		c := dial(t, e, srv, "alice")
+		c.Subscribe("deep", `subscription($p: ID!) { projectEvents(projectId: $p) { task { project { owner { name } } } } }`,
+			map[string]any{"p": web.ID})
+		m := c.MustRead()
+		if (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"COMPLEXITY_LIMIT_EXCEEDED"`) {
+			t.Errorf("got %s %s, want COMPLEXITY_LIMIT_EXCEEDED", m.Type, m.Payload)
+		}
+		if got := lv.Hub.Subscribers(web.ID); got != 0 {
+			t.Errorf("a refused subscription is held (%d)", got)
+		}
+	})
+	t.Run("per socket and per viewer", func(t *testing.T) {
+		a, b := dial(t, e, srv, "bob"), dial(t, e, srv, "bob")
+		a.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+		a.Subscribe("2", taskEventsSub, map[string]any{"p": web.ID})
+		testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
+		a.Subscribe("3", taskEventsSub, map[string]any{"p": web.ID})
+		if msg := mustEndWith(t, a, "3", "BAD_USER_INPUT").Message; !strings.Contains(msg, "connection") {
+			t.Errorf("message %q", msg)
+		}
+		b.Subscribe("4", taskEventsSub, map[string]any{"p": web.ID})
+		testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
+		b.Subscribe("5", taskEventsSub, map[string]any{"p": web.ID})
+		if msg := mustEndWith(t, b, "5", "BAD_USER_INPUT").Message; !strings.Contains(msg, "user") {
+			t.Errorf("message %q", msg)
+		}
+	})
+}
+
+func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	origins, err := graph.ParseOrigins("https://app.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := e.StartLive(graph.Options{CORS: origins}, live.HubConfig{})
+	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token("bob")); err != nil {
+		t.Errorf("an allowed origin was refused: %v", err)
+	}
+	if _, err := testenv.DialWSFrom(t, srv, "https://evil.example", "Bearer "+e.Token("bob")); err == nil {
+		t.Error("another origin was let in")
+	}
+}
+
+// The loaders of an event are shared by its recipients, but what depends on
+// the viewer is each recipient's own: an assignee's email only on their own
+// profile, their projects only those the recipient shares with them.
+func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	q := `subscription($p: ID!) { projectEvents(projectId: $p) { task { assignee { id email projects { nodes { name } } } } } }`
+	alice, carol := dial(t, e, srv, "alice"), dial(t, e, srv, "carol")
+	alice.Subscribe("a", q, map[string]any{"p": web.ID})
+	carol.Subscribe("c", q, map[string]any{"p": web.ID})
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
+	task := *seed.Task("Write the landing page copy") // assigned to alice
+	publish(t, lv.Broker, dynamo.EventTaskUpdated, "bob", web, &task, task.ID)
+	type data struct {
+		ProjectEvents struct {
+			Task struct {
+				Assignee struct {
+					ID       string
+					Email    *string
+					Projects struct{ Nodes []struct{ Name string } }
+				}
+			}
+		}
+	}
+	read := func(c *testenv.WSClient, id string) (email *string, projects []string) {
+		n := c.MustNext(id)
+		if len(n.Errors) > 0 {
+			t.Fatalf("%s: %+v", id, n.Errors)
+		}
+		var d data
+		_ = json.Unmarshal(n.Data, &d)
+		for _, p := range d.ProjectEvents.Task.Assignee.Projects.Nodes {
+			projects = append(projects, p.Name)
+		}
+		return d.ProjectEvents.Task.Assignee.Email, projects
+	}
+	if email, projects := read(alice, "a"); email == nil || *email != "alice@example.com" || len(projects) != 2 {
+		t.Errorf("alice sees her own email %v and projects %v; want her email and both her projects", email, projects)
+	}
+	if email, projects := read(carol, "c"); email != nil || len(projects) != 1 || projects[0] != "Website relaunch" {
+		t.Errorf("carol sees alice's email %v and projects %v; want no email and only the project they share", email, projects)
+	}
+}

@@ -43,7 +43,11 @@ func newLiveWebsocket(auth *Authenticator, origins Origins) liveWebsocket {
 	return liveWebsocket{origins: origins, ws: transport.Websocket{
 		// The origin is checked here (ServeHTTP), by the CORS rule.
 		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}},
+		// graphql-ws (legacy) gets "ka" messages; graphql-transport-ws gets
+		// pings, and a client that answers no pong for two intervals is
+		// dropped (its subscriptions with it).
 		KeepAlivePingInterval: KeepAliveInterval,
+		PingPongInterval:      KeepAliveInterval,
 		InitTimeout:           10 * time.Second,
 		InitFunc:              wsInit(auth),
 	}}

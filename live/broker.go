@@ -59,6 +59,9 @@ type Config struct {
 	// DuplicateWindow is the stream's deduplication window; 0 means
 	// DefaultDuplicateWindow.
 	DuplicateWindow time.Duration
+	// Replicas is the stream's replication factor on a NATS cluster; 0
+	// means 1.
+	Replicas int
 	// Name names the connection (in the NATS server's monitoring).
 	Name string
 	Log  *slog.Logger
@@ -144,6 +147,7 @@ func Open(ctx context.Context, c Config) (*Broker, error) {
 		Duplicates:  c.DuplicateWindow,
 		Storage:     storage,
 		AllowDirect: true,
+		Replicas:    max(c.Replicas, 1),
 	})
 	if err != nil {
 		b.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -66,10 +67,20 @@ type WSMessage struct {
 // close error).
 func DialWS(tb testing.TB, srv *httptest.Server, authorization string) (*WSClient, error) {
 	tb.Helper()
+	return DialWSFrom(tb, srv, "", authorization)
+}
+
+// DialWSFrom is DialWS from a page of origin ("" sends no Origin header).
+func DialWSFrom(tb testing.TB, srv *httptest.Server, origin, authorization string) (*WSClient, error) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
-	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
+	if origin != "" {
+		opts.HTTPHeader = http.Header{"Origin": {origin}}
+	}
+	c, _, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +125,8 @@ func (w *WSClient) Subscribe(id, query string, vars map[string]any) {
 	w.Send(WSMessage{ID: id, Type: "subscribe", Payload: mustJSON(w.TB, map[string]any{"query": query, "variables": vars})})
 }
 
-// Read returns the next message other than a keep-alive ping or pong.
+// Read returns the next message other than a keep-alive, answering pings
+// with pongs as graphql-transport-ws clients do.
 func (w *WSClient) Read(ctx context.Context) (WSMessage, error) {
 	for {
 		_, b, err := w.Conn.Read(ctx)
@@ -124,6 +136,11 @@ func (w *WSClient) Read(ctx context.Context) (WSMessage, error) {
 		var m WSMessage
 		if err := json.Unmarshal(b, &m); err != nil {
 			return WSMessage{}, fmt.Errorf("a message that is not JSON: %s", b)
+		}
+		if m.Type == "ping" {
+			if err := w.Conn.Write(ctx, websocket.MessageText, []byte(`{"type":"pong"}`)); err != nil {
+				return WSMessage{}, err
+			}
 		}
 		if m.Type == "ping" || m.Type == "pong" || m.Type == "ka" {
 			continue
