@@ -6,7 +6,49 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"testing"
+	"time"
+
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/live"
 )
+
+// LiveHandler returns the handler of one more server instance with live
+// updates, on the Env's table and client (so the Env's Counter sees its
+// calls too), its broker connected to natsURL: its own store, its store's
+// events published to the broker (the outbox's sink), its own hub. It
+// stops when the test ends. One viewer runs every benchmark subscriber, so
+// the per-viewer subscription limit is lifted.
+func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
+	tb.Helper()
+	store := wire.NewStore(e.Client, e.Store.Table(), e.log, func() time.Time { return Now })
+	ctx, cancel := context.WithCancel(context.Background())
+	broker, hub, err := wire.OpenLive(ctx, store, live.Config{URL: natsURL, Name: "bench"}, live.HubConfig{})
+	if err != nil {
+		cancel()
+		tb.Fatalf("starting live updates: %v", err)
+	}
+	store.Events = broker
+	e.live = append(e.live, store)
+	tb.Cleanup(func() {
+		hub.Close()
+		cancel()
+		broker.Close()
+	})
+	return wire.NewHandler(store, e.auth, graph.Options{Live: hub, Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30})
+}
+
+// Settle waits until the live instances' stores have deleted the outbox
+// items of the events they published (a background delete after each
+// change), so that a count of calls taken afterwards includes them.
+func (e *Env) Settle() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, s := range e.live {
+		_ = s.FlushOutbox(ctx)
+	}
+}
 
 // Token returns the viewer's bearer token (without "Bearer ").
 func (e *Env) Token() string { return e.header[len("Bearer "):] }

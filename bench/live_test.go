@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,14 +38,16 @@ const liveQuery = `subscription Bench($p: ID!) { projectEvents(projectId: $p) {
 //
 //   - delivery latency: a change made through A, from its answer to the
 //     event on a subscriber of B (p50, p99 of -livesamples changes);
+//
 //   - DynamoDB calls per fanned-out event: one updateTask delivered to
 //     -livefanout subscribers, the mutation included;
+//
 //   - -livesubs subscribers on B, in a child process (so that this
 //     process's heap, goroutines and CPU are the servers'): heap and
 //     goroutines per subscriber, CPU per delivered event, time from a
 //     change's answer until every subscriber has it.
 //
-//	go test ./bench -run '^TestLiveReport$' -v -timeout 30m -live
+//     go test ./bench -run '^TestLiveReport$' -v -timeout 30m -live
 func TestLiveReport(t *testing.T) {
 	if !*liveFlag {
 		t.Skip("the live-updates benchmark runs with -live")
@@ -56,7 +59,11 @@ func TestLiveReport(t *testing.T) {
 	t.Cleanup(a.Close)
 	b := httptest.NewServer(env.LiveHandler(t, natsURL))
 	t.Cleanup(b.Close)
-	project, task := env.Fixture.ProjectID, env.Fixture.TaskID
+	project := env.Fixture.ProjectID
+	task, err := env.CreateTask(ctx, a.URL, project, "live bench")
+	if err != nil {
+		t.Fatal(err)
+	}
 	vars := map[string]any{"p": project}
 
 	var out strings.Builder
@@ -80,6 +87,7 @@ func TestLiveReport(t *testing.T) {
 			}
 			return arrived[title]
 		}
+		var closed atomic.Bool
 		sub, err := Subscribe(ctx, b.URL+"/query", env.Token(), liveQuery, vars, func(p json.RawMessage) {
 			now := time.Now()
 			if title := eventTitle(p); title != "" {
@@ -89,7 +97,7 @@ func TestLiveReport(t *testing.T) {
 				}
 			}
 		}, func(err error) {
-			if err != nil {
+			if err != nil && !closed.Load() {
 				t.Logf("the latency subscriber ended: %v", err)
 			}
 		})
@@ -126,10 +134,11 @@ func TestLiveReport(t *testing.T) {
 				t.Fatalf("change %d never reached B", i)
 			}
 		}
+		closed.Store(true)
 		sub.Close()
 		slices.Sort(lats)
 		report("delivery latency, A's answer → event on B (%d changes, one at a time): p50 %s, p99 %s, max %s",
-			len(lats), ms(pct(lats, 50)), ms(pct(lats, 99)), ms(lats[len(lats)-1]))
+			len(lats), msec(pct(lats, 50)), msec(pct(lats, 99)), msec(lats[len(lats)-1]))
 	}
 
 	// DynamoDB calls of one change fanned out to -livefanout subscribers.
@@ -202,7 +211,7 @@ func TestLiveReport(t *testing.T) {
 		report("%d subscribers on B: connected and live in %s (%d warm-up changes); heap +%s (%s a subscriber), goroutines +%d (%.1f a subscriber)",
 			n, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), g1-g0, float64(g1-g0)/float64(n))
 		report("%d subscribers on B, %d changes through A: servers' CPU %s a delivered event (subscribers' process: %s); every subscriber has the change %s (p50) / %s (max) after its answer",
-			n, events, us(cpu/time.Duration(events*n)), us(subCPU/time.Duration(events*n)), ms(pct(fan, 50)), ms(fan[len(fan)-1]))
+			n, events, us(cpu/time.Duration(events*n)), us(subCPU/time.Duration(events*n)), msec(pct(fan, 50)), msec(fan[len(fan)-1]))
 	}
 	fmt.Printf("8<\n%s8<\n", out.String())
 }
@@ -234,10 +243,10 @@ func must(d time.Duration, ok bool) time.Duration {
 	return d
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
-func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/1e3) }
-func mib(b int64) string        { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-func kib(b int64) string        { return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10)) }
+func msec(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+func us(d time.Duration) string   { return fmt.Sprintf("%.0f µs", float64(d)/1e3) }
+func mib(b int64) string          { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+func kib(b int64) string          { return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10)) }
 
 // startNATS starts a NATS server with JetStream on a loopback port, its
 // store in a temporary directory, and returns its URL: the broker both

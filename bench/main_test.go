@@ -33,7 +33,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	ServeStoreIfAsked() // the child process started by StartStoreProcess
+	ServeStoreIfAsked()       // the child process started by StartStoreProcess
+	ServeSubscribersIfAsked() // the child process started by StartSubscribers
 	os.Exit(m.Run())
 }
 
