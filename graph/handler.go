@@ -127,6 +127,7 @@ func NewHandler(o Options) http.Handler {
 	srv.SetRecoverFunc(Recover(o.Log))
 	srv.AroundOperations(requireViewer(o.Log))
 	rl := newRateLimits(o)
+	srv.AroundOperations(rl.wsOperations) // before AroundOperations
 	srv.AroundOperations(rl.AroundOperations)
 	srv.AroundOperations(liveOperations(o.Log, o.Now))
 	srv.AroundRootFields(idempotent)

@@ -416,3 +416,57 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 		t.Errorf("carol sees alice's email %v and projects %v; want no email and only the project they share", email, projects)
 	}
 }
+
+func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	task := *seed.Task("Set up analytics")
+	c := dial(t, e, srv, "bob")
+	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	var last string
+	for v := range 2 {
+		task.Version = v + 10
+		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+		last = decodeEvent(t, c.MustNext("1")).ProjectEvents.Cursor
+	}
+	_ = c.Conn.CloseNow()
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
+	for v := range 3 { // missed while disconnected
+		task.Version = v + 20
+		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+	}
+	c = dial(t, e, srv, "bob")
+	c.Subscribe("2", taskEventsSub, map[string]any{"p": web.ID, "after": last})
+	for v := range 3 {
+		if got := decodeEvent(t, c.MustNext("2")).ProjectEvents.Task; got == nil || got.Version != v+20 {
+			t.Fatalf("replayed event %d: task %+v, want version %d", v, got, v+20)
+		}
+	}
+	task.Version = 30
+	publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+	if got := decodeEvent(t, c.MustNext("2")).ProjectEvents.Task; got == nil || got.Version != 30 {
+		t.Fatalf("after the replay: task %+v, want the live version 30", got)
+	}
+}
+
+func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	// The clock stands still: no token comes back during the test.
+	lv, srv := e.StartLive(graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	c := dial(t, e, srv, "bob")
+	// The socket runs its operations concurrently: whichever comes third
+	// is refused.
+	for _, id := range []string{"1", "2", "3"} {
+		c.Subscribe(id, taskEventsSub, map[string]any{"p": web.ID})
+	}
+	m := c.MustRead()
+	if m.Type != "next" || !strings.Contains(string(m.Payload), `"code":"RATE_LIMITED"`) {
+		t.Errorf("got %s %s %s, want one operation RATE_LIMITED", m.ID, m.Type, m.Payload)
+	}
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
+}

@@ -41,8 +41,8 @@ type liveWebsocket struct {
 
 func newLiveWebsocket(auth *Authenticator, origins Origins) liveWebsocket {
 	return liveWebsocket{origins: origins, ws: transport.Websocket{
-		// The origin is checked here (ServeHTTP), by the CORS rule.
-		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}},
+		// The origin is checked before (Do), by the CORS rule.
+		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}},
 		// graphql-ws (legacy) gets "ka" messages; graphql-transport-ws gets
 		// pings, and a client that answers no pong for two intervals is
 		// dropped (its subscriptions with it).
@@ -87,4 +87,23 @@ func wsInit(auth *Authenticator) transport.WebsocketInitFunc {
 		ctx = context.WithValue(ctx, socketKey{}, &socketCount{})
 		return ctx, nil, nil
 	}
+}
+
+// wsOperations charges each operation on a WebSocket as a POST is charged
+// (rateLimits.Middleware, which sees only the upgrade): one operation token
+// of its viewer, then, through the state it leaves in ctx, its cost
+// (rateLimits.AroundOperations, which must run after it).
+func (l *rateLimits) wsOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if l == nil || ctx.Value(socketKey{}) == nil || ctx.Value(rateStateKey{}) != nil {
+		return next(ctx)
+	}
+	v, err := Viewer(ctx)
+	if err != nil {
+		return next(ctx)
+	}
+	st := &rateState{key: "viewer:" + v}
+	if d := take(l.bucketsFor(st.key).ops, l.now(), 1); d > 0 {
+		return graphql.OneShot(&graphql.Response{Errors: rateLimitedErrors(d)})
+	}
+	return next(context.WithValue(ctx, rateStateKey{}, st))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -27,6 +28,37 @@ type Subscription struct {
 	done    bool
 	err     error // why it ended; io.EOF: the stream ended normally
 	ended   chan struct{}
+	// checked is when a check found the viewer a member, during the
+	// replay (recentlyChecked).
+	checked time.Time
+}
+
+// replayRecheck is how long, during a replay, one visibility check of the
+// resuming subscriber stands for the following replayed events: a replay of
+// thousands of events costs a check a second, not one per event. An event
+// that may change what the viewer sees (their removal, the project's
+// deletion) is always checked, and live delivery always checks each event.
+const replayRecheck = time.Second
+
+// recentlyChecked reports whether, during the replay, a check found the
+// viewer a member within replayRecheck and ev changes no membership.
+func (s *Subscription) recentlyChecked(ev *dynamo.Event) bool {
+	if ev.Kind == dynamo.EventMemberRemoved || ev.Kind == dynamo.EventProjectDeleted {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.live && !s.checked.IsZero() && time.Since(s.checked) < replayRecheck
+}
+
+// noteCheck records the outcome of a check of this subscriber alone.
+func (s *Subscription) noteCheck(member bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checked = time.Time{}
+	if member && !s.live {
+		s.checked = time.Now()
+	}
 }
 
 // Subscribe checks that the project exists and that viewer is a member
@@ -160,7 +192,7 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 		}
 		seq := md.Sequence.Stream
 		if ev, err := decodeEvent(msg.Data()); err == nil {
-			s.h.deliver([]*Subscription{s}, &Delivery{Seq: seq, Cursor: Cursor(s.project, seq), Event: ev})
+			s.h.deliver([]*Subscription{s}, &Delivery{Seq: seq, Cursor: Cursor(s.project, seq), Event: ev, Shared: s.h.newShared()})
 		}
 		if seq >= upTo {
 			return nil
