@@ -208,8 +208,9 @@ func TestLiveReport(t *testing.T) {
 		subs.Stop()
 		slices.Sort(fan)
 		heap := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
-		report("%d subscribers on B: connected and live in %s (%d warm-up changes); heap +%s (%s a subscriber), goroutines +%d (%.1f a subscriber)",
-			n, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), g1-g0, float64(g1-g0)/float64(n))
+		stack := int64(m1.StackInuse) - int64(m0.StackInuse)
+		report("%d subscribers on B: connected and live in %s (%d warm-up changes); heap +%s (%s a subscriber), goroutine stacks +%s (%s a subscriber), goroutines +%d (%.1f a subscriber)",
+			n, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), mib(stack), kib(stack/int64(n)), g1-g0, float64(g1-g0)/float64(n))
 		report("%d subscribers on B, %d changes through A: servers' CPU %s a delivered event (subscribers' process: %s); every subscriber has the change %s (p50) / %s (max) after its answer",
 			n, events, us(cpu/time.Duration(events*n)), us(subCPU/time.Duration(events*n)), msec(pct(fan, 50)), msec(fan[len(fan)-1]))
 	}
