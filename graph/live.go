@@ -98,6 +98,9 @@ type liveState struct {
 type liveStateKey struct{}
 
 func (s *liveState) fail(err error) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = err

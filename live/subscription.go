@@ -66,7 +66,9 @@ func (s *Subscription) noteCheck(member bool) {
 // of this project, ParseCursor), every kept event after it is replayed
 // first, then the live ones follow with none missed and none repeated;
 // a cursor older than the stream keeps, or from no event of the stream, is
-// refused with EINVALID. The subscription ends when ctx does, or Close.
+// refused with EINVALID: older means that the stream no longer keeps the
+// event that followed it (it may have been one of this project's). The
+// subscription ends when ctx does, or Close.
 func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *string) (*Subscription, error) {
 	subj, err := subject(project)
 	if err != nil {
@@ -93,7 +95,7 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 		switch {
 		case from > info.State.LastSeq:
 			return nil, dynamo.Errorf(dynamo.EINVALID, "after is not a cursor of this server's events")
-		case from < info.State.FirstSeq:
+		case from+1 < info.State.FirstSeq: // the event after the cursor was removed: some may be lost
 			return nil, dynamo.Errorf(dynamo.EINVALID,
 				"after is older than the events this server keeps; fetch the project again and subscribe without after")
 		}

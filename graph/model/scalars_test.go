@@ -27,6 +27,10 @@ var enumFuncs = map[string]struct {
 		func(v any) (string, error) { r, err := model.UnmarshalProjectRole(v); return string(r), err },
 		func(s string) string { return marshal(model.MarshalProjectRole(dynamo.Role(s))) },
 	},
+	"ProjectEventKind": {
+		func(v any) (string, error) { k, err := model.UnmarshalProjectEventKind(v); return string(k), err },
+		func(s string) string { return marshal(model.MarshalProjectEventKind(dynamo.EventKind(s))) },
+	},
 }
 
 func marshal(m interface{ MarshalGQL(w io.Writer) }) string {
