@@ -43,6 +43,7 @@ type liveConfig struct {
 	AllowedOrigin string            `json:"allowedOrigin"` // in B's CORS origins
 	DeniedOrigin  string            `json:"deniedOrigin"`  // not in them
 	WaitMS        int               `json:"waitMs"`        // the script's failure guard per wait
+	BufferB       int               `json:"bufferB"`       // B's subscription buffer
 }
 
 // TestLiveClients proves live updates with the clients our users use: the
@@ -84,7 +85,7 @@ func TestLiveClients(t *testing.T) {
 		AppProject: seed.Project("Mobile app").ID, OtherProject: seed.Project("Research").ID,
 		Task:          seed.Task("Set up analytics").ID,
 		AllowedOrigin: "https://app.example.com", DeniedOrigin: "https://evil.example.com",
-		WaitMS: 20_000,
+		WaitMS: 20_000, BufferB: slowBuffer,
 	}
 	runLiveScript(t, nodeModules, cfg)
 
@@ -252,8 +253,8 @@ func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors grap
 // slow socket's TCP buffers and its subscription buffer (slowBuffer) until
 // B's hub cuts it off. The reading subscriber must get every change in
 // order; the slow one, once it reads, what was in flight, then the
-// documented SERVICE_UNAVAILABLE error and the end of its stream; resubscribing
-// with its last cursor brings the rest.
+// documented SERVICE_UNAVAILABLE error and the end of its stream;
+// resubscribing with its last cursor (on A) brings the rest.
 func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project, task string) {
 	alice := "Bearer " + env.Token("alice")
 	post := func(input map[string]any) int {
@@ -399,10 +400,12 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	if last == "" {
 		t.Skip("the slow subscriber got no event before it was cut off; nothing to resume from") // never seen: the TCP buffers hold several
 	}
-	// Resume on the same socket: exactly the events it missed.
-	slow.subscribe(t, "2", small, map[string]any{"p": project, "after": last})
+	// Resume, on A (any instance: a cursor is the stream's): exactly the
+	// events it missed.
+	back := dialLive(t, a.URL, alice)
+	back.subscribe(t, "1", small, map[string]any{"p": project, "after": last})
 	for i := n; i < len(all); i++ {
-		m, err := slow.read(ctx)
+		m, err := back.read(ctx)
 		if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), all[i].cursor) {
 			t.Fatalf("resumed event %d: %v %s %s, want the cursor %s", i, err, m.Type, m.Payload, all[i].cursor)
 		}

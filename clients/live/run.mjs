@@ -387,11 +387,11 @@ function expectSameStream(got, what) {
 
 check('graphql-sse (distinct connections): the same events, then live', async () => {
   expect(state.events.length > 1, 'needs the events of the earlier checks');
-  const q = subscribeSSE(cfg.b, cfg.tokens.alice, { projectId: cfg.project, after: state.events[0].cursor }, 'alice on B (graphql-sse)');
+  const q = subscribeSSE(cfg.a, cfg.tokens.alice, { projectId: cfg.project, after: state.events[0].cursor }, 'alice on A (graphql-sse)');
   try {
     const replayed = await q.events(state.events.length - 1, 'the events graphql-ws saw');
     expectSameStream(replayed, 'SSE');
-    const m = await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: 'Over SSE (live)' });
+    const m = await updateTask(cfg.b, cfg.tokens.alice, { id: cfg.task, title: 'Over SSE (live)' });
     const ev = await q.event('a live change over SSE');
     sameTaskEvent(ev, m, 'live over SSE');
     state.events.push(ev);
@@ -440,12 +440,12 @@ function legacySubscribe(url, token, variables, name) {
 
 check('legacy graphql-ws subprotocol (hand-written client): the same events, then live', async () => {
   expect(state.events.length > 1, 'needs the events of the earlier checks');
-  const q = legacySubscribe(cfg.b, cfg.tokens.alice, { projectId: cfg.project, after: state.events[0].cursor }, 'alice on B (legacy graphql-ws)');
+  const q = legacySubscribe(cfg.a, cfg.tokens.alice, { projectId: cfg.project, after: state.events[0].cursor }, 'alice on A (legacy graphql-ws)');
   try {
     const replayed = await q.events(state.events.length - 1, 'the events graphql-ws saw');
     expect(q.protocol() === 'graphql-ws', `the server chose the subprotocol ${q.protocol()}`);
     expectSameStream(replayed, 'legacy');
-    const m = await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: 'Over the legacy protocol (live)' });
+    const m = await updateTask(cfg.b, cfg.tokens.alice, { id: cfg.task, title: 'Over the legacy protocol (live)' });
     const ev = await q.event('a live change');
     sameTaskEvent(ev, m, 'live over the legacy protocol');
     state.events.push(ev);
@@ -458,26 +458,50 @@ check('legacy graphql-ws subprotocol (hand-written client): the same events, the
   }
 });
 
+check('graphql-ws: a client that missed more events than its subscription buffer resumes with all of them (B keeps 8)', async () => {
+  expect(state.events.length > 0, 'needs the events of the earlier checks');
+  const from = state.events.at(-1).cursor;
+  const missed = [];
+  for (let i = 1; i <= 3 * cfg.bufferB; i++) missed.push(await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: `Missed ${i}` }));
+  const client = wsClient(cfg.b, cfg.tokens.alice, 'alice@B');
+  const q = subscribeWS(client, { projectId: cfg.project, after: from }, 'alice back on B after a long absence');
+  try {
+    const replayed = await q.events(missed.length, `the ${missed.length} missed changes`);
+    replayed.forEach((ev, i) => sameTaskEvent(ev, missed[i], `replayed ${i + 1}`));
+    const m = await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: 'Live after a long replay' });
+    sameTaskEvent(await q.event('the next change'), m, 'live after the replay');
+    state.events.push(...replayed);
+    return `${replayed.length} replayed, then live`;
+  } finally {
+    q.dispose();
+    await closeClient(client);
+  }
+});
+
 const ADD_MEMBER = `mutation A($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id } }`;
 const REMOVE_MEMBER = `mutation R($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`;
 
 check("a removed member's stream ends right after MEMBER_REMOVED; the others' goes on", async () => {
   expect(state.events.length > 0, 'needs the events of the earlier checks');
   const from = state.events.at(-1).cursor;
-  const daveC = wsClient(cfg.b, cfg.tokens.dave, 'dave@B');
-  const aliceC = wsClient(cfg.b, cfg.tokens.alice, 'alice@B');
-  const added = await gql(cfg.a, cfg.tokens.alice, ADD_MEMBER, { p: cfg.project, u: cfg.users.dave });
+  const daveC = wsClient(cfg.a, cfg.tokens.dave, 'dave@A');
+  const aliceC = wsClient(cfg.a, cfg.tokens.alice, 'alice@A');
+  const added = await gql(cfg.b, cfg.tokens.alice, ADD_MEMBER, { p: cfg.project, u: cfg.users.dave });
   expect(added.addProjectMember.id === cfg.project, `addProjectMember answered ${show(added)}`);
-  // Both from the same cursor: the replay makes the start race-free.
-  const dave = subscribeWS(daveC, { projectId: cfg.project, after: from }, 'dave on B');
-  const alice = subscribeWS(aliceC, { projectId: cfg.project, after: from }, 'alice on B');
+  // Both from the same cursor: the replay makes the start race-free. On A
+  // (changes through B), whose buffer takes any replay here.
+  const dave = subscribeWS(daveC, { projectId: cfg.project, after: from }, 'dave on A');
+  const alice = subscribeWS(aliceC, { projectId: cfg.project, after: from }, 'alice on A');
   try {
     for (const q of [dave, alice]) {
-      const ev = await q.event('MEMBER_ADDED');
+      // Changes an earlier check made may come first, if it failed before
+      // it saw them.
+      let ev = await q.event('MEMBER_ADDED');
+      while (ev.kind === 'TASK_UPDATED') ev = await q.event('MEMBER_ADDED');
       expect(ev.kind === 'MEMBER_ADDED' && ev.subjectId === cfg.users.dave, `${q.name}: ${show(ev)}, want MEMBER_ADDED of dave`);
       expect(ev.project?.id === cfg.project, `${q.name}: MEMBER_ADDED without the project: ${show(ev)}`);
     }
-    await gql(cfg.a, cfg.tokens.alice, REMOVE_MEMBER, { p: cfg.project, u: cfg.users.dave });
+    await gql(cfg.b, cfg.tokens.alice, REMOVE_MEMBER, { p: cfg.project, u: cfg.users.dave });
     for (const q of [dave, alice]) {
       const ev = await q.event('MEMBER_REMOVED');
       expect(ev.kind === 'MEMBER_REMOVED' && ev.subjectId === cfg.users.dave, `${q.name}: ${show(ev)}, want MEMBER_REMOVED of dave`);
@@ -485,7 +509,7 @@ check("a removed member's stream ends right after MEMBER_REMOVED; the others' go
     }
     const end = await dave.take("the end of dave's stream");
     expect(end.type === 'complete', `dave after MEMBER_REMOVED: ${describe(end)}, want the end of the stream`);
-    const m = await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: 'After dave left' });
+    const m = await updateTask(cfg.b, cfg.tokens.alice, { id: cfg.task, title: 'After dave left' });
     sameTaskEvent(await alice.event('the next change'), m, "alice's next event");
     return "dave's stream completed after MEMBER_REMOVED; alice's went on";
   } finally {
