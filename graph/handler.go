@@ -129,7 +129,7 @@ func NewHandler(o Options) http.Handler {
 	rl := newRateLimits(o)
 	srv.AroundOperations(rl.wsOperations) // before AroundOperations
 	srv.AroundOperations(rl.AroundOperations)
-	srv.AroundOperations(liveOperations(o.Log, o.Now))
+	srv.AroundOperations(liveOperations(o))
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))

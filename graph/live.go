@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,20 +110,33 @@ func (s *liveState) fail(err error) {
 }
 
 // liveOperations refuses any operation on a WebSocket whose token has
-// expired since connection_init, gives a subscription operation its
-// liveState and, when its stream ended with an error, answers that error
-// (data null) before the end of the stream.
-func liveOperations(log *slog.Logger, now func() time.Time) graphql.OperationMiddleware {
-	present := ErrorPresenter(log)
+// expired since connection_init, and gives a query or mutation sent on a
+// WebSocket what a POST gets: its own loaders, call counter and time limit
+// (o.Timeout). It gives a subscription operation its liveState and, when
+// its stream ended with an error, answers that error (data null) before
+// the end of the stream.
+func liveOperations(o Options) graphql.OperationMiddleware {
+	present := ErrorPresenter(o.Log)
+	// A stream's end (cut off, shut down, token expired) is expected: one
+	// debug line, not the error line of a failed request, which a shutdown
+	// would print once per subscriber.
+	presentEnd := ErrorPresenter(slog.New(slog.DiscardHandler))
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		sub := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
 		if ctx.Value(socketKey{}) != nil {
-			if v, _ := ctx.Value(viewerKey{}).(viewerInfo); !v.exp.IsZero() && !now().Before(v.exp) {
+			v, _ := ctx.Value(viewerKey{}).(viewerInfo)
+			if !v.exp.IsZero() && !o.Now().Before(v.exp) {
 				gerr := present(ctx, errExpired)
 				return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gerr}})
 			}
+			if !sub {
+				ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, v.id, o.Loaders, o.Now))
+				ctx = dynamo.WithCalls(ctx, &dynamo.Calls{})
+				ctx = dynamo.WithDeadline(ctx, time.Now().Add(cmp.Or(o.Timeout, DefaultTimeout)))
+			}
 		}
-		oc := graphql.GetOperationContext(ctx)
-		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+		if !sub {
 			return next(ctx)
 		}
 		st := &liveState{}
@@ -139,7 +153,8 @@ func liveOperations(log *slog.Logger, now func() time.Time) graphql.OperationMid
 				return nil
 			}
 			st.reported = true
-			gerr := present(ctx, st.err)
+			gerr := presentEnd(ctx, st.err)
+			o.Log.DebugContext(ctx, "subscription ended", "code", gerr.Extensions["code"], "reason", gerr.Message)
 			gerr.Path = ast.Path{ast.PathName("projectEvents")}
 			return &graphql.Response{Data: json.RawMessage("null"), Errors: gqlerror.List{gerr}}
 		}

@@ -470,3 +470,37 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 }
+
+func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	c := dial(t, e, srv, "alice")
+	c.Subscribe("q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
+	if n := c.MustNext("q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
+		t.Errorf("query: %s %+v", n.Data, n.Errors)
+	}
+	if m := c.MustRead(); m.Type != "complete" {
+		t.Errorf("after the query: %s", m.Type)
+	}
+	task := seed.Task("Set up analytics")
+	c.Subscribe("m", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Analytics, v2"}) { title assignee { name } } }`,
+		map[string]any{"id": task.ID})
+	if n := c.MustNext("m"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), `"Analytics, v2"`) || !strings.Contains(string(n.Data), "Alice Example") {
+		t.Errorf("mutation: %s %+v", n.Data, n.Errors)
+	}
+}
+
+func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	c := dial(t, e, srv, "bob")
+	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	lv.Hub.Close()
+	if msg := mustEndWith(t, c, "1", "SERVICE_UNAVAILABLE").Message; !strings.Contains(msg, "after") {
+		t.Errorf("message %q does not tell the client to resume", msg)
+	}
+}

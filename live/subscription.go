@@ -80,7 +80,9 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 			return nil, err
 		}
 	}
-	exists, member, err := checkMembers(ctx, h.cfg.Store, project, []string{viewer})
+	cctx, cancel := context.WithTimeout(ctx, h.cfg.EventTimeout) // a subscription has no request deadline
+	defer cancel()
+	exists, member, err := checkMembers(cctx, h.cfg.Store, project, []string{viewer})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 		return nil, errGone
 	}
 	if after != nil {
-		info, err := h.b.stream.Info(ctx)
+		info, err := h.b.stream.Info(cctx)
 		if err != nil {
 			return nil, &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 		}
