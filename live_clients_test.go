@@ -76,10 +76,16 @@ func TestLiveClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Valid when its socket starts, expired 2 seconds later (the servers'
+	// clock stands still; the expiry timer runs on the real one).
+	shortLived, err := env.Auth.Sign("alice", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := liveConfig{
 		A: a.URL + "/query", B: b.URL + "/query",
 		Tokens: map[string]string{"alice": env.Token("alice"), "bob": env.Token("bob"), "carol": env.Token("carol"),
-			"dave": env.Token("dave"), "eve": env.Token("eve"), "expired": expiredToken},
+			"dave": env.Token("dave"), "eve": env.Token("eve"), "expired": expiredToken, "shortLived": shortLived},
 		Users:      map[string]string{"alice": "alice", "bob": "bob", "carol": "carol", "dave": "dave", "eve": "eve"},
 		Project:    seed.Project("Website relaunch").ID,
 		AppProject: seed.Project("Mobile app").ID, OtherProject: seed.Project("Research").ID,

@@ -478,6 +478,46 @@ check('graphql-ws: a client that missed more events than its subscription buffer
   }
 });
 
+check('the request limits apply to subscriptions: too many aliases is COMPLEXITY_LIMIT_EXCEEDED over graphql-ws and graphql-sse', async () => {
+  const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: kind`).join(' ');
+  const query = `subscription($projectId: ID!) { projectEvents(projectId: $projectId) { ${aliases} } }`;
+  const out = [];
+  const client = wsClient(cfg.b, cfg.tokens.alice, 'alice@B');
+  const ws = new Queue('31 aliases over graphql-ws');
+  ws.dispose = client.subscribe({ query, variables: { projectId: cfg.project } }, ws.sink());
+  const sse = createSSEClient({ url: cfg.b, headers: { Authorization: bearer(cfg.tokens.alice) }, singleConnection: false, retryAttempts: 0 });
+  const q = new Queue('31 aliases over graphql-sse');
+  q.dispose = sse.subscribe({ query, variables: { projectId: cfg.project } }, q.sink());
+  try {
+    for (const r of [ws, q]) {
+      const errs = await r.refusal('the refusal');
+      expect(show(codes(errs)) === show(['COMPLEXITY_LIMIT_EXCEEDED']), `${r.name}: codes ${show(codes(errs))}: ${show(errs)}`);
+      out.push(`${r.name}: ${errs[0].message}`);
+    }
+    return out.join('; ');
+  } finally {
+    ws.dispose();
+    q.dispose();
+    sse.dispose();
+    await closeClient(client);
+  }
+});
+
+check('graphql-ws: a token that expires ends the subscription with UNAUTHENTICATED', async () => {
+  const client = wsClient(cfg.b, cfg.tokens.shortLived, 'alice@B (short-lived token)');
+  const q = subscribeWS(client, { projectId: cfg.project }, 'alice with a token about to expire');
+  try {
+    let it = await q.take('the end at expiry');
+    while (it.type === 'next' && !it.value.errors?.length) it = await q.take('the end at expiry');
+    const errs = it.type === 'next' ? it.value.errors : Array.isArray(it.error) ? it.error : null;
+    expect(errs && show(codes(errs)) === show(['UNAUTHENTICATED']), `at expiry: ${describe(it)}, want UNAUTHENTICATED`);
+    return errs[0].message;
+  } finally {
+    q.dispose();
+    await closeClient(client);
+  }
+});
+
 const ADD_MEMBER = `mutation A($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id } }`;
 const REMOVE_MEMBER = `mutation R($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`;
 
