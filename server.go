@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/wire"
@@ -214,6 +215,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer broker.Close()
 	context.AfterFunc(ctx, hub.Close) // ends subscriptions as the server shuts down
+	// Any instance publishes the events whose publication failed or whose
+	// instance stopped between commit and publish (dynamo/outbox.go); the
+	// broker's duplicate window (15m) far exceeds interval+minAge (40s).
+	go store.RunOutbox(ctx, dynamo.DefaultOutboxInterval, dynamo.DefaultOutboxMinAge)
+	defer func() { // published events' outbox items: delete what is queued before stopping
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = store.FlushOutbox(fctx)
+	}()
 	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[broker.Embedded()], "retention", lc.MaxAge)
 
 	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE"),

@@ -25,8 +25,16 @@ const taskEventsSub = `subscription($p: ID!, $after: String) { projectEvents(pro
 
 var eventIDs atomic.Int64
 
-// publish records a hand-made event of a task's change as the store's
-// outbox would, and returns it.
+// mustUpdateTask runs updateTask as viewer with the given input fields: a
+// committed change, whose event the store publishes to the Env's broker.
+func mustUpdateTask(t *testing.T, e *testenv.Env, viewer, id, fields string) {
+	t.Helper()
+	e.MustQuery(viewer, `mutation($id: ID!) { updateTask(input: {id: $id, `+fields+`}) { id } }`, map[string]any{"id": id}, nil)
+}
+
+// publish records a hand-made event of a task's change straight to the
+// broker, as the store's outbox does, for tests of the delivery alone
+// (their Env makes no mutation, so the stream holds only these).
 func publish(t *testing.T, b *live.Broker, kind dynamo.EventKind, actor string, p *dynamo.Project, task *dynamo.Task, subject string) *dynamo.Event {
 	t.Helper()
 	ev := &dynamo.Event{ID: fmt.Sprintf("test-%d-%s", eventIDs.Add(1), ulid.Make()), Kind: kind, ProjectID: p.ID,
@@ -80,8 +88,8 @@ func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	task := *seed.Task("Write the landing page copy")
-	task.Title, task.Version = "Landing page copy, v2", task.Version+1
-	publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+	task.Version++
+	mustUpdateTask(t, e, "alice", task.ID, `title: "Landing page copy, v2"`)
 
 	got := decodeEvent(t, c.MustNext("1")).ProjectEvents
 	if got.Kind != "TASK_UPDATED" || got.ProjectID != web.ID || got.SubjectID != task.ID || got.Actor.Name != "Alice Example" {
@@ -140,9 +148,7 @@ func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 
 	e.MustQuery("alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
-	publish(t, lv.Broker, dynamo.EventMemberRemoved, "alice", web, nil, "bob")
-	task := *seed.Task("Write the landing page copy")
-	publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `status: DONE`)
 
 	if got := decodeEvent(t, bob.MustNext("b")).ProjectEvents; got.Kind != "MEMBER_REMOVED" || got.SubjectID != "bob" {
 		t.Errorf("bob got %+v, want his removal", got)
@@ -179,9 +185,7 @@ func TestSubscriptionOverServerSentEvents(t *testing.T) {
 		t.Fatalf("status %d, Content-Type %q", res.StatusCode, ct)
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
-	task := *seed.Task("Fix the broken signup form")
-	task.Status = dynamo.StatusDone
-	publish(t, lv.Broker, dynamo.EventTaskUpdated, "bob", web, &task, task.ID)
+	mustUpdateTask(t, e, "bob", seed.Task("Fix the broken signup form").ID, `status: DONE`)
 
 	sc := bufio.NewScanner(res.Body)
 	var event, data string
@@ -266,7 +270,6 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
 	e.MustQuery("alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": web.ID}, nil)
-	publish(t, lv.Broker, dynamo.EventProjectDeleted, "alice", web, nil, web.ID)
 	for v, c := range clients {
 		if got := decodeEvent(t, c.MustNext(v)).ProjectEvents; got.Kind != "PROJECT_DELETED" || got.SubjectID != web.ID {
 			t.Errorf("%s got %+v", v, got)

@@ -67,9 +67,10 @@ func NewHandler(store *dynamo.Store, auth *graph.Authenticator, o graph.Options)
 }
 
 // OpenLive opens the live-updates broker c names (NATS_URL, or the
-// embedded server) and starts this instance's hub on store, whose
-// visibility checks it uses. The hub runs until ctx ends; close the broker
-// after the server stops.
+// embedded server), makes it the store's event sink (store.Events: every
+// committed change is published to it through the outbox) and starts this
+// instance's hub on store, whose visibility checks it uses. The hub runs
+// until ctx ends; close the broker after the server stops.
 func OpenLive(ctx context.Context, store *dynamo.Store, c live.Config, h live.HubConfig) (*live.Broker, *live.Hub, error) {
 	if c.Log == nil {
 		c.Log = store.Log
@@ -84,5 +85,6 @@ func OpenLive(ctx context.Context, store *dynamo.Store, c live.Config, h live.Hu
 		b.Close()
 		return nil, nil, err
 	}
+	store.Events = b
 	return b, hub, nil
 }
