@@ -220,7 +220,7 @@ type liveInstance struct {
 }
 
 // startLiveInstance starts an instance on env's table, its broker at
-// natsURL, with the CORS origins cors and the hub's configuration hc; it
+// natsURL (wire.OpenLive: also its store's event sink, as in the server), with the CORS origins cors and the hub's configuration hc; it
 // stops when the test ends.
 func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors graph.Origins, hc live.HubConfig) liveInstance {
 	t.Helper()
@@ -234,9 +234,6 @@ func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors grap
 		cancel()
 		t.Fatalf("starting live updates: %v", err)
 	}
-	// The store publishes every committed change's event to the broker
-	// (its outbox's sink), as the server does.
-	store.Events = broker
 	srv := httptest.NewServer(wire.NewHandler(store, env.Auth, graph.Options{CORS: cors, Live: hub}))
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -16,8 +16,8 @@ import (
 
 // LiveHandler returns the handler of one more server instance with live
 // updates, on the Env's table and client (so the Env's Counter sees its
-// calls too), its broker connected to natsURL: its own store, its store's
-// events published to the broker (the outbox's sink), its own hub. It
+// calls too), its broker connected to natsURL: its own store, whose events
+// go to the broker (wire.OpenLive makes it the store's sink), its own hub. It
 // stops when the test ends. One viewer runs every benchmark subscriber, so
 // the per-viewer subscription limit is lifted.
 func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
@@ -29,7 +29,6 @@ func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
 		cancel()
 		tb.Fatalf("starting live updates: %v", err)
 	}
-	store.Events = broker
 	e.live = append(e.live, store)
 	tb.Cleanup(func() {
 		hub.Close()
