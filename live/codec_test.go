@@ -1,0 +1,67 @@
+package live
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+func TestAnEventSurvivesItsWireForm(t *testing.T) {
+	at := time.Date(2026, 8, 25, 12, 0, 0, 123, time.UTC)
+	due, _ := dynamo.ParseDate("2026-09-01")
+	desc, who := "a description", "bob"
+	full := &dynamo.Event{ID: "tok", Kind: dynamo.EventCommentAdded, ProjectID: "prj#1", SubjectID: "cmt#1", ActorID: "alice", At: at,
+		Task: &dynamo.Task{ID: "tsk#1", ProjectID: "prj#1", Title: "T", Description: &desc, Status: dynamo.StatusDone, DueDate: &due,
+			AssigneeID: &who, Tags: []string{"a", "b"}, CreatedAt: at, UpdatedAt: at, Version: 7},
+		Comment: &dynamo.Comment{ID: "cmt#1", TaskID: "tsk#1", AuthorID: "alice", Body: "hi", CreatedAt: at},
+		Project: &dynamo.Project{ID: "prj#1", Name: "P", Description: &desc, OwnerID: "alice", CreatedAt: at}}
+	bare := &dynamo.Event{ID: "tok2", Kind: dynamo.EventProjectDeleted, ProjectID: "prj#1", SubjectID: "prj#1", ActorID: "alice", At: at}
+	for name, ev := range map[string]*dynamo.Event{"every field": full, "no objects": bare} {
+		t.Run(name, func(t *testing.T) {
+			b, err := encodeEvent(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decodeEvent(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, ev) {
+				t.Errorf("decoded %+v\nwant    %+v\nfrom %s", got, ev, b)
+			}
+		})
+	}
+	t.Run("another version is refused", func(t *testing.T) {
+		if _, err := decodeEvent([]byte(`{"v":2,"id":"x"}`)); err == nil {
+			t.Error("version 2 was read")
+		}
+	})
+}
+
+func TestCursorsRoundTripAndRefuseWhatTheyDidNotMake(t *testing.T) {
+	c := Cursor("prj#A", 42)
+	if seq, err := ParseCursor("prj#A", c); err != nil || seq != 42 {
+		t.Fatalf("round trip: %d, %v", seq, err)
+	}
+	for name, bad := range map[string]string{
+		"other project": c,
+		"not base64url": "***",
+		"no prefix":     "cHJqI0F8NDI", // "prj#A|42"
+		"sequence zero": Cursor("prj#A", 0),
+		"leading zero":  "ZXYxOnByaiNBfDA0Mg", // "ev1:prj#A|042"
+		"not a number":  "ZXYxOnByaiNBfHg",    // "ev1:prj#A|x"
+		"padded base64": c + "==",
+	} {
+		project := "prj#A"
+		if name == "other project" {
+			project = "prj#B"
+		}
+		t.Run(name, func(t *testing.T) {
+			if seq, err := ParseCursor(project, bad); dynamo.ErrorCode(err) != dynamo.EINVALID {
+				t.Errorf("%q read as %d, %v; want EINVALID", bad, seq, err)
+			}
+		})
+	}
+}
