@@ -2,14 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +132,53 @@ func TestIDEInABrowser(t *testing.T) {
 					chromedp.WithPollingTimeout(0))(ctx, tg)
 				return err
 			}))
+	}}, {"a subscription runs over a WebSocket and shows a change made over HTTP", func(t *testing.T) {
+		project := srv.mustProject(t, "Website relaunch")
+		query := `subscription { projectEvents(projectId: "` + project + `") { kind task { title assignee { name } } } }`
+		eval(t, "setting the subscription", `(cm => (cm.setValue(`+strconv.Quote(query)+`), ''))(document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror)`)
+		// GraphiQL parses the editor's text a moment after a change; it
+		// sends a subscription to its WebSocket fetcher only once it knows
+		// the operation is one.
+		must(t, "waiting for GraphiQL to parse the subscription", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Poll[bool](`document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.documentAST?.definitions?.[0]?.operation === 'subscription'`,
+				chromedp.WithPollingTimeout(0))(ctx, tg)
+			return err
+		}))
+		must(t, "starting the subscription", chromedp.Click(chromedp.CSS(".graphiql-execute-button")))
+		shown := func(title string, within time.Duration) bool {
+			c, cancel := context.WithTimeout(ctx, within)
+			defer cancel()
+			_, err := chromedp.Run(c, chromedp.Poll[bool](`document.querySelector('.graphiql-response')?.textContent.includes(`+strconv.Quote(title)+`)`))
+			return err == nil
+		}
+		// The subscription starts live: until its first event, a change may
+		// come before it is in place. Change the task until one shows; from
+		// then on every change reaches the page.
+		task := srv.mustTask(t, project, "Set up analytics")
+		warm := false
+		for i := 1; i <= 20 && !warm; i++ {
+			srv.mustUpdateTitle(t, task, fmt.Sprintf("Warm-up %d", i))
+			warm = shown(fmt.Sprintf("Warm-up %d", i), time.Duration(i)*250*time.Millisecond)
+		}
+		if !warm {
+			t.Fatalf("no event reached the result pane after 20 changes\n%s\nthe page shows:\n%s", rec.summary(), shows())
+		}
+		srv.mustUpdateTitle(t, task, "Changed over HTTP")
+		if !shown("Changed over HTTP", stepTimeout) {
+			t.Fatalf("the change made over HTTP did not show in the result pane\n%s\nthe page shows:\n%s", rec.summary(), shows())
+		}
+		if got := eval(t, "reading the response", `document.querySelector('.graphiql-response').textContent`); !strings.Contains(got, "TASK_UPDATED") || !strings.Contains(got, "Alice Example") {
+			t.Errorf("the result pane shows %q, want a TASK_UPDATED event with the assignee's name", got)
+		}
+		rec.mu.Lock()
+		sockets := slices.Clone(rec.sockets)
+		rec.mu.Unlock()
+		if len(sockets) == 0 {
+			t.Errorf("the page opened no WebSocket; requests: %s", rec.summary())
+		}
+		// Stop it, so that the page settles (the execute button stops a
+		// running subscription).
+		must(t, "stopping the subscription", chromedp.Click(chromedp.CSS(".graphiql-execute-button")))
 	}}, {"a dialog opens under the CSP", func(t *testing.T) {
 		// GraphiQL's dialogs add a <style> element: the page's style nonce
 		// must admit it (the violation check below would see it refused).
@@ -173,6 +225,12 @@ func TestIDEInABrowser(t *testing.T) {
 			}
 			sawAssets = sawAssets || p.Path == "/ide/graphiql.min.js"
 		}
+		for _, u := range rec.sockets {
+			p, err := url.Parse(u)
+			if err != nil || p.Scheme != "ws" || p.Host != server.Host || p.Path != "/query" {
+				t.Errorf("the page opened the WebSocket %s, want ws://%s/query", u, server.Host)
+			}
+		}
 		if !sawAssets {
 			t.Errorf("no request for /ide/graphiql.min.js was seen: the request log is not working; it has %q", rec.requests)
 		}
@@ -184,6 +242,7 @@ func TestIDEInABrowser(t *testing.T) {
 type pageRecord struct {
 	mu       sync.Mutex
 	requests []string
+	sockets  []string // WebSocket URLs
 	errors   []string
 }
 
@@ -193,6 +252,8 @@ func (r *pageRecord) listen(ev any) {
 	switch ev := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		r.requests = append(r.requests, ev.Request.URL)
+	case *network.EventWebSocketCreated:
+		r.sockets = append(r.sockets, ev.URL)
 	case *runtime.EventConsoleAPICalled:
 		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
 			var args []string
@@ -225,7 +286,7 @@ func (r *pageRecord) summary() string {
 		}
 		reqs = append(reqs, u)
 	}
-	return fmt.Sprintf("requests: %q\nerrors: %q", reqs, r.errors)
+	return fmt.Sprintf("requests: %q\nWebSockets: %q\nerrors: %q", reqs, r.sockets, r.errors)
 }
 
 // mustFindChromium returns the path of a Chromium or Chrome binary. Without
@@ -327,4 +388,82 @@ func mustStartServer(t *testing.T) startedServer {
 		}
 	}
 	return s
+}
+
+// mustGraphQL posts a GraphQL operation to the started server as the demo
+// user and decodes its data into out; any error fails the test.
+func (s startedServer) mustGraphQL(t *testing.T, query string, vars map[string]any, out any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, s.url+"query", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var r struct {
+		Data   json.RawMessage
+		Errors []any
+	}
+	if err := json.NewDecoder(res.Body).Decode(&r); err != nil || res.StatusCode != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("POST /query %s: status %d, errors %v, decoding: %v", query, res.StatusCode, r.Errors, err)
+	}
+	if err := json.Unmarshal(r.Data, out); err != nil {
+		t.Fatalf("decoding %s: %v", r.Data, err)
+	}
+}
+
+// mustProject returns the id of the demo user's project of that name.
+func (s startedServer) mustProject(t *testing.T, name string) string {
+	t.Helper()
+	var d struct {
+		Me struct {
+			Projects struct{ Nodes []struct{ ID, Name string } }
+		}
+	}
+	s.mustGraphQL(t, `{ me { projects(first: 20) { nodes { id name } } } }`, nil, &d)
+	for _, p := range d.Me.Projects.Nodes {
+		if p.Name == name {
+			return p.ID
+		}
+	}
+	t.Fatalf("the demo user has no project %q: %+v", name, d.Me.Projects.Nodes)
+	return ""
+}
+
+// mustTask returns the id of the project's task of that title.
+func (s startedServer) mustTask(t *testing.T, project, title string) string {
+	t.Helper()
+	var d struct {
+		Project struct {
+			Tasks struct{ Nodes []struct{ ID, Title string } }
+		}
+	}
+	s.mustGraphQL(t, `query($id: ID!) { project(id: $id) { tasks(first: 50) { nodes { id title } } } }`, map[string]any{"id": project}, &d)
+	for _, n := range d.Project.Tasks.Nodes {
+		if n.Title == title {
+			return n.ID
+		}
+	}
+	t.Fatalf("project %s has no task %q", project, title)
+	return ""
+}
+
+// mustUpdateTitle renames a task over HTTP.
+func (s startedServer) mustUpdateTitle(t *testing.T, task, title string) {
+	t.Helper()
+	var d struct{ UpdateTask struct{ Title string } }
+	s.mustGraphQL(t, `mutation($in: UpdateTaskInput!) { updateTask(input: $in) { title } }`,
+		map[string]any{"in": map[string]any{"id": task, "title": title}}, &d)
+	if d.UpdateTask.Title != title {
+		t.Fatalf("updateTask answered title %q, want %q", d.UpdateTask.Title, title)
+	}
 }

@@ -17,5 +17,11 @@
 //
 //	go test ./bench -run '^TestReport$' -v -timeout 30m -report
 //
+// The live-updates benchmark (TestLiveReport: delivery latency between two
+// instances, DynamoDB calls per fanned-out event, 1,000 and 10,000
+// subscribers) runs only when asked for too:
+//
+//	go test ./bench -run '^TestLiveReport$' -v -timeout 30m -live
+//
 // docs/performance.md explains every figure and quotes a run.
 package bench

@@ -64,6 +64,7 @@ type Env struct {
 	auth   *graph.Authenticator
 	header string // the viewer's Authorization header
 	log    *slog.Logger
+	live   []*dynamo.Store // the live instances' stores (LiveHandler)
 }
 
 // Open connects to the endpoint and makes sure the table exists. quiet is

@@ -13,6 +13,10 @@
   subscriptionUrl.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   var headers = JSON.parse(root.dataset.headers || '{}') || {};
   var hasHeaders = Object.keys(headers).length > 0;
+  // Subscriptions go over a WebSocket to the same /query (ws: or wss: as the
+  // page), through the graphql-ws client GraphiQL's bundle carries; the
+  // headers pane's headers become connection_init's payload, so its
+  // Authorization authenticates the socket. connect-src 'self' admits it.
   var fetcher = GraphiQL.createFetcher({ url: url.href, subscriptionUrl: subscriptionUrl.href });
   ReactDOM.createRoot(root).render(
     React.createElement(GraphiQL, {

@@ -1,0 +1,515 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/live"
+)
+
+// slowBuffer is instance B's subscription buffer (-subscription-buffer):
+// small, so that the slow consumer check needs few events.
+const slowBuffer = 8
+
+// liveConfig is what clients/live/run.mjs reads from LIVE_CONFIG.
+type liveConfig struct {
+	A             string            `json:"a"`             // the /query URL of instance A
+	B             string            `json:"b"`             // of instance B
+	Tokens        map[string]string `json:"tokens"`        // viewer → token; "expired" is alice's, expired
+	Users         map[string]string `json:"users"`         // viewer → user id
+	Project       string            `json:"project"`       // "Website relaunch": alice (owner), bob, carol
+	AppProject    string            `json:"appProject"`    // "Mobile app": alice is a member
+	OtherProject  string            `json:"otherProject"`  // "Research": alice is not a member
+	Task          string            `json:"task"`          // a task of Project
+	AllowedOrigin string            `json:"allowedOrigin"` // in B's CORS origins
+	DeniedOrigin  string            `json:"deniedOrigin"`  // not in them
+	WaitMS        int               `json:"waitMs"`        // the script's failure guard per wait
+	BufferB       int               `json:"bufferB"`       // B's subscription buffer
+}
+
+// TestLiveClients proves live updates with the clients our users use: the
+// graphql-ws and graphql-sse npm clients, a legacy graphql-ws client and
+// raw sockets (clients/live/run.mjs), against two server instances A and B
+// that share one table (dynalite) and one external NATS server with
+// JetStream, as several instances run in production. Each check of the
+// script is a subtest; what each proves is in its name.
+//
+// The table is the embedded store's (minidyn over its HTTP endpoint, each
+// instance with a client of its own), not dynalite's: dynalite has no
+// TransactWriteItems, which every mutation uses. It needs the Node tools
+// (node_modules, installed by scripts/test); without them it is skipped,
+// unless CI is set.
+func TestLiveClients(t *testing.T) {
+	nodeModules := mustNodeTools(t)
+	env := testenv.New(t)
+	seed := env.MustSeed()
+	natsURL := mustStartNATS(t)
+
+	a := startLiveInstance(t, env, natsURL, graph.Origins{}, live.HubConfig{})
+	cors, err := graph.ParseOrigins("https://app.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startLiveInstance(t, env, natsURL, cors, live.HubConfig{Buffer: slowBuffer})
+
+	expired := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
+	expiredToken, err := expired.Sign("alice", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Valid when its socket starts, expired 2 seconds later (the servers'
+	// clock stands still; the expiry timer runs on the real one).
+	shortLived, err := env.Auth.Sign("alice", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := liveConfig{
+		A: a.URL + "/query", B: b.URL + "/query",
+		Tokens: map[string]string{"alice": env.Token("alice"), "bob": env.Token("bob"), "carol": env.Token("carol"),
+			"dave": env.Token("dave"), "eve": env.Token("eve"), "expired": expiredToken, "shortLived": shortLived},
+		Users:      map[string]string{"alice": "alice", "bob": "bob", "carol": "carol", "dave": "dave", "eve": "eve"},
+		Project:    seed.Project("Website relaunch").ID,
+		AppProject: seed.Project("Mobile app").ID, OtherProject: seed.Project("Research").ID,
+		Task:          seed.Task("Set up analytics").ID,
+		AllowedOrigin: "https://app.example.com", DeniedOrigin: "https://evil.example.com",
+		WaitMS: 20_000, BufferB: slowBuffer,
+	}
+	runLiveScript(t, nodeModules, cfg)
+
+	t.Run("a slow consumer is cut off with the documented error, others unharmed, and it resumes with its cursor", func(t *testing.T) {
+		testSlowConsumer(t, env, a, b, seed.Project("Mobile app").ID, seed.Task("Dark mode").ID)
+	})
+}
+
+// runLiveScript runs clients/live/run.mjs with cfg and makes each of its
+// checks a subtest; a planned check with no result fails.
+func runLiveScript(t *testing.T, nodeModules string, cfg liveConfig) {
+	t.Helper()
+	conf, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard: the script takes seconds
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("clients", "live", "run.mjs"))
+	cmd.Env = append(os.Environ(), "LIVE_CONFIG="+string(conf), "NODE_PATH="+nodeModules)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+
+	var plan []string
+	results := map[string]struct {
+		OK     bool
+		Detail string
+	}{}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Plan   []string
+			Check  string
+			OK     bool
+			Detail string
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Errorf("the script printed %q: %v", sc.Text(), err)
+			continue
+		}
+		if line.Plan != nil {
+			plan = line.Plan
+			continue
+		}
+		results[line.Check] = struct {
+			OK     bool
+			Detail string
+		}{line.OK, line.Detail}
+	}
+	if len(plan) == 0 {
+		t.Fatalf("the script planned no check (%v)\nstderr:\n%s", runErr, stderr.String())
+	}
+	for _, name := range plan {
+		t.Run(name, func(t *testing.T) {
+			r, ok := results[name]
+			switch {
+			case !ok:
+				t.Errorf("no result (the script ended: %v)", runErr)
+			case !r.OK:
+				t.Error(r.Detail)
+			default:
+				t.Log(r.Detail)
+			}
+		})
+	}
+	if t.Failed() {
+		t.Logf("script stderr:\n%s", stderr.String())
+	} else if runErr != nil {
+		t.Errorf("every check passed but the script ended with %v\nstderr:\n%s", runErr, stderr.String())
+	}
+}
+
+// mustNodeTools returns the node_modules directory with the live clients,
+// checking that node runs. Without them the test is skipped, or fails when
+// CI is set.
+func mustNodeTools(t *testing.T) string {
+	t.Helper()
+	skip := func(why string) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s: CI must have it (scripts/test installs the Node tools)", why)
+		}
+		t.Skipf("%s; scripts/test installs the Node tools", why)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		skip("no node")
+	}
+	dir, err := filepath.Abs("node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"graphql-ws", "graphql-sse", "ws"} {
+		if _, err := os.Stat(filepath.Join(dir, pkg, "package.json")); err != nil {
+			skip("node_modules has no " + pkg)
+		}
+	}
+	return dir
+}
+
+// mustStartNATS starts a NATS server with JetStream on a free loopback port,
+// its store in a temporary directory, stopped when the test ends, and
+// returns its URL: the external broker several instances share.
+func mustStartNATS(t *testing.T) string {
+	t.Helper()
+	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("the NATS server did not start")
+	}
+	return s.ClientURL()
+}
+
+// liveInstance is one server instance of the test: its own store (on the
+// shared table), broker connection and hub, the real handler on an
+// httptest server.
+type liveInstance struct {
+	URL string
+	Hub *live.Hub
+}
+
+// startLiveInstance starts an instance on env's table, its broker at
+// natsURL (wire.OpenLive: also its store's event sink, as in the server), with the CORS origins cors and the hub's configuration hc; it
+// stops when the test ends.
+func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors graph.Origins, hc live.HubConfig) liveInstance {
+	t.Helper()
+	logs := &syncBuffer{}
+	// A client of its own to the shared store's endpoint.
+	store := wire.NewStore(env.Emb.Client(wire.ClientOptions()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
+	store.CleanupSettle = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	broker, hub, err := wire.OpenLive(ctx, store, live.Config{URL: natsURL, Name: t.Name()}, hc)
+	if err != nil {
+		cancel()
+		t.Fatalf("starting live updates: %v", err)
+	}
+	srv := httptest.NewServer(wire.NewHandler(store, env.Auth, graph.Options{CORS: cors, Live: hub}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("instance %s's log:\n%s", srv.URL, logs.String())
+		}
+		hub.Close()
+		srv.Close()
+		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = store.FlushOutbox(fctx)
+		fcancel()
+		cancel()
+		broker.Close()
+	})
+	return liveInstance{URL: srv.URL, Hub: hub}
+}
+
+// testSlowConsumer subscribes twice to project on B as alice: one socket
+// reads every event, the other (its subscription selecting a large
+// payload) reads nothing. Changes to task made through A then fill the
+// slow socket's TCP buffers and its subscription buffer (slowBuffer) until
+// B's hub cuts it off. The reading subscriber must get every change in
+// order; the slow one, once it reads, what was in flight, then the
+// documented SERVICE_UNAVAILABLE error and the end of its stream;
+// resubscribing with its last cursor (on A) brings the rest.
+func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project, task string) {
+	alice := "Bearer " + env.Token("alice")
+	post := func(input map[string]any) int {
+		t.Helper()
+		var d struct{ UpdateTask struct{ Version int } }
+		mustPost(t, a.URL, alice, `mutation($in: UpdateTaskInput!) { updateTask(input: $in) { version } }`, map[string]any{"in": input}, &d)
+		return d.UpdateTask.Version
+	}
+	// Without after, a stream starts about when it is subscribed: the
+	// event of this change, made just before, may or may not come first;
+	// both subscribers skip it.
+	before := post(map[string]any{"id": task, "description": strings.Repeat("x", dynamo.MaxTextLen)})
+
+	var big strings.Builder // 25 copies of the 10,000-character description
+	for i := range 25 {
+		fmt.Fprintf(&big, " d%d: task { description }", i)
+	}
+	const small = `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) { cursor task { title version } } }`
+	bigQuery := `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) { cursor task { title version }` + big.String() + ` } }`
+
+	reader := dialLive(t, b.URL, alice)
+	reader.subscribe(t, "1", small, map[string]any{"p": project})
+	slow := dialLive(t, b.URL, alice)
+	slow.subscribe(t, "1", bigQuery, map[string]any{"p": project})
+	testenv.WaitSubscribers(t, b.Hub, project, 2)
+
+	// The reader keeps reading, in its own goroutine.
+	type got struct {
+		cursor, title string
+		version       int
+	}
+	seen := make(chan got, 1000)
+	go func() {
+		defer close(seen)
+		for {
+			m, err := reader.read(context.Background())
+			if err != nil || m.Type != "next" {
+				return
+			}
+			var n struct {
+				Data struct {
+					ProjectEvents struct {
+						Cursor string
+						Task   struct {
+							Title   string
+							Version int
+						}
+					}
+				}
+			}
+			if json.Unmarshal(m.Payload, &n) != nil {
+				return
+			}
+			if e := n.Data.ProjectEvents; e.Task.Version > before {
+				seen <- got{e.Cursor, e.Task.Title, e.Task.Version}
+			}
+		}
+	}()
+
+	// Change the task until B has cut the slow subscriber off.
+	var versions []int
+	for i := 1; b.Hub.Subscribers(project) == 2; i++ {
+		if i > 500 {
+			t.Fatalf("500 changes of %d KB each and the slow subscriber is still on", dynamo.MaxTextLen*25/1000)
+		}
+		versions = append(versions, post(map[string]any{"id": task, "title": fmt.Sprintf("Slow %d", i)}))
+	}
+	// A few more: the reader must have those too.
+	for i := range 3 {
+		versions = append(versions, post(map[string]any{"id": task, "title": fmt.Sprintf("After the cut %d", i)}))
+	}
+	var all []got
+	for len(all) < len(versions) {
+		select {
+		case g, ok := <-seen:
+			if !ok {
+				t.Fatalf("the reading subscriber's stream ended after %d of %d events", len(all), len(versions))
+			}
+			all = append(all, g)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the reading subscriber got %d of %d events", len(all), len(versions))
+		}
+	}
+	for i, g := range all {
+		if g.version != versions[i] {
+			t.Fatalf("the reading subscriber's event %d has version %d, the change answered %d", i, g.version, versions[i])
+		}
+	}
+	t.Logf("cut off after %d changes; the reader got all %d", len(versions)-3, len(all))
+
+	// The slow socket, read at last: a prefix of the events, the error, the end.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var last string
+	n := 0
+	for {
+		m, err := slow.read(ctx)
+		if err != nil {
+			t.Fatalf("the slow socket after %d events: %v", n, err)
+		}
+		var p struct {
+			Data   json.RawMessage
+			Errors []testenv.Error
+		}
+		_ = json.Unmarshal(m.Payload, &p)
+		if m.Type == "error" {
+			_ = json.Unmarshal(m.Payload, &p.Errors)
+		}
+		if len(p.Errors) > 0 {
+			if len(p.Errors) != 1 || p.Errors[0].Code() != "SERVICE_UNAVAILABLE" || !strings.Contains(p.Errors[0].Message, "fell too far behind") {
+				t.Fatalf("the slow subscriber's end: %s %s, want one SERVICE_UNAVAILABLE error (fell too far behind)", m.Type, m.Payload)
+			}
+			t.Logf("the slow subscriber got %d events, then %q", n, p.Errors[0].Message)
+			break
+		}
+		if m.Type != "next" {
+			t.Fatalf("the slow socket: %s %s after %d events", m.Type, m.Payload, n)
+		}
+		var e struct {
+			Data struct {
+				ProjectEvents struct {
+					Cursor string
+					Task   struct{ Version int }
+				}
+			}
+		}
+		_ = json.Unmarshal(m.Payload, &e)
+		if e.Data.ProjectEvents.Task.Version == before {
+			continue
+		}
+		if n >= len(all) || e.Data.ProjectEvents.Cursor != all[n].cursor {
+			t.Fatalf("the slow subscriber's event %d is not the reader's (%s)", n, m.Payload[:min(len(m.Payload), 200)])
+		}
+		last = e.Data.ProjectEvents.Cursor
+		n++
+	}
+	if n >= len(versions)-3 {
+		t.Fatalf("the slow subscriber got %d events, as many as were made before it was cut off", n)
+	}
+	if m, err := slow.read(ctx); err != nil || m.Type != "complete" {
+		t.Fatalf("after the error: %v %+v, want complete", err, m)
+	}
+	if last == "" {
+		t.Skip("the slow subscriber got no event before it was cut off; nothing to resume from") // never seen: the TCP buffers hold several
+	}
+	// Resume, on A (any instance: a cursor is the stream's): exactly the
+	// events it missed.
+	back := dialLive(t, a.URL, alice)
+	back.subscribe(t, "1", small, map[string]any{"p": project, "after": last})
+	for i := n; i < len(all); i++ {
+		m, err := back.read(ctx)
+		if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), all[i].cursor) {
+			t.Fatalf("resumed event %d: %v %s %s, want the cursor %s", i, err, m.Type, m.Payload, all[i].cursor)
+		}
+	}
+}
+
+// liveSocket is a graphql-transport-ws connection, read only when the test
+// says so.
+type liveSocket struct{ conn *websocket.Conn }
+
+type liveMessage struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// dialLive opens a graphql-transport-ws connection to base's /query,
+// authenticated with authorization, and waits for its acknowledgement.
+func dialLive(t *testing.T, base, authorization string) *liveSocket {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/query",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(4 << 20)
+	t.Cleanup(func() { _ = c.CloseNow() })
+	s := &liveSocket{conn: c}
+	s.send(t, liveMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization":` + strconv.Quote(authorization) + `}`)})
+	if m, err := s.read(ctx); err != nil || m.Type != "connection_ack" {
+		t.Fatalf("connection_init: %v %+v", err, m)
+	}
+	return s
+}
+
+func (s *liveSocket) send(t *testing.T, m liveMessage) {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = s.conn.Write(context.Background(), websocket.MessageText, b)
+	}
+	if err != nil {
+		t.Fatalf("sending %s: %v", m.Type, err)
+	}
+}
+
+func (s *liveSocket) subscribe(t *testing.T, id, query string, vars map[string]any) {
+	t.Helper()
+	p, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.send(t, liveMessage{ID: id, Type: "subscribe", Payload: p})
+}
+
+// read returns the next message that is not a keep-alive.
+func (s *liveSocket) read(ctx context.Context) (liveMessage, error) {
+	for {
+		_, b, err := s.conn.Read(ctx)
+		if err != nil {
+			return liveMessage{}, err
+		}
+		var m liveMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return liveMessage{}, err
+		}
+		if m.Type != "ping" && m.Type != "pong" {
+			return m, nil
+		}
+	}
+}
+
+// mustPost sends a GraphQL operation over HTTP to base's /query and decodes
+// its data into out; any error fails the test.
+func mustPost(t *testing.T, base, authorization, query string, vars map[string]any, out any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, base+"/query", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", authorization)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var r struct {
+		Data   json.RawMessage
+		Errors []testenv.Error
+	}
+	if err := json.NewDecoder(res.Body).Decode(&r); err != nil || res.StatusCode != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("POST %s: status %d, errors %+v, decoding: %v", query, res.StatusCode, r.Errors, err)
+	}
+	if err := json.Unmarshal(r.Data, out); err != nil {
+		t.Fatal(err)
+	}
+}
