@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/oklog/ulid/v2"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
@@ -315,9 +317,16 @@ func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 	e.MustSeed()
 	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
 	for name, auth := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token("bob")} {
-		t.Run(name, func(t *testing.T) {
-			if _, err := testenv.DialWS(t, srv, auth); err == nil {
-				t.Error("the connection was accepted")
+		t.Run(name+" is closed with 4403 Forbidden", func(t *testing.T) {
+			_, err := testenv.DialWS(t, srv, auth)
+			if err == nil {
+				t.Fatal("the connection was accepted")
+			}
+			// graphql-transport-ws: 4403 Forbidden; a normal closure (1000)
+			// would make the graphql-ws client reconnect without end.
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != graph.CloseForbidden || ce.Reason != "Forbidden" {
+				t.Errorf("refused with %v, want the close 4403 Forbidden", err)
 			}
 		})
 	}

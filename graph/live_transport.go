@@ -68,7 +68,10 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 
 // wsInit authenticates a WebSocket connection by the token of its
 // connection_init payload, {"Authorization": "Bearer <JWT>"}; a missing or
-// bad token refuses the connection. The connection's context then carries
+// bad token refuses the connection: a connection_error, then the close
+// 4403 Forbidden that graphql-transport-ws prescribes (gqlgen's default,
+// 1000, is a normal closure after which the graphql-ws client reconnects
+// at once, without end). The connection's context then carries
 // the viewer (for every operation on it), a count of its subscriptions,
 // and no request loaders: a subscription's reads go through each event's
 // loaders (live.go), never through a cache as long-lived as the socket.
@@ -76,17 +79,26 @@ func wsInit(auth *Authenticator) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		h := p.Authorization()
 		if h == "" {
-			return ctx, nil, errNoToken
+			return forbidden(ctx), nil, errNoToken
 		}
 		id, exp, err := auth.verify(h)
 		if err != nil {
-			return ctx, nil, err
+			return forbidden(ctx), nil, err
 		}
 		ctx = context.WithValue(ctx, viewerKey{}, viewerInfo{id: id, exp: exp})
 		ctx = context.WithValue(ctx, ctxKey{}, (*Loaders)(nil))
 		ctx = context.WithValue(ctx, socketKey{}, &socketCount{})
 		return ctx, nil, nil
 	}
+}
+
+// CloseForbidden is the WebSocket close code of a connection refused at
+// connection_init (graphql-transport-ws: 4403 Forbidden).
+const CloseForbidden = 4403
+
+// forbidden makes gqlgen close a refused connection with 4403 Forbidden.
+func forbidden(ctx context.Context) context.Context {
+	return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, CloseForbidden), "Forbidden")
 }
 
 // wsOperations charges each operation on a WebSocket as a POST is charged
