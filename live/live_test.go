@@ -232,6 +232,41 @@ func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 	}
 }
 
+func TestAReplayLongerThanTheBufferWaitsForTheSubscriber(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	const buffer = 4
+	in := newInstance(t, e.Store, "", live.HubConfig{Buffer: buffer})
+	web := seed.Project("Website relaunch")
+	first := subscribe(t, in.hub, "alice", web, nil)
+	var seen []*live.Delivery
+	for i := range 5 * buffer {
+		mustPublish(t, in.b, event(web, dynamo.EventTaskUpdated, fmt.Sprint(i)))
+		seen = append(seen, next(t, first)) // read at once: never behind
+	}
+	resumed := subscribe(t, in.hub, "bob", web, &seen[0].Cursor)
+	// The replay fills the queue, then waits: a cut-off would empty it and
+	// end the subscription.
+	deadline := time.Now().Add(wait)
+	for resumed.Queued() < buffer {
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed subscription holds %d events, want its buffer full (%d)", resumed.Queued(), buffer)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i, want := range seen[1:] {
+		d := next(t, resumed)
+		if d.Seq != want.Seq || d.Event.ID != want.Event.ID {
+			t.Fatalf("replayed event %d is %s@%d, want %s@%d", i, d.Event.ID, d.Seq, want.Event.ID, want.Seq)
+		}
+	}
+	last := event(web, dynamo.EventProjectUpdated, web.ID)
+	mustPublish(t, in.b, last)
+	if d := next(t, resumed); d.Event.ID != last.ID {
+		t.Errorf("after the replay got %s, want the live %s", d.Event.ID, last.ID)
+	}
+}
+
 func TestASlowSubscriberIsCutOffWithoutHarmToOthers(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed()

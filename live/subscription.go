@@ -22,9 +22,10 @@ type Subscription struct {
 	mu      sync.Mutex
 	queue   []*Delivery // delivered, not yet read
 	wake    chan struct{}
-	last    uint64      // the stream sequence of the last event queued
-	live    bool        // false while replaying: live events wait in pending
-	pending []*Delivery // live events that arrived during the replay
+	room    chan struct{} // signalled by Next when it takes an event: the replay may go on
+	last    uint64        // the stream sequence of the last event queued
+	live    bool          // false while replaying: live events wait in pending
+	pending []*Delivery   // live events that arrived during the replay
 	done    bool
 	err     error // why it ended; io.EOF: the stream ended normally
 	ended   chan struct{}
@@ -102,7 +103,7 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 				"after is older than the events this server keeps; fetch the project again and subscribe without after")
 		}
 	}
-	s := &Subscription{h: h, viewer: viewer, project: project, wake: make(chan struct{}, 1), ended: make(chan struct{}),
+	s := &Subscription{h: h, viewer: viewer, project: project, wake: make(chan struct{}, 1), room: make(chan struct{}, 1), ended: make(chan struct{}),
 		live: after == nil, last: from}
 	h.mu.Lock()
 	if h.ctx.Err() != nil {
@@ -128,7 +129,10 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 // replay delivers the kept events after from through a temporary ordered
 // consumer of the project's subject, up to the last one the stream held
 // when it started, then the live events that arrived meanwhile (those not
-// replayed already), then switches to live delivery.
+// replayed already), then switches to live delivery. It goes at the
+// subscriber's pace: each event waits for room in the queue (waitRoom), so
+// a replay longer than the buffer is not mistaken for a slow consumer;
+// live events that arrive meanwhile are held, bounded by the buffer too.
 func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -164,6 +168,9 @@ func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
 		}
 		s.mu.Unlock()
 		for _, d := range held {
+			if !s.waitRoom(ctx) {
+				return
+			}
 			s.h.deliver([]*Subscription{s}, d)
 		}
 	}
@@ -175,7 +182,8 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 	if err != nil {
 		return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 	}
-	it, err := cons.Messages()
+	// At most a buffer's worth of events fetched ahead of the subscriber.
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(s.h.cfg.Buffer, 500)))
 	if err != nil {
 		return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 	}
@@ -195,6 +203,12 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 			continue
 		}
 		seq := md.Sequence.Stream
+		if !s.waitRoom(ctx) {
+			if ctx.Err() != nil {
+				return errShutdown
+			}
+			return nil
+		}
 		if ev, err := decodeEvent(msg.Data()); err == nil {
 			s.h.deliver([]*Subscription{s}, &Delivery{Seq: seq, Cursor: Cursor(s.project, seq), Event: ev, Shared: s.h.newShared()})
 		}
@@ -206,6 +220,30 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 		s.mu.Unlock()
 		if done {
 			return nil
+		}
+	}
+}
+
+// waitRoom waits until the queue has room for one more event; false when
+// the subscription ended or ctx did first. Only the replay waits: live
+// delivery never waits for a subscriber (push cuts it off instead).
+func (s *Subscription) waitRoom(ctx context.Context) bool {
+	for {
+		s.mu.Lock()
+		done, full := s.done, len(s.queue) >= s.h.cfg.Buffer
+		s.mu.Unlock()
+		switch {
+		case done:
+			return false
+		case !full:
+			return true
+		}
+		select {
+		case <-s.room:
+		case <-s.ended:
+			return false
+		case <-ctx.Done():
+			return false
 		}
 	}
 }
@@ -303,6 +341,10 @@ func (s *Subscription) Next(ctx context.Context) (*Delivery, error) {
 			s.queue[0] = nil
 			s.queue = s.queue[1:]
 			s.mu.Unlock()
+			select {
+			case s.room <- struct{}{}:
+			default:
+			}
 			return d, nil
 		}
 		if s.done {
@@ -318,6 +360,14 @@ func (s *Subscription) Next(ctx context.Context) (*Delivery, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// Queued returns how many events wait for the subscriber to read them
+// (for tests and metrics).
+func (s *Subscription) Queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
 }
 
 // Viewer returns the subscriber's user id.
