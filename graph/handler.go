@@ -112,7 +112,7 @@ func NewHandler(o Options) http.Handler {
 	srv.AddTransport(newLiveWebsocket(o.Auth, o.CORS))
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: KeepAliveInterval}) // before POST, which would take its requests
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(livePOST{}) // transport.POST; refuses subscriptions at once
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
 	srv.SetDisableSuggestion(true)

@@ -110,9 +110,10 @@ func (s *liveState) fail(err error) {
 }
 
 // liveOperations refuses any operation on a WebSocket whose token has
-// expired since connection_init, and gives a query or mutation sent on a
-// WebSocket what a POST gets: its own loaders, call counter and time limit
-// (o.Timeout). It gives a subscription operation its liveState and, when
+// expired since connection_init, and a subscription sent over a transport
+// that does not stream (a plain POST: BAD_USER_INPUT, HTTP 400, at once);
+// it gives a query or mutation sent on a WebSocket what a POST gets: its
+// own loaders, call counter and time limit (o.Timeout). It gives a subscription operation its liveState and, when
 // its stream ended with an error, answers that error (data null) before
 // the end of the stream.
 func liveOperations(o Options) graphql.OperationMiddleware {
@@ -138,6 +139,12 @@ func liveOperations(o Options) graphql.OperationMiddleware {
 		}
 		if !sub {
 			return next(ctx)
+		}
+		if !streams(ctx, oc) {
+			if p, ok := ctx.Value(plainSubscriptionKey{}).(*plainSubscription); ok {
+				p.refused.Store(true)
+			}
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, errNotAStream)}})
 		}
 		st := &liveState{}
 		ctx = context.WithValue(ctx, liveStateKey{}, st)

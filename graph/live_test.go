@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -514,5 +515,57 @@ func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 	lv.Hub.Close()
 	if msg := mustEndWith(t, c, "1", "SERVICE_UNAVAILABLE").Message; !strings.Contains(msg, "after") {
 		t.Errorf("message %q does not tell the client to resume", msg)
+	}
+}
+
+func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	body, err := json.Marshal(map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": seed.Project("Website relaunch").ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A guard only: before the fix, a plain POST waited for the first event.
+	client := &http.Client{Timeout: 30 * time.Second}
+	for _, c := range []struct {
+		name, method, accept string
+		status               int
+		code, says           string
+	}{
+		{"a plain POST is BAD_USER_INPUT, 400", http.MethodPost, "application/json", http.StatusBadRequest, "BAD_USER_INPUT", "text/event-stream"},
+		{"a POST accepting graphql-response+json is BAD_USER_INPUT, 400", http.MethodPost, "application/graphql-response+json", http.StatusBadRequest, "BAD_USER_INPUT", "WebSocket"},
+		{"a GET is 405", http.MethodGet, "application/json", http.StatusMethodNotAllowed, "BAD_REQUEST", "POST"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest(c.method, srv.URL+"/query", bytes.NewReader(body))
+			if c.method == http.MethodGet {
+				req, err = http.NewRequest(c.method, srv.URL+"/query?query="+url.QueryEscape(taskEventsSub), nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", c.accept)
+			req.Header.Set("Authorization", "Bearer "+e.Token("bob"))
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var r struct{ Errors []testenv.Error }
+			if err := json.NewDecoder(res.Body).Decode(&r); err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != c.status || len(r.Errors) != 1 || r.Errors[0].Code() != c.code || !strings.Contains(r.Errors[0].Message, c.says) {
+				t.Errorf("got %d %+v, want %d and one %s error saying %q", res.StatusCode, r.Errors, c.status, c.code, c.says)
+			}
+		})
+	}
+	// And a query by plain POST is answered as ever.
+	var d struct{ Me struct{ ID string } }
+	e.MustQuery("bob", `{ me { id } }`, nil, &d)
+	if d.Me.ID != "bob" {
+		t.Errorf("me: %+v, want bob", d.Me)
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/dynamo"
 )
 
 // The transports of subscriptions: WebSocket on /query (graphql-transport-ws
@@ -30,6 +32,63 @@ func isWebSocket(r *http.Request) bool {
 // isEventStream reports whether r asks for server-sent events.
 func isEventStream(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// livePOST is gqlgen's POST transport, but a subscription sent as a plain
+// POST (no Accept: text/event-stream) is answered at once with
+// BAD_USER_INPUT and HTTP 400 (liveOperations refuses it; the writer here
+// sets the status), instead of gqlgen's wait for the first event.
+type livePOST struct{ transport.POST }
+
+// plainSubscriptionKey holds a plain POST's *plainSubscription.
+type plainSubscriptionKey struct{}
+
+// plainSubscription records that liveOperations refused a subscription
+// sent as a plain POST.
+type plainSubscription struct{ refused atomic.Bool }
+
+func (t livePOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	st := &plainSubscription{}
+	t.POST.Do(&plainWriter{ResponseWriter: w, st: st}, r.WithContext(context.WithValue(r.Context(), plainSubscriptionKey{}, st)), exec)
+}
+
+// plainWriter answers 400 instead of 200 when the operation was a refused
+// plain-POST subscription.
+type plainWriter struct {
+	http.ResponseWriter
+	st    *plainSubscription
+	wrote bool
+}
+
+func (w *plainWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		if status == http.StatusOK && w.st.refused.Load() {
+			status = http.StatusBadRequest
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *plainWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *plainWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// errNotAStream refuses a subscription sent over a transport that cannot
+// stream its events.
+var errNotAStream = dynamo.Errorf(dynamo.EINVALID,
+	"a subscription needs a WebSocket (graphql-transport-ws) or server-sent events (POST with Accept: text/event-stream)")
+
+// streams reports whether the operation of ctx came over a transport that
+// streams: a WebSocket, or a POST that accepts text/event-stream.
+func streams(ctx context.Context, oc *graphql.OperationContext) bool {
+	return ctx.Value(socketKey{}) != nil || strings.Contains(oc.Headers.Get("Accept"), "text/event-stream")
 }
 
 // liveWebsocket is gqlgen's WebSocket transport behind the CORS origin rule
