@@ -269,6 +269,8 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 				switch {
 				case expired.Load():
 					st.fail(errExpired)
+				case errors.Is(err, live.ErrSlow):
+					cutOff(ctx, st)
 				case err == io.EOF, ctx.Err() != nil:
 				default:
 					st.fail(err)
@@ -278,17 +280,46 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 			ev := d.Event
 			pe := &model.ProjectEvent{Cursor: d.Cursor, Kind: ev.Kind, At: ev.At, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
 				Event: ev, Scope: &eventScope{shared: d.Shared, mk: r.live.eventLoaders, viewer: viewer}}
-			select {
-			case out <- pe:
-			case <-sctx.Done():
-				if expired.Load() {
-					st.fail(errExpired)
+			// The transport may be stuck sending earlier events to a client
+			// that does not read: the hub then cuts the subscription off
+			// (Ended), and this waits no longer.
+			ended := sub.Ended()
+		send:
+			for {
+				select {
+				case out <- pe:
+					break send
+				case <-sctx.Done():
+					if expired.Load() {
+						st.fail(errExpired)
+					}
+					return
+				case <-ended:
+					if errors.Is(sub.Err(), live.ErrSlow) {
+						cutOff(ctx, st)
+						return
+					}
+					ended = nil // ended normally: what was queued still goes out
 				}
-				return
 			}
 		}
 	}()
 	return out, nil
+}
+
+// cutOff ends a subscription whose subscriber fell behind. On a WebSocket
+// it closes the connection with 1013 Try Again Later and the reason
+// reasonFellBehind, after whatever the connection had sent, which the
+// graphql-ws client retries; it then waits for the transport to end the
+// operation, so that no "complete" can overtake the close and end the
+// client's subscription for good. Over server-sent events the stream ends
+// with the SERVICE_UNAVAILABLE error live.ErrSlow.
+func cutOff(ctx context.Context, st *liveState) {
+	if c, _ := ctx.Value(wsConnKey{}).(*wsConn); c.closeWith(CloseTryAgainLater, reasonFellBehind) {
+		<-ctx.Done()
+		return
+	}
+	st.fail(live.ErrSlow)
 }
 
 // eventActor resolves ProjectEvent.actor through the event's loaders; the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,6 +92,57 @@ func streams(ctx context.Context, oc *graphql.OperationContext) bool {
 	return ctx.Value(socketKey{}) != nil || strings.Contains(oc.Headers.Get("Accept"), "text/event-stream")
 }
 
+// CloseTryAgainLater is the WebSocket close code of a connection whose
+// subscriber fell behind (RFC 6455's 1013 Try Again Later): the graphql-ws
+// client retries it (4400, 4401, 4403 after its attempts, 4406, 4409,
+// 4429, 4500 and most 1xxx codes are fatal to it), and a client that
+// resubscribes with after: its last cursor misses nothing.
+const CloseTryAgainLater = 1013
+
+// reasonFellBehind is the close reason of a subscriber that fell behind
+// (at most 123 bytes).
+const reasonFellBehind = "subscriber fell behind; resume with your last cursor"
+
+// wsConnKey holds a WebSocket request's *wsConn.
+type wsConnKey struct{}
+
+// wsConn is a WebSocket connection as its operations can reach it: to
+// close it with a code of their own (gqlgen closes it only with 1000 once
+// it runs).
+type wsConn struct {
+	mu   sync.Mutex
+	conn transport.WebsocketConn
+}
+
+// closeWith starts the close handshake with code and reason and reports
+// whether it could. The close frame follows what the connection has sent
+// already; once it is sent nothing else is.
+func (c *wsConn) closeWith(code int, reason string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	return conn != nil && conn.WriteClose(code, reason) == nil
+}
+
+// liveAccept is gqlgen's coder/websocket implementation that also hands the
+// accepted connection to the request's wsConn.
+type liveAccept struct {
+	transport.CoderWebsocketImplementation
+}
+
+func (a liveAccept) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	conn, err := a.CoderWebsocketImplementation.Accept(w, r, o)
+	if c, ok := r.Context().Value(wsConnKey{}).(*wsConn); ok && err == nil {
+		c.mu.Lock()
+		c.conn = conn
+		c.mu.Unlock()
+	}
+	return conn, err
+}
+
 // liveWebsocket is gqlgen's WebSocket transport behind the CORS origin rule
 // of /query, authenticating at connection_init.
 type liveWebsocket struct {
@@ -101,7 +153,7 @@ type liveWebsocket struct {
 func newLiveWebsocket(auth *Authenticator, origins Origins) liveWebsocket {
 	return liveWebsocket{origins: origins, ws: transport.Websocket{
 		// The origin is checked before (Do), by the CORS rule.
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}},
+		Implementation: liveAccept{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}},
 		// graphql-ws (legacy) gets "ka" messages; graphql-transport-ws gets
 		// pings, and a client that answers no pong for two intervals is
 		// dropped (its subscriptions with it).
@@ -122,7 +174,7 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": CodeForbidden}}}})
 		return
 	}
-	t.ws.Do(w, r, exec)
+	t.ws.Do(w, r.WithContext(context.WithValue(r.Context(), wsConnKey{}, &wsConn{})), exec)
 }
 
 // wsInit authenticates a WebSocket connection by the token of its

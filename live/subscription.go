@@ -362,6 +362,16 @@ func (s *Subscription) Next(ctx context.Context) (*Delivery, error) {
 	}
 }
 
+// Ended is closed when the subscription ends; Err then tells why.
+func (s *Subscription) Ended() <-chan struct{} { return s.ended }
+
+// Err returns why the subscription ended (see Next), or nil while it runs.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
 // Queued returns how many events wait for the subscriber to read them
 // (for tests and metrics).
 func (s *Subscription) Queued() int {

@@ -478,6 +478,91 @@ check('graphql-ws: a client that missed more events than its subscription buffer
   }
 });
 
+// subscribersB asks the test how many subscriptions of project B holds.
+async function subscribersB(project) {
+  const res = await fetch(`${cfg.subscribersB}?project=${encodeURIComponent(project)}`);
+  return Number(await res.text());
+}
+
+// untilSubscribersB polls subscribersB until it is n, within WAIT_MS.
+async function untilSubscribersB(project, n) {
+  const end = Date.now() + WAIT_MS;
+  let got;
+  while ((got = await subscribersB(project)) !== n) {
+    if (Date.now() > end) fail(`B holds ${got} subscriptions of the project, want ${n}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+check('graphql-ws: a client that stops reading is closed with 1013 and the reason; retrying with its last cursor it gets every event once (B keeps 8)', async () => {
+  expect(state.events.length > 0, 'needs the events of the earlier checks');
+  // Events of 25 copies of a 10,000-character description fill the
+  // socket's buffers within a few dozen changes.
+  const bigTask = await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: 'Big', description: 'x'.repeat(10_000) });
+  const big = Array.from({ length: 25 }, (_, i) => `d${i}: task { description }`).join(' ');
+  const query = `subscription($projectId: ID!, $after: String) {
+    projectEvents(projectId: $projectId, after: $after) { cursor kind task { id title version } ${big} } }`;
+  const sockets = [];
+  class Tracked extends WebSocket {
+    constructor(...args) {
+      super(...args);
+      sockets.push(this);
+    }
+  }
+  const closes = [];
+  // What an application does: keep the last cursor in the variables the
+  // client sends again when it resubscribes after a retry.
+  const variables = { projectId: cfg.project, after: state.events.at(-1).cursor };
+  const client = createWSClient({
+    url: wsURL(cfg.b),
+    webSocketImpl: Tracked,
+    connectionParams: { Authorization: bearer(cfg.tokens.alice) },
+    retryAttempts: 3,
+    retryWait: async () => {},
+    lazy: true,
+    on: { closed: (e) => closes.push({ code: e.code, reason: String(e.reason) }) },
+  });
+  const q = new Queue('alice on B, not reading for a while');
+  const sink = q.sink();
+  q.dispose = client.subscribe({ query, variables }, {
+    ...sink,
+    next: (v) => {
+      if (v.data?.projectEvents?.cursor) variables.after = v.data.projectEvents.cursor;
+      sink.next(v);
+    },
+  });
+  try {
+    // Replayed up to the big change: the subscription is in place.
+    let ev = await q.event('the big change');
+    while (ev.task?.version !== bigTask.version) ev = await q.event('the big change');
+    await untilSubscribersB(cfg.project, 1);
+    const paused = sockets.at(-1);
+    paused.pause();
+    const answers = [];
+    for (let i = 1; (await subscribersB(cfg.project)) === 1; i++) {
+      if (i > 500) fail('500 big changes and B still holds the subscription of a client that reads nothing');
+      answers.push(await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: `Unread ${i}` }));
+    }
+    const cutAfter = answers.length;
+    for (let i = 1; i <= 3; i++) answers.push(await updateTask(cfg.a, cfg.tokens.alice, { id: cfg.task, title: `After the cut ${i}` }));
+    paused.resume();
+    const got = await q.events(answers.length, 'every change, across the retry');
+    got.forEach((e, i) => {
+      expect(e.task.version === answers[i].version && e.task.title === answers[i].title,
+        `event ${i + 1}: ${show(e.task)}, the change answered ${show({ title: answers[i].title, version: answers[i].version })}`);
+    });
+    expect(new Set(got.map((e) => e.cursor)).size === got.length, 'an event came twice');
+    expect(closes.length >= 1 && closes[0].code === 1013 && /fell behind/.test(closes[0].reason) && /cursor/.test(closes[0].reason),
+      `closes ${show(closes)}, want first 1013 "subscriber fell behind; resume with your last cursor"`);
+    expect(sockets.length === 2, `${sockets.length} sockets, want the first and one retry`);
+    state.events.push(...got);
+    return `cut off after ${cutAfter} unread changes: closed ${closes[0].code} "${closes[0].reason}"; the retry resumed with its last cursor: all ${got.length} changes once, in order`;
+  } finally {
+    q.dispose();
+    await closeClient(client);
+  }
+});
+
 check('the request limits apply to subscriptions: too many aliases is COMPLEXITY_LIMIT_EXCEEDED over graphql-ws and graphql-sse', async () => {
   const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: kind`).join(' ');
   const query = `subscription($projectId: ID!) { projectEvents(projectId: $projectId) { ${aliases} } }`;
