@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -61,6 +62,9 @@ type Options struct {
 	// documents; with Production, only its documents run (trusted.go).
 	TrustedDocuments *TrustedDocuments
 	RateLimits       // per-viewer token buckets; the zero value: none
+	// Telemetry traces and counts requests, operations, loader batches and
+	// DynamoDB calls (internal/telemetry); nil: none.
+	Telemetry *telemetry.Telemetry
 }
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
@@ -111,6 +115,9 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(strictInputs{schema: es.Schema()})
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
+	if o.Telemetry != nil {
+		srv.AroundOperations(observeOperations(o.Telemetry))
+	}
 	srv.AroundOperations(requireViewer(o.Log))
 	rl := newRateLimits(o)
 	srv.AroundOperations(rl.AroundOperations)
@@ -120,7 +127,7 @@ func NewHandler(o Options) http.Handler {
 	if o.TrustedDocuments != nil {
 		h = o.TrustedDocuments.Middleware(o.Production, h)
 	}
-	return o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), h))
+	return o.Telemetry.Handler(o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), h)))
 }
 
 // reportCalls logs one line per operation (logOperation: name, type,
@@ -138,7 +145,8 @@ func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 			if res.Extensions == nil {
 				res.Extensions = map[string]any{}
 			}
-			res.Extensions["dynamodb"] = map[string]any{"calls": byOp, "total": total}
+			read, write := calls.Capacity()
+			res.Extensions["dynamodb"] = map[string]any{"calls": byOp, "total": total, "readUnits": read, "writeUnits": write}
 		}
 		return res
 	}

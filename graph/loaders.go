@@ -101,6 +101,7 @@ func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func()
 		return l.primeTasks(ctx)(store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
 	})
 	l.tasksByTag = each(l, l.fetchTasksByTag)
+	l.nameLoaders()
 	return l
 }
 
