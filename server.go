@@ -56,6 +56,7 @@ type settings struct {
 	command     string        // token, export or import; "": serve
 	logFormat   string        // text or json
 	logLevel    string        // debug, info, warn or error
+	metricsAddr string        // -metrics-addr: where GET /metrics listens; "": no metrics
 	args        []string      // the command's arguments
 }
 
@@ -94,6 +95,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.RateCostBurst, "rate-cost-burst", graph.DefaultRateCostBurst, "query cost a viewer may spend at once")
 	flag.StringVar(&s.logFormat, "log-format", env("LOG_FORMAT", "text"), "log lines as text or json (default from LOG_FORMAT)")
 	flag.StringVar(&s.logLevel, "log-level", env("LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (default from LOG_LEVEL)")
+	flag.StringVar(&s.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus metrics at GET /metrics on this address (e.g. :9090), apart from the API; empty: no metrics (default from METRICS_ADDR)")
 	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return s, err
@@ -168,6 +170,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 
+	tel, stopTelemetry, err := startTelemetry(ctx, s, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	store, data, created, closeStore, err := openStore(ctx, s, log)
 	if err != nil {
 		return err
@@ -216,7 +223,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	o := s.limits
-	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS = store, auth, log, s.debug, s.production, origins
+	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS, o.Telemetry = store, auth, log, s.debug, s.production, origins, tel
 	if o.TrustedDocuments = trusted; trusted != nil {
 		log.Info("trusted documents", "file", s.trusted, "documents", trusted.Len(), "only", s.production)
 	}
