@@ -140,6 +140,8 @@ func RequestCapacity(params any) bool {
 		f = &in.ReturnConsumedCapacity
 	case *dynamodb.ExecuteTransactionInput:
 		f = &in.ReturnConsumedCapacity
+	case *dynamodb.SearchVectorsInput: // not called by the store; its capacity is of another kind
+		f = &in.ReturnConsumedCapacity
 	default:
 		return false
 	}
