@@ -28,8 +28,8 @@ func startTelemetry(ctx context.Context, s settings, log *slog.Logger) (*telemet
 			log.Warn("flushing the traces", "err", err)
 		}
 	}
-	log.Info("telemetry", "tracing", tel.Tracing(), "metrics", s.metricsAddr)
 	if s.metricsAddr == "" {
+		log.Info("telemetry", "tracing", tel.Tracing(), "metrics", "off")
 		return tel, stop, nil
 	}
 	ln, err := net.Listen("tcp", s.metricsAddr)
@@ -37,6 +37,7 @@ func startTelemetry(ctx context.Context, s settings, log *slog.Logger) (*telemet
 		stop()
 		return nil, nil, fmt.Errorf("-metrics-addr: %w", err)
 	}
+	log.Info("telemetry", "tracing", tel.Tracing(), "metrics", "http://"+ln.Addr().String()+"/metrics")
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", tel.MetricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
