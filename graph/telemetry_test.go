@@ -5,17 +5,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -477,5 +485,85 @@ func TestOTLPExportFromTheEnvironment(t *testing.T) {
 		}
 	default:
 		t.Fatal("nothing was exported")
+	}
+}
+
+// unprocessedOnce answers the first BatchGetItem itself, every key
+// unprocessed, as a throttled table may.
+func unprocessedOnce(o *dynamodb.Options) {
+	var done atomic.Bool
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("unprocessedOnce", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if req, ok := in.Parameters.(*dynamodb.BatchGetItemInput); ok && done.CompareAndSwap(false, true) {
+				return middleware.InitializeOutput{Result: &dynamodb.BatchGetItemOutput{UnprocessedKeys: req.RequestItems}}, middleware.Metadata{}, nil
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After) // inside dynamo.Capacity, which sees what it answers
+	})
+}
+
+func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
+	var attempts atomic.Int64
+	throttleTwice := faultAt("attempt", func(op string, _ any) error {
+		if op == "BatchGetItem" && attempts.Add(1) <= 2 {
+			return &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")}
+		}
+		return nil
+	})
+	e := testenv.New(t)
+	e.MustSeed()
+	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	store := dynamo.New(e.Emb.Client(dynamo.Capacity, unprocessedOnce, throttleTwice, dynamo.Deadlines,
+		dynamo.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
+	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
+	e.Store = store
+	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.MustQuery("alice", "query Me { me { name } }", nil, nil)
+
+	fams := scrape(t, tel)
+	for _, c := range []struct {
+		metric string
+		want   float64
+	}{
+		{"taskgraph_dynamodb_unprocessed_keys_total", 1}, // the viewer's key, sent again
+		{"taskgraph_dynamodb_throttles_total", 2},        // the second call's first two attempts
+		{"taskgraph_dynamodb_retries_total", 2},
+	} {
+		if got := values(fams, c.metric); len(got) != 1 || got["operation=BatchGetItem"] != c.want {
+			t.Errorf("%s = %v, want BatchGetItem %v", c.metric, got, c.want)
+		}
+	}
+	if got := sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); got["operation=BatchGetItem,outcome=OK"] != 2 {
+		t.Errorf("calls %v, want 2 BatchGetItem", got)
+	}
+}
+
+func TestMetricsLabelFailuresByCode(t *testing.T) {
+	throttleAlways := faultAt("attempt", func(op string, _ any) error {
+		if op == "BatchGetItem" {
+			return &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")}
+		}
+		return nil
+	})
+	e := testenv.New(t)
+	e.MustSeed()
+	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	store := dynamo.New(e.Emb.Client(dynamo.Capacity, throttleAlways, dynamo.Deadlines, dynamo.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
+	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
+	e.Store = store
+	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.MustFail("alice", graph.CodeServiceUnavailable, "query Me { me { name } }", nil)
+
+	fams := scrape(t, tel)
+	if got := sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); !maps.Equal(got,
+		map[string]uint64{"operation=BatchGetItem,outcome=ProvisionedThroughputExceededException": 1}) {
+		t.Errorf("calls %v", got)
+	}
+	if got := sampleCounts(fams, "taskgraph_graphql_operation_duration_seconds"); !maps.Equal(got,
+		map[string]uint64{"operation=Me,outcome=SERVICE_UNAVAILABLE,type=query": 1}) {
+		t.Errorf("operations %v", got)
+	}
+	if got := values(fams, "taskgraph_dynamodb_throttles_total"); got["operation=BatchGetItem"] != 5 {
+		t.Errorf("throttles %v, want 5 (every attempt of the retry policy)", got)
 	}
 }
