@@ -249,10 +249,12 @@ func TestOperationLabelsAreBounded(t *testing.T) {
 		{"", telemetry.LabelAnonymous},
 		{"A", "A"},
 		{"not-a-name", telemetry.LabelOther},
+		{"9lives", telemetry.LabelOther},
 		{strings.Repeat("x", 65), telemetry.LabelOther},
-		{"B", "B"},
-		{"C", telemetry.LabelOther},
+		{"_ok9", "_ok9"}, // the second name: the cap
+		{"B", telemetry.LabelOther},
 		{"A", "A"},
+		{"_ok9", "_ok9"},
 	} {
 		if got := tel.OperationLabel(c.name); got != c.want {
 			t.Errorf("OperationLabel(%.10q) = %q, want %q", c.name, got, c.want)

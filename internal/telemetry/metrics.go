@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"sync"
 
 	"github.com/aws/smithy-go"
@@ -251,7 +250,7 @@ var knownCodes = map[string]bool{
 
 // callOpLabel keeps the DynamoDB operation label to the API's names.
 func callOpLabel(op string) string {
-	if len(op) == 0 || len(op) > 40 || !graphQLName.MatchString(op) {
+	if len(op) > 40 || !isName(op) {
 		return "other"
 	}
 	return op
@@ -259,16 +258,33 @@ func callOpLabel(op string) string {
 
 // codeLabel keeps an outcome label to the shape of an error code.
 func codeLabel(code string) string {
-	if len(code) == 0 || len(code) > 40 || !errorCode.MatchString(code) {
+	if len(code) == 0 || len(code) > 40 || !isCode(code) {
 		return "UNKNOWN"
 	}
 	return code
 }
 
-var (
-	graphQLName = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
-	errorCode   = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-)
+// isName reports whether s is a GraphQL name: [_A-Za-z][_0-9A-Za-z]*.
+func isName(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isCode reports whether s is shaped as an error code: [A-Z][A-Z0-9_]*.
+func isCode(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if (c < 'A' || c > 'Z') && (i == 0 || (c != '_' && (c < '0' || c > '9'))) {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // DefaultMaxOperationNames is how many distinct operation names label the
 // metrics (Config.MaxOperationNames).
@@ -306,9 +322,6 @@ func (t *Telemetry) OperationLabel(name string) string {
 	if name == "" {
 		return LabelAnonymous
 	}
-	if len(name) > maxNameLen || !graphQLName.MatchString(name) {
-		return LabelOther
-	}
 	n := t.names
 	n.mu.RLock()
 	ok, full := n.seen[name], len(n.seen) >= n.max
@@ -316,7 +329,7 @@ func (t *Telemetry) OperationLabel(name string) string {
 	if ok {
 		return name
 	}
-	if full {
+	if full || len(name) > maxNameLen || !isName(name) {
 		return LabelOther
 	}
 	n.mu.Lock()
