@@ -50,7 +50,7 @@ func observeOperations(t *telemetry.Telemetry) graphql.OperationMiddleware {
 		rh := next(ctx)
 		return func(ctx context.Context) *graphql.Response {
 			res := rh(ctx)
-			if res == nil && typ == string(ast.Subscription) || res != nil && typ != string(ast.Subscription) {
+			if typ != string(ast.Subscription) || res == nil { // a subscription's last response is nil
 				endOperation(ctx, t, span, oc, name, typ, res)
 			}
 			return res
