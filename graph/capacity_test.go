@@ -36,10 +36,13 @@ import (
 // write on the embedded store; TestItemSizeRulesAgainstDynalite checks those
 // rules against dynalite.
 
-// captured is one DynamoDB call: its operation, input and output.
+// captured is one DynamoDB call: its operation, input and output, and
+// whether a request made it (its context counts the request's calls) or the
+// store in the background (the outbox's deletes and sweeps).
 type captured struct {
-	op      string
-	in, out any
+	op        string
+	in, out   any
+	inRequest bool
 }
 
 // capture is a client option recording every call.
@@ -56,7 +59,8 @@ func (c *capture) option(o *dynamodb.Options) {
 			func(ctx context.Context, in middleware.SerializeInput, next middleware.SerializeHandler) (middleware.SerializeOutput, middleware.Metadata, error) {
 				out, md, err := next.HandleSerialize(ctx, in)
 				c.mu.Lock()
-				c.calls = append(c.calls, captured{op: middleware.GetOperationName(ctx), in: in.Parameters, out: out.Result})
+				c.calls = append(c.calls, captured{op: middleware.GetOperationName(ctx), in: in.Parameters, out: out.Result,
+					inRequest: dynamo.CallsFrom(ctx) != nil})
 				c.mu.Unlock()
 				return out, md, err
 			}), middleware.After)
@@ -71,8 +75,30 @@ func (c *capture) take() []captured {
 	return out
 }
 
+// acceptingSink records the events it is handed and accepts them all.
+type acceptingSink struct {
+	mu  sync.Mutex
+	got []*dynamo.Event
+}
+
+func (s *acceptingSink) Publish(_ context.Context, ev *dynamo.Event) error {
+	s.mu.Lock()
+	s.got = append(s.got, ev)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *acceptingSink) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.got)
+}
+
 // captureEnv is an Env on the embedded store or dynalite whose client also
-// records every call, its batches read level by level.
+// records every call, its batches read level by level. Its store has an
+// event sink, as the server's has (wire.OpenLive): every mutation writes
+// its event's outbox item in its transaction, and the item is deleted in
+// the background once published.
 func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env, *capture) {
 	t.Helper()
 	c := &capture{}
@@ -93,6 +119,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env,
 	}
 	e.Store = wire.NewStore(e.Client, table, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return testenv.Now })
 	e.Store.CleanupSettle = 0
+	e.Store.Events = &acceptingSink{}
 	if _, err := e.Store.EnsureTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +174,20 @@ func TestEveryStoreCallAsksForCapacity(t *testing.T) {
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ops := map[string]bool{}
+	// The outbox's own calls: the deletes of published events' items
+	// (BatchWriteItem, in the background) and a sweep's Queries.
+	if err := e.Store.FlushOutbox(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.SweepOutbox(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	ops, background := map[string]bool{}, map[string]bool{}
 	for _, call := range c.take() {
 		ops[call.op] = true
+		if !call.inRequest {
+			background[call.op] = true
+		}
 		if !dynamo.RequestCapacity(call.in) {
 			if call.op != "DescribeTable" && call.op != "CreateTable" && call.op != "UpdateTimeToLive" {
 				t.Errorf("%s: the input has no ReturnConsumedCapacity", call.op)
@@ -163,6 +201,11 @@ func TestEveryStoreCallAsksForCapacity(t *testing.T) {
 	for _, op := range []string{"BatchWriteItem", "BatchGetItem", "Query", "TransactWriteItems", "GetItem"} {
 		if !ops[op] {
 			t.Errorf("the run made no %s call (made %v): it proves too little", op, ops)
+		}
+	}
+	for _, op := range []string{"BatchWriteItem", "Query"} {
+		if !background[op] {
+			t.Errorf("no %s call outside a request (made %v): the outbox's deletes and sweep were not checked", op, background)
 		}
 	}
 }
@@ -317,16 +360,17 @@ func keyOf(m map[string]types.AttributeValue) key {
 // estimateUnits computes one call's capacity by DynamoDB's rules: reads
 // per 4 KB (half for eventually consistent ones; a Query's items summed
 // before rounding), writes per 1 KB of the larger of the item before and
-// after, transactions twice that; sizes is every item's size before and
-// after the call.
-func estimateUnits(call captured, before, after map[key]int) (read, write float64) {
+// after, transactions twice that; before and after are every item's size
+// before and after the screen, written the size of every item the screen's
+// calls put (an outbox item is put and deleted within a screen).
+func estimateUnits(call captured, before, after, written map[key]int) (read, write float64) {
 	factor := func(consistent *bool) float64 {
 		if aws.ToBool(consistent) {
 			return 1
 		}
 		return 0.5
 	}
-	size := func(k key) int { return max(before[k], after[k]) }
+	size := func(k key) int { return max(before[k], after[k], written[k]) }
 	switch in := call.in.(type) {
 	case *dynamodb.GetItemInput:
 		out := call.out.(*dynamodb.GetItemOutput)
@@ -385,6 +429,33 @@ func estimateUnits(call captured, before, after map[key]int) (read, write float6
 	return 0, 0
 }
 
+// writtenSizes is the size of every item calls put, by key.
+func writtenSizes(calls []captured) map[key]int {
+	out := map[key]int{}
+	put := func(it map[string]types.AttributeValue) { out[keyOf(it)] = max(out[keyOf(it)], itemSize(it)) }
+	for _, call := range calls {
+		switch in := call.in.(type) {
+		case *dynamodb.PutItemInput:
+			put(in.Item)
+		case *dynamodb.BatchWriteItemInput:
+			for _, reqs := range in.RequestItems {
+				for _, r := range reqs {
+					if r.PutRequest != nil {
+						put(r.PutRequest.Item)
+					}
+				}
+			}
+		case *dynamodb.TransactWriteItemsInput:
+			for _, it := range in.TransactItems {
+				if it.Put != nil {
+					put(it.Put.Item)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // sizes scans the table: every item's size by key.
 func sizes(t *testing.T, e *testenv.Env) map[key]int {
 	t.Helper()
@@ -403,42 +474,90 @@ func sizes(t *testing.T, e *testenv.Env) map[key]int {
 }
 
 // computedCapacity is what each screen consumes by DynamoDB's rules, on
-// the embedded store with the seeded data (docs/operations.md repeats it):
-// {read, write} units.
-var computedCapacity = map[string][][2]float64{
-	"Dashboard":     {{22, 0}, {24, 0}}, // as measuredReads says
-	"TasksByTag":    {{5.5, 0}},
-	"UpdateProfile": {{1, 1}},
-	"CreateProject": {{2, 6}},
-	"CreateTask":    {{1, 10}},
-	"MoveTask":      {{4, 6}},
-	"AddComment":    {{3, 8}},
-	"DeleteTask":    {{3, 12}},
+// the embedded store with the seeded data and an event sink, as the server
+// runs (docs/operations.md repeats it): {read, write} units of the request,
+// its mutation's transaction holding the event's outbox item (2 WCU per KB
+// like every transactional write), and the write units of the outbox
+// item's delete once the event is published (BatchWriteItem, in the
+// background: no operation's).
+var computedCapacity = map[string][][3]float64{
+	"Dashboard":     {{22, 0, 0}, {24, 0, 0}}, // as measuredReads says
+	"TasksByTag":    {{5.5, 0, 0}},
+	"UpdateProfile": {{1, 1, 0}},
+	"CreateProject": {{2, 6, 0}},
+	"CreateTask":    {{1, 12, 1}},
+	"MoveTask":      {{4, 8, 1}},
+	"AddComment":    {{3, 12, 2}}, // its event holds the comment and the task: 1–2 KB
+	"DeleteTask":    {{3, 14, 1}},
 }
 
 func TestComputedCapacityPerScreen(t *testing.T) {
 	e, c := captureEnv(t, testenv.Minidyn, graph.Options{})
 	e.MustSeed()
+	ctx := context.Background()
+	sink := e.Store.Events.(*acceptingSink)
 	var report []string
 	for _, sc := range screens(t, e) {
+		if err := e.Store.FlushOutbox(ctx); err != nil { // the seed's deletes
+			t.Fatal(err)
+		}
+		events0 := sink.len()
 		before := sizes(t, e)
 		c.take()
 		mustRun(t, e, sc)
+		if err := e.Store.FlushOutbox(ctx); err != nil { // this screen's event's delete
+			t.Fatal(err)
+		}
 		calls := c.take()
 		after := sizes(t, e)
-		var read, write float64
-		byOp := map[string]int{}
+		written := writtenSizes(calls)
+		var read, write, bgWrite float64
+		byOp, bgOps := map[string]int{}, map[string]int{}
 		for _, call := range calls {
-			r, w := estimateUnits(call, before, after)
+			r, w := estimateUnits(call, before, after, written)
+			if !call.inRequest {
+				bgWrite += w
+				bgOps[call.op]++
+				continue
+			}
 			read, write = read+r, write+w
 			byOp[call.op]++
 		}
-		report = append(report, fmt.Sprintf("| %s | %v | %v | %v |", sc.name, read, write, byOp))
-		if want := computedCapacity[sc.name]; !slices.Contains(want, [2]float64{read, write}) {
-			t.Errorf("%s: %v RCU, %v WCU by the rules; docs/operations.md says %v: update both", sc.name, read, write, want)
+		report = append(report, fmt.Sprintf("| %s | %v | %v | %v | %v | %v | %d events |", sc.name, read, write, bgWrite, byOp, bgOps, sink.len()-events0))
+		if want := computedCapacity[sc.name]; !slices.Contains(want, [3]float64{read, write, bgWrite}) {
+			t.Errorf("%s: %v RCU, %v WCU, %v WCU in the background by the rules; docs/operations.md says %v: update both",
+				sc.name, read, write, bgWrite, want)
+		}
+		// Each event's outbox item was put by the request's transaction
+		// and deleted in the background, in one BatchWriteItem.
+		deleted := map[key]bool{}
+		for _, call := range calls {
+			if in, ok := call.in.(*dynamodb.BatchWriteItemInput); ok && !call.inRequest {
+				for _, reqs := range in.RequestItems {
+					for _, r := range reqs {
+						if r.DeleteRequest != nil {
+							deleted[keyOf(r.DeleteRequest.Key)] = true
+						}
+					}
+				}
+			}
+		}
+		sink.mu.Lock()
+		events := sink.got[events0:]
+		sink.mu.Unlock()
+		for _, ev := range events {
+			pk, sk := dynamo.OutboxItemKey(ev.ID, ev.At)
+			if k := (key{pk, sk}); written[k] == 0 || !deleted[k] || after[k] != 0 {
+				t.Errorf("%s: event %s's outbox item: put %v, deleted %v, left %v; want put by the transaction, then deleted",
+					sc.name, ev.Kind, written[k] != 0, deleted[k], after[k] != 0)
+			}
+		}
+		if len(deleted) != len(events) || bgOps["BatchWriteItem"] != min(len(events), 1) || len(bgOps) > 1 {
+			t.Errorf("%s: %d events; background calls %v deleting %d items: want one BatchWriteItem deleting each event's outbox item",
+				sc.name, len(events), bgOps, len(deleted))
 		}
 	}
-	t.Logf("computed capacity:\n%s", strings.Join(report, "\n"))
+	t.Logf("computed capacity (screen | RCU | WCU | background WCU | calls | background calls):\n%s", strings.Join(report, "\n"))
 }
 
 // The rules above give, call by call, the capacity dynalite reports for the
@@ -453,7 +572,7 @@ func TestCapacityRulesMatchDynalite(t *testing.T) {
 		mustRun(t, e, sc)
 		for _, call := range c.take() {
 			gotR, gotW := dynamo.ConsumedUnits(call.op, call.out)
-			r, w := estimateUnits(call, nil, nil)
+			r, w := estimateUnits(call, nil, nil, nil)
 			if q, ok := call.out.(*dynamodb.QueryOutput); ok && len(q.Items) == 0 && gotR == 0 {
 				empty++
 				gotR = r
