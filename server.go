@@ -210,23 +210,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		log.Info("loaded demo data", "users", "alice bob carol dave")
 	}
-	go store.RunCleanupWorker(ctx, time.Minute)
+	bg := tel.Background(ctx) // the store's background calls: counted in the metrics, traced in no span
+	go store.RunCleanupWorker(bg, time.Minute)
 
 	lc := s.live
 	lc.URL, lc.Log, lc.Name = s.natsURL, log, "taskgraph"
 	if s.store == "embedded" && s.dataDir != "" { // the stream lasts as long as the table's data
 		lc.StoreDir = filepath.Join(s.dataDir, "nats")
 	}
-	broker, hub, err := wire.OpenLive(ctx, store, lc, s.liveHub)
+	broker, hub, err := wire.OpenLive(bg, store, lc, s.liveHub)
 	if err != nil {
 		return fmt.Errorf("live updates: %w", err)
 	}
+	store.Events = tel.EventSink(store.Events) // counts the events published
 	defer broker.Close()
 	context.AfterFunc(ctx, hub.Close) // ends subscriptions as the server shuts down
 	// Any instance publishes the events whose publication failed or whose
 	// instance stopped between commit and publish (dynamo/outbox.go); the
 	// broker's duplicate window (15m) far exceeds interval+minAge (40s).
-	go store.RunOutbox(ctx, dynamo.DefaultOutboxInterval, dynamo.DefaultOutboxMinAge)
+	go store.RunOutbox(bg, dynamo.DefaultOutboxInterval, dynamo.DefaultOutboxMinAge)
 	defer func() { // published events' outbox items: delete what is queued before stopping
 		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

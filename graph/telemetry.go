@@ -26,7 +26,11 @@ import (
 // included) gives each operation a span, its parent the request's, named
 // "query Dashboard" with the operation's name, type and complexity (never
 // its variables or document), and counts it in the metrics with its outcome,
-// duration and consumed capacity.
+// duration and consumed capacity. A subscription's span covers only its
+// start (the subscribe: its viewer, limits and visibility checks, and
+// where its replay starts) and ends there, so that no span lasts as long
+// as a subscription; its metrics count it when it ends, its duration its
+// lifetime (docs/operations.md, "Live updates").
 func observeOperations(t *telemetry.Telemetry) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
@@ -48,6 +52,11 @@ func observeOperations(t *telemetry.Telemetry) graphql.OperationMiddleware {
 			ctx, span = t.Tracer().Start(ctx, spanName, trace.WithAttributes(attrs...))
 		}
 		rh := next(ctx)
+		if span != nil && typ == string(ast.Subscription) {
+			span.SetAttributes(attribute.String("graphql.subscription.span", "start"))
+			span.End()
+			span = nil
+		}
 		return func(ctx context.Context) *graphql.Response {
 			res := rh(ctx)
 			if typ != string(ast.Subscription) || res == nil { // a subscription's last response is nil
@@ -80,6 +89,15 @@ func endOperation(ctx context.Context, t *telemetry.Telemetry, span trace.Span, 
 		}
 		span.End()
 	}
+}
+
+// subscriptionOpened counts a subscription as open in its request's
+// telemetry (a nil one when there is none) and returns that telemetry, for
+// the subscription's SubscriptionClosed and EventDelivered.
+func subscriptionOpened(ctx context.Context) *telemetry.Telemetry {
+	t := telemetry.FromContext(ctx)
+	t.SubscriptionOpened()
+	return t
 }
 
 // traceID is the trace id of the operation's log line: the active span's

@@ -36,6 +36,9 @@ type metrics struct {
 	inFlight        prometheus.Gauge
 	httpRequests    *prometheus.CounterVec // code
 	subscriptions   prometheus.Gauge
+	streams         *prometheus.GaugeVec   // transport: websocket, sse
+	eventsPublished *prometheus.CounterVec // source (commit, sweep), outcome (OK, error)
+	eventsDelivered prometheus.Counter
 }
 
 // Buckets of the histograms.
@@ -82,13 +85,22 @@ func newMetrics() *metrics {
 			"Keys per loader batch (one batch: one BatchGetItem, or one round of Queries), by loader.",
 			keysBuckets, "loader"),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "taskgraph_http_requests_in_flight",
-			Help: "HTTP requests being served."}),
+			Help: "HTTP requests being served, but the WebSocket and server-sent-events streams (taskgraph_live_connections_open)."}),
 		httpRequests: counter("taskgraph_http_requests_total", "HTTP responses by status code.", "code"),
 		subscriptions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "taskgraph_graphql_subscriptions_open",
 			Help: "Open GraphQL subscriptions."}),
+		streams: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "taskgraph_live_connections_open",
+			Help: "Open WebSocket connections and server-sent-events streams of /query, by transport (websocket, sse)."}, []string{"transport"}),
+		eventsPublished: counter("taskgraph_live_events_published_total",
+			"Events of committed changes handed to the event stream (NATS), by source (commit: by the mutation; sweep: by the outbox sweep, after a failed or lost publication) and outcome (OK, error).",
+			"source", "outcome"),
+		eventsDelivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_live_events_delivered_total",
+			Help: "Events sent to subscribers (one per subscriber per event)."}),
 	}
 	f(m.inFlight)
 	f(m.subscriptions)
+	f(m.streams)
+	f(m.eventsDelivered)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -175,25 +187,7 @@ func (t *Telemetry) ObserveCall(ctx context.Context, c *dynamo.CallInfo) {
 		return
 	}
 	outcome := callOutcome(c.Err)
-	if m := t.m; m != nil {
-		op := callOpLabel(c.Operation)
-		m.callDuration.WithLabelValues(op, outcome).Observe(c.End.Sub(c.Start).Seconds())
-		if c.ReadUnits > 0 {
-			m.callReadUnits.WithLabelValues(op).Add(c.ReadUnits)
-		}
-		if c.WriteUnits > 0 {
-			m.callWriteUnits.WithLabelValues(op).Add(c.WriteUnits)
-		}
-		if c.Attempts > 1 {
-			m.callRetries.WithLabelValues(op).Add(float64(c.Attempts - 1))
-		}
-		if c.Throttles > 0 {
-			m.callThrottles.WithLabelValues(op).Add(float64(c.Throttles))
-		}
-		if c.Unprocessed > 0 {
-			m.callUnprocessed.WithLabelValues(op).Add(float64(c.Unprocessed))
-		}
-	}
+	t.countCall(c, outcome)
 	if !t.tracing {
 		return
 	}

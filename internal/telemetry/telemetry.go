@@ -194,7 +194,11 @@ func FromContext(ctx context.Context) *Telemetry {
 // (its parent from a W3C traceparent header, and the response carrying the
 // request's traceparent); with metrics, the in-flight gauge and the
 // responses by status. The request's context carries t (FromContext) and
-// observes its DynamoDB calls (dynamo.WithCallObserver).
+// observes its DynamoDB calls (dynamo.WithCallObserver). A WebSocket or
+// server-sent-events stream (streamTransport) lasts as long as its
+// subscriptions: it gets no span of its own (its traceparent, if any, is
+// still the parent of its operations' spans) and counts in
+// taskgraph_live_connections_open instead of the in-flight requests.
 func (t *Telemetry) Handler(next http.Handler) http.Handler {
 	if t == nil {
 		return next
@@ -208,8 +212,14 @@ func (t *Telemetry) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		t.m.inFlight.Inc()
-		defer t.m.inFlight.Dec()
+		if tr := streamTransport(r); tr != "" {
+			g := t.m.streams.WithLabelValues(tr)
+			g.Inc()
+			defer g.Dec()
+		} else {
+			t.m.inFlight.Inc()
+			defer t.m.inFlight.Dec()
+		}
 		code := http.StatusOK
 		w = httpsnoop.Wrap(w, httpsnoop.Hooks{WriteHeader: func(f httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
 			return func(c int) {
@@ -223,9 +233,17 @@ func (t *Telemetry) Handler(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 	if t.tracing {
-		h = otelhttp.NewHandler(h, "taskgraph", otelhttp.WithTracerProvider(t.provider), otelhttp.WithPropagators(t.prop),
+		inner := h
+		traced := otelhttp.NewHandler(inner, "taskgraph", otelhttp.WithTracerProvider(t.provider), otelhttp.WithPropagators(t.prop),
 			otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if streamTransport(r) == "" {
+				traced.ServeHTTP(w, r)
+				return
+			}
+			inner.ServeHTTP(w, r.WithContext(t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))))
+		})
 	}
 	return h
 }
