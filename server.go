@@ -60,6 +60,7 @@ type settings struct {
 	command     string        // token, export or import; "": serve
 	logFormat   string        // text or json
 	logLevel    string        // debug, info, warn or error
+	metricsAddr string        // -metrics-addr: where GET /metrics listens; "": no metrics
 	args        []string      // the command's arguments
 	natsURL     string        // NATS_URL; "": the embedded NATS server
 	live        live.Config   // retention and duplicate window
@@ -108,6 +109,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.liveHub.Buffer, "subscription-buffer", live.DefaultBuffer, "events a subscriber may fall behind before it is cut off (it resumes with its cursor)")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", graph.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", graph.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
+	flag.StringVar(&s.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus metrics at GET /metrics on this address (e.g. :9090), apart from the API; empty: no metrics (default from METRICS_ADDR)")
 	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {
 		return s, err
@@ -182,6 +184,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 
+	tel, stopTelemetry, err := startTelemetry(ctx, s, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	store, data, created, closeStore, err := openStore(ctx, s, log)
 	if err != nil {
 		return err
@@ -203,23 +210,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		log.Info("loaded demo data", "users", "alice bob carol dave")
 	}
-	go store.RunCleanupWorker(ctx, time.Minute)
+	bg := tel.Background(ctx) // the store's background calls: counted in the metrics, traced in no span
+	go store.RunCleanupWorker(bg, time.Minute)
 
 	lc := s.live
 	lc.URL, lc.Log, lc.Name = s.natsURL, log, "taskgraph"
 	if s.store == "embedded" && s.dataDir != "" { // the stream lasts as long as the table's data
 		lc.StoreDir = filepath.Join(s.dataDir, "nats")
 	}
-	broker, hub, err := wire.OpenLive(ctx, store, lc, s.liveHub)
+	broker, hub, err := wire.OpenLive(bg, store, lc, s.liveHub)
 	if err != nil {
 		return fmt.Errorf("live updates: %w", err)
 	}
+	store.Events = tel.EventSink(store.Events) // counts the events published
 	defer broker.Close()
 	context.AfterFunc(ctx, hub.Close) // ends subscriptions as the server shuts down
 	// Any instance publishes the events whose publication failed or whose
 	// instance stopped between commit and publish (dynamo/outbox.go); the
 	// broker's duplicate window (15m) far exceeds interval+minAge (40s).
-	go store.RunOutbox(ctx, dynamo.DefaultOutboxInterval, dynamo.DefaultOutboxMinAge)
+	go store.RunOutbox(bg, dynamo.DefaultOutboxInterval, dynamo.DefaultOutboxMinAge)
 	defer func() { // published events' outbox items: delete what is queued before stopping
 		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -252,7 +261,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	o := s.limits
-	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS = store, auth, log, s.debug, s.production, origins
+	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS, o.Telemetry = store, auth, log, s.debug, s.production, origins, tel
 	o.Live = hub
 	if o.TrustedDocuments = trusted; trusted != nil {
 		log.Info("trusted documents", "file", s.trusted, "documents", trusted.Len(), "only", s.production)

@@ -22,8 +22,9 @@ import (
 // GraphQL operation), by operation name. Attach it with WithCalls; the
 // client must have been made with the CountCalls option.
 type Calls struct {
-	mu  sync.Mutex
-	ops map[string]int
+	mu       sync.Mutex
+	ops      map[string]int
+	rcu, wcu float64 // consumed capacity (capacity.go)
 }
 
 type callsKey struct{}
@@ -62,10 +63,10 @@ func (c *Calls) Get(op string) int {
 	return c.ops[op]
 }
 
-// Reset forgets the counts.
+// Reset forgets the counts and the consumed capacity.
 func (c *Calls) Reset() {
 	c.mu.Lock()
-	c.ops = nil
+	c.ops, c.rcu, c.wcu = nil, 0, 0
 	c.mu.Unlock()
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
 )
 
 // loader is a per-request data loader: it caches each key's result and
@@ -18,7 +19,8 @@ type loader[K comparable, V any] struct {
 	fetch   func(ctx context.Context, keys []K) []result[V]
 	wait    time.Duration
 	trigger *BatchTrigger
-	noBatch bool // every key read at once, alone, and nothing cached
+	noBatch bool   // every key read at once, alone, and nothing cached
+	name    string // for traces and metrics (nameLoaders)
 	// detached, when set, is every batch's context (LoaderConfig.detached).
 	detached context.Context
 
@@ -138,7 +140,9 @@ func (l *loader[K, V]) run(b *batch[K, V]) {
 				}
 			}
 		}()
-		out = l.fetch(b.ctx, b.keys)
+		ctx, end := telemetry.FromContext(b.ctx).StartBatch(b.ctx, l.name, len(b.keys))
+		defer end()
+		out = l.fetch(ctx, b.keys)
 	}()
 	for i, r := range b.res {
 		if i < len(out) {

@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -71,6 +72,9 @@ type Options struct {
 	// MaxSubscriptionsPerViewer bounds one viewer's subscriptions on this
 	// instance; 0 means DefaultMaxSubscriptionsPerViewer.
 	MaxSubscriptionsPerViewer int
+	// Telemetry traces and counts requests, operations, loader batches and
+	// DynamoDB calls (internal/telemetry); nil: none.
+	Telemetry *telemetry.Telemetry
 }
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
@@ -125,6 +129,9 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(strictInputs{schema: es.Schema()})
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
+	if o.Telemetry != nil {
+		srv.AroundOperations(observeOperations(o.Telemetry))
+	}
 	srv.AroundOperations(requireViewer(o.Log))
 	rl := newRateLimits(o)
 	srv.AroundOperations(rl.wsOperations) // before AroundOperations
@@ -137,7 +144,7 @@ func NewHandler(o Options) http.Handler {
 	if o.TrustedDocuments != nil {
 		h = o.TrustedDocuments.Middleware(o.Production, h)
 	}
-	return o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), o.Live != nil, h))
+	return o.Telemetry.Handler(o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), o.Live != nil, h)))
 }
 
 // reportCalls logs one line per operation (logOperation: name, type,
@@ -155,7 +162,8 @@ func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 			if res.Extensions == nil {
 				res.Extensions = map[string]any{}
 			}
-			res.Extensions["dynamodb"] = map[string]any{"calls": byOp, "total": total}
+			read, write := calls.Capacity()
+			res.Extensions["dynamodb"] = map[string]any{"calls": byOp, "total": total, "readUnits": read, "writeUnits": write}
 		}
 		return res
 	}

@@ -244,8 +244,10 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 	if err != nil {
 		return nil, err
 	}
+	tel := subscriptionOpened(ctx) // metrics: open subscriptions (graph/telemetry.go)
 	sub, err := r.live.hub.Subscribe(ctx, viewer, projectID, after)
 	if err != nil {
+		tel.SubscriptionClosed()
 		release()
 		return nil, err
 	}
@@ -256,6 +258,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 		defer close(out)
 		defer release()
 		defer sub.Close()
+		defer tel.SubscriptionClosed() // before sub.Close: gone from the metrics once gone from the hub
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var expired atomic.Bool
@@ -288,6 +291,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 			for {
 				select {
 				case out <- pe:
+					tel.EventDelivered()
 					break send
 				case <-sctx.Done():
 					if expired.Load() {

@@ -93,6 +93,7 @@ func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func()
 	l.commentsOf = each(l, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
 		return store.CommentsOf(ctx, k.id, k.page())
 	})
+	l.nameLoaders()
 	l.viewerLoaders()
 	return l
 }
@@ -113,6 +114,7 @@ func (l *Loaders) viewerLoaders() {
 		return l.primeTasks(ctx)(store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
 	})
 	l.tasksByTag = each(l, l.fetchTasksByTag)
+	l.nameViewerLoaders()
 }
 
 // each makes a loader that de-duplicates keys and runs one fetch per

@@ -17,7 +17,9 @@ const OutcomeOK = "OK"
 // its name, type, duration, DynamoDB calls, outcome and, when the request
 // carried a valid W3C traceparent header, its trace id. They name nothing the
 // client sent but the operation's name: no token, variable, document or body.
-func operationAttrs(oc *graphql.OperationContext, res *graphql.Response, byOp map[string]int, total int) []slog.Attr {
+func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *graphql.Response, calls *dynamo.Calls) []slog.Attr {
+	byOp, total := calls.ByOp(), calls.Total()
+	read, write := calls.Capacity()
 	name, typ := oc.OperationName, ""
 	if oc.Operation != nil {
 		name, typ = oc.Operation.Name, string(oc.Operation.Operation)
@@ -31,10 +33,12 @@ func operationAttrs(oc *graphql.OperationContext, res *graphql.Response, byOp ma
 		slog.Int64("ms", time.Since(oc.Stats.OperationStart).Milliseconds()),
 		slog.Int("dynamodb_calls", total),
 		slog.Any("dynamodb_by_op", byOp),
+		slog.Float64("rcu", read),
+		slog.Float64("wcu", write),
 		slog.String("outcome", outcome(res)),
 		slog.Int("errors", len(res.Errors)),
 	}
-	if id, ok := TraceID(oc.Headers); ok {
+	if id, ok := traceID(ctx, oc.Headers); ok {
 		attrs = append(attrs, slog.String("trace_id", id))
 	}
 	return attrs
@@ -43,7 +47,7 @@ func operationAttrs(oc *graphql.OperationContext, res *graphql.Response, byOp ma
 // logOperation writes the operation's log line.
 func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, calls *dynamo.Calls) {
 	oc := graphql.GetOperationContext(ctx)
-	log.LogAttrs(ctx, slog.LevelInfo, "graphql", operationAttrs(oc, res, calls.ByOp(), calls.Total())...)
+	log.LogAttrs(ctx, slog.LevelInfo, "graphql", operationAttrs(ctx, oc, res, calls)...)
 }
 
 // outcome is OutcomeOK, or the extensions.code of the response's first error

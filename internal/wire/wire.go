@@ -30,12 +30,13 @@ const (
 
 // ClientOptions returns the DynamoDB client options of the server, then
 // extra: calls counted per request (dynamo.CountCalls, for the log and
-// -debug), request deadlines (dynamo.Deadlines), the HTTP client's
-// connection pool (dynamo.TuneHTTP), the retry policy and a leaner
-// middleware stack (Lean). An extra option
-// that replaces the HTTP client must wrap the tuned one (o.HTTPClient).
+// -debug), consumed capacity requested on every call and added to those
+// counts (dynamo.Capacity), request deadlines (dynamo.Deadlines), the HTTP
+// client's connection pool (dynamo.TuneHTTP), the retry policy and a leaner
+// middleware stack (Lean). An extra option that replaces the HTTP client
+// must wrap the tuned one (o.HTTPClient).
 func ClientOptions(extra ...func(*dynamodb.Options)) []func(*dynamodb.Options) {
-	return append([]func(*dynamodb.Options){dynamo.CountCalls, dynamo.Deadlines, dynamo.TuneHTTP,
+	return append([]func(*dynamodb.Options){dynamo.CountCalls, dynamo.Capacity, dynamo.Deadlines, dynamo.TuneHTTP,
 		dynamo.RetryPolicy(RetryAttempts, RetryMaxBackoff), Lean}, extra...)
 }
 

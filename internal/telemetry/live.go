@@ -1,0 +1,112 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/taskgraph/taskgraph/dynamo"
+)
+
+// Live updates and the store's background work: the metrics of
+// subscriptions, of the WebSocket and server-sent-events streams that carry
+// them, of the events published and delivered, and of the DynamoDB calls
+// made outside any request (the outbox sweep, the cleanup worker).
+
+// countCall counts a finished DynamoDB call in the call metrics.
+func (t *Telemetry) countCall(c *dynamo.CallInfo, outcome string) {
+	m := t.m
+	if m == nil {
+		return
+	}
+	op := callOpLabel(c.Operation)
+	m.callDuration.WithLabelValues(op, outcome).Observe(c.End.Sub(c.Start).Seconds())
+	if c.ReadUnits > 0 {
+		m.callReadUnits.WithLabelValues(op).Add(c.ReadUnits)
+	}
+	if c.WriteUnits > 0 {
+		m.callWriteUnits.WithLabelValues(op).Add(c.WriteUnits)
+	}
+	if c.Attempts > 1 {
+		m.callRetries.WithLabelValues(op).Add(float64(c.Attempts - 1))
+	}
+	if c.Throttles > 0 {
+		m.callThrottles.WithLabelValues(op).Add(float64(c.Throttles))
+	}
+	if c.Unprocessed > 0 {
+		m.callUnprocessed.WithLabelValues(op).Add(float64(c.Unprocessed))
+	}
+}
+
+// background observes the calls of the store's background work: metrics
+// only, no span (a sweep every few seconds would make a trace of its own
+// each time, of little use).
+type background struct{ t *Telemetry }
+
+func (b background) ObserveCall(_ context.Context, c *dynamo.CallInfo) {
+	b.t.countCall(c, callOutcome(c.Err))
+}
+
+// Background returns ctx with its DynamoDB calls counted in the call
+// metrics (consumed capacity, latency, retries, throttles) but traced in no
+// span: for the store's background work (RunOutbox, RunCleanupWorker),
+// which no request pays for. ctx itself when metrics are off.
+func (t *Telemetry) Background(ctx context.Context) context.Context {
+	if !t.Metrics() {
+		return ctx
+	}
+	return dynamo.WithCallObserver(ctx, background{t})
+}
+
+// EventSink wraps the store's event sink (dynamo.Store.Events) to count the
+// events handed to it, by source: "commit" when a mutation publishes its
+// own event (its context is a request's), "sweep" when the outbox sweep
+// publishes one whose publication failed or was lost; and by outcome (OK,
+// error). sink itself when metrics are off or sink is nil.
+func (t *Telemetry) EventSink(sink dynamo.EventSink) dynamo.EventSink {
+	if !t.Metrics() || sink == nil {
+		return sink
+	}
+	return countingSink{sink: sink, t: t}
+}
+
+type countingSink struct {
+	sink dynamo.EventSink
+	t    *Telemetry
+}
+
+func (s countingSink) Publish(ctx context.Context, ev *dynamo.Event) error {
+	err := s.sink.Publish(ctx, ev)
+	source, outcome := "sweep", "OK"
+	if FromContext(ctx) != nil {
+		source = "commit"
+	}
+	if err != nil {
+		outcome = "error"
+	}
+	s.t.m.eventsPublished.WithLabelValues(source, outcome).Inc()
+	return err
+}
+
+// EventDelivered counts an event sent to a subscriber
+// (taskgraph_live_events_delivered_total).
+func (t *Telemetry) EventDelivered() {
+	if t != nil && t.m != nil {
+		t.m.eventsDelivered.Inc()
+	}
+}
+
+// streamTransport names the long-lived stream a request opens: "websocket"
+// (an upgrade), "sse" (a POST asking for text/event-stream), or "" for a
+// plain request. Such a stream lasts as long as its subscriptions (hours):
+// it gets no HTTP span and is not an in-flight request
+// (taskgraph_live_connections_open counts it instead).
+func streamTransport(r *http.Request) string {
+	switch {
+	case r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+		return "websocket"
+	case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+		return "sse"
+	}
+	return ""
+}
