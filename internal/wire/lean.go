@@ -62,6 +62,15 @@ const maxOneWrite = 16 << 20
 // recognises; what is sent is byte for byte the same.
 type oneWrite struct{ next dynamodb.HTTPClient }
 
+// GetTransport returns the wrapped client's transport, if it tells it (as
+// the SDK's BuildableClient that TuneHTTP makes does); nil otherwise.
+func (c oneWrite) GetTransport() *http.Transport {
+	if t, ok := c.next.(interface{ GetTransport() *http.Transport }); ok {
+		return t.GetTransport()
+	}
+	return nil
+}
+
 // Do sends r through the wrapped client, its body read into memory first.
 func (c oneWrite) Do(r *http.Request) (*http.Response, error) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength <= 0 || r.ContentLength > maxOneWrite {
