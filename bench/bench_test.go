@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo"
 )
 
 // BenchmarkSuite runs each suite operation on its own, one request after
@@ -69,4 +71,36 @@ func BenchmarkSuite(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkCall measures one DynamoDB call on its own: a page of five
+// comments of a task (dynamo.Store.CommentsOf, one Query, what the
+// dashboard reads per task), through the server's client options and store,
+// one call after another. server-cpu-us/call is this process's CPU time per
+// call (the SDK: serialising, signing, its middleware, the HTTP client and
+// its system calls, decoding), the store being in another process; it is
+// the floor under an operation's CPU of its calls × this.
+//
+//	go test ./bench -run '^$' -bench 'Call$' -benchtime 2000x
+func BenchmarkCall(b *testing.B) {
+	env, _ := newEnv(b, 1, *quietFlag)
+	ctx := context.Background()
+	page := dynamo.Page{First: 5}
+	if c, err := env.Store.CommentsOf(ctx, env.Fixture.TaskID, page); err != nil || len(c.Items) != 5 {
+		b.Fatalf("CommentsOf = %v, %v; want a page of 5 comments", c, err)
+	}
+	calls0, cpu0 := env.Calls.Snapshot(), selfCPU()
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if _, err := env.Store.CommentsOf(ctx, env.Fixture.TaskID, page); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	cpu := selfCPU() - cpu0
+	if calls := env.Calls.Snapshot().Sub(calls0); calls.Total() != n {
+		b.Fatalf("%d calls for %d pages, want one each", calls.Total(), n)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "server-cpu-us/call")
 }
