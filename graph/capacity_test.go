@@ -165,7 +165,7 @@ func mustRun(t *testing.T, e *testenv.Env, sc screen) *testenv.Response {
 	return res
 }
 
-func TestEveryStoreCallAsksForCapacity(t *testing.T) {
+func TestEveryStoreRequestAsksForCapacity(t *testing.T) {
 	e, c := captureEnv(t, testenv.Minidyn, graph.Options{})
 	e.MustSeed()
 	for _, sc := range screens(t, e) {

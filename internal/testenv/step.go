@@ -53,25 +53,33 @@ func (s *Stepper) Stop() {
 	<-s.done
 }
 
-// stepPoll is how often the stepper looks: a level is never split by a
-// late look, only slowed.
-const stepPoll = 200 * time.Microsecond
+// stepPoll is how often the stepper looks while requests wait; each look
+// stops the world, so while they are busy it looks half as often each time,
+// down to once per stepPollMax. A level is never split by a late look, only
+// slowed.
+const (
+	stepPoll    = 200 * time.Microsecond
+	stepPollMax = 3200 * time.Microsecond
+)
 
 func (s *Stepper) run() {
 	defer close(s.done)
 	buf := make([]byte, 1<<20)
+	poll := stepPoll
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(stepPoll):
+		case <-time.After(poll):
 		}
 		gen := s.trigger.Gen()
 		var parked bool
 		parked, buf = requestParked(buf)
 		if !parked {
+			poll = min(2*poll, stepPollMax)
 			continue
 		}
+		poll = stepPoll
 		// Keys asked for after the dump (an answer came in meanwhile) make
 		// it stale: look again rather than flush half a level.
 		n, ok := s.trigger.FlushIfUnchanged(gen)
