@@ -172,18 +172,7 @@ func TestSubscriptionOverServerSentEvents(t *testing.T) {
 	seed := e.MustSeed()
 	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	body, _ := json.Marshal(map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": web.ID}})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+e.Token("carol"))
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
 	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("status %d, Content-Type %q", res.StatusCode, ct)
 	}

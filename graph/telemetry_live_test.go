@@ -1,11 +1,8 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -98,18 +95,7 @@ func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	lv, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	body, _ := json.Marshal(map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": web.ID}})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+e.Token("carol"))
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	fams := scrape(t, tel)
 	if got := values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
@@ -118,7 +104,7 @@ func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 	if got := values(fams, "taskgraph_live_connections_open")["transport=sse"]; got != 1 {
 		t.Errorf("open SSE streams %v, want 1", got)
 	}
-	cancel()
+	res.Body.Close() // the client goes away
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
 	if got := values(scrape(t, tel), "taskgraph_graphql_subscriptions_open")[""]; got != 0 {
 		t.Errorf("open subscriptions %v after the stream ended, want 0", got)

@@ -193,3 +193,24 @@ func WaitSubscribers(tb testing.TB, h *live.Hub, project string, n int) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// MustOpenSSE opens a subscription over server-sent events (POST /query,
+// Accept: text/event-stream, graphql-sse's distinct connections mode) with
+// the Authorization header authorization. The stream lasts until the test
+// ends or the caller closes the response's body.
+func MustOpenSSE(tb testing.TB, srv *httptest.Server, authorization, query string, vars map[string]any) *http.Response {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	body := mustJSON(tb, map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", authorization)
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { res.Body.Close() })
+	return res
+}
