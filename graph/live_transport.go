@@ -50,36 +50,15 @@ type plainSubscription struct{ refused atomic.Bool }
 
 func (t livePOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	st := &plainSubscription{}
-	t.POST.Do(&plainWriter{ResponseWriter: w, st: st}, r.WithContext(context.WithValue(r.Context(), plainSubscriptionKey{}, st)), exec)
-}
-
-// plainWriter answers 400 instead of 200 when the operation was a refused
-// plain-POST subscription.
-type plainWriter struct {
-	http.ResponseWriter
-	st    *plainSubscription
-	wrote bool
-}
-
-func (w *plainWriter) WriteHeader(status int) {
-	if !w.wrote {
-		w.wrote = true
-		if status == http.StatusOK && w.st.refused.Load() {
-			status = http.StatusBadRequest
+	// A refused plain-POST subscription is answered 400, not 200.
+	sw := &statusWriter{ResponseWriter: w, rewrite: func(_ http.Header, status int) int {
+		if status == http.StatusOK && st.refused.Load() {
+			return http.StatusBadRequest
 		}
-	}
-	w.ResponseWriter.WriteHeader(status)
+		return status
+	}}
+	t.POST.Do(sw, r.WithContext(context.WithValue(r.Context(), plainSubscriptionKey{}, st)), exec)
 }
-
-func (w *plainWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *plainWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // errNotAStream refuses a subscription sent over a transport that cannot
 // stream its events.

@@ -166,7 +166,16 @@ func (l *rateLimits) Middleware(next http.Handler) http.Handler {
 			writeRateLimited(w, d)
 			return
 		}
-		next.ServeHTTP(&rateWriter{ResponseWriter: w, st: st}, r.WithContext(context.WithValue(r.Context(), rateStateKey{}, st)))
+		// The cost interceptor's refusal is answered 429 with Retry-After,
+		// instead of the status gqlgen sets.
+		sw := &statusWriter{ResponseWriter: w, rewrite: func(h http.Header, status int) int {
+			if d := st.retryAfter; d > 0 {
+				h.Set("Retry-After", fmt.Sprint(retrySeconds(d)))
+				return http.StatusTooManyRequests
+			}
+			return status
+		}}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), rateStateKey{}, st)))
 	})
 }
 
@@ -204,32 +213,3 @@ func writeRateLimited(w http.ResponseWriter, d time.Duration) {
 	w.WriteHeader(http.StatusTooManyRequests)
 	_ = json.NewEncoder(w).Encode(&graphql.Response{Errors: rateLimitedErrors(d)})
 }
-
-// rateWriter sends 429 and Retry-After instead of the status gqlgen sets
-// when the cost interceptor refused the operation.
-type rateWriter struct {
-	http.ResponseWriter
-	st    *rateState
-	wrote bool
-}
-
-func (w *rateWriter) WriteHeader(status int) {
-	if !w.wrote {
-		w.wrote = true
-		if d := w.st.retryAfter; d > 0 {
-			w.Header().Set("Retry-After", fmt.Sprint(retrySeconds(d)))
-			status = http.StatusTooManyRequests
-		}
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *rateWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *rateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
