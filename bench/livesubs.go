@@ -164,26 +164,12 @@ type Subscribers struct {
 // queries sent; the server may not have started them yet: Warm waits for
 // that). The binary must call ServeSubscribersIfAsked first thing.
 func StartSubscribers(ctx context.Context, spec SubscribersSpec) (*Subscribers, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), SubscribersEnv+"="+string(b))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	cmd, stdin, stdout, err := startChild(SubscribersEnv + "=" + string(b))
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	s := &Subscribers{cmd: cmd, stdin: stdin, lines: make(chan string, 16)}

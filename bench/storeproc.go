@@ -53,22 +53,8 @@ type StoreProcess struct {
 // waits for it to report its endpoint. The binary must call
 // ServeStoreIfAsked first thing. Stop it with Stop.
 func StartStoreProcess(ctx context.Context) (*StoreProcess, error) {
-	exe, err := os.Executable()
+	cmd, stdin, stdout, err := startChild(StoreEnv + "=1")
 	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), StoreEnv+"=1")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &StoreProcess{cmd: cmd, stdin: stdin}
@@ -112,4 +98,30 @@ func (p *StoreProcess) Stop() {
 	_ = p.stdin.Close()
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
+}
+
+// startChild re-executes the running test binary, running no test or
+// benchmark, with env (NAME=value) added to its environment and its stderr
+// shared: the binary's TestMain serves whatever env asks for, reading stdin
+// and reporting on stdout.
+func startChild(env string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, stdout, nil
 }
