@@ -140,6 +140,14 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
+// clock is the Authenticator's clock (Now, or time.Now).
+func (a *Authenticator) clock() func() time.Time {
+	if a != nil && a.Now != nil {
+		return a.Now
+	}
+	return time.Now
+}
+
 // Verify checks an Authorization header value and returns the token's sub.
 func (a *Authenticator) Verify(header string) (string, error) {
 	sub, _, err := a.verify(header)

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -80,12 +79,13 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 // badRequest answers requests that are not GraphQL over HTTP POST with a
 // JSON body of at most maxBody bytes with a coded error (gqlgen itself would
 // answer some of them without a code). Only application/json is accepted, so
-// a cross-site form or text/plain POST (no CORS preflight) is refused. It
-// also bounds each request's work by timeout. With streams (live updates
-// on), subscriptions pass too: a GET that upgrades to a WebSocket, and a
-// POST that accepts text/event-stream; neither gets the request-wide
-// deadline.
-func badRequest(maxBody int64, timeout time.Duration, streams bool, next http.Handler) http.Handler {
+// a cross-site form or text/plain POST (no CORS preflight) is refused. A
+// body's documentId goes to extensions.documentId (liftDocumentID), for
+// the pipeline's trusted-documents step. With streams (live updates on),
+// subscriptions pass too: a GET that upgrades to a WebSocket (its
+// transport reads and bounds its messages), and a POST that accepts
+// text/event-stream.
+func badRequest(maxBody int64, streams bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, msg := 0, ""
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -111,23 +111,22 @@ func badRequest(maxBody int64, timeout time.Duration, streams bool, next http.Ha
 				status, msg = http.StatusBadRequest, "the request body could not be read"
 			case int64(len(body)) > maxBody:
 				status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body may have at most %d bytes", maxBody)
-			case !isGraphQLRequest(body):
-				// gqlgen's own message would quote the body back.
-				status, msg = http.StatusBadRequest, "the request body is not a JSON object {query, variables, operationName}"
 			default:
-				r.Body = io.NopCloser(bytes.NewReader(body))
+				if isGraphQLRequest(body) {
+					body, err = liftDocumentID(body)
+				} else {
+					err = errNotParams
+				}
+				if err != nil {
+					// gqlgen's own message would quote the body back.
+					status, msg = http.StatusBadRequest, "the request body is not a JSON object {query, variables, operationName}"
+				} else {
+					r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+				}
 			}
 		}
-		if status == 0 && stream {
-			// No request-wide deadline for a subscription: each event's
-			// reads get their own (live.HubConfig.EventTimeout).
-			next.ServeHTTP(w, r)
-			return
-		}
 		if status == 0 {
-			// The deadline bounds the DynamoDB calls, not the request's own
-			// context: gqlgen answers nothing at all for a cancelled one.
-			next.ServeHTTP(w, r.WithContext(dynamo.WithDeadline(r.Context(), time.Now().Add(timeout))))
+			next.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -109,17 +109,32 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.MaxSubscriptionsPerSocket = cmp.Or(o.MaxSubscriptionsPerSocket, DefaultMaxSubscriptionsPerSocket)
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
+	maxBody := cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
+	rl := newRateLimits(o)
 	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	srv := handler.New(es)
-	srv.AddTransport(newLiveWebsocket(o.Auth, o.CORS))
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: KeepAliveInterval}) // before POST, which would take its requests
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(livePOST{}) // transport.POST; refuses subscriptions at once
+	for _, t := range transports(o, maxBody) {
+		srv.AddTransport(t.Transport)
+	}
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
 	srv.SetDisableSuggestion(true)
+	srv.SetErrorPresenter(ErrorPresenter(o.Log))
+	srv.SetRecoverFunc(Recover(o.Log))
+
+	// The operation pipeline (pipeline.go), in the order it runs: every
+	// transport's operations pass through all of it.
+	// 1. Before parsing.
+	srv.Use(operationStart{})
+	if rl != nil {
+		srv.Use(rl) // one operation token before parsing; its cost comes after the complexity limit
+	}
+	if o.TrustedDocuments != nil {
+		srv.Use(trustedDocuments{docs: o.TrustedDocuments, enforce: o.Production})
+	}
+	// 3. After parsing and validation.
 	if !o.Production {
 		srv.Use(extension.Introspection{})
 	}
@@ -127,24 +142,61 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(shapeLimits{MaxDepth: cmp.Or(o.MaxDepth, DefaultMaxDepth), MaxAliases: cmp.Or(o.MaxAliases, DefaultMaxAliases),
 		NoIntrospection: o.Production})
 	srv.Use(strictInputs{schema: es.Schema()})
-	srv.SetErrorPresenter(ErrorPresenter(o.Log))
-	srv.SetRecoverFunc(Recover(o.Log))
+	if rl != nil {
+		srv.Use(rateCost{rl})
+	}
+	// 4. Around the operation, outermost first.
 	if o.Telemetry != nil {
 		srv.AroundOperations(observeOperations(o.Telemetry))
 	}
-	srv.AroundOperations(requireViewer(o.Log))
-	rl := newRateLimits(o)
-	srv.AroundOperations(rl.wsOperations) // before AroundOperations
-	srv.AroundOperations(rl.AroundOperations)
+	srv.AroundOperations(operationScope(o, cmp.Or(o.Timeout, DefaultTimeout)))
+	srv.AroundOperations(requireViewer(o.Log, o.Auth.clock()))
 	srv.AroundOperations(liveOperations(o))
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
+	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	h := o.Auth.Middleware(rl.Middleware(requestScope(withLoaders(o.Store, o.Loaders, o.Now, srv))))
-	if o.TrustedDocuments != nil {
-		h = o.TrustedDocuments.Middleware(o.Production, h)
+
+	// HTTP's own rules.
+	h := o.Auth.Middleware(httpScope(srv))
+	return o.Telemetry.Handler(o.CORS.Handler(badRequest(maxBody, o.Live != nil, h)))
+}
+
+// handlerTransport is one of the handler's transports with the protocols
+// it speaks: the operation pipeline applies to each alike, and the
+// transport matrix test has rows for every protocol listed here.
+type handlerTransport struct {
+	protocols []string
+	graphql.Transport
+}
+
+// transports are the handler's transports, in the order gqlgen tries them.
+func transports(o Options, maxBody int64) []handlerTransport {
+	return []handlerTransport{
+		{[]string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, newLiveWebsocket(o.Auth, o.CORS, maxBody)},
+		{[]string{ProtocolSSE}, transport.SSE{KeepAlivePingInterval: KeepAliveInterval}}, // before POST, which would take its requests
+		{nil, transport.Options{}}, // OPTIONS: no operation
+		{[]string{ProtocolPOST}, transport.POST{}},
 	}
-	return o.Telemetry.Handler(o.CORS.Handler(badRequest(cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes), cmp.Or(o.Timeout, DefaultTimeout), o.Live != nil, h)))
+}
+
+// The protocols the handler serves operations over (Protocols).
+const (
+	ProtocolPOST               = "POST application/json"
+	ProtocolSSE                = "POST text/event-stream"
+	ProtocolGraphQLTransportWS = "WebSocket graphql-transport-ws"
+	ProtocolGraphQLWS          = "WebSocket graphql-ws"
+)
+
+// Protocols lists the protocols the handler serves operations over, from
+// the transports it registers: a test that covers each rule on each
+// protocol fails when a transport is added without its rows.
+func Protocols() []string {
+	var ps []string
+	for _, t := range transports(Options{}, DefaultMaxBodyBytes) {
+		ps = append(ps, t.protocols...)
+	}
+	return ps
 }
 
 // reportCalls logs one line per operation (logOperation: name, type,
@@ -152,10 +204,11 @@ func NewHandler(o Options) http.Handler {
 func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		res := next(ctx)
-		calls := dynamo.CallsFrom(ctx)
-		if res == nil || calls == nil || !graphql.HasOperationContext(ctx) || isSubscription(ctx) { // not a line per event
+		st := operationState(ctx)
+		if res == nil || st == nil || isSubscription(ctx) { // not a line per event
 			return res
 		}
+		calls := st.calls
 		logOperation(ctx, log, res, calls)
 		if debug {
 			byOp, total := calls.ByOp(), calls.Total()
@@ -167,18 +220,6 @@ func reportCalls(log *slog.Logger, debug bool) graphql.ResponseMiddleware {
 		}
 		return res
 	}
-}
-
-// requestScope gives each request its own counter of DynamoDB calls
-// (reportCalls) and passes on its idempotency key (idempotent).
-func requestScope(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := dynamo.WithCalls(r.Context(), &dynamo.Calls{})
-		if k := r.Header.Get(IdempotencyHeader); k != "" {
-			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
-		}
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
 }
 
 // IdempotencyHeader names the request header that carries a client's
@@ -226,16 +267,22 @@ func operationDigest(ctx context.Context, f graphql.CollectedField) (string, err
 }
 
 // requireViewer refuses, as a whole, any operation but pure introspection
-// that comes without a valid token.
+// that comes without a valid token, or whose token has expired by the
+// operation's start (a WebSocket's token was checked at connection_init,
+// and its operations may come long after).
 // The refusal never reaches reportCalls, so it logs its own line.
-func requireViewer(log *slog.Logger) graphql.OperationMiddleware {
+func requireViewer(log *slog.Logger, now func() time.Time) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
-		if _, err := Viewer(ctx); err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
+		_, err := Viewer(ctx)
+		if v, _ := ctx.Value(viewerKey{}).(viewerInfo); err == nil && !v.exp.IsZero() && !now().Before(v.exp) {
+			err = errExpired
+		}
+		if err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
 			res := &graphql.Response{Errors: gqlerror.List{{
 				Message: err.Error(), Extensions: map[string]any{"code": CodeUnauthenticated}}}}
-			if calls := dynamo.CallsFrom(ctx); calls != nil {
-				logOperation(ctx, log, res, calls)
+			if st := operationState(ctx); st != nil {
+				logOperation(ctx, log, res, st.calls)
 			}
 			return graphql.OneShot(res)
 		}

@@ -1,12 +1,12 @@
 package graph
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,13 +109,10 @@ func (s *liveState) fail(err error) {
 	s.mu.Unlock()
 }
 
-// liveOperations refuses any operation on a WebSocket whose token has
-// expired since connection_init, and a subscription sent over a transport
-// that does not stream (a plain POST: BAD_USER_INPUT, HTTP 400, at once);
-// it gives a query or mutation sent on a WebSocket what a POST gets: its
-// own loaders, call counter and time limit (o.Timeout). It gives a subscription operation its liveState and, when
-// its stream ended with an error, answers that error (data null) before
-// the end of the stream.
+// liveOperations refuses a subscription sent over a transport that does
+// not stream (a plain POST: BAD_USER_INPUT, HTTP 400, at once). It gives a
+// subscription operation its liveState and, when its stream ended with an
+// error, answers that error (data null) before the end of the stream.
 func liveOperations(o Options) graphql.OperationMiddleware {
 	present := ErrorPresenter(o.Log)
 	// A stream's end (cut off, shut down, token expired) is expected: one
@@ -124,26 +121,11 @@ func liveOperations(o Options) graphql.OperationMiddleware {
 	presentEnd := ErrorPresenter(slog.New(slog.DiscardHandler))
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
-		sub := oc.Operation != nil && oc.Operation.Operation == ast.Subscription
-		if ctx.Value(socketKey{}) != nil {
-			v, _ := ctx.Value(viewerKey{}).(viewerInfo)
-			if !v.exp.IsZero() && !o.Now().Before(v.exp) {
-				gerr := present(ctx, errExpired)
-				return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gerr}})
-			}
-			if !sub {
-				ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, v.id, o.Loaders, o.Now))
-				ctx = dynamo.WithCalls(ctx, &dynamo.Calls{})
-				ctx = dynamo.WithDeadline(ctx, time.Now().Add(cmp.Or(o.Timeout, DefaultTimeout)))
-			}
-		}
-		if !sub {
+		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 			return next(ctx)
 		}
 		if !streams(ctx, oc) {
-			if p, ok := ctx.Value(plainSubscriptionKey{}).(*plainSubscription); ok {
-				p.refused.Store(true)
-			}
+			answerStatus(ctx, http.StatusBadRequest, 0)
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, errNotAStream)}})
 		}
 		st := &liveState{}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -33,31 +32,6 @@ func isWebSocket(r *http.Request) bool {
 // isEventStream reports whether r asks for server-sent events.
 func isEventStream(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
-
-// livePOST is gqlgen's POST transport, but a subscription sent as a plain
-// POST (no Accept: text/event-stream) is answered at once with
-// BAD_USER_INPUT and HTTP 400 (liveOperations refuses it; the writer here
-// sets the status), instead of gqlgen's wait for the first event.
-type livePOST struct{ transport.POST }
-
-// plainSubscriptionKey holds a plain POST's *plainSubscription.
-type plainSubscriptionKey struct{}
-
-// plainSubscription records that liveOperations refused a subscription
-// sent as a plain POST.
-type plainSubscription struct{ refused atomic.Bool }
-
-func (t livePOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	st := &plainSubscription{}
-	// A refused plain-POST subscription is answered 400, not 200.
-	sw := &statusWriter{ResponseWriter: w, rewrite: func(_ http.Header, status int) int {
-		if status == http.StatusOK && st.refused.Load() {
-			return http.StatusBadRequest
-		}
-		return status
-	}}
-	t.POST.Do(sw, r.WithContext(context.WithValue(r.Context(), plainSubscriptionKey{}, st)), exec)
 }
 
 // errNotAStream refuses a subscription sent over a transport that cannot
@@ -114,7 +88,11 @@ type liveAccept struct {
 
 func (a liveAccept) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
 	conn, err := a.CoderWebsocketImplementation.Accept(w, r, o)
-	if c, ok := r.Context().Value(wsConnKey{}).(*wsConn); ok && err == nil {
+	if err != nil {
+		return nil, err
+	}
+	conn = newWSGuard(conn)
+	if c, ok := r.Context().Value(wsConnKey{}).(*wsConn); ok {
 		c.mu.Lock()
 		c.conn = conn
 		c.mu.Unlock()
@@ -129,8 +107,10 @@ type liveWebsocket struct {
 	origins Origins
 }
 
-func newLiveWebsocket(auth *Authenticator, origins Origins) liveWebsocket {
+func newLiveWebsocket(auth *Authenticator, origins Origins, maxMessage int64) liveWebsocket {
 	return liveWebsocket{origins: origins, ws: transport.Websocket{
+		// A message is bounded as a POST's body is (-max-body).
+		PayloadReadLimit: &maxMessage,
 		// The origin is checked before (Do), by the CORS rule.
 		Implementation: liveAccept{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}},
 		// graphql-ws (legacy) gets "ka" messages; graphql-transport-ws gets
@@ -189,23 +169,4 @@ const CloseForbidden = 4403
 // forbidden makes gqlgen close a refused connection with 4403 Forbidden.
 func forbidden(ctx context.Context) context.Context {
 	return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, CloseForbidden), "Forbidden")
-}
-
-// wsOperations charges each operation on a WebSocket as a POST is charged
-// (rateLimits.Middleware, which sees only the upgrade): one operation token
-// of its viewer, then, through the state it leaves in ctx, its cost
-// (rateLimits.AroundOperations, which must run after it).
-func (l *rateLimits) wsOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if l == nil || ctx.Value(socketKey{}) == nil || ctx.Value(rateStateKey{}) != nil {
-		return next(ctx)
-	}
-	v, err := Viewer(ctx)
-	if err != nil {
-		return next(ctx)
-	}
-	st := &rateState{key: "viewer:" + v}
-	if d := take(l.bucketsFor(st.key).ops, l.now(), 1); d > 0 {
-		return graphql.OneShot(&graphql.Response{Errors: rateLimitedErrors(d)})
-	}
-	return next(context.WithValue(ctx, rateStateKey{}, st))
 }

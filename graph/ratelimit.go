@@ -2,10 +2,8 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -125,79 +123,59 @@ func take(lim *rate.Limiter, now time.Time, n int) time.Duration {
 	return 0
 }
 
-// rateKey is the key of a request: its viewer when the token is valid,
-// otherwise the client's address (RemoteAddr; forwarded headers are not
-// trusted, see docs/security.md).
-func rateKey(r *http.Request) string {
-	if v, err := Viewer(r.Context()); err == nil {
-		return "viewer:" + v
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = (*rateLimits)(nil)
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = rateCost{}
+
+// rateCost is the cost side of the rate limits: a step of its own, after
+// the complexity limit has computed the operation's cost.
+type rateCost struct{ l *rateLimits }
+
+func (rateCost) ExtensionName() string                   { return "RateCost" }
+func (rateCost) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (l *rateLimits) ExtensionName() string                   { return "RateLimits" }
+func (l *rateLimits) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters takes one operation token of the operation's
+// key (its viewer, or its client address) before the document is even
+// parsed, on every transport, and refuses the operation when there is
+// none: RATE_LIMITED, over HTTP a 429 with Retry-After.
+func (l *rateLimits) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+	st := operationState(ctx)
+	if d := take(l.bucketsFor(st.rateKey).ops, l.now(), 1); d > 0 {
+		return rateLimited(ctx, d)
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "ip:" + host
+	return nil
 }
 
-type rateStateKey struct{}
-
-// rateState is one request's: its key, and whether (and for how long) the
-// cost interceptor refused it, which turns the status into 429.
-type rateState struct {
-	key        string
-	retryAfter time.Duration
-}
-
-// Middleware (nil: no limits) takes one operation token for each request (before anything
-// is parsed or read) and answers 429 when there is none; it must run after
-// the Authenticator's. It also turns a response the cost interceptor
-// refused into a 429.
-func (l *rateLimits) Middleware(next http.Handler) http.Handler {
-	if l == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost { // OPTIONS preflights run nothing
-			next.ServeHTTP(w, r)
-			return
-		}
-		st := &rateState{key: rateKey(r)}
-		if d := take(l.bucketsFor(st.key).ops, l.now(), 1); d > 0 {
-			writeRateLimited(w, d)
-			return
-		}
-		// The cost interceptor's refusal is answered 429 with Retry-After,
-		// instead of the status gqlgen sets.
-		sw := &statusWriter{ResponseWriter: w, rewrite: func(h http.Header, status int) int {
-			if d := st.retryAfter; d > 0 {
-				h.Set("Retry-After", fmt.Sprint(retrySeconds(d)))
-				return http.StatusTooManyRequests
-			}
-			return status
-		}}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), rateStateKey{}, st)))
-	})
-}
-
-// AroundOperations (nil: no limits) takes the operation's cost (its complexity as the
-// complexity limit computed it; introspection alone costs nothing) from
-// the cost bucket before the operation runs, and refuses it when the
-// bucket holds too little.
-func (l *rateLimits) AroundOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if l == nil {
-		return next(ctx)
-	}
-	st, _ := ctx.Value(rateStateKey{}).(*rateState)
-	oc := graphql.GetOperationContext(ctx)
+// MutateOperationContext takes the operation's cost (its complexity as the
+// complexity limit computed it, which must run before; introspection alone
+// costs nothing) from the key's cost bucket before the operation runs, and
+// refuses it when the bucket holds too little.
+func (c rateCost) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	l := c.l
+	st := operationState(ctx)
 	stats := extension.GetComplexityStats(ctx)
-	if st == nil || stats == nil || introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
-		return next(ctx)
+	if st == nil || stats == nil || oc.Operation == nil || introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
+		return nil
 	}
-	if d := take(l.bucketsFor(st.key).cost, l.now(), stats.Complexity); d > 0 {
-		st.retryAfter = d
-		return graphql.OneShot(&graphql.Response{Errors: rateLimitedErrors(d)})
+	if d := take(l.bucketsFor(st.rateKey).cost, l.now(), stats.Complexity); d > 0 {
+		return rateLimited(ctx, d)
 	}
-	return next(ctx)
+	return nil
+}
+
+// rateLimited is the refusal of an operation over a limit, retryable after d.
+func rateLimited(ctx context.Context, d time.Duration) *gqlerror.Error {
+	answerStatus(ctx, http.StatusTooManyRequests, d)
+	return rateLimitedErrors(d)[0]
 }
 
 func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
@@ -205,11 +183,4 @@ func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()
 func rateLimitedErrors(d time.Duration) gqlerror.List {
 	return gqlerror.List{{Message: fmt.Sprintf("rate limit exceeded; retry after %d s", retrySeconds(d)),
 		Extensions: map[string]any{"code": CodeRateLimited}}}
-}
-
-func writeRateLimited(w http.ResponseWriter, d time.Duration) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Retry-After", fmt.Sprint(retrySeconds(d)))
-	w.WriteHeader(http.StatusTooManyRequests)
-	_ = json.NewEncoder(w).Encode(&graphql.Response{Errors: rateLimitedErrors(d)})
 }

@@ -1,10 +1,11 @@
 package graph
 
 import (
+	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
 )
 
 func TestRateLimitBucketsStayBounded(t *testing.T) {
@@ -19,15 +20,12 @@ func TestRateLimitBucketsStayBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newRateLimits(Options{RateLimits: RateLimits{RateOps: 1, RateKeys: tc.keys}})
-			ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-			h := l.Middleware(ok)
 			for i := range tc.requests {
-				req := httptest.NewRequest(http.MethodPost, "/query", nil)
-				req.RemoteAddr = fmt.Sprintf("10.%d.%d.%d:1234", i>>16&255, i>>8&255, i&255)
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK {
-					t.Fatalf("request %d from a new address: %d", i, rec.Code)
+				addr := fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+				ctx := graphql.WithOperationContext(context.WithValue(context.Background(), clientAddrKey{}, addr), &graphql.OperationContext{})
+				_ = operationStart{}.MutateOperationParameters(ctx, &graphql.RawParams{})
+				if err := l.MutateOperationParameters(ctx, &graphql.RawParams{}); err != nil {
+					t.Fatalf("operation %d from a new address: %v", i, err)
 				}
 			}
 			if n := l.buckets.Len(); n != tc.wantCap {

@@ -9,7 +9,9 @@ import "net/http"
 type statusWriter struct {
 	http.ResponseWriter
 	rewrite func(h http.Header, status int) int
-	wrote   bool
+	// body, when set, may rewrite each write of the body.
+	body  func([]byte) []byte
+	wrote bool
 }
 
 func (w *statusWriter) WriteHeader(status int) {
@@ -23,6 +25,12 @@ func (w *statusWriter) WriteHeader(status int) {
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if !w.wrote {
 		w.WriteHeader(http.StatusOK)
+	}
+	if w.body != nil {
+		if _, err := w.ResponseWriter.Write(w.body(b)); err != nil {
+			return 0, err
+		}
+		return len(b), nil
 	}
 	return w.ResponseWriter.Write(b)
 }

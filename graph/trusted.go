@@ -2,16 +2,19 @@ package graph
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Codes of requests refused by the trusted-documents allow-list.
@@ -138,92 +141,119 @@ func (t *TrustedDocuments) trusted(query string) bool {
 	return ok
 }
 
-// trustedParams are gqlgen's POST request parameters (graphql.RawParams,
-// decoded the same way) plus documentId, which gqlgen does not know.
-type trustedParams struct {
-	Query         string          `json:"query"`
-	OperationName string          `json:"operationName,omitempty"`
-	Variables     json.RawMessage `json:"variables,omitempty"`
-	Extensions    json.RawMessage `json:"extensions,omitempty"`
-	Headers       json.RawMessage `json:"headers,omitempty"`
-	DocumentID    string          `json:"documentId,omitempty"`
+// trustedDocuments is the pipeline's step of the allow-list: it maps an
+// operation's documentId (the GraphQL-over-HTTP persisted-documents form,
+// which the transports put in extensions.documentId: liftDocumentID), or
+// an automatic persisted query's hash sent without its text, to the
+// document's text before it is parsed; an id the manifest lacks is refused
+// with PERSISTED_QUERY_NOT_FOUND. With enforce (production) a query text
+// that is not one of the documents is refused with
+// TRUSTED_DOCUMENT_REQUIRED before it is parsed. It runs for every
+// transport; over HTTP a refusal is a 400.
+type trustedDocuments struct {
+	docs    *TrustedDocuments
+	enforce bool
 }
 
-// Middleware maps a request's documentId (the GraphQL-over-HTTP
-// persisted-documents form), or an automatic persisted query's hash sent
-// without its text, to the document's text before gqlgen sees the request;
-// an id the manifest lacks is refused with PERSISTED_QUERY_NOT_FOUND. With
-// enforce (production) a query text that is not one of the documents is
-// refused with TRUSTED_DOCUMENT_REQUIRED before it is parsed. Refusals are
-// HTTP 400 with a GraphQL error body, like the server's other refusals of a
-// request that is not run at all. gqlgen receives the body re-encoded from
-// exactly the parameters checked here. next must get bodies already bounded
-// in size (badRequest).
-func (t *TrustedDocuments) Middleware(enforce bool, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			refuse(w, CodeBadRequest, "the request body could not be read")
-			return
-		}
-		var p trustedParams
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.UseNumber()
-		if err := dec.Decode(&p); err != nil {
-			refuse(w, CodeBadRequest, "the request body must be one JSON object of GraphQL request parameters")
-			return
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			refuse(w, CodeBadRequest, "the request body must be one JSON object of GraphQL request parameters")
-			return
-		}
-		var ext struct {
-			PersistedQuery *struct {
-				Sha256Hash string `json:"sha256Hash"`
-			} `json:"persistedQuery"`
-		}
-		_ = json.Unmarshal(p.Extensions, &ext) // gqlgen refuses extensions that are no object
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = trustedDocuments{}
+
+func (trustedDocuments) ExtensionName() string                   { return "TrustedDocuments" }
+func (trustedDocuments) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (t trustedDocuments) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	id, hasID := p.Extensions[documentIDExtension]
+	var hash string
+	if pq, ok := p.Extensions["persistedQuery"].(map[string]any); ok {
+		hash, _ = pq["sha256Hash"].(string)
+	}
+	switch {
+	case hasID:
+		s, ok := id.(string)
 		switch {
-		case p.DocumentID != "":
-			if p.Query != "" {
-				refuse(w, CodeBadRequest, "send either query or documentId, not both")
-				return
-			}
-			doc, ok := t.lookup(p.DocumentID)
-			if !ok {
-				refuse(w, CodePersistedQueryNotFound, "no trusted document has this documentId")
-				return
-			}
-			p.Query, p.DocumentID = doc, ""
-		case p.Query == "" && ext.PersistedQuery != nil && ext.PersistedQuery.Sha256Hash != "":
-			doc, ok := t.lookup(ext.PersistedQuery.Sha256Hash)
-			if !ok {
-				refuse(w, CodePersistedQueryNotFound, "no trusted document has this hash")
-				return
-			}
-			p.Query = doc
-		case enforce && p.Query != "" && !t.trusted(p.Query):
-			refuse(w, CodeTrustedDocumentRequired, "this server runs only its trusted documents: send a documentId from its manifest")
-			return
+		case !ok || s == "":
+			return refusal(ctx, CodeBadRequest, "documentId must be a document's id: sha256:<64 hex digits>")
+		case p.Query != "":
+			return refusal(ctx, CodeBadRequest, "send either query or documentId, not both")
 		}
-		out, err := json.Marshal(p)
-		if err != nil {
-			refuse(w, CodeBadRequest, "the request body must be one JSON object of GraphQL request parameters")
-			return
+		doc, ok := t.docs.lookup(s)
+		if !ok {
+			return refusal(ctx, CodePersistedQueryNotFound, "no trusted document has this documentId")
 		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(out)), int64(len(out))
-		next.ServeHTTP(w, r)
-	})
+		p.Query = doc
+	case p.Query == "" && hash != "":
+		doc, ok := t.docs.lookup(hash)
+		if !ok {
+			return refusal(ctx, CodePersistedQueryNotFound, "no trusted document has this hash")
+		}
+		p.Query = doc
+	case t.enforce && p.Query != "" && !t.docs.trusted(p.Query):
+		return refusal(ctx, CodeTrustedDocumentRequired, "this server runs only its trusted documents: send a documentId from its manifest")
+	}
+	return nil
 }
 
-// refuse answers 400 with one coded GraphQL error.
-func refuse(w http.ResponseWriter, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": msg,
-		"extensions": map[string]any{"code": code}}}})
+// refusal is a coded error of an operation refused before it is parsed;
+// over HTTP, a 400.
+func refusal(ctx context.Context, code, msg string) *gqlerror.Error {
+	answerRequestError(ctx)
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
 }
+
+// documentIDExtension is where the transports put a request's documentId
+// (a request parameter gqlgen's decoding does not know).
+const documentIDExtension = "documentId"
+
+// liftDocumentID returns the GraphQL request parameters in params (one JSON
+// object, the body of a POST or the payload of a WebSocket subscribe) with
+// documentId, when present, moved to extensions.documentId, where the
+// pipeline's trusted-documents step finds it. Keys match as gqlgen's
+// decoding matches them, without regard to case. Params that are not one
+// JSON object, or whose documentId or extensions have the wrong type, are
+// an error.
+func liftDocumentID(params []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.UseNumber()
+	var raw map[string]json.RawMessage
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		return nil, errNotParams
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errNotParams
+	}
+	var idKey string
+	for k := range raw {
+		if strings.EqualFold(k, documentIDExtension) {
+			idKey = k
+		}
+	}
+	if idKey == "" {
+		return params, nil
+	}
+	id := raw[idKey]
+	delete(raw, idKey)
+	ext := map[string]json.RawMessage{}
+	for k, v := range raw {
+		if strings.EqualFold(k, "extensions") {
+			if string(v) != "null" {
+				if err := json.Unmarshal(v, &ext); err != nil || ext == nil {
+					return nil, errNotParams
+				}
+			}
+			delete(raw, k)
+		}
+	}
+	ext[documentIDExtension] = id
+	b, err := json.Marshal(ext)
+	if err != nil {
+		return nil, errNotParams
+	}
+	raw["extensions"] = b
+	return json.Marshal(raw)
+}
+
+// errNotParams refuses a body or payload that is not one JSON object of
+// GraphQL request parameters.
+var errNotParams = errors.New("the request must be one JSON object of GraphQL request parameters")

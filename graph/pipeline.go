@@ -1,0 +1,223 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// The operation pipeline. Every transport (POST, server-sent events, the
+// two WebSocket protocols) turns what it receives into gqlgen's
+// graphql.RawParams and hands them to the one executor; every rule of an
+// operation is a step of that executor, so it applies to every transport
+// alike, and a transport added later writes none of them:
+//
+//  1. before the document is parsed (operation-parameter mutators):
+//     operationStart (the operation's state), the operation rate limit
+//     (rateLimits), trusted documents and persisted-query hashes
+//     (trustedDocuments), then the document's size limits;
+//  2. parsing (the token limit) and validation, cached by document text;
+//  3. before anything runs (operation-context mutators): the complexity
+//     limit, the shape limits and production's introspection ban
+//     (shapeLimits), strict inputs, the cost rate limit;
+//  4. around the operation (operation middleware): its telemetry span
+//     (observeOperations), its scope (operationScope: per-operation
+//     loaders, call counter, deadline, idempotency key), its viewer
+//     (requireViewer: a valid token, unexpired at the operation's start)
+//     and the live rules of subscriptions (liveOperations);
+//  5. around each response (response middleware): the log line and
+//     -debug's extensions.dynamodb (reportCalls), refusals included.
+//
+// What stays in HTTP middleware is HTTP's: the method, the media type, the
+// body's size and shape (badRequest), CORS, reading the Authorization
+// header and the client's address (httpScope), and turning a refusal the
+// pipeline recorded into its HTTP status (answerStatus). A WebSocket's
+// transport reads its token from connection_init, bounds its messages by
+// the same body limit and keeps its subscription ids unique (wsGuard).
+
+// opState is one operation's state, whatever its transport: made by the
+// first step of the pipeline, before the document is parsed, and kept in
+// the operation context's stats, so that every later step (the rate
+// limits, the scope, the log line) finds the same one, even for an
+// operation refused before it runs.
+type opState struct {
+	// calls counts the operation's DynamoDB calls (reportCalls, -debug).
+	calls *dynamo.Calls
+	// rateKey is whose token buckets pay for it: the viewer's, or the
+	// client address's without a valid token.
+	rateKey string
+}
+
+const opStateName = "taskgraph.operation"
+
+// operationState returns the state of ctx's operation, or nil outside one.
+func operationState(ctx context.Context) *opState {
+	if !graphql.HasOperationContext(ctx) {
+		return nil
+	}
+	st, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(opStateName).(*opState)
+	return st
+}
+
+// operationStart is the pipeline's first step: it gives the operation its
+// state.
+type operationStart struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = operationStart{}
+
+func (operationStart) ExtensionName() string                   { return "OperationStart" }
+func (operationStart) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (operationStart) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+	graphql.GetOperationContext(ctx).Stats.SetExtension(opStateName, &opState{calls: &dynamo.Calls{}, rateKey: rateKeyOf(ctx)})
+	return nil
+}
+
+// rateKeyOf is the rate-limit key of ctx's operation: its viewer when the
+// token is valid, otherwise the client's address (httpScope; forwarded
+// headers are not trusted, see docs/security.md).
+func rateKeyOf(ctx context.Context) string {
+	if v, err := Viewer(ctx); err == nil {
+		return "viewer:" + v
+	}
+	addr, _ := ctx.Value(clientAddrKey{}).(string)
+	return "ip:" + addr
+}
+
+// operationScope gives each operation what a request of its own would
+// have, on every transport: its call counter, and for a query or mutation
+// its own loaders (never shared with another operation, however long the
+// connection), its deadline (o.Timeout from the operation's start) and its
+// idempotency key. A subscription gets no loaders: each event's reads go
+// through the event's own (live.go), and each event's reads have their
+// own time limit.
+func operationScope(o Options, timeout time.Duration) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		if st := operationState(ctx); st != nil {
+			ctx = dynamo.WithCalls(ctx, st.calls)
+		}
+		if isSubscription(ctx) {
+			return next(context.WithValue(ctx, ctxKey{}, (*Loaders)(nil)))
+		}
+		viewer, _ := Viewer(ctx)
+		ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, viewer, o.Loaders, o.Now))
+		start := oc.Stats.OperationStart
+		if start.IsZero() {
+			start = time.Now()
+		}
+		// The deadline bounds the DynamoDB calls, not the operation's own
+		// context: gqlgen answers nothing at all for a cancelled one.
+		ctx = dynamo.WithDeadline(ctx, start.Add(timeout))
+		// A WebSocket's operations all carry its upgrade request's headers:
+		// a key there is no one operation's.
+		if k := oc.Headers.Get(IdempotencyHeader); k != "" && ctx.Value(socketKey{}) == nil {
+			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
+		}
+		return next(ctx)
+	}
+}
+
+// clientAddrKey holds the client's address (RemoteAddr's host) for the
+// rate limits of operations without a valid token.
+type clientAddrKey struct{}
+
+// statusKey holds an HTTP request's *httpStatus.
+type statusKey struct{}
+
+// httpStatus is the HTTP status a step of the pipeline chose for an
+// operation it refused (400 before parsing, 429 with Retry-After), for a
+// transport that answers one JSON body; zero: gqlgen's own.
+type httpStatus struct {
+	mu         sync.Mutex
+	status     int
+	retryAfter time.Duration
+	// noData: the answer is a request error, which has no data entry
+	// (GraphQL over HTTP), though gqlgen writes "data": null.
+	noData bool
+}
+
+// answerStatus records the HTTP status of a refusal, where the operation
+// came in a JSON request; on a stream or a socket it does nothing (their
+// refusals are messages of the stream).
+func answerStatus(ctx context.Context, status int, retryAfter time.Duration) {
+	if s, ok := ctx.Value(statusKey{}).(*httpStatus); ok {
+		s.mu.Lock()
+		s.status, s.retryAfter = status, retryAfter
+		s.mu.Unlock()
+	}
+}
+
+// answerRequestError records that the operation was refused as a request
+// error before it was parsed: over HTTP a 400 whose body has no data
+// entry.
+func answerRequestError(ctx context.Context) {
+	if s, ok := ctx.Value(statusKey{}).(*httpStatus); ok {
+		s.mu.Lock()
+		s.status, s.noData = http.StatusBadRequest, true
+		s.mu.Unlock()
+	}
+}
+
+// httpScope puts what the pipeline needs of an HTTP request into its
+// context: the client's address and, for a request answered with one JSON
+// body (not a stream, not an upgrade), the refusal status that the
+// response's writer then applies.
+func httpScope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		ctx := context.WithValue(r.Context(), clientAddrKey{}, host)
+		if isWebSocket(r) || isEventStream(r) {
+			next.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		st := &httpStatus{}
+		sw := &statusWriter{ResponseWriter: w, body: func(b []byte) []byte {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if st.noData {
+				return withoutData(b)
+			}
+			return b
+		}, rewrite: func(h http.Header, status int) int {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if st.retryAfter > 0 {
+				h.Set("Retry-After", strconv.Itoa(retrySeconds(st.retryAfter)))
+			}
+			if st.status != 0 {
+				return st.status
+			}
+			return status
+		}}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(ctx, statusKey{}, st)))
+	})
+}
+
+// withoutData returns a JSON response body without its data entry.
+func withoutData(b []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	delete(m, "data")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return b
+	}
+	return append(out, '\n')
+}

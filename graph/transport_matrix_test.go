@@ -1,0 +1,444 @@
+package graph_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/live"
+)
+
+// The transport matrix: every protocol the handler serves (graph.Protocols,
+// read from the transports it registers) × every rule of the operation
+// pipeline. Each cell asserts the refusal (its code, its HTTP status or
+// close code, and zero DynamoDB calls) or the effect. A protocol without a
+// driver here fails the test: a transport cannot be added without its rows.
+
+// matrixResult is what one operation got over one protocol.
+type matrixResult struct {
+	status int // HTTP status (POST, SSE); 101 for a WebSocket
+	close  int // a WebSocket's close code, when the server closed it instead of answering
+	res    matrixResponse
+	calls  int // the DynamoDB calls made while it ran
+}
+
+// matrixOp is one operation's request parameters; stream: a subscription
+// the driver leaves open without waiting for a result.
+type matrixOp struct {
+	params map[string]any
+	stream bool
+}
+
+func op(params map[string]any) matrixOp { return matrixOp{params: params} }
+
+func q(query string) matrixOp { return op(map[string]any{"query": query}) }
+
+type matrixResponse struct {
+	Data       json.RawMessage `json:"data"`
+	Errors     []testenv.Error `json:"errors"`
+	Extensions map[string]any  `json:"extensions"`
+}
+
+func (r matrixResult) code() string {
+	if len(r.res.Errors) == 0 {
+		return ""
+	}
+	return r.res.Errors[0].Code()
+}
+
+// matrixDriver sends ops, one after the other (on one connection where the
+// protocol has connections), as viewer's token, and returns what each got.
+// calls reads the DynamoDB calls made so far.
+type matrixDriver func(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult
+
+var matrixDrivers = map[string]matrixDriver{
+	graph.ProtocolPOST:               postDriver,
+	graph.ProtocolSSE:                sseDriver,
+	graph.ProtocolGraphQLTransportWS: wsDriver("graphql-transport-ws", "subscribe", "next"),
+	graph.ProtocolGraphQLWS:          wsDriver("graphql-ws", "start", "data"),
+}
+
+func postDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
+	t.Helper()
+	var out []matrixResult
+	for _, op := range ops {
+		before := calls()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(mustMarshal(t, op.params)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r matrixResult
+		r.status = resp.StatusCode
+		if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
+			t.Fatalf("POST answered %d with a body that is not JSON: %v", resp.StatusCode, err)
+		}
+		resp.Body.Close()
+		r.calls = calls() - before
+		out = append(out, r)
+	}
+	return out
+}
+
+func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
+	t.Helper()
+	var out []matrixResult
+	for _, op := range ops {
+		before := calls()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", bytes.NewReader(mustMarshal(t, op.params)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		r := matrixResult{status: resp.StatusCode}
+		if op.stream && resp.StatusCode == http.StatusOK {
+			// Left open until the test ends.
+			t.Cleanup(func() { resp.Body.Close(); cancel() })
+			out = append(out, r)
+			continue
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+			_ = json.NewDecoder(resp.Body).Decode(&r.res)
+		} else {
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+					if err := json.Unmarshal([]byte(data), &r.res); err != nil {
+						t.Fatalf("an SSE event that is not JSON: %s", data)
+					}
+					break
+				}
+			}
+		}
+		resp.Body.Close()
+		cancel()
+		r.calls = calls() - before
+		out = append(out, r)
+	}
+	return out
+}
+
+// wsDriver drives one of the WebSocket protocols: start is its message
+// that starts an operation, result the one that carries a result.
+func wsDriver(protocol, start, result string) matrixDriver {
+	return func(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		t.Cleanup(cancel)
+		url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
+		c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{protocol}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.CloseNow() })
+		c.SetReadLimit(1 << 20)
+		write := func(m map[string]any) error { return c.Write(ctx, websocket.MessageText, mustMarshal(t, m)) }
+		if err := write(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}}); err != nil {
+			t.Fatal(err)
+		}
+		read := func() (map[string]json.RawMessage, int) {
+			for {
+				_, b, err := c.Read(ctx)
+				if err != nil {
+					var ce websocket.CloseError
+					if errors.As(err, &ce) {
+						return nil, int(ce.Code)
+					}
+					t.Fatalf("reading the WebSocket: %v", err)
+				}
+				var m map[string]json.RawMessage
+				_ = json.Unmarshal(b, &m)
+				switch typ := strings.Trim(string(m["type"]), `"`); typ {
+				case "ping":
+					_ = write(map[string]any{"type": "pong"})
+				case "pong", "ka", "connection_ack":
+				default:
+					return m, 0
+				}
+			}
+		}
+		var out []matrixResult
+		for i, op := range ops {
+			id := fmt.Sprint(i + 1)
+			before := calls()
+			if err := write(map[string]any{"type": start, "id": id, "payload": op.params}); err != nil {
+				out = append(out, matrixResult{status: http.StatusSwitchingProtocols, close: -1})
+				continue
+			}
+			r := matrixResult{status: http.StatusSwitchingProtocols}
+			gotError := false
+			if op.stream {
+				out = append(out, r)
+				continue
+			}
+			for {
+				m, code := read()
+				if code != 0 {
+					r.close = code
+					break
+				}
+				typ := strings.Trim(string(m["type"]), `"`)
+				if strings.Trim(string(m["id"]), `"`) != id {
+					continue
+				}
+				if typ == result {
+					_ = json.Unmarshal(m["payload"], &r.res)
+					break
+				}
+				if typ == "error" {
+					var errs []testenv.Error
+					if json.Unmarshal(m["payload"], &errs) != nil {
+						var one testenv.Error
+						_ = json.Unmarshal(m["payload"], &one)
+						errs = []testenv.Error{one}
+					}
+					r.res.Errors, gotError = errs, true
+					break
+				}
+			}
+			if r.close == 0 && !gotError {
+				// Wait for the operation's end (complete; for a refusal
+				// sent as "error", nothing follows).
+				for typ := ""; typ != "complete" && typ != "error"; {
+					m, code := read()
+					if code != 0 {
+						r.close = code
+						break
+					}
+					if strings.Trim(string(m["id"]), `"`) == id {
+						typ = strings.Trim(string(m["type"]), `"`)
+					}
+				}
+			}
+			r.calls = calls() - before
+			out = append(out, r)
+			if r.close != 0 {
+				break
+			}
+		}
+		return out
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The documents of the matrix's manifest.
+const (
+	matrixMe       = "query Me { me { id name } }"
+	matrixEvents   = "subscription Events($p: ID!) { projectEvents(projectId: $p) { kind } }"
+	matrixRename   = `mutation { updateProfile(input: {name: "Mallory"}) { id name } }`
+	matrixBigQuery = `{ me { projects(first: 10) { nodes { name tasks(first: 20) { nodes { title comments(first: 5) { nodes { body } } } } } } } }`
+)
+
+// logBuffer is a slog destination tests read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestEveryRuleOnEveryTransport(t *testing.T) {
+	for _, p := range graph.Protocols() {
+		if matrixDrivers[p] == nil {
+			t.Errorf("the handler serves %q, which the matrix has no rows for", p)
+		}
+	}
+	manifest := map[string]string{}
+	for _, doc := range []string{matrixMe, matrixEvents} {
+		manifest["sha256:"+sha(doc)] = doc
+	}
+	trusted, err := graph.ParseTrustedDocuments(mustMarshal(t, manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// refusedStatus is the HTTP status of an operation refused before it
+	// runs: a JSON answer's own; a stream's and a socket's are already sent.
+	refusedStatus := map[string]int{graph.ProtocolPOST: http.StatusBadRequest, graph.ProtocolSSE: http.StatusOK,
+		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
+	limitedStatus := map[string]int{graph.ProtocolPOST: http.StatusTooManyRequests, graph.ProtocolSSE: http.StatusOK,
+		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
+	type cell struct {
+		protocol string
+		e        *testenv.Env
+		seed     *testenv.Seed
+		lv       *testenv.Live
+		srv      *httptest.Server
+		log      *logBuffer
+		drive    func(ops ...matrixOp) []matrixResult
+	}
+	start := func(t *testing.T, protocol string, o graph.Options) *cell {
+		e := testenv.New(t)
+		seed := e.MustSeed()
+		lb := &logBuffer{}
+		o.Log = slog.New(slog.NewTextHandler(lb, nil))
+		lv, srv := e.StartLive(o, live.HubConfig{})
+		c := &cell{protocol: protocol, e: e, seed: seed, lv: lv, srv: srv, log: lb}
+		token := e.Token("alice")
+		c.drive = func(ops ...matrixOp) []matrixResult {
+			t.Helper()
+			return matrixDrivers[protocol](t, srv, token, e.Calls.Total, ops...)
+		}
+		return c
+	}
+	// mustRefuse checks that r was refused with code, status, and no read.
+	mustRefuse := func(t *testing.T, c *cell, i int, r matrixResult, code string, status int) {
+		t.Helper()
+		if r.code() != code || r.close != 0 || r.status != status || r.calls != 0 || len(r.res.Data) > 0 && string(r.res.Data) != "null" {
+			t.Errorf("operation %d over %s: HTTP %d, close %d, code %q, %d DynamoDB calls, data %s; want HTTP %d, %s and none read",
+				i, c.protocol, r.status, r.close, r.code(), r.calls, r.res.Data, status, code)
+		}
+	}
+	mustRun := func(t *testing.T, c *cell, i int, r matrixResult, want string) {
+		t.Helper()
+		if len(r.res.Errors) > 0 || r.close != 0 || !strings.Contains(string(r.res.Data), want) {
+			t.Errorf("operation %d over %s: close %d, errors %+v, data %s; want %q", i, c.protocol, r.close, r.res.Errors, r.res.Data, want)
+		}
+	}
+	rules := []struct {
+		name string
+		opts graph.Options
+		run  func(t *testing.T, c *cell)
+	}{
+		{"production runs only trusted documents", graph.Options{Production: true, TrustedDocuments: trusted},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q(matrixRename), q("{ me { id } }"),
+					op(map[string]any{"documentId": "sha256:" + sha(matrixRename)}),
+					op(map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": sha(matrixRename)}}}),
+					// then, on the same connection, trusted documents run
+					op(map[string]any{"documentId": "sha256:" + sha(matrixMe)}),
+					q(matrixMe),
+					op(map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": sha(matrixMe)}}}))
+				if len(rs) != 7 {
+					t.Fatalf("%d results: %+v", len(rs), rs)
+				}
+				mustRefuse(t, c, 1, rs[0], graph.CodeTrustedDocumentRequired, refusedStatus[c.protocol])
+				mustRefuse(t, c, 2, rs[1], graph.CodeTrustedDocumentRequired, refusedStatus[c.protocol])
+				mustRefuse(t, c, 3, rs[2], graph.CodePersistedQueryNotFound, refusedStatus[c.protocol])
+				mustRefuse(t, c, 4, rs[3], graph.CodePersistedQueryNotFound, refusedStatus[c.protocol])
+				for i := 4; i < 7; i++ {
+					mustRun(t, c, i+1, rs[i], "Alice Example")
+				}
+				if strings.Contains(c.e.Dump(), "Mallory") {
+					t.Fatal("the untrusted mutation committed")
+				}
+				if n := strings.Count(c.log.String(), "outcome="+graph.CodeTrustedDocumentRequired); n != 2 {
+					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
+				}
+			}},
+		{"production subscribes to a trusted document by documentId", graph.Options{Production: true, TrustedDocuments: trusted},
+			func(t *testing.T, c *cell) {
+				web := c.seed.Project("Website relaunch")
+				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
+				if c.protocol == graph.ProtocolPOST { // no stream: refused at once
+					mustRefuse(t, c, 1, c.drive(op(sub))[0], graph.CodeBadUserInput, http.StatusBadRequest)
+					return
+				}
+				rs := c.drive(matrixOp{params: sub, stream: true})
+				if rs[0].close != 0 || (rs[0].status != http.StatusOK && rs[0].status != http.StatusSwitchingProtocols) {
+					t.Fatalf("%+v", rs[0])
+				}
+				testenv.WaitSubscribers(t, c.lv.Hub, web.ID, 1)
+			}},
+		{"operations are charged before they are parsed", graph.Options{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q("{ me { id "), q("{ me { nosuchfield } }"), q("{ me { id } }"))
+				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
+					t.Fatalf("want a parse failure, a validation failure, then RATE_LIMITED; got %+v", rs)
+				}
+				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, limitedStatus[c.protocol])
+			}},
+		{"the deadline holds", graph.Options{Timeout: time.Nanosecond},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q(matrixBigQuery))
+				if rs[0].code() != graph.CodeServiceUnavailable {
+					t.Fatalf("over %s: want SERVICE_UNAVAILABLE, got %q %s", c.protocol, rs[0].code(), rs[0].res.Data)
+				}
+			}},
+		{"production refuses introspection", graph.Options{Production: true},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q("{ __schema { queryType { name } } }"), q("{ __type(name: \"User\") { name } }"))
+				for i, r := range rs {
+					if r.code() != "GRAPHQL_VALIDATION_FAILED" || !strings.Contains(r.res.Errors[0].Message, "introspection") || r.calls != 0 {
+						t.Errorf("operation %d over %s: %+v", i+1, c.protocol, r)
+					}
+				}
+			}},
+		{"shape and cost limits hold", graph.Options{MaxAliases: 2, MaxDepth: 4},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q("{ a: me { id } b: me { id } c: me { id } }"),
+					q("{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"),
+					q("{ me { projects { nodes { tasks { nodes { project { tasks { nodes { id } } } } } } } } }"))
+				for i, r := range rs {
+					if r.code() != graph.CodeComplexity || r.calls != 0 {
+						t.Errorf("operation %d over %s: %q after %d calls, want %s before any", i+1, c.protocol, r.code(), r.calls, graph.CodeComplexity)
+					}
+				}
+			}},
+		{"the body limit bounds every message", graph.Options{MaxBodyBytes: 1024},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q("{ me { id } }" + strings.Repeat(" ", 2048)))
+				if r := rs[0]; r.status != http.StatusRequestEntityTooLarge && r.close != int(websocket.StatusMessageTooBig) || r.calls != 0 {
+					t.Fatalf("a 2 KiB operation with -max-body 1024 over %s: HTTP %d, close %d, %d calls, %+v", c.protocol, r.status, r.close, r.calls, r.res)
+				}
+			}},
+		{"each operation has its own loaders and call counter", graph.Options{Debug: true},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q("{ me { id } }"), q("{ me { id name } }"))
+				for i, r := range rs {
+					d, _ := r.res.Extensions["dynamodb"].(map[string]any)
+					if d == nil || d["total"] != float64(1) || r.calls != 1 {
+						t.Errorf("operation %d over %s: %d calls, extensions %v, want dynamodb.total 1", i+1, c.protocol, r.calls, r.res.Extensions)
+					}
+				}
+				if n := strings.Count(c.log.String(), "dynamodb_calls=1 "); n != 2 {
+					t.Errorf("%d log lines with one call, want 2:\n%s", n, c.log)
+				}
+			}},
+	}
+	for _, rule := range rules {
+		t.Run(rule.name, func(t *testing.T) {
+			for _, p := range graph.Protocols() {
+				t.Run(p, func(t *testing.T) { rule.run(t, start(t, p, rule.opts)) })
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/live"
+)
+
+func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	c := dial(t, e, srv, "bob")
+	vars := map[string]any{"p": web.ID}
+	c.Subscribe("x", taskEventsSub, vars)
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+
+	t.Run("an id used again after its complete is a new operation", func(t *testing.T) {
+		c.Send(testenv.WSMessage{ID: "x", Type: "complete"})
+		testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
+		c.Subscribe("x", taskEventsSub, vars)
+		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	})
+	t.Run("an id still running closes the socket", func(t *testing.T) {
+		c.Subscribe("x", taskEventsSub, vars)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for {
+			m, err := c.Read(ctx)
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				if ce.Code != graph.CloseDuplicateID || !strings.Contains(ce.Reason, "x already exists") {
+					t.Fatalf("closed with %d %q, want 4409 Subscriber for x already exists", ce.Code, ce.Reason)
+				}
+				break
+			}
+			if err != nil {
+				t.Fatalf("want the close 4409, got %v", err)
+			}
+			if m.Type == "next" && m.ID == "x" {
+				t.Fatalf("the duplicate ran: %s", m.Payload)
+			}
+		}
+		// Its subscriptions end with it.
+		testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
+	})
+}
+
+func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := seed.Project("Website relaunch")
+	sub := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": web.ID}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
+	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	send := func(m map[string]any) {
+		if err := conn.Write(ctx, websocket.MessageText, mustMarshal(t, m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + e.Token("bob")}})
+	start := map[string]any{"type": "start", "id": "x", "payload": sub}
+	send(start)
+	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	send(start)
+	for {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("want an error for the duplicate, got %v", err)
+		}
+		if s := string(b); strings.Contains(s, `"type":"error"`) {
+			if !strings.Contains(s, `"id":"x"`) || !strings.Contains(s, "running") {
+				t.Fatalf("error %s", s)
+			}
+			break
+		}
+	}
+	// The first runs on, alone.
+	if n := lv.Hub.Subscribers(web.ID); n != 1 {
+		t.Fatalf("%d subscribers after the duplicate, want the first alone", n)
+	}
+}
