@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,9 +111,64 @@ func TestLiveClients(t *testing.T) {
 	})
 }
 
+// The documents of the production instance's manifest in
+// TestLiveClientsInProduction (clients/live/trusted.mjs sends them by id).
+var trustedLiveDocs = map[string]string{
+	"me":         "query Me { me { id name } }",
+	"events":     "subscription Events($projectId: ID!) { projectEvents(projectId: $projectId) { kind cursor task { id title version } } }",
+	"updateTask": "mutation UpdateTask($input: UpdateTaskInput!) { updateTask(input: $input) { id title version } }",
+}
+
+// TestLiveClientsInProduction runs the graphql-ws npm client against an
+// instance started as -production -trusted-documents starts it
+// (clients/live/trusted.mjs): over the WebSocket an untrusted mutation is
+// refused with TRUSTED_DOCUMENT_REQUIRED and changes nothing, while trusted
+// documents, named by documentId or by their persisted-query hash, run:
+// a query, a mutation and a subscription.
+func TestLiveClientsInProduction(t *testing.T) {
+	nodeModules := mustNodeTools(t)
+	env := testenv.New(t)
+	seed := env.MustSeed()
+	natsURL := mustStartNATS(t)
+	manifest := map[string]string{}
+	ids := map[string]string{}
+	for name, doc := range trustedLiveDocs {
+		sum := sha256.Sum256([]byte(doc))
+		ids[name] = "sha256:" + hex.EncodeToString(sum[:])
+		manifest[ids[name]] = doc
+	}
+	data, err := json.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, err := graph.ParseTrustedDocuments(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startLiveInstanceWith(t, env, natsURL, graph.Options{Production: true, TrustedDocuments: trusted}, live.HubConfig{})
+	cfg := map[string]any{
+		"url": p.URL + "/query", "token": env.Token("alice"), "project": seed.Project("Website relaunch").ID,
+		"task": seed.Task("Set up analytics").ID, "ids": ids, "docs": trustedLiveDocs, "waitMs": 20_000,
+	}
+	runNodeChecks(t, nodeModules, filepath.Join("clients", "live", "trusted.mjs"), cfg)
+	var me struct{ Me struct{ Name string } }
+	env.MustQuery("alice", "{ me { name } }", nil, &me)
+	if me.Me.Name != "Alice Example" {
+		t.Errorf("alice's name is %q after the refused mutation", me.Me.Name)
+	}
+}
+
 // runLiveScript runs clients/live/run.mjs with cfg and makes each of its
 // checks a subtest; a planned check with no result fails.
 func runLiveScript(t *testing.T, nodeModules string, cfg liveConfig) {
+	t.Helper()
+	runNodeChecks(t, nodeModules, filepath.Join("clients", "live", "run.mjs"), cfg)
+}
+
+// runNodeChecks runs a script of checks (one JSON line each after a plan,
+// as clients/live/run.mjs prints them) with cfg in LIVE_CONFIG, and makes
+// each of its checks a subtest; a planned check with no result fails.
+func runNodeChecks(t *testing.T, nodeModules, script string, cfg any) {
 	t.Helper()
 	conf, err := json.Marshal(cfg)
 	if err != nil {
@@ -119,7 +176,7 @@ func runLiveScript(t *testing.T, nodeModules string, cfg liveConfig) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard: the script takes seconds
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("clients", "live", "run.mjs"))
+	cmd := exec.CommandContext(ctx, "node", script)
 	cmd.Env = append(os.Environ(), "LIVE_CONFIG="+string(conf), "NODE_PATH="+nodeModules)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -233,6 +290,13 @@ type liveInstance struct {
 // stops when the test ends.
 func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors graph.Origins, hc live.HubConfig) liveInstance {
 	t.Helper()
+	return startLiveInstanceWith(t, env, natsURL, graph.Options{CORS: cors}, hc)
+}
+
+// startLiveInstanceWith is startLiveInstance with the handler's options
+// (their Live is the instance's hub).
+func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o graph.Options, hc live.HubConfig) liveInstance {
+	t.Helper()
 	logs := &syncBuffer{}
 	// A client of its own to the shared store's endpoint.
 	store := wire.NewStore(env.Emb.Client(wire.ClientOptions()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
@@ -243,7 +307,8 @@ func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors grap
 		cancel()
 		t.Fatalf("starting live updates: %v", err)
 	}
-	srv := httptest.NewServer(wire.NewHandler(store, env.Auth, graph.Options{CORS: cors, Live: hub}))
+	o.Live = hub
+	srv := httptest.NewServer(wire.NewHandler(store, env.Auth, o))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("instance %s's log:\n%s", srv.URL, logs.String())
