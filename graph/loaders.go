@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
@@ -30,9 +29,10 @@ type LoaderConfig struct {
 	detached context.Context
 }
 
-// Loaders are the per-request data loaders, one per access pattern. They are
-// made for each request (by withLoaders) and never shared between requests:
-// their caches hold what one viewer may see.
+// Loaders are the per-operation data loaders, one per access pattern. They
+// are made for each query or mutation (by operationScope, on every
+// transport) and never shared between operations: their caches hold what
+// one viewer may see.
 type Loaders struct {
 	store  *dynamo.Store
 	viewer string
@@ -161,16 +161,6 @@ func (l *Loaders) primeTasks(ctx context.Context) func(*dynamo.Conn[*dynamo.Task
 }
 
 type ctxKey struct{}
-
-// withLoaders gives each request its own Loaders, for the viewer that the
-// authentication middleware (which must run first) found.
-func withLoaders(store *dynamo.Store, cfg LoaderConfig, now func() time.Time, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		viewer, _ := Viewer(r.Context())
-		ctx := context.WithValue(r.Context(), ctxKey{}, newLoaders(store, viewer, cfg, now))
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
 
 // For returns the request's loaders or, below a live event's field, the
 // event's loaders for this subscriber (eventLoaders).
