@@ -180,7 +180,8 @@ func TestAMembershipWithoutItsStartCountsFromTheProjectsCreation(t *testing.T) {
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	first := subscribe(t, in.hub, "alice", p, nil)
 	evs := []*dynamo.Event{
-		at(p, dynamo.EventTaskCreated, "tsk#a", now.Add(-time.Hour)), // before the project was created
+		at(p, dynamo.EventTaskCreated, "tsk#cursor", now.Add(-2*time.Hour)), // bob resumes after this one
+		at(p, dynamo.EventTaskCreated, "tsk#a", now.Add(-time.Hour)),        // before the project was created
 		at(p, dynamo.EventTaskUpdated, "tsk#b", now),
 		at(p, dynamo.EventTaskUpdated, "tsk#c", now.Add(time.Minute)),
 	}
