@@ -92,7 +92,7 @@ func TestServerLogsWhereTheCursorKeyCameFrom(t *testing.T) {
 	s := mustStart(t, "-data-dir=")
 	defer s.stop()
 	logs := s.stderr.String()
-	if !strings.Contains(logs, `"cursor key"=CURSOR_KEY`) && !strings.Contains(logs, "cursor key=CURSOR_KEY") {
+	if !strings.Contains(logs, "cursorkey=CURSOR_KEY") {
 		t.Errorf("the start-up log does not say the cursor key came from CURSOR_KEY:\n%s", logs)
 	}
 	if strings.Contains(logs, key) {

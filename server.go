@@ -252,7 +252,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer cancel()
 		_ = store.FlushOutbox(fctx)
 	}()
-	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[broker.Embedded()], "retention", lc.MaxAge, "cursor key", ckeyWhere)
+	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[broker.Embedded()], "retention", lc.MaxAge, "cursorkey", ckeyWhere)
 
 	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE"),
 		MaxLifetime: s.tokenTTL}
