@@ -99,3 +99,14 @@ func TestServerLogsWhereTheCursorKeyCameFrom(t *testing.T) {
 		t.Error("the log shows the key")
 	}
 }
+
+func TestHelpNeverShowsTheCursorKey(t *testing.T) {
+	cleanEnv(t)
+	key := hex.EncodeToString(bytes.Repeat([]byte{0x5c}, 32))
+	t.Setenv("CURSOR_KEY", key)
+	var out bytes.Buffer
+	_ = run(context.Background(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
+	if !strings.Contains(out.String(), "-cursor-key") || strings.Contains(out.String(), key) {
+		t.Errorf("-h names -cursor-key: %v; shows the key: %v", strings.Contains(out.String(), "-cursor-key"), strings.Contains(out.String(), key))
+	}
+}
