@@ -43,6 +43,10 @@ Environment:
                              secret in -data-dir (made on first start)
   JWT_JWKS_URL               an identity provider's JWK Set for asymmetric tokens
   JWT_ISSUER, JWT_AUDIENCE   the iss / aud tokens must carry
+  CURSOR_KEY                 the default of -cursor-key: the key of the live events'
+                             cursors (base64 or hex, at least 32 bytes); unset: derived
+                             from JWT_SECRET or the development secret; needed with
+                             -production when only JWT_JWKS_URL is set
   NATS_URL                   the default of -nats-url: a NATS server or cluster with
                              JetStream that carries live events between instances
   AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, AWS_REGION, AWS_DEFAULT_REGION,

@@ -45,7 +45,7 @@ func cleanEnv(t *testing.T) {
 	t.Helper()
 	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
 		"AWS_PROFILE", "AWS_ACCESS_KEY_ID", "JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "TABLE_NAME",
-		"LOG_FORMAT", "LOG_LEVEL"} {
+		"LOG_FORMAT", "LOG_LEVEL", "CURSOR_KEY"} {
 		t.Setenv(v, "")
 	}
 	t.Setenv("PORT", "0")
@@ -363,6 +363,7 @@ func TestHelpNamesTheFlagsAndTheEnvironment(t *testing.T) {
 	help := out.String()
 	for _, want := range []string{"Usage: taskgraph ", "-data-dir", "-production", "token USER", "export", "import",
 		"PORT", "TABLE_NAME", "DATA_DIR", "JWT_SECRET", "JWT_JWKS_URL", "AWS_ENDPOINT_URL_DYNAMODB",
+		"-cursor-key", "CURSOR_KEY",
 		"needs JWT_SECRET or JWT_JWKS_URL"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("-h does not mention %q", want)

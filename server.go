@@ -65,6 +65,7 @@ type settings struct {
 	natsURL     string        // NATS_URL; "": the embedded NATS server
 	live        live.Config   // retention and duplicate window
 	liveHub     live.HubConfig
+	cursorKey   string // -cursor-key, else CURSOR_KEY: the live cursors' key; "": derived (cursorKey)
 }
 
 // devTokenLifetime is the default token lifetime outside production: a
@@ -107,6 +108,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.DurationVar(&s.live.DuplicateWindow, "event-dedup-window", live.DefaultDuplicateWindow, "how long the event stream drops a second publication of the same event")
 	flag.IntVar(&s.live.Replicas, "event-replicas", 1, "replicas of the event stream on a NATS cluster (NATS_URL)")
 	flag.IntVar(&s.liveHub.Buffer, "subscription-buffer", live.DefaultBuffer, "events a subscriber may fall behind before it is cut off (it resumes with its cursor)")
+	flag.StringVar(&s.cursorKey, "cursor-key", "", "key of the live events' cursors, base64 or hex, at least 32 bytes, the same on every instance (default from CURSOR_KEY; unset: derived from JWT_SECRET or the development secret; required with -production and JWT_JWKS_URL only)")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", graph.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", graph.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
 	flag.StringVar(&s.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus metrics at GET /metrics on this address (e.g. :9090), apart from the API; empty: no metrics (default from METRICS_ADDR)")
@@ -122,6 +124,9 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 		s.args = flag.Args()
 	}
 	s.store = storeKind(s.store)
+	if s.cursorKey == "" { // not the flag's default: -h would print the key
+		s.cursorKey = os.Getenv("CURSOR_KEY")
+	}
 	if s.tokenTTL == 0 {
 		s.tokenTTL = devTokenLifetime
 		if s.production {
@@ -172,6 +177,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if s.tokenTTL <= 0 {
 		return errors.New("-max-token-lifetime must be positive")
 	}
+	var devSec []byte
+	var devWhere string
+	if needsDevSecret(s, jwksURL) {
+		if devSec, devWhere, err = devSecret(s.dataDir); err != nil {
+			return err
+		}
+	}
+	ckey, ckeyWhere, err := cursorKey(s, devSec, devWhere)
+	if err != nil {
+		return err
+	}
 	var trusted *graph.TrustedDocuments
 	if s.trusted != "" {
 		var err error
@@ -218,7 +234,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if s.store == "embedded" && s.dataDir != "" { // the stream lasts as long as the table's data
 		lc.StoreDir = filepath.Join(s.dataDir, "nats")
 	}
-	broker, hub, err := wire.OpenLive(bg, store, lc, s.liveHub)
+	hc := s.liveHub
+	hc.CursorKey = ckey
+	broker, hub, err := wire.OpenLive(bg, store, lc, hc)
 	if err != nil {
 		return fmt.Errorf("live updates: %w", err)
 	}
@@ -234,7 +252,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer cancel()
 		_ = store.FlushOutbox(fctx)
 	}()
-	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[broker.Embedded()], "retention", lc.MaxAge)
+	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[broker.Embedded()], "retention", lc.MaxAge, "cursorkey", ckeyWhere)
 
 	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE"),
 		MaxLifetime: s.tokenTTL}
@@ -247,10 +265,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	headers := map[string]string{}
 	if s.secret == "" && jwksURL == "" {
-		secret, where, err := devSecret(s.dataDir)
-		if err != nil {
-			return err
-		}
+		secret, where := devSec, devWhere // needsDevSecret
 		auth.Secret = secret
 		tok, err := auth.Sign("alice", s.tokenTTL)
 		if err != nil {

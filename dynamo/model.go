@@ -35,7 +35,12 @@ type Member struct {
 	ProjectID string
 	UserID    string
 	Role      Role
-	JoinedAt  time.Time
+	// JoinedAt is when this membership began: written in the transaction
+	// that makes it, with the very clock value of that transaction's
+	// event (the MEMBER_ADDED's At; the project's CreatedAt for its
+	// owner). A member removed and added back has the re-adding's time.
+	// The live replay starts a viewer's history there.
+	JoinedAt time.Time
 }
 
 // TaskStatus is where a task stands.

@@ -102,7 +102,7 @@ func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T
 		got.Task.Assignee == nil || got.Task.Assignee.ID != "alice" {
 		t.Errorf("task = %+v, want the event's own task with its assignee", got.Task)
 	}
-	if seq, err := live.ParseCursor(web.ID, got.Cursor); err != nil || seq == 0 {
+	if seq, err := lv.Hub.Cursors().ParseCursor(web.ID, got.Cursor); err != nil || seq == 0 {
 		t.Errorf("cursor %q: %d, %v", got.Cursor, seq, err)
 	}
 }
@@ -235,12 +235,12 @@ func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Err
 func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	for name, cursor := range map[string]string{
 		"malformed":               "bm90IGEgY3Vyc29y",
-		"another project's":       live.Cursor(app.ID, 1),
-		"beyond the stream's end": live.Cursor(web.ID, 1000),
+		"another project's":       lv.Hub.Cursors().Cursor(app.ID, 1),
+		"beyond the stream's end": lv.Hub.Cursors().Cursor(web.ID, 1000),
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := dial(t, e, srv, "alice")

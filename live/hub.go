@@ -42,7 +42,12 @@ type HubConfig struct {
 	Buffer int
 	// EventTimeout is DefaultEventTimeout when 0.
 	EventTimeout time.Duration
-	Log          *slog.Logger
+	// CursorKey encrypts and authenticates the cursors (Cursors): at
+	// least MinCursorKey bytes, the same on every instance that shares
+	// the stream, so that a client resumes anywhere. Empty: a random key
+	// made once per process (cursors then hold only within the process).
+	CursorKey []byte
+	Log       *slog.Logger
 }
 
 // Hub is one instance's fan-out: one JetStream consumer for the live tail of
@@ -55,6 +60,8 @@ type Hub struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	cc   jetstream.ConsumeContext
+
+	cursors *Cursors // makes and reads the cursors (HubConfig.CursorKey)
 
 	mu    sync.Mutex
 	feeds map[string]*feed // by project id
@@ -73,7 +80,8 @@ type feed struct {
 
 // Delivery is one event for a subscriber.
 type Delivery struct {
-	// Seq is the event's stream sequence; Cursor encodes it with the project.
+	// Seq is the event's stream sequence; Cursor is its cursor
+	// (Cursors.Cursor: the sequence encrypted, bound to the project).
 	Seq    uint64
 	Cursor string
 	Event  *dynamo.Event
@@ -113,7 +121,14 @@ func (b *Broker) StartHub(ctx context.Context, c HubConfig) (*Hub, error) {
 	if c.Log == nil {
 		c.Log = b.log
 	}
-	h := &Hub{b: b, cfg: c, feeds: map[string]*feed{}, subs: map[*Subscription]struct{}{}}
+	cursors := processCursors()
+	if len(c.CursorKey) > 0 {
+		var err error
+		if cursors, err = NewCursors(c.CursorKey); err != nil {
+			return nil, fmt.Errorf("live: %w", err)
+		}
+	}
+	h := &Hub{b: b, cfg: c, cursors: cursors, feeds: map[string]*feed{}, subs: map[*Subscription]struct{}{}}
 	h.ctx, h.stop = context.WithCancel(ctx)
 	cons, err := b.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{SubjectPrefix + "*"}, DeliverPolicy: jetstream.DeliverNewPolicy})
@@ -129,6 +144,10 @@ func (b *Broker) StartHub(ctx context.Context, c HubConfig) (*Hub, error) {
 	context.AfterFunc(h.ctx, h.cc.Stop)
 	return h, nil
 }
+
+// Cursors returns the hub's cursors: what its deliveries carry and what
+// Subscribe reads.
+func (h *Hub) Cursors() *Cursors { return h.cursors }
 
 // Close stops the consumer and ends every subscription (without error: a
 // client resumes with its cursor on another instance or after a restart).
@@ -166,7 +185,7 @@ func (h *Hub) receive(msg jetstream.Msg) {
 	if f == nil {
 		return // no local subscriber: no read at all
 	}
-	d := &Delivery{Seq: md.Sequence.Stream, Cursor: Cursor(ev.ProjectID, md.Sequence.Stream), Event: ev, Shared: h.newShared()}
+	d := &Delivery{Seq: md.Sequence.Stream, Cursor: h.cursors.Cursor(ev.ProjectID, md.Sequence.Stream), Event: ev, Shared: h.newShared()}
 	select {
 	case f.queue <- d:
 	default:
@@ -279,48 +298,74 @@ var ErrUnchecked = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
 	Message: "the subscription could not be checked and was ended; subscribe again with after: the last cursor received"}
 
 // checkMembers reports whether the project exists and which of users are
-// its members, in one strongly consistent read: one BatchGetItem for up to
-// 99 users, else one Query of the project's members beside a read of the
-// project.
+// its members, in one strongly consistent read (members).
 func checkMembers(ctx context.Context, store *dynamo.Store, project string, users []string) (bool, map[string]bool, error) {
+	p, ms, err := members(ctx, store, project, users)
+	if err != nil {
+		return false, nil, err
+	}
 	member := make(map[string]bool, len(users))
+	for _, u := range users {
+		member[u] = ms[u] != nil
+	}
+	return p != nil, member, nil
+}
+
+// members reads the project (nil when it does not exist) and the
+// memberships of those of users who are its members, in one strongly
+// consistent read: one BatchGetItem for up to 99 users, else one Query of
+// the project's members beside a read of the project.
+func members(ctx context.Context, store *dynamo.Store, project string, users []string) (*dynamo.Project, map[string]*dynamo.Member, error) {
+	ms := make(map[string]*dynamo.Member, len(users))
 	if len(users) < 100 {
 		refs := make([]dynamo.Ref, 0, len(users)+1)
 		refs = append(refs, dynamo.ProjectRef(project))
 		for _, u := range users {
 			refs = append(refs, dynamo.MemberRef(project, u))
 		}
-		_, errs := store.Get(ctx, refs)
+		vals, errs := store.Get(ctx, refs)
 		for i, err := range errs {
 			if err != nil && !dynamo.IsNotFound(err) {
-				return false, nil, err
+				return nil, nil, err
 			}
-			if i > 0 {
-				member[users[i-1]] = err == nil
+			if m, ok := vals[i].(*dynamo.Member); ok && i > 0 && err == nil {
+				ms[users[i-1]] = m
 			}
 		}
-		return errs[0] == nil, member, nil
+		p, _ := vals[0].(*dynamo.Project)
+		return p, ms, nil
 	}
 	var wg sync.WaitGroup
+	var p *dynamo.Project
 	var perr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, errs := store.Get(ctx, []dynamo.Ref{dynamo.ProjectRef(project)})
+		vals, errs := store.Get(ctx, []dynamo.Ref{dynamo.ProjectRef(project)})
+		p, _ = vals[0].(*dynamo.Project)
 		perr = errs[0]
 	}()
-	ms, err := store.MembersOf(ctx, project)
+	all, err := store.MembersOf(ctx, project)
 	wg.Wait()
 	if err != nil {
-		return false, nil, err
+		return nil, nil, err
 	}
 	if perr != nil && !dynamo.IsNotFound(perr) {
-		return false, nil, perr
+		return nil, nil, perr
 	}
-	for _, m := range ms {
-		member[m.UserID] = true
+	want := make(map[string]bool, len(users))
+	for _, u := range users {
+		want[u] = true
 	}
-	return perr == nil, member, nil
+	for _, m := range all {
+		if want[m.UserID] {
+			ms[m.UserID] = m
+		}
+	}
+	if perr != nil {
+		p = nil
+	}
+	return p, ms, nil
 }
 
 // Subscribers returns how many subscriptions of project this instance

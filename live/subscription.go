@@ -32,6 +32,15 @@ type Subscription struct {
 	// checked is when a check found the viewer a member, during the
 	// replay (recentlyChecked).
 	checked time.Time
+
+	// The replay's membership gate (admit), used by the replay's
+	// goroutine only. since is when the viewer's membership began, as
+	// Subscribe read it; gated is the sequence of the last event admit
+	// decided on; out is set by the viewer's own MEMBER_REMOVED in the
+	// replay, until their own MEMBER_ADDED.
+	since time.Time
+	gated uint64
+	out   bool
 }
 
 // replayRecheck is how long, during a replay, one visibility check of the
@@ -64,12 +73,20 @@ func (s *Subscription) noteCheck(member bool) {
 
 // Subscribe checks that the project exists and that viewer is a member
 // (ENOTFOUND otherwise) and subscribes to its events. With after (a cursor
-// of this project, ParseCursor), every kept event after it is replayed
-// first, then the live ones follow with none missed and none repeated;
-// a cursor older than the stream keeps, or from no event of the stream, is
-// refused with EINVALID: older means that the stream no longer keeps the
-// event that followed it (it may have been one of this project's). The
-// subscription ends when ctx does, or Close.
+// of this project, Cursors.ParseCursor), every kept event after it is
+// replayed first, then the live ones follow with none missed and none
+// repeated. The replay starts no earlier than the viewer's current
+// membership (membershipStart): the events before it are skipped, as if
+// the cursor were there. The subscription ends when ctx does, or Close.
+//
+// Returns EINVALID for a cursor this server did not make for the project
+// (one message for all: malformed, forged, changed, another project's or
+// another key's; checked before any read), then, for a cursor of the
+// project: one beyond the stream's last event (the stream was reset), or
+// one older than the stream keeps (it no longer holds the event that
+// followed it, which may have been one of this project's). ENOTFOUND when
+// the project does not exist or viewer is no member; EUNAVAILABLE when the
+// table or the broker fails, or the hub shuts down.
 func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *string) (*Subscription, error) {
 	subj, err := subject(project)
 	if err != nil {
@@ -77,17 +94,18 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 	}
 	var from uint64
 	if after != nil {
-		if from, err = ParseCursor(project, *after); err != nil {
+		if from, err = h.cursors.ParseCursor(project, *after); err != nil {
 			return nil, err
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.EventTimeout) // a subscription has no request deadline
 	defer cancel()
-	exists, member, err := checkMembers(cctx, h.cfg.Store, project, []string{viewer})
+	p, ms, err := members(cctx, h.cfg.Store, project, []string{viewer})
 	if err != nil {
 		return nil, err
 	}
-	if !exists || !member[viewer] {
+	m := ms[viewer]
+	if p == nil || m == nil {
 		return nil, errGone
 	}
 	if after != nil {
@@ -104,7 +122,7 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 		}
 	}
 	s := &Subscription{h: h, viewer: viewer, project: project, wake: make(chan struct{}, 1), room: make(chan struct{}, 1), ended: make(chan struct{}),
-		live: after == nil, last: from}
+		live: after == nil, last: from, since: membershipStart(p, m), gated: from}
 	h.mu.Lock()
 	if h.ctx.Err() != nil {
 		h.mu.Unlock()
@@ -168,6 +186,9 @@ func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
 		}
 		s.mu.Unlock()
 		for _, d := range held {
+			if !s.admit(d) {
+				continue
+			}
 			if !s.waitRoom(ctx) {
 				return
 			}
@@ -210,7 +231,10 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 			return nil
 		}
 		if ev, err := decodeEvent(msg.Data()); err == nil {
-			s.h.deliver([]*Subscription{s}, &Delivery{Seq: seq, Cursor: Cursor(s.project, seq), Event: ev, Shared: s.h.newShared()})
+			if d := (&Delivery{Seq: seq, Cursor: s.h.cursors.Cursor(s.project, seq), Event: ev}); s.admit(d) {
+				d.Shared = s.h.newShared()
+				s.h.deliver([]*Subscription{s}, d)
+			}
 		}
 		if seq >= upTo {
 			return nil
@@ -222,6 +246,48 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 			return nil
 		}
 	}
+}
+
+// membershipStart is when m's membership of p began: its joinedAt, which
+// the store writes with the clock value of the membership's own event (the
+// MEMBER_ADDED of that user; the project's creation for its owner). A
+// membership item without it (none is written so; only a hand-made import
+// could lack it) counts from the project's creation: no event of the
+// project precedes it.
+func membershipStart(p *dynamo.Project, m *dynamo.Member) time.Time {
+	if !m.JoinedAt.IsZero() {
+		return m.JoinedAt
+	}
+	return p.CreatedAt
+}
+
+// admit reports whether a replayed (or held) event falls within the
+// viewer's current membership: its commit time is not before the
+// membership began (since; the viewer's own MEMBER_ADDED, whose time is
+// the membership's start, is the first event admitted), and it is not
+// between their own MEMBER_REMOVED and MEMBER_ADDED in this replay (a
+// removal and a re-adding while the replay runs, after Subscribe read the
+// membership). An event is decided once, by sequence: one both replayed
+// and held gets the first decision. Replay goroutine only.
+func (s *Subscription) admit(d *Delivery) bool {
+	if d.Seq <= s.gated {
+		return false
+	}
+	s.gated = d.Seq
+	ev := d.Event
+	if ev.At.Before(s.since) {
+		return false
+	}
+	own := ev.SubjectID == s.viewer
+	switch {
+	case own && ev.Kind == dynamo.EventMemberAdded:
+		s.out = false
+	case s.out:
+		return false
+	case own && ev.Kind == dynamo.EventMemberRemoved:
+		s.out = true // delivered: deliver ends the stream unless they are a member again
+	}
+	return true
 }
 
 // waitRoom waits until the queue has room for one more event; false when
