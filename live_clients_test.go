@@ -301,27 +301,19 @@ func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o gra
 	// A client of its own to the shared store's endpoint.
 	store := wire.NewStore(env.Emb.Client(wire.ClientOptions()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
 	store.CleanupSettle = 0
-	ctx, cancel := context.WithCancel(context.Background())
-	broker, hub, err := wire.OpenLive(ctx, store, live.Config{URL: natsURL, Name: t.Name()}, hc)
-	if err != nil {
-		cancel()
-		t.Fatalf("starting live updates: %v", err)
+	app := &wire.App{Store: store, Auth: env.Auth, Options: o, Live: live.Config{URL: natsURL, Name: t.Name()}, Hub: hc}
+	if err := app.Open(context.Background()); err != nil {
+		t.Fatalf("starting an instance: %v", err)
 	}
-	o.Live = hub
-	srv := httptest.NewServer(wire.NewHandler(store, env.Auth, o))
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("instance %s's log:\n%s", srv.URL, logs.String())
+			t.Logf("instance %s's log:\n%s", app.URL, logs.String())
 		}
-		hub.Close()
-		srv.Close()
-		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = store.FlushOutbox(fctx)
-		fcancel()
-		cancel()
-		broker.Close()
+		if err := app.Close(); err != nil {
+			t.Errorf("closing %s: %v", app.URL, err)
+		}
 	})
-	return liveInstance{URL: srv.URL, Hub: hub}
+	return liveInstance{URL: app.URL, Hub: app.LiveHub}
 }
 
 // testSlowConsumer subscribes twice to project on B as alice: one socket

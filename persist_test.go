@@ -372,11 +372,11 @@ func TestHelpNamesTheFlagsAndTheEnvironment(t *testing.T) {
 	if strings.Contains(help, "go-build") || strings.Contains(help, os.TempDir()) {
 		t.Error("-h names a temporary build path")
 	}
-	readme, err := os.ReadFile("README.md")
+	conf, err := os.ReadFile(filepath.Join("docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "needs `JWT_SECRET` or `JWT_JWKS_URL`") {
-		t.Error("README's -production line no longer says what -h says (needs JWT_SECRET or JWT_JWKS_URL)")
+	if !strings.Contains(string(conf), "needs `JWT_SECRET` or `JWT_JWKS_URL`") {
+		t.Error("docs/operations.md's -production line no longer says what -h says (needs JWT_SECRET or JWT_JWKS_URL)")
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -226,34 +224,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		log.Info("loaded demo data", "users", "alice bob carol dave")
 	}
-	bg := tel.Background(ctx) // the store's background calls: counted in the metrics, traced in no span
-	go store.RunCleanupWorker(bg, time.Minute)
-
-	lc := s.live
-	lc.URL, lc.Log, lc.Name = s.natsURL, log, "taskgraph"
-	if s.store == "embedded" && s.dataDir != "" { // the stream lasts as long as the table's data
-		lc.StoreDir = filepath.Join(s.dataDir, "nats")
-	}
-	hc := s.liveHub
-	hc.CursorKey = ckey
-	broker, hub, err := wire.OpenLive(bg, store, lc, hc)
-	if err != nil {
-		return fmt.Errorf("live updates: %w", err)
-	}
-	store.Events = tel.EventSink(store.Events) // counts the events published
-	defer broker.Close()
-	context.AfterFunc(ctx, hub.Close) // ends subscriptions as the server shuts down
-	// Any instance publishes the events whose publication failed or whose
-	// instance stopped between commit and publish (dynamo/outbox.go); the
-	// broker's duplicate window (15m) far exceeds interval+minAge (40s).
-	go store.RunOutbox(bg, dynamo.DefaultOutboxInterval, dynamo.DefaultOutboxMinAge)
-	defer func() { // published events' outbox items: delete what is queued before stopping
-		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = store.FlushOutbox(fctx)
-	}()
-	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[broker.Embedded()], "retention", lc.MaxAge, "cursorkey", ckeyWhere)
-
 	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: os.Getenv("JWT_ISSUER"), Audience: os.Getenv("JWT_AUDIENCE"),
 		MaxLifetime: s.tokenTTL}
 	if jwksURL != "" {
@@ -276,51 +246,47 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	o := s.limits
-	o.Store, o.Auth, o.Log, o.Debug, o.Production, o.CORS, o.Telemetry = store, auth, log, s.debug, s.production, origins, tel
-	o.Live = hub
+	o.Log, o.Debug, o.Production, o.CORS, o.Telemetry = log, s.debug, s.production, origins, tel
 	if o.TrustedDocuments = trusted; trusted != nil {
 		log.Info("trusted documents", "file", s.trusted, "documents", trusted.Len(), "only", s.production)
 	}
-	mux := newMux(o, headers)
-	ln, err := net.Listen("tcp", ":"+s.port)
-	if err != nil {
+	lc := s.live
+	lc.URL, lc.Log, lc.Name = s.natsURL, log, "taskgraph"
+	if s.store == "embedded" && s.dataDir != "" { // the stream lasts as long as the table's data
+		lc.StoreDir = filepath.Join(s.dataDir, "nats")
+	}
+	hc := s.liveHub
+	hc.CursorKey = ckey
+	app := &wire.App{Store: store, Auth: auth, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: ":" + s.port,
+		Routes: func(query http.Handler) http.Handler { return routes(store, s.production, headers, query) }}
+	if err := app.Open(ctx); err != nil {
 		return err
 	}
-	log.Info("serving", "addr", fmt.Sprintf("http://localhost:%d/", ln.Addr().(*net.TCPAddr).Port), "table", s.table)
-	return serve(ctx, ln, mux, 15*time.Second, log)
-}
-
-// serve serves h on ln until ctx ends, then shuts down gracefully: new
-// connections are refused at once, requests in flight get up to grace to
-// finish (their mutations are single transactions, so none is half-written
-// either way).
-func serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, log *slog.Logger) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[app.Broker.Embedded()], "retention", lc.MaxAge, "cursorkey", ckeyWhere)
+	log.Info("serving", "addr", app.URL+"/", "table", s.table)
 	select {
-	case err := <-errc:
+	case err := <-app.Done():
+		_ = app.Close()
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return app.Close()
 }
 
-// newMux routes the server's paths: POST /query (GraphQL), GET / (the
-// GraphiQL IDE, with headers pre-filled, and its assets under /ide/) and
-// GET /healthz. o names the store and the authenticator (wire.NewHandler).
+// newMux routes the server's paths around o's /query handler
+// (wire.NewHandler): see routes.
 func newMux(o graph.Options, headers map[string]string) *http.ServeMux {
-	store := o.Store
+	return routes(o.Store, o.Production, headers, wire.NewHandler(o.Store, o.Auth, o))
+}
+
+// routes routes the server's paths: /query (GraphQL), GET / (the GraphiQL
+// IDE, with headers pre-filled, and its assets under /ide/; not in
+// production) and GET /healthz.
+func routes(store *dynamo.Store, production bool, headers map[string]string, query http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/query", wire.NewHandler(store, o.Auth, o))
-	if !o.Production {
+	mux.Handle("/query", query)
+	if !production {
 		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers))
 		mux.Handle("GET "+ide.Prefix, ide.Assets())
 	}

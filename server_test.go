@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,47 +111,5 @@ func TestSettingsChooseTheStore(t *testing.T) {
 				t.Fatalf("store = %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestServeShutsDownGracefully(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inFlight, release := make(chan struct{}), make(chan struct{})
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(inFlight)
-		<-release
-		_, _ = w.Write([]byte("finished"))
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, h, 5*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
-	url := "http://" + ln.Addr().String() + "/"
-
-	got := make(chan string, 1)
-	go func() {
-		res, err := http.Get(url)
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		got <- string(b)
-	}()
-	<-inFlight
-	cancel() // shutdown begins while a request is in flight
-	time.Sleep(50 * time.Millisecond)
-	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
-		t.Error("a new connection was accepted during shutdown")
-	}
-	close(release)
-	if b := <-got; b != "finished" {
-		t.Fatalf("the request in flight got %q, want it finished", b)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v", err)
 	}
 }

@@ -17,25 +17,20 @@ import (
 // LiveHandler returns the handler of one more server instance with live
 // updates, on the Env's table and client (so the Env's Counter sees its
 // calls too), its broker connected to natsURL: its own store, whose events
-// go to the broker (wire.OpenLive makes it the store's sink), its own hub. It
-// stops when the test ends. One viewer runs every benchmark subscriber, so
+// go to the broker, its own hub (wire.App, the server's lifecycle, without
+// its background workers or listener). It stops when the test ends. One viewer runs every benchmark subscriber, so
 // the per-viewer subscription limit is lifted.
 func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
 	tb.Helper()
 	store := wire.NewStore(e.Client, e.Store.Table(), e.log, func() time.Time { return Now })
-	ctx, cancel := context.WithCancel(context.Background())
-	broker, hub, err := wire.OpenLive(ctx, store, live.Config{URL: natsURL, Name: "bench"}, live.HubConfig{})
-	if err != nil {
-		cancel()
+	app := &wire.App{Store: store, Auth: e.auth, Live: live.Config{URL: natsURL, Name: "bench"}, NoListen: true, NoBackground: true,
+		Options: graph.Options{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}
+	if err := app.Open(context.Background()); err != nil {
 		tb.Fatalf("starting live updates: %v", err)
 	}
 	e.live = append(e.live, store)
-	tb.Cleanup(func() {
-		hub.Close()
-		cancel()
-		broker.Close()
-	})
-	return wire.NewHandler(store, e.auth, graph.Options{Live: hub, Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30})
+	tb.Cleanup(func() { _ = app.Close() })
+	return app.Handler
 }
 
 // Settle waits until the live instances' stores have deleted the outbox

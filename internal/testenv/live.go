@@ -23,28 +23,27 @@ type Live struct {
 	Hub    *live.Hub
 }
 
-// StartLive starts a broker and a hub on the Env's store; the Env's
-// handler is then made with them (o's other options kept) and served on
-// an httptest server for WebSocket clients (URL).
+// StartLive starts the Env's instance (wire.App, the server's own
+// lifecycle) on its store: an embedded broker and the hub, the handler made
+// with them (o's other options kept) and served on an httptest server for
+// WebSocket clients (URL); closed, the outbox flushed, when the test ends.
+// The background workers do not run (tests that pin DynamoDB calls run
+// them by hand).
 func (e *Env) StartLive(o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
 	e.TB.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	b, h, err := wire.OpenLive(ctx, e.Store, live.Config{}, hub)
-	if err != nil {
-		cancel()
+	app := &wire.App{Store: e.Store, Auth: e.Auth, Options: o, Hub: hub, NoListen: true, NoBackground: true}
+	if err := app.Open(context.Background()); err != nil {
 		e.TB.Fatalf("starting live updates: %v", err)
 	}
-	o.Live = h
-	e.Handler = e.NewHandler(o)
+	e.Handler = app.Handler
 	srv := httptest.NewServer(e.Handler)
 	e.TB.Cleanup(func() {
-		h.Close()
+		app.LiveHub.Close() // event streams end, so that srv.Close need not wait for them
 		srv.Close()
-		cancel()
-		b.Close()
+		_ = app.Close()
 	})
 	e.Calls.Reset()
-	return &Live{Broker: b, Hub: h}, srv
+	return &Live{Broker: app.Broker, Hub: app.LiveHub}, srv
 }
 
 // WSClient is a minimal graphql-transport-ws client for tests: one
