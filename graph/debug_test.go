@@ -1,10 +1,7 @@
 package graph_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -59,11 +56,5 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 // debugBody posts a query as alice and returns the raw response body.
 func debugBody(t *testing.T, e *testenv.Env, q string, vars map[string]any) []byte {
 	t.Helper()
-	b, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	return rec.Body.Bytes()
+	return e.Send(map[string]any{"query": q, "variables": vars}, e.As("alice")).Body
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -282,18 +281,8 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 // errsRaw sends a raw request to the handler and decodes the response.
 func errsRaw(t *testing.T, e *testenv.Env, method, contentType, body string) (int, *testenv.Response) {
 	t.Helper()
-	req := httptest.NewRequest(method, "/query", strings.NewReader(body))
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	res := &testenv.Response{Status: rec.Code}
-	if err := json.Unmarshal(rec.Body.Bytes(), res); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
-	}
-	return rec.Code, res
+	r := e.Send(nil, e.As("alice"), testenv.RawBody(method, contentType, body))
+	return r.Status, r.Decode(t)
 }
 
 func TestRequestErrorsCarryCodes(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -16,16 +15,8 @@ import (
 // limPost posts a body to h as alice and returns the status and response.
 func limPost(t *testing.T, e *testenv.Env, h http.Handler, body string) (int, testenv.Response) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	var res testenv.Response
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body)
-	}
-	return rec.Code, res
+	r := e.Send(nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body))
+	return r.Status, *r.Decode(t)
 }
 
 func limQuery(q string) string {

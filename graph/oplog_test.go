@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -32,18 +31,7 @@ func opLogEnv(t *testing.T) (*testenv.Env, *bytes.Buffer) {
 // response's status.
 func opLogPost(t *testing.T, e *testenv.Env, body map[string]any, headers map[string]string) int {
 	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	return rec.Code
+	return e.Send(body, testenv.Headers(headers)).Status
 }
 
 // mustOpLines parses the log's lines (each must be JSON) and returns those

@@ -1,9 +1,7 @@
 package graph_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -34,23 +32,12 @@ type rateResult struct {
 // for a token that does not verify).
 func ratePost(t *testing.T, e *testenv.Env, h http.Handler, viewer, addr, query string) rateResult {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(limQuery(query)))
-	req.Header.Set("Content-Type", "application/json")
-	req.RemoteAddr = addr
-	switch viewer {
-	case "":
-	case "bad":
-		req.Header.Set("Authorization", "Bearer not.a.token")
-	default:
-		req.Header.Set("Authorization", "Bearer "+e.Token(viewer))
+	auth := e.As(viewer)
+	if viewer == "bad" {
+		auth = testenv.Header("Authorization", "Bearer not.a.token")
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	var res testenv.Response
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body)
-	}
-	return rateResult{rec.Code, rec.Header().Get("Retry-After"), res}
+	r := e.Send(nil, testenv.Via(h), testenv.RemoteAddr(addr), auth, testenv.RawBody(http.MethodPost, "application/json", limQuery(query)))
+	return rateResult{r.Status, r.Header.Get("Retry-After"), *r.Decode(t)}
 }
 
 // mustPass fails unless r is a 200 without errors.

@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -188,22 +187,7 @@ func (r *Response) Codes() []string {
 // Do posts a GraphQL request with the given Authorization header value ("" for none).
 func (e *Env) Do(authorization, query string, vars map[string]any) *Response {
 	e.TB.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		e.TB.Fatal(err)
-	}
-	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	res := &Response{Status: rec.Code}
-	if err := json.Unmarshal(rec.Body.Bytes(), res); err != nil {
-		e.TB.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
-	}
-	return res
+	return e.Send(map[string]any{"query": query, "variables": vars}, Header("Authorization", authorization)).Decode(e.TB)
 }
 
 // Query runs a query as viewer ("" for no token) and returns the response.
