@@ -93,6 +93,18 @@ var docShapes = []docShape{
 			return fmt.Sprintf("fragment F%d on User { id ...F%d } ", i, i+1)
 		})
 	}},
+	// n selection sets of distinct response names, each spreading the head
+	// of a chain of 50 fragments: the overlap rule compares each set with
+	// every fragment of the chain.
+	{"setsSpreadingAChain", func(n int) string {
+		return "query " + opName + " { me { " + repeat(n, func(i int) string { return fmt.Sprintf("a%d: projects { nodes { owner { ...F0 } } } ", i) }) + "} } " +
+			repeat(50, func(i int) string {
+				if i == 49 {
+					return fmt.Sprintf("fragment F%d on User { b%d: id } ", i, i)
+				}
+				return fmt.Sprintf("fragment F%d on User { b%d: id ...F%d } ", i, i, i+1)
+			})
+	}},
 	// a binary tree of n fragments.
 	{"fragmentTree", func(n int) string {
 		return "query " + opName + " { me { ...F0 } } " + repeat(n, func(i int) string {
