@@ -41,6 +41,15 @@ type Options struct {
 	MaxAliases int
 	// MaxTokens bounds the tokens the parser reads; 0 means DefaultMaxTokens.
 	MaxTokens int
+	// MaxNodes bounds a document's nodes, each fragment counted every time
+	// it is spread (doclimits.go); 0 means DefaultMaxNodes.
+	MaxNodes int
+	// MaxRepeats bounds the fields of one response name merged into one
+	// selection set (doclimits.go); 0 means DefaultMaxRepeats.
+	MaxRepeats int
+	// MaxFragments bounds a document's fragment definitions; 0 means
+	// DefaultMaxFragments.
+	MaxFragments int
 	// MaxBodyBytes bounds a request body (larger: 413); 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -87,7 +96,10 @@ const DefaultComplexityLimit = 50_000
 const (
 	DefaultMaxDepth     = 8
 	DefaultMaxAliases   = 30
-	DefaultMaxTokens    = 5_000
+	DefaultMaxTokens    = 2_000
+	DefaultMaxNodes     = 5_000
+	DefaultMaxRepeats   = 20
+	DefaultMaxFragments = 100
 	DefaultMaxBodyBytes = 64 << 10
 	DefaultTimeout      = 10 * time.Second
 )
@@ -118,7 +130,8 @@ func NewHandler(o Options) http.Handler {
 	for _, t := range transports(o, maxBody) {
 		srv.AddTransport(t.Transport)
 	}
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	cache := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(cache)
 	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
 	srv.SetDisableSuggestion(true)
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
@@ -134,6 +147,8 @@ func NewHandler(o Options) http.Handler {
 	if o.TrustedDocuments != nil {
 		srv.Use(trustedDocuments{docs: o.TrustedDocuments, enforce: o.Production})
 	}
+	srv.Use(newDocumentLimits(o, cache)) // bounds what parsing and validation cost
+	// 2. Parsing and validation (gqlgen's, cached by document text).
 	// 3. After parsing and validation.
 	if !o.Production {
 		srv.Use(extension.Introspection{})
