@@ -72,6 +72,14 @@ type Options struct {
 	// MaxSubscriptionsPerViewer bounds one viewer's subscriptions on this
 	// instance; 0 means DefaultMaxSubscriptionsPerViewer.
 	MaxSubscriptionsPerViewer int
+	// MaxSubscriptionComplexity bounds a subscription's cost (the complexity
+	// limit's measure), paid again for every event; 0 means
+	// DefaultMaxSubscriptionComplexity.
+	MaxSubscriptionComplexity int
+	// EventTimeout bounds the reads of one event's resolution on this
+	// instance, from its first resolution; 0 means the hub's
+	// (live.HubConfig.EventTimeout).
+	EventTimeout time.Duration
 	// Telemetry traces and counts requests, operations, loader batches and
 	// DynamoDB calls (internal/telemetry); nil: none.
 	Telemetry *telemetry.Telemetry
@@ -109,7 +117,8 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.MaxSubscriptionsPerSocket = cmp.Or(o.MaxSubscriptionsPerSocket, DefaultMaxSubscriptionsPerSocket)
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
-	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o)}}
+	rl := newRateLimits(o)
+	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	srv := handler.New(es)
@@ -127,13 +136,13 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(shapeLimits{MaxDepth: cmp.Or(o.MaxDepth, DefaultMaxDepth), MaxAliases: cmp.Or(o.MaxAliases, DefaultMaxAliases),
 		NoIntrospection: o.Production})
 	srv.Use(strictInputs{schema: es.Schema()})
+	srv.Use(newSubscriptionLimits(o, cfg.Resolvers)) // after the complexity limit, whose cost it reads
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 	if o.Telemetry != nil {
 		srv.AroundOperations(observeOperations(o.Telemetry))
 	}
 	srv.AroundOperations(requireViewer(o.Log))
-	rl := newRateLimits(o)
 	srv.AroundOperations(rl.wsOperations) // before AroundOperations
 	srv.AroundOperations(rl.AroundOperations)
 	srv.AroundOperations(liveOperations(o))
