@@ -324,6 +324,10 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 	if err != nil {
 		return nil, err
 	}
+	cost := 0 // each event is charged the subscription's cost (rateLimits)
+	if stats := extension.GetComplexityStats(ctx); stats != nil {
+		cost = stats.Complexity
+	}
 	tel := subscriptionOpened(ctx) // metrics: open subscriptions (graph/telemetry.go)
 	sub, err := r.live.hub.Subscribe(ctx, viewer, projectID, after)
 	if err != nil {
@@ -333,10 +337,6 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 	}
 	st, _ := ctx.Value(liveStateKey{}).(*liveState)
 	v, _ := ctx.Value(viewerKey{}).(viewerInfo)
-	cost := 0 // each event is charged the subscription's cost (rateLimits)
-	if stats := extension.GetComplexityStats(ctx); stats != nil {
-		cost = stats.Complexity
-	}
 	out := make(chan *model.ProjectEvent)
 	sctx, cancel := context.WithCancel(ctx)
 	st.setStop(cancel)
@@ -380,6 +380,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 			for {
 				select {
 				case out <- pe:
+					pe.Scope.(*eventScope).state().took()
 					st.handOff(pe) // the transport resolves it now; liveEvents checks it
 					tel.EventDelivered()
 					break send

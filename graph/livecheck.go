@@ -26,8 +26,9 @@ import (
 
 // How long a batch of membership re-checks waits for the event's other
 // recipients (live.Shared.Recipients: those that were keeping up when it
-// was queued) once its first one joined: until all have joined, or none
-// joined for memberCheckIdle, or memberCheckMax after it opened. Recipients
+// was queued) once its first one joined: until all have joined, or, while
+// none is resolving it, none joined for memberCheckIdle, or at most
+// memberCheckMax after it opened. Recipients
 // that keep up join one after another as fast as the instance resolves the
 // event for them, so a fan-out is checked in one read (or one per
 // memberCheckMax of a very large one); a recipient that fell behind is not
@@ -52,10 +53,20 @@ type eventShared struct {
 	loaders    *Loaders
 	recipients func() int
 
-	mu     sync.Mutex
-	views  map[string]*Loaders
-	joined int
-	open   *memberBatch
+	mu    sync.Mutex
+	views map[string]*Loaders
+	// taken counts the recipients whose transport took the event (it is
+	// being resolved for them), joined those who joined a re-check.
+	taken, joined int
+	open          *memberBatch
+}
+
+// took records that a recipient's transport took the event: it is being
+// resolved and will join a re-check.
+func (e *eventShared) took() {
+	e.mu.Lock()
+	e.taken++
+	e.mu.Unlock()
 }
 
 // memberBatch is one read of the memberships of the viewers who finished
@@ -143,7 +154,10 @@ func (e *eventShared) closeLater(b *memberBatch, project string, d time.Duration
 			return
 		}
 		now := time.Now()
-		wait := min(b.last.Add(memberCheckIdle).Sub(now), b.opened.Add(memberCheckMax).Sub(now))
+		wait := b.opened.Add(memberCheckMax).Sub(now)
+		if e.taken <= e.joined { // nobody is resolving it: wait only for the idle time
+			wait = min(wait, b.last.Add(memberCheckIdle).Sub(now))
+		}
 		e.mu.Unlock()
 		if wait > 0 {
 			e.closeLater(b, project, wait)
