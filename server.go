@@ -112,6 +112,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.StringVar(&s.cursorKey, "cursor-key", "", "key of the live events' cursors, base64 or hex, at least 32 bytes, the same on every instance (default from CURSOR_KEY; unset: derived from JWT_SECRET or the development secret; required with -production and JWT_JWKS_URL only)")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", graph.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
 	flag.IntVar(&s.limits.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", graph.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
+	flag.IntVar(&s.limits.MaxSubscriptionComplexity, "max-subscription-complexity", graph.DefaultMaxSubscriptionComplexity, "largest cost of a subscription's selection (the -max-complexity measure), paid again for every event")
 	flag.StringVar(&s.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus metrics at GET /metrics on this address (e.g. :9090), apart from the API; empty: no metrics (default from METRICS_ADDR)")
 	flag.DurationVar(&s.tokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 	if err := flag.CommandLine.Parse(args); err != nil {

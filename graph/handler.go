@@ -81,6 +81,14 @@ type Options struct {
 	// MaxSubscriptionsPerViewer bounds one viewer's subscriptions on this
 	// instance; 0 means DefaultMaxSubscriptionsPerViewer.
 	MaxSubscriptionsPerViewer int
+	// MaxSubscriptionComplexity bounds a subscription's cost (the complexity
+	// limit's measure), paid again for every event; 0 means
+	// DefaultMaxSubscriptionComplexity.
+	MaxSubscriptionComplexity int
+	// EventTimeout bounds the reads of one event's resolution on this
+	// instance, from its first resolution; 0 means the hub's
+	// (live.HubConfig.EventTimeout).
+	EventTimeout time.Duration
 	// Telemetry traces and counts requests, operations, loader batches and
 	// DynamoDB calls (internal/telemetry); nil: none.
 	Telemetry *telemetry.Telemetry
@@ -123,7 +131,7 @@ func NewHandler(o Options) http.Handler {
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
 	maxBody := cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
 	rl := newRateLimits(o)
-	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o)}}
+	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	srv := handler.New(es)
@@ -160,6 +168,9 @@ func NewHandler(o Options) http.Handler {
 	if rl != nil {
 		srv.Use(rateCost{rl})
 	}
+	// Subscriptions' own cost limit (it reads the complexity), and each
+	// event's re-check and charge once resolved.
+	srv.Use(newSubscriptionLimits(o, cfg.Resolvers))
 	// 4. Around the operation, outermost first.
 	if o.Telemetry != nil {
 		srv.AroundOperations(observeOperations(o.Telemetry))

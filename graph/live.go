@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
@@ -58,18 +59,40 @@ func enterEvent(ctx context.Context, ev *model.ProjectEvent) {
 
 // eventScope is one subscriber's delivery of one event: the event's shared
 // loaders (made once per event per instance, for all its recipients, who
-// all passed the event's visibility check) seen as this subscriber's.
+// all passed the event's visibility check and whose responses are sent only
+// if they pass it again once resolved, liveEvents) seen as this viewer's.
 type eventScope struct {
 	shared *live.Shared
-	mk     func(ctx context.Context) any
+	mk     func(sh *live.Shared) *eventShared
 	viewer string
-	once   sync.Once
-	view   *Loaders
+	// final marks the last event of a viewer who may no longer see the
+	// project: their own MEMBER_REMOVED, or PROJECT_DELETED. It shows the
+	// event's scalars only: its project, task and comment are null, and
+	// its actor follows the rule of user(id) (visible when the viewer
+	// still shares a project with them; otherwise the event resolves to
+	// a NOT_FOUND error, actor being non-null).
+	final bool
 }
 
-func (s *eventScope) loaders() *Loaders {
-	s.once.Do(func() { s.view = s.shared.Value(s.mk).(*Loaders).forViewer(s.viewer) })
-	return s.view
+// state returns the event's shared part, made at its first resolution on
+// this instance.
+func (s *eventScope) state() *eventShared {
+	return s.shared.Value(func(context.Context) any { return s.mk(s.shared) }).(*eventShared)
+}
+
+func (s *eventScope) loaders() *Loaders { return s.state().view(s.viewer) }
+
+// finalEvent reports whether ev, for viewer, is the last event of a
+// viewer who may no longer see its project (eventScope.final).
+func finalEvent(ev *dynamo.Event, viewer string) bool {
+	return ev.Kind == dynamo.EventProjectDeleted || ev.Kind == dynamo.EventMemberRemoved && ev.SubjectID == viewer
+}
+
+// eventObjects reports whether obj's project, task and comment may be
+// shown (not the final event of a viewer who left the project).
+func eventObjects(obj *model.ProjectEvent) bool {
+	s, _ := obj.Scope.(*eventScope)
+	return s == nil || !s.final
 }
 
 // forViewer returns l's loaders as viewer sees them: the object and list
@@ -94,6 +117,63 @@ type liveState struct {
 	mu       sync.Mutex
 	err      error
 	reported bool
+	// sent hands each event the transport took to liveEvents, which runs
+	// around its resolution.
+	sent chan *model.ProjectEvent
+	// stop ends the subscription's goroutine; stopped: liveEvents sends
+	// nothing more.
+	stop    func()
+	stopped bool
+}
+
+func newLiveState() *liveState { return &liveState{sent: make(chan *model.ProjectEvent, 1)} }
+
+// end ends the stream with err, sending nothing more.
+func (s *liveState) end(err error) {
+	s.fail(err)
+	s.stopNow()
+}
+
+// stopNow ends the subscription's goroutine; nothing more is sent.
+func (s *liveState) stopNow() {
+	s.mu.Lock()
+	s.stopped = true
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+func (s *liveState) isStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}
+
+// setStop records how to end the subscription's goroutine.
+func (s *liveState) setStop(stop func()) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.stop = stop
+	stopped := s.stopped
+	s.mu.Unlock()
+	if stopped {
+		stop()
+	}
+}
+
+// handOff gives the event the transport just took to liveEvents.
+func (s *liveState) handOff(pe *model.ProjectEvent) {
+	if s == nil {
+		return
+	}
+	select {
+	case s.sent <- pe:
+	default: // never: one event is resolved at a time
+	}
 }
 
 type liveStateKey struct{}
@@ -128,7 +208,7 @@ func liveOperations(o Options) graphql.OperationMiddleware {
 			answerStatus(ctx, http.StatusBadRequest, 0)
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, errNotAStream)}})
 		}
-		st := &liveState{}
+		st := newLiveState()
 		ctx = context.WithValue(ctx, liveStateKey{}, st)
 		h := next(ctx)
 		return func(ctx context.Context) *graphql.Response {
@@ -226,6 +306,10 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 	if err != nil {
 		return nil, err
 	}
+	cost := 0 // each event is charged the subscription's cost (rateLimits)
+	if stats := extension.GetComplexityStats(ctx); stats != nil {
+		cost = stats.Complexity
+	}
 	tel := subscriptionOpened(ctx) // metrics: open subscriptions (graph/telemetry.go)
 	sub, err := r.live.hub.Subscribe(ctx, viewer, projectID, after)
 	if err != nil {
@@ -236,12 +320,13 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 	st, _ := ctx.Value(liveStateKey{}).(*liveState)
 	v, _ := ctx.Value(viewerKey{}).(viewerInfo)
 	out := make(chan *model.ProjectEvent)
+	sctx, cancel := context.WithCancel(ctx)
+	st.setStop(cancel)
 	go func() {
 		defer close(out)
 		defer release()
 		defer sub.Close()
 		defer tel.SubscriptionClosed() // before sub.Close: gone from the metrics once gone from the hub
-		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var expired atomic.Bool
 		if !v.exp.IsZero() {
@@ -256,15 +341,19 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 					st.fail(errExpired)
 				case errors.Is(err, live.ErrSlow):
 					cutOff(ctx, st)
-				case err == io.EOF, ctx.Err() != nil:
+				case err == io.EOF, ctx.Err() != nil, sctx.Err() != nil: // sctx: ended by liveEvents
 				default:
 					st.fail(err)
 				}
 				return
 			}
 			ev := d.Event
+			if wait := r.live.rates.chargeEvent(viewer, cost); wait > 0 {
+				st.fail(errEventsRateLimited(wait))
+				return
+			}
 			pe := &model.ProjectEvent{Cursor: d.Cursor, Kind: ev.Kind, At: ev.At, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
-				Event: ev, Scope: &eventScope{shared: d.Shared, mk: r.live.eventLoaders, viewer: viewer}}
+				Event: ev, Scope: &eventScope{shared: d.Shared, mk: r.live.newEventShared, viewer: viewer, final: finalEvent(ev, viewer)}}
 			// The transport may be stuck sending earlier events to a client
 			// that does not read: the hub then cuts the subscription off
 			// (Ended), and this waits no longer.
@@ -273,6 +362,8 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 			for {
 				select {
 				case out <- pe:
+					pe.Scope.(*eventScope).state().took()
+					st.handOff(pe) // the transport resolves it now; liveEvents checks it
 					tel.EventDelivered()
 					break send
 				case <-sctx.Done():
@@ -313,6 +404,13 @@ func cutOff(ctx context.Context, st *liveState) {
 // loaders the event's).
 func eventActor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error) {
 	enterEvent(ctx, obj)
+	// The last event of a viewer who left (their own MEMBER_REMOVED,
+	// PROJECT_DELETED) shows who made the change even when the viewer and
+	// the actor now share no project: it is what a removed member learns
+	// from their own removal (who removed them), the contract's actor is
+	// non-null, and the stream ends after delivering the event. The actor's
+	// own lists still go through the viewer's visibility rules, and email
+	// is the user's alone, so nothing of the project shows.
 	return For(ctx).UserByID(ctx, obj.Event.ActorID)
 }
 
@@ -321,19 +419,21 @@ type liveResolvers struct {
 	hub    *live.Hub
 	limits *liveLimits
 	now    func() time.Time
-	// eventLoaders makes an event's shared loaders, their reads bounded by
-	// ctx (the event's own timeout, not any subscriber's).
-	eventLoaders func(ctx context.Context) any
+	store  *dynamo.Store
+	// loaderCfg configures each event's shared loaders, their reads
+	// bounded by the event's budget (eventShared.ctx), not by any
+	// subscriber's context.
+	loaderCfg LoaderConfig
+	// eventTimeout is Options.EventTimeout: an event's read budget, from
+	// its first resolution; 0: the hub's event timeout.
+	eventTimeout time.Duration
+	// rates charges each event's resolution to its subscriber (nil: no
+	// rate limits).
+	rates *rateLimits
 }
 
-func newLiveResolvers(o Options) *liveResolvers {
-	cfg := o.Loaders
-	return &liveResolvers{hub: o.Live, now: o.Now,
+func newLiveResolvers(o Options, rl *rateLimits) *liveResolvers {
+	return &liveResolvers{hub: o.Live, now: o.Now, store: o.Store, loaderCfg: o.Loaders, eventTimeout: o.EventTimeout, rates: rl,
 		limits: &liveLimits{perSocket: max(o.MaxSubscriptionsPerSocket, 1), perViewer: max(o.MaxSubscriptionsPerViewer, 1),
-			byViewer: map[string]int{}},
-		eventLoaders: func(ctx context.Context) any {
-			c := cfg
-			c.detached = ctx
-			return newLoaders(o.Store, "", c, o.Now)
-		}}
+			byViewer: map[string]int{}}}
 }

@@ -23,7 +23,8 @@ import (
 // included. The store publishes the committed change's event (with the
 // task as written) through its outbox; the hub checks the 200 recipients'
 // memberships once (a Query of the members beside a read of the project);
-// the assignee is read once, by the event's shared loaders, for all.
+// the assignee is read once, by the event's shared loaders, for all; once
+// they have resolved it, their memberships are checked again, once for all.
 func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	const subscribers = 200
 	e := testenv.New(t)
@@ -121,7 +122,10 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	// Pinned exactly: the mutation's own, its outbox item's delete (one
 	// BatchWriteItem, in the background: it may land in the mutation's
 	// report or not), then one Query of the members, one read of the
-	// project and one of the assignee (BatchGetItem).
+	// project and one of the assignee (BatchGetItem), then, once the 200
+	// have resolved the event, the re-check of their memberships, for all
+	// of them together: one Query of the members beside one read of the
+	// project (graph/livecheck.go).
 	if n := e.Calls.Get("BatchWriteItem"); n != 1 {
 		t.Errorf("%d BatchWriteItem calls, want the outbox delete's one", n)
 	}
@@ -135,7 +139,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 			delete(fanOut, op)
 		}
 	}
-	if want := map[string]int{"Query": 1, "BatchGetItem": 2}; !maps.Equal(fanOut, want) {
+	if want := map[string]int{"Query": 2, "BatchGetItem": 3}; !maps.Equal(fanOut, want) {
 		t.Errorf("the fan-out made calls %v (mutation %v); want %v", fanOut, mutation, want)
 	}
 }

@@ -90,16 +90,25 @@ func (r *projectEventResolver) Actor(ctx context.Context, obj *model.ProjectEven
 
 func (r *projectEventResolver) Task(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Task, error) {
 	enterEvent(ctx, obj)
+	if !eventObjects(obj) {
+		return nil, nil
+	}
 	return obj.Event.Task, nil
 }
 
 func (r *projectEventResolver) Comment(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Comment, error) {
 	enterEvent(ctx, obj)
+	if !eventObjects(obj) {
+		return nil, nil
+	}
 	return obj.Event.Comment, nil
 }
 
 func (r *projectEventResolver) Project(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Project, error) {
 	enterEvent(ctx, obj)
+	if !eventObjects(obj) {
+		return nil, nil
+	}
 	return obj.Event.Project, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -98,6 +99,9 @@ type Shared struct {
 	Ctx  context.Context
 	once sync.Once
 	v    any
+	// recipients counts the recipients that will re-check their
+	// membership when they resolve the event (Recipients).
+	recipients atomic.Int64
 }
 
 // Value returns the shared value, made by mk on the first call.
@@ -277,6 +281,11 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 			s.end(ErrUnchecked)
 		}
 		return
+	}
+	for _, s := range subs { // counted before any is pushed: none resolves it before all are counted
+		if exists && member[s.viewer] && !(ev.Kind == dynamo.EventMemberRemoved && ev.SubjectID == s.viewer) && s.keepingUp() {
+			d.Shared.recipients.Add(1)
+		}
 	}
 	for _, s := range subs {
 		switch {
