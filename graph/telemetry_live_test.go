@@ -138,16 +138,24 @@ func TestSubscriptionSpanCoversItsStartOnly(t *testing.T) {
 	c := dial(t, e, srv, "bob")
 	c.Subscribe("1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	// The span ends once the subscribe returns, just after the hub has the
+	// subscription: wait for it (the subscription stays open).
 	var names []string
 	var start *tracetest.SpanStub
-	for _, s := range exp.GetSpans() {
-		names = append(names, s.Name)
-		if s.Name == "subscription Watch" {
-			start = &s
+	for deadline := time.Now().Add(30 * time.Second); start == nil; time.Sleep(2 * time.Millisecond) {
+		names = names[:0]
+		for _, s := range exp.GetSpans() {
+			names = append(names, s.Name)
+			if s.Name == "subscription Watch" {
+				start = &s
+			}
+		}
+		if start == nil && time.Now().After(deadline) {
+			t.Fatalf("spans %v: no ended span of the open subscription", names)
 		}
 	}
-	if start == nil {
-		t.Fatalf("spans %v: no ended span of the open subscription", names)
+	if n := lv.Hub.Subscribers(web.ID); n != 1 {
+		t.Fatalf("%d subscriptions after its span ended, want it still open", n)
 	}
 	found := false
 	for _, a := range start.Attributes {
