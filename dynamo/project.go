@@ -61,16 +61,20 @@ func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if items[0] == nil || items[1] == nil {
+	var proj *Project
+	var m *Member
+	if items[0] != nil {
+		if proj, err = decodeAs[*Project](items[0]); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if items[1] != nil {
+		if m, err = decodeAs[*Member](items[1]); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if !Visible(proj, m) {
 		return nil, nil, nil, errProjectNotFound
-	}
-	proj, err := decodeAs[*Project](items[0])
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	m, err := decodeAs[*Member](items[1])
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	if owner && proj.OwnerID != viewer {
 		return nil, nil, nil, errOwnerOnly

@@ -188,44 +188,15 @@ func (e *eventShared) read(b *memberBatch, project string) {
 // up to 99 users, else one Query of the project's members beside a read of
 // the project (as the hub's check).
 func checkMembership(ctx context.Context, store *dynamo.Store, project string, users []string) (bool, map[string]bool, error) {
-	member := make(map[string]bool, len(users))
-	if len(users) < 100 {
-		refs := make([]dynamo.Ref, 0, len(users)+1)
-		refs = append(refs, dynamo.ProjectRef(project))
-		for _, u := range users {
-			refs = append(refs, dynamo.MemberRef(project, u))
-		}
-		_, errs := store.Get(ctx, refs)
-		for i, err := range errs {
-			if err != nil && !dynamo.IsNotFound(err) {
-				return false, nil, err
-			}
-			if i > 0 {
-				member[users[i-1]] = err == nil
-			}
-		}
-		return errs[0] == nil, member, nil
-	}
-	var wg sync.WaitGroup
-	var perr error
-	wg.Add(1)
-	dynamo.Go(func() {
-		defer wg.Done()
-		_, errs := store.Get(ctx, []dynamo.Ref{dynamo.ProjectRef(project)})
-		perr = errs[0]
-	})
-	ms, err := store.MembersOf(ctx, project)
-	wg.Wait()
+	p, ms, err := store.Membership(ctx, project, users)
 	if err != nil {
 		return false, nil, err
 	}
-	if perr != nil && !dynamo.IsNotFound(perr) {
-		return false, nil, perr
+	member := make(map[string]bool, len(users))
+	for _, u := range users {
+		member[u] = dynamo.Visible(p, ms[u])
 	}
-	for _, m := range ms {
-		member[m.UserID] = true
-	}
-	return perr == nil, member, nil
+	return p != nil, member, nil
 }
 
 // errGone ends a subscription whose viewer, when an event was resolved, no

@@ -7,8 +7,9 @@ import (
 )
 
 // Visibility: a project, and everything under it, is visible to its
-// members while the project exists. Both facts are point reads, so checking
-// any number of projects costs one batched read.
+// members while the project exists (dynamo.Visible, the one rule). Both
+// facts are point reads through the loaders, so checking any number of
+// projects costs one batched read, shared with the rest of the level.
 
 // visibleProjects reports, for each project id, whether the viewer may see
 // it. Every check of a call joins one batch.
@@ -20,14 +21,16 @@ func (l *Loaders) visibleProjects(ctx context.Context, ids []string) ([]bool, er
 	}
 	ok := make([]bool, len(ids))
 	for i, th := range ths {
-		_, perr := th.p()
-		_, merr := th.m()
+		p, perr := th.p()
+		m, merr := th.m()
 		for _, err := range []error{perr, merr} {
 			if err != nil && !dynamo.IsNotFound(err) {
 				return nil, err
 			}
 		}
-		ok[i] = perr == nil && merr == nil
+		proj, _ := p.(*dynamo.Project)
+		member, _ := m.(*dynamo.Member)
+		ok[i] = dynamo.Visible(proj, member) // the one rule (dynamo/visibility.go)
 	}
 	return ok, nil
 }

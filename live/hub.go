@@ -315,66 +315,14 @@ func checkMembers(ctx context.Context, store *dynamo.Store, project string, user
 	}
 	member := make(map[string]bool, len(users))
 	for _, u := range users {
-		member[u] = ms[u] != nil
+		member[u] = dynamo.Visible(p, ms[u])
 	}
 	return p != nil, member, nil
 }
 
-// members reads the project (nil when it does not exist) and the
-// memberships of those of users who are its members, in one strongly
-// consistent read: one BatchGetItem for up to 99 users, else one Query of
-// the project's members beside a read of the project.
+// members is the store's one read of visibility (dynamo.Store.Membership).
 func members(ctx context.Context, store *dynamo.Store, project string, users []string) (*dynamo.Project, map[string]*dynamo.Member, error) {
-	ms := make(map[string]*dynamo.Member, len(users))
-	if len(users) < 100 {
-		refs := make([]dynamo.Ref, 0, len(users)+1)
-		refs = append(refs, dynamo.ProjectRef(project))
-		for _, u := range users {
-			refs = append(refs, dynamo.MemberRef(project, u))
-		}
-		vals, errs := store.Get(ctx, refs)
-		for i, err := range errs {
-			if err != nil && !dynamo.IsNotFound(err) {
-				return nil, nil, err
-			}
-			if m, ok := vals[i].(*dynamo.Member); ok && i > 0 && err == nil {
-				ms[users[i-1]] = m
-			}
-		}
-		p, _ := vals[0].(*dynamo.Project)
-		return p, ms, nil
-	}
-	var wg sync.WaitGroup
-	var p *dynamo.Project
-	var perr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		vals, errs := store.Get(ctx, []dynamo.Ref{dynamo.ProjectRef(project)})
-		p, _ = vals[0].(*dynamo.Project)
-		perr = errs[0]
-	}()
-	all, err := store.MembersOf(ctx, project)
-	wg.Wait()
-	if err != nil {
-		return nil, nil, err
-	}
-	if perr != nil && !dynamo.IsNotFound(perr) {
-		return nil, nil, perr
-	}
-	want := make(map[string]bool, len(users))
-	for _, u := range users {
-		want[u] = true
-	}
-	for _, m := range all {
-		if want[m.UserID] {
-			ms[m.UserID] = m
-		}
-	}
-	if perr != nil {
-		p = nil
-	}
-	return p, ms, nil
+	return store.Membership(ctx, project, users)
 }
 
 // Subscribers returns how many subscriptions of project this instance
