@@ -89,6 +89,12 @@ type Options struct {
 	// instance, from its first resolution; 0 means the hub's
 	// (live.HubConfig.EventTimeout).
 	EventTimeout time.Duration
+	// EventRecheckWait is the longest a batch of an event's re-checks
+	// waits for the event's other recipients (and a tenth of it, how long
+	// it waits for one more while none is resolving the event); 0 means
+	// DefaultEventRecheckWait. Tests that pin calls set it long: a batch
+	// then closes when every recipient has joined.
+	EventRecheckWait time.Duration
 	// Telemetry traces and counts requests, operations, loader batches and
 	// DynamoDB calls (internal/telemetry); nil: none.
 	Telemetry *telemetry.Telemetry

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -427,13 +428,15 @@ type liveResolvers struct {
 	// eventTimeout is Options.EventTimeout: an event's read budget, from
 	// its first resolution; 0: the hub's event timeout.
 	eventTimeout time.Duration
+	// recheckWait is Options.EventRecheckWait (DefaultEventRecheckWait).
+	recheckWait time.Duration
 	// rates charges each event's resolution to its subscriber (nil: no
 	// rate limits).
 	rates *rateLimits
 }
 
 func newLiveResolvers(o Options, rl *rateLimits) *liveResolvers {
-	return &liveResolvers{hub: o.Live, now: o.Now, store: o.Store, loaderCfg: o.Loaders, eventTimeout: o.EventTimeout, rates: rl,
+	return &liveResolvers{hub: o.Live, now: o.Now, store: o.Store, loaderCfg: o.Loaders, eventTimeout: o.EventTimeout, recheckWait: cmp.Or(o.EventRecheckWait, DefaultEventRecheckWait), rates: rl,
 		limits: &liveLimits{perSocket: max(o.MaxSubscriptionsPerSocket, 1), perViewer: max(o.MaxSubscriptionsPerViewer, 1),
 			byViewer: map[string]int{}}}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
@@ -37,7 +38,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	p := b.Project("Board", "", owner, members...)
 	task := b.Task(p, "Move me", dynamo.StatusTodo, nil, members[7])
 	e.MustImport(&b.D)
-	lv, srv := e.StartLive(graph.Options{Debug: true}, live.HubConfig{})
+	lv, srv := e.StartLive(graph.Options{Debug: true, EventRecheckWait: time.Minute}, live.HubConfig{}) // the re-check closes when all 200 joined
 
 	clients := make([]*testenv.WSClient, subscribers)
 	for i, m := range members {

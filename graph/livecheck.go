@@ -27,17 +27,15 @@ import (
 // How long a batch of membership re-checks waits for the event's other
 // recipients (live.Shared.Recipients: those that were keeping up when it
 // was queued) once its first one joined: until all have joined, or, while
-// none is resolving it, none joined for memberCheckIdle, or at most
-// memberCheckMax after it opened. Recipients
+// none is resolving it, none joined for a tenth of the wait
+// (Options.EventRecheckWait, DefaultEventRecheckWait), or at most the
+// wait after it opened. Recipients
 // that keep up join one after another as fast as the instance resolves the
 // event for them, so a fan-out is checked in one read (or one per
-// memberCheckMax of a very large one); a recipient that fell behind is not
-// waited for, and one that falls behind costs the others memberCheckIdle
+// wait of a very large one); a recipient that fell behind is not waited
+// for, and one that falls behind costs the others a tenth of the wait
 // once.
-const (
-	memberCheckIdle = 10 * time.Millisecond
-	memberCheckMax  = 100 * time.Millisecond
-)
+const DefaultEventRecheckWait = 100 * time.Millisecond
 
 // eventShared is what this instance's recipients of one event share: the
 // event's loaders (objects and lists that do not depend on the viewer),
@@ -46,6 +44,8 @@ const (
 // and the batch of membership re-checks.
 type eventShared struct {
 	store *dynamo.Store
+	// idle and max bound a batch's wait (DefaultEventRecheckWait).
+	idle, max time.Duration
 	// ctx bounds every read made for the event, its re-checks included:
 	// the event timeout, counted from the first resolution on this
 	// instance (not from when it was queued).
@@ -97,7 +97,7 @@ func (r *liveResolvers) newEventShared(sh *live.Shared) *eventShared {
 	time.AfterFunc(budget, cancel)
 	c := r.loaderCfg
 	c.detached = ctx
-	return &eventShared{store: r.store, ctx: ctx, loaders: newLoaders(r.store, "", c, r.now), recipients: sh.Recipients,
+	return &eventShared{store: r.store, idle: r.recheckWait / 10, max: r.recheckWait, ctx: ctx, loaders: newLoaders(r.store, "", c, r.now), recipients: sh.Recipients,
 		views: map[string]*Loaders{}}
 }
 
@@ -119,7 +119,7 @@ func (e *eventShared) late() bool { return e.ctx.Err() != nil }
 
 // memberNow reports whether the project exists and viewer is a member,
 // by a read that starts after the call: the batch the call joins is read
-// when every expected recipient has joined, or memberCheckWait after it
+// when every expected recipient has joined, or the recheck wait after it
 // opened.
 func (e *eventShared) memberNow(project, viewer string) (bool, error) {
 	e.mu.Lock()
@@ -128,7 +128,7 @@ func (e *eventShared) memberNow(project, viewer string) (bool, error) {
 	if b == nil {
 		b = &memberBatch{opened: now, seen: map[string]bool{}, done: make(chan struct{})}
 		e.open = b
-		e.closeLater(b, project, memberCheckIdle)
+		e.closeLater(b, project, e.idle)
 	}
 	b.last = now
 	if !b.seen[viewer] {
@@ -154,9 +154,9 @@ func (e *eventShared) closeLater(b *memberBatch, project string, d time.Duration
 			return
 		}
 		now := time.Now()
-		wait := b.opened.Add(memberCheckMax).Sub(now)
+		wait := b.opened.Add(e.max).Sub(now)
 		if e.taken <= e.joined { // nobody is resolving it: wait only for the idle time
-			wait = min(wait, b.last.Add(memberCheckIdle).Sub(now))
+			wait = min(wait, b.last.Add(e.idle).Sub(now))
 		}
 		e.mu.Unlock()
 		if wait > 0 {
