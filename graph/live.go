@@ -334,6 +334,7 @@ func newLiveResolvers(o Options) *liveResolvers {
 		eventLoaders: func(ctx context.Context) any {
 			c := cfg
 			c.detached = ctx
+			c.Trigger = nil // step mode counts an operation's work; an event's loaders serve many
 			return newLoaders(o.Store, "", c, o.Now)
 		}}
 }
