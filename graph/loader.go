@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 )
 
@@ -78,7 +79,11 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 			ctx = l.steps.forked(ctx)
 		}
 		var out []result[V]
-		func() {
+		// On a pooled goroutine with a grown stack (dynamo.Go): a fetch
+		// calls DynamoDB, and dataloader starts a fresh goroutine per batch.
+		read := make(chan struct{})
+		dynamo.Go(func() {
+			defer close(read)
 			defer func() {
 				if p := recover(); p != nil {
 					out = make([]result[V], len(keys))
@@ -88,7 +93,8 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 				}
 			}()
 			out = fetch(ctx, keys)
-		}()
+		})
+		<-read
 		res := make([]*dataloader.Result[V], len(keys))
 		for i := range keys {
 			if i < len(out) {

@@ -141,7 +141,9 @@ func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, er
 		done := dynamo.ForkOf(ctx)(len(keys))
 		var wg sync.WaitGroup
 		for i, k := range keys {
-			wg.Go(func() {
+			wg.Add(1)
+			dynamo.Go(func() { // a pooled goroutine, its stack grown for DynamoDB calls
+				defer wg.Done()
 				defer done()
 				v, err := fetch(ctx, k)
 				res[i] = result[V]{val: v, err: err}
