@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/taskgraph/taskgraph/graph"
 )
 
 // DefaultQuiet is how long the Gate waits after the last new call before it
@@ -57,10 +59,11 @@ type Gate struct {
 }
 
 type heldCall struct {
-	req  *http.Request
-	resp *http.Response
-	err  error
-	done chan struct{}
+	req    *http.Request
+	resp   *http.Response
+	err    error
+	done   chan struct{}
+	resume func() // graph.Park's: the call's work runs again
 }
 
 // NewGate returns a gate, off, in front of next. Quiet 0 means DefaultQuiet.
@@ -132,11 +135,15 @@ func (g *Gate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !g.on.Load() {
 		return g.next.Do(req)
 	}
-	c := &heldCall{req: req, done: make(chan struct{})}
+	// In step mode (graph.Park) the call's work waits from when it is held
+	// until its answer is handed back, which only a release does.
+	park, resume := graph.Park(req.Context())
+	c := &heldCall{req: req, done: make(chan struct{}), resume: resume}
 	g.mu.Lock()
 	g.held = append(g.held, c)
 	g.last = time.Now()
 	g.mu.Unlock()
+	park()
 	select {
 	case g.wake <- struct{}{}:
 	default:
@@ -202,6 +209,7 @@ func (g *Gate) send(batch []*heldCall) {
 	}
 	wg.Wait()
 	for _, c := range batch {
+		c.resume()
 		close(c.done)
 	}
 }

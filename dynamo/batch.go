@@ -139,19 +139,30 @@ func (s *Store) parallel(ctx context.Context, n int, fn func(ctx context.Context
 	if n == 1 {
 		return fn(ctx, 0)
 	}
+	limit := max(s.Parallel, 1)
+	fork, counted := ctx.Value(forkKey{}).(func(int) func())
+	if counted {
+		// Counted goroutines all start at once: one waiting for a slot
+		// would count as running while the others wait (WithFork).
+		limit = n
+	}
+	done := doneNothing
+	if counted {
+		done = fork(n)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
 		first error
-		slots = make(chan struct{}, max(s.Parallel, 1))
+		slots = make(chan struct{}, limit)
 	)
 	for i := range n {
 		slots <- struct{}{}
 		wg.Add(1)
 		Go(func() {
-			defer func() { <-slots; wg.Done() }()
+			defer func() { <-slots; wg.Done(); done() }()
 			if err := fn(ctx, i); err != nil {
 				once.Do(func() { first = err; cancel() })
 			}

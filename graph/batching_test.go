@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -69,5 +70,26 @@ func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 	}
 	if calls["Query"] != 21 {
 		t.Errorf("Query calls = %d, want 21 (1 task list + 20 comment lists): %v", calls["Query"], calls)
+	}
+}
+
+// With batching off (graph.LoaderConfig.NoBatch, the benchmark's baseline)
+// every key is read on its own and nothing is cached: each point read is a
+// call of its own, and each comment list too.
+func TestBatchingOffReadsEveryKeyAlone(t *testing.T) {
+	e := testenv.New(t)
+	p := seedWide(e, 5)
+	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{NoBatch: true}})
+	e.MustQuery("owner", `query($id: ID!) { project(id: $id) { tasks(first: 5) { nodes {
+		assignee { name } comments(first: 5) { nodes { author { name } } } } } } }`, map[string]any{"id": p.ID}, nil)
+	calls := e.Calls.ByOp()
+	t.Logf("DynamoDB calls: %v", calls)
+	// 5 assignees and 10 comment authors, read one by one (nothing cached):
+	// at least 15 point reads besides the visibility check's.
+	if n := calls["BatchGetItem"] + calls["GetItem"]; n < 15 {
+		t.Errorf("point reads = %d, want at least 15 (one per key): %v", n, calls)
+	}
+	if calls["Query"] != 6 {
+		t.Errorf("Query calls = %d, want 6 (1 task list + 5 comment lists): %v", calls["Query"], calls)
 	}
 }

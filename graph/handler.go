@@ -186,6 +186,9 @@ func NewHandler(o Options) http.Handler {
 	srv.AroundOperations(liveOperations(o))
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
+	if o.Loaders.Trigger != nil {
+		srv.AroundFields(stepFields) // step mode: counts the fields that run
+	}
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
 

@@ -31,11 +31,11 @@ const projectDataSub = `subscription($p: ID!) { projectEvents(projectId: $p) {
   comment { id body }
   project { id name tasks(first: 3) { nodes { id title description comments(first: 2) { nodes { body } } } } } } }`
 
-// waitPending waits until a batch of trig waits for a flush.
-func waitPending(t *testing.T, trig *graph.BatchTrigger) {
+// waitPending waits until a batch read waits for gate.
+func waitPending(t *testing.T, gate *graph.ReadGate) {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
-	for trig.Pending() == 0 {
+	for gate.Pending() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("no read is waiting")
 		}
@@ -43,20 +43,10 @@ func waitPending(t *testing.T, trig *graph.BatchTrigger) {
 	}
 }
 
-// flushing flushes trig's batches as they come until the test ends.
-func flushing(t *testing.T, trig *graph.BatchTrigger) {
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(200 * time.Microsecond):
-				trig.Flush()
-			}
-		}
-	}()
+// flushing opens gate: the held reads, and every later one, go on.
+func flushing(t *testing.T, gate *graph.ReadGate) {
+	t.Helper()
+	gate.Open()
 }
 
 // readAll reads the operation's messages up to its complete (or the end of
@@ -89,8 +79,8 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	// The trigger holds every read of the event until the test flushes:
 	// bob's transport has taken the event and waits on its first read, as
 	// a stalled subscriber's would, while bob is removed.
-	trig := &graph.BatchTrigger{}
-	lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Trigger: trig}}, live.HubConfig{})
+	gate := &graph.ReadGate{}
+	lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob := dial(t, e, srv, "bob")
 	bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
@@ -98,7 +88,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 
 	task := *seed.Task("Write the landing page copy")
 	publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
-	waitPending(t, trig) // bob's resolution reads the task's project
+	waitPending(t, gate) // bob's resolution reads the task's project
 
 	ctx := context.Background()
 	if _, err := e.Store.RemoveProjectMember(ctx, "alice", web.ID, "bob"); err != nil {
@@ -109,7 +99,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flushing(t, trig) // the reads go on, after the removal and the new task
+	flushing(t, gate) // the reads go on, after the removal and the new task
 	var gone struct{ Project *struct{ ID string } }
 	e.MustQuery("bob", `query($p: ID!) { project(id: $p) { id } }`, map[string]any{"p": web.ID}, &gone)
 	if gone.Project != nil {
@@ -194,18 +184,18 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 	t.Run("the budget ends while the reads wait (WebSocket)", func(t *testing.T) {
 		e := testenv.New(t)
 		seed := e.MustSeed()
-		trig := &graph.BatchTrigger{}
+		gate := &graph.ReadGate{}
 		const budget = 300 * time.Millisecond
-		lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Trigger: trig}}, live.HubConfig{EventTimeout: budget})
+		lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{EventTimeout: budget})
 		web := seed.Project("Website relaunch")
 		bob := dial(t, e, srv, "bob")
 		bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
 		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
-		waitPending(t, trig)
+		waitPending(t, gate)
 		time.Sleep(budget + 100*time.Millisecond) // a slow reader: the budget ends before the reads
-		flushing(t, trig)
+		flushing(t, gate)
 		msgs, err := readAll(t, bob)
 		for _, m := range msgs {
 			if strings.Contains(string(m.Payload), "INTERNAL_SERVER_ERROR") || m.Type == "next" && !strings.Contains(string(m.Payload), "SERVICE_UNAVAILABLE") {
@@ -454,15 +444,15 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			rng := rand.New(rand.NewPCG(seed, 0x11fe))
 			e := testenv.New(t)
 			seed := e.MustSeed()
-			trig := &graph.BatchTrigger{}
-			lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Trigger: trig}}, live.HubConfig{})
+			gate := &graph.ReadGate{}
+			lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 			web := seed.Project("Website relaunch")
 			bob := dial(t, e, srv, "bob")
 			bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
 			testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 			task := *seed.Task("Write the landing page copy")
 			publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
-			waitPending(t, trig)
+			waitPending(t, gate)
 
 			ctx := context.Background()
 			member, exists := true, true
@@ -508,7 +498,7 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 				}
 			}
 			visible := member && exists
-			flushing(t, trig)
+			flushing(t, gate)
 			sentinel := task
 			sentinel.Title = "sentinel"
 			publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &sentinel, task.ID)

@@ -17,9 +17,12 @@ const DefaultBatchWait = time.Millisecond
 type LoaderConfig struct {
 	// Wait is the batch window; 0 means DefaultBatchWait.
 	Wait time.Duration
-	// Trigger, when set, replaces the window: batches are read when it is
-	// flushed (tests that pin calls and round trips; see BatchTrigger).
+	// Trigger, when set, replaces the window by step mode: an operation's
+	// batches are read when all its running work waits on a loader (tests
+	// that pin calls and round trips; see BatchTrigger).
 	Trigger *BatchTrigger
+	// Gate, when set, holds every batch read until it opens (tests).
+	Gate *ReadGate
 	// NoBatch turns batching and caching off: every resolver reads on its
 	// own, as a naive server would. For measuring the loaders' gain only.
 	NoBatch bool
@@ -42,6 +45,9 @@ type Loaders struct {
 	// loading for each project as soon as its membership is listed.
 	projectsAhead sync.Map // pageKey → func(context.Context, []string)
 
+	// steps is the operation's step mode (LoaderConfig.Trigger), or nil.
+	steps *opSteps
+
 	// objects batches every point read of a request (users, projects,
 	// memberships, tasks, comments) into BatchGetItem calls.
 	objects *loader[dynamo.Ref, any]
@@ -59,7 +65,10 @@ type Loaders struct {
 // newLoaders makes the loaders of one request by viewer; now is the clock.
 func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func() time.Time) *Loaders {
 	l := &Loaders{store: store, viewer: viewer, cfg: cfg, now: now}
-	l.objects = newLoader(cfg, func(ctx context.Context, refs []dynamo.Ref) []result[any] {
+	if cfg.Trigger != nil && !cfg.NoBatch {
+		l.steps = newOpSteps(cfg.Trigger)
+	}
+	l.objects = newLoader(cfg, l.steps, func(ctx context.Context, refs []dynamo.Ref) []result[any] {
 		vals, errs := store.Get(ctx, refs)
 		res := make([]result[any], len(refs))
 		for i := range refs {
@@ -124,17 +133,20 @@ func (l *Loaders) viewerLoaders() {
 // per-request bound would also need to let nested loads through, or a level
 // whose fetches wait on another loader could starve.)
 func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *loader[K, V] {
-	return newLoader(l.cfg, func(ctx context.Context, keys []K) []result[V] {
+	return newLoader(l.cfg, l.steps, func(ctx context.Context, keys []K) []result[V] {
 		res := make([]result[V], len(keys))
+		if len(keys) == 1 {
+			v, err := fetch(ctx, keys[0])
+			res[0] = result[V]{val: v, err: err}
+			return res
+		}
+		done := dynamo.ForkOf(ctx)(len(keys))
 		var wg sync.WaitGroup
 		for i, k := range keys {
 			wg.Add(1)
-			// On a pooled goroutine with a grown stack (a fetch calls
-			// DynamoDB); not wg.Go: a goroutine that has not run yet shows
-			// only its start function, which internal/testenv.Stepper must
-			// recognise as request work (dynamo.Go's is in package dynamo).
-			dynamo.Go(func() {
+			dynamo.Go(func() { // a pooled goroutine, its stack grown for DynamoDB calls
 				defer wg.Done()
+				defer done()
 				v, err := fetch(ctx, k)
 				res[i] = result[V]{val: v, err: err}
 			})

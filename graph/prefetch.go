@@ -62,7 +62,9 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 			if selectsNode(oc, f, "author") {
 				// The authors are read as soon as the comments are in, with
 				// the task's visibility check rather than after it.
+				done := l.steps.spawn()
 				go func() {
+					defer done()
 					if c, err := th(); err == nil {
 						for _, cm := range c.Items {
 							l.objects.Load(ctx, dynamo.UserRef(cm.AuthorID))

@@ -1,0 +1,201 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
+)
+
+// loader is one access pattern's per-operation data loader: a dataloader v7
+// Loader, which caches each key's result and gathers the keys asked for into
+// batches, each read by one call of fetch. A batch opens at its first key
+// and is read when its window ends (LoaderConfig.Wait after that key) or, in
+// step mode (LoaderConfig.Trigger), when every running resolver of the
+// operation waits on a loader (opSteps, Flush).
+type loader[K comparable, V any] struct {
+	dl   *dataloader.Loader[K, V]
+	name string    // for traces and metrics (nameLoaders)
+	gate *ReadGate // LoaderConfig.Gate
+
+	// Step mode only (steps not nil); under steps.mu.
+	steps   *opSteps
+	keys    map[K]*keyState
+	pending int // keys in the open batch
+}
+
+// result is one key's value or error, as a fetch returns it.
+type result[V any] struct {
+	val V
+	err error
+}
+
+// keyState is what step mode knows of a key: whether its value is in, and
+// how many callers wait for it.
+type keyState struct {
+	waiters int
+	done    bool
+}
+
+// stepWait is the batch window in step mode: never, in effect (batches are
+// flushed).
+const stepWait = time.Duration(math.MaxInt64)
+
+func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
+	l := &loader[K, V]{steps: steps, gate: c.Gate}
+	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached})}
+	switch {
+	case c.NoBatch:
+		// Every key read at once, alone, and nothing cached.
+		l.steps = nil
+		opts = append(opts, dataloader.WithBatchCapacity[K, V](1), dataloader.WithCache[K, V](&dataloader.NoCache[K, V]{}))
+	case steps != nil:
+		opts = append(opts, dataloader.WithWait[K, V](stepWait))
+		l.keys = map[K]*keyState{}
+		steps.loaders = append(steps.loaders, l)
+	default:
+		w := c.Wait
+		if w == 0 {
+			w = DefaultBatchWait
+		}
+		opts = append(opts, dataloader.WithWait[K, V](w))
+	}
+	// No WithBatchCapacity otherwise: the store splits a batch into calls
+	// (BatchGetItem's 100 keys) and runs them at once, so a capacity would
+	// only start the calls of one level at different times.
+	l.dl = dataloader.NewBatchedLoader(l.batchFunc(fetch), opts...)
+	return l
+}
+
+// batchFunc makes the dataloader batch function of fetch: a panic of fetch
+// becomes every key's error (and is not cached apart from the others), and
+// in step mode the keys' waiters count as running again before they wake.
+func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) dataloader.BatchFunc[K, V] {
+	return func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+		if l.steps != nil {
+			ctx = l.steps.forked(ctx)
+		}
+		if l.gate != nil {
+			l.gate.wait()
+		}
+		var out []result[V]
+		// On a pooled goroutine with a grown stack (dynamo.Go): a fetch
+		// calls DynamoDB, and dataloader starts a fresh goroutine per batch.
+		read := make(chan struct{})
+		dynamo.Go(func() {
+			defer close(read)
+			defer func() {
+				if p := recover(); p != nil {
+					out = make([]result[V], len(keys))
+					for i := range out {
+						out[i].err = fmt.Errorf("panic in a batch read: %v", p)
+					}
+				}
+			}()
+			out = fetch(ctx, keys)
+		})
+		<-read
+		res := make([]*dataloader.Result[V], len(keys))
+		for i := range keys {
+			if i < len(out) {
+				res[i] = &dataloader.Result[V]{Data: out[i].val, Error: out[i].err}
+			} else {
+				res[i] = &dataloader.Result[V]{Error: fmt.Errorf("a batch read returned %d results for %d keys", len(out), len(keys))}
+			}
+		}
+		if s := l.steps; s != nil {
+			s.mu.Lock()
+			for _, k := range keys {
+				if st := l.keys[k]; st != nil && !st.done {
+					st.done = true
+					s.active += st.waiters
+					st.waiters = 0
+				}
+			}
+			s.idle(1) // the batch's own read is done
+			s.mu.Unlock()
+		}
+		return res
+	}
+}
+
+// Load asks for key and returns a function that waits for its result.
+func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
+	s := l.steps
+	if s == nil {
+		return l.dl.Load(ctx, key)
+	}
+	s.mu.Lock()
+	s.start(ctx)
+	th := l.dl.Load(ctx, key)
+	st := l.keys[key]
+	if st == nil {
+		st = &keyState{}
+		l.keys[key] = st
+		l.pending++
+	}
+	s.mu.Unlock()
+	return func() (V, error) {
+		s.mu.Lock()
+		if !st.done {
+			st.waiters++ // running again when the batch hands out its results
+			s.idle(1)
+		}
+		s.mu.Unlock()
+		return th()
+	}
+}
+
+// Prime caches a value for key unless key is already loaded or loading.
+func (l *loader[K, V]) Prime(ctx context.Context, key K, val V) {
+	s := l.steps
+	if s == nil {
+		l.dl.Prime(ctx, key, val)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.keys[key] == nil {
+		l.keys[key] = &keyState{done: true}
+		l.dl.Prime(ctx, key, val)
+	}
+}
+
+// flushPending starts reading the open batch, if it has keys; s.mu is held.
+func (l *loader[K, V]) flushPending() bool {
+	if l.pending == 0 {
+		return false
+	}
+	l.pending = 0
+	l.dl.Flush()
+	return true
+}
+
+// batchTracer is the loaders' dataloader tracer: each batch's span and
+// batch-size metric (telemetry.StartBatch), under the detached context when
+// there is one (LoaderConfig.detached), which then is the batch's context
+// too.
+type batchTracer[K comparable, V any] struct {
+	l        *loader[K, V]
+	detached context.Context
+}
+
+func (batchTracer[K, V]) TraceLoad(ctx context.Context, _ K) (context.Context, dataloader.TraceLoadFinishFunc[V]) {
+	return ctx, func(dataloader.Thunk[V]) {}
+}
+
+func (batchTracer[K, V]) TraceLoadMany(ctx context.Context, _ []K) (context.Context, dataloader.TraceLoadManyFinishFunc[V]) {
+	return ctx, func(dataloader.ThunkMany[V]) {}
+}
+
+func (t batchTracer[K, V]) TraceBatch(ctx context.Context, keys []K) (context.Context, dataloader.TraceBatchFinishFunc[V]) {
+	if t.detached != nil {
+		ctx = t.detached
+	}
+	ctx, end := telemetry.FromContext(ctx).StartBatch(ctx, t.l.name, len(keys))
+	return ctx, func([]*dataloader.Result[V]) { end() }
+}

@@ -1,0 +1,458 @@
+package graph
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Step mode (LoaderConfig.Trigger): for tests that pin DynamoDB calls and
+// round trips. With a batch window, a level of a query is one batch only if
+// its resolvers all ask within the window, which a busy machine does not
+// guarantee; in step mode an operation's loaders are flushed (Flush) when
+// every piece of its work that is running waits on a loader, so that a
+// level is one batch per loader whatever the machine's load.
+//
+// The work is counted, per operation (opSteps.active), as it starts and
+// stops:
+//
+//   - a field: from its field middleware's start to its end (stepFields);
+//     and, from the end of a field whose value has fields selected, each
+//     field gqlgen will go on to resolve, from that moment on: gqlgen
+//     resolves a value's plain fields one after another, each with all it
+//     selects, then its resolver fields all at once, so a field that is
+//     about to start is counted before its parent's count ends (scope);
+//   - a read: from the flush that starts a batch to its end, and the
+//     goroutines that reads start for one key each or one DynamoDB call
+//     each (fork; dynamo.WithFork);
+//   - a wait: a caller waiting on a loader's result stops counting, and
+//     counts again from the moment the batch hands the result out, before
+//     it wakes.
+//
+// When the count drops to zero the operation flushes every loader that
+// has keys, or, with none, tells the trigger (BatchTrigger.SetIdle: a test's
+// gate may then answer the DynamoDB calls it holds; Park).
+
+// BatchTrigger puts the loaders of a handler into step mode
+// (LoaderConfig.Trigger): each operation's batches are read when every
+// running resolver of the operation waits on a loader, not after a time.
+// The zero value is ready to use.
+type BatchTrigger struct {
+	mu   sync.Mutex
+	idle func() int
+}
+
+// SetIdle sets the function called (on a goroutine of its own) when an
+// operation's work all waits and no loader has keys: every DynamoDB call
+// the operation still needs is then under way (bench.Gate.Release answers
+// the calls it holds). Nil unsets it.
+func (t *BatchTrigger) SetIdle(f func() int) {
+	t.mu.Lock()
+	t.idle = f
+	t.mu.Unlock()
+}
+
+func (t *BatchTrigger) idleFunc() func() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.idle
+}
+
+// opSteps is one operation's step mode: its count of running work, its
+// loaders and the fields gqlgen is about to resolve.
+type opSteps struct {
+	trigger *BatchTrigger
+	mu      sync.Mutex
+	active  int // work running, or about to start
+	loaders []interface{ flushPending() bool }
+	scopes  map[scopeKey]*scope
+	started bool // the root scope is made
+}
+
+func newOpSteps(t *BatchTrigger) *opSteps {
+	return &opSteps{trigger: t, scopes: map[scopeKey]*scope{}}
+}
+
+// idle counts n pieces of work as stopped (s.mu held) and, when none runs,
+// flushes the loaders that have keys.
+func (s *opSteps) idle(n int) {
+	s.active -= n
+	if s.active < 0 {
+		panic("graph: step mode counted more work stopped than started")
+	}
+	if s.active > 0 {
+		return
+	}
+	for _, l := range s.loaders {
+		if l.flushPending() {
+			s.active++ // the batch's read, until its batch function ends
+		}
+	}
+	if s.active == 0 {
+		if f := s.trigger.idleFunc(); f != nil {
+			go f()
+		}
+	}
+}
+
+// fork counts n goroutines about to start while the caller waits for them
+// (dynamo.WithFork): each calls the returned function when it ends, and
+// the last one's end hands its count back to the caller.
+func (s *opSteps) fork(n int) func() {
+	if n <= 0 {
+		return func() {}
+	}
+	s.mu.Lock()
+	s.active += n - 1
+	s.mu.Unlock()
+	var left atomic.Int64
+	left.Store(int64(n))
+	return func() {
+		if left.Add(-1) == 0 {
+			return
+		}
+		s.mu.Lock()
+		s.idle(1)
+		s.mu.Unlock()
+	}
+}
+
+// spawn counts a goroutine about to start that nobody waits for; it calls
+// the returned function when it ends.
+func (s *opSteps) spawn() func() {
+	if s == nil {
+		return func() {}
+	}
+	s.mu.Lock()
+	s.active++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.idle(1)
+		s.mu.Unlock()
+	}
+}
+
+// forked gives ctx's parallel DynamoDB reads (dynamo.WithFork) to s.
+func (s *opSteps) forked(ctx context.Context) context.Context {
+	return dynamo.WithFork(ctx, s.fork)
+}
+
+// stepsOf returns the step mode of ctx's operation, or nil.
+func stepsOf(ctx context.Context) *opSteps {
+	if l, _ := ctx.Value(ctxKey{}).(*Loaders); l != nil {
+		return l.steps
+	}
+	return nil
+}
+
+// Park counts the work that ctx belongs to, in an operation in step mode,
+// as waiting from Park until the returned function is called (each at most
+// once, in either order): for a test's transport that holds DynamoDB calls
+// until the operation waits on nothing else (bench.Gate). Elsewhere both
+// do nothing.
+func Park(ctx context.Context) (park, resume func()) {
+	s := stepsOf(ctx)
+	if s == nil {
+		return func() {}, func() {}
+	}
+	var parked, resumed bool
+	park = func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.start(ctx)
+		if !parked && !resumed {
+			parked = true
+			s.idle(1)
+		}
+	}
+	resume = func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if parked && !resumed {
+			s.active++
+		}
+		resumed = true
+	}
+	return park, resume
+}
+
+// scopeKey names one value whose fields gqlgen resolves: the field that
+// returned it and, in a list, its position ("" for the field's own value;
+// the operation's root is the nil field).
+type scopeKey struct {
+	field *graphql.FieldContext
+	path  string
+}
+
+// scope is a value whose fields gqlgen is resolving: steps are its fields
+// still to come (each plain field alone, then the resolver fields all
+// together), want those of the current step not started yet and live
+// those of the current step started and not done with everything below.
+type scope struct {
+	key   scopeKey
+	owner *stepNode // the field that returned the value; nil at the root
+	steps [][]string
+	want  map[string]bool
+	live  int
+}
+
+// stepNode is a started field: open while it runs and while a value below
+// it has fields to come.
+type stepNode struct {
+	sc   *scope
+	open int
+}
+
+// scopeSpec is a value's fields to come, worked out when the field that
+// returned it ends.
+type scopeSpec struct {
+	key   scopeKey
+	steps [][]string
+}
+
+// start makes the operation's root scope (s.mu held).
+func (s *opSteps) start(ctx context.Context) {
+	if s.started || !graphql.HasOperationContext(ctx) {
+		return
+	}
+	s.started = true
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil {
+		return
+	}
+	var typ string
+	switch oc.Operation.Operation {
+	case ast.Query:
+		typ = "Query"
+	case ast.Mutation:
+		typ = "Mutation"
+	default:
+		return
+	}
+	var plain [][]string
+	var concurrent []string
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typ}) {
+		switch {
+		case f.Name == "__typename" || f.IsDeferred():
+		case typ == "Mutation" || f.Name == "__type" || f.Name == "__schema":
+			plain = append(plain, []string{f.Alias})
+		default:
+			concurrent = append(concurrent, f.Alias)
+		}
+	}
+	s.add(nil, []scopeSpec{{key: scopeKey{}, steps: append(plain, concurrent)}})
+}
+
+// add makes the scopes of specs, below owner (s.mu held).
+func (s *opSteps) add(owner *stepNode, specs []scopeSpec) {
+	for _, sp := range specs {
+		sc := &scope{key: sp.key, owner: owner, steps: sp.steps}
+		if s.advance(sc) {
+			s.scopes[sp.key] = sc
+			if owner != nil {
+				owner.open++
+			}
+		}
+	}
+}
+
+// advance moves sc to its next step with fields, counting them as about to
+// start; false when none is left (s.mu held).
+func (s *opSteps) advance(sc *scope) bool {
+	for len(sc.steps) > 0 {
+		st := sc.steps[0]
+		sc.steps = sc.steps[1:]
+		if len(st) == 0 {
+			continue
+		}
+		sc.want = make(map[string]bool, len(st))
+		for _, a := range st {
+			sc.want[a] = true
+		}
+		s.active += len(st)
+		return true
+	}
+	return false
+}
+
+// enter counts a field that starts: one that was about to start, or new
+// work.
+func (s *opSteps) enter(ctx context.Context, fc *graphql.FieldContext) *stepNode {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start(ctx)
+	n := &stepNode{open: 1}
+	if sc := s.scopes[scopeKeyOf(fc)]; sc != nil && sc.want[fc.Field.Alias] {
+		delete(sc.want, fc.Field.Alias)
+		sc.live++
+		n.sc = sc
+	} else {
+		s.active++
+	}
+	return n
+}
+
+// exit counts a field that ends, its value's fields to come (specs) as
+// about to start.
+func (s *opSteps) exit(n *stepNode, specs []scopeSpec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.add(n, specs)
+	n.open--
+	if n.open == 0 {
+		s.done(n)
+	}
+	s.idle(1)
+}
+
+// done records that field n and everything below it are done: its scope
+// goes on to its next step, or is done too (s.mu held).
+func (s *opSteps) done(n *stepNode) {
+	for n != nil && n.sc != nil {
+		sc := n.sc
+		sc.live--
+		if len(sc.want) > 0 || sc.live > 0 || s.advance(sc) {
+			return
+		}
+		delete(s.scopes, sc.key)
+		if n = sc.owner; n == nil {
+			return
+		}
+		if n.open--; n.open > 0 {
+			return
+		}
+	}
+}
+
+func scopeKeyOf(fc *graphql.FieldContext) scopeKey {
+	var idx []string
+	p := fc.Parent
+	for p != nil && p.Index != nil {
+		idx = append(idx, strconv.Itoa(*p.Index))
+		p = p.Parent
+	}
+	if p != nil && p.Field.Field == nil {
+		p = nil // the operation's root (gqlgen's context of its root type)
+	}
+	slices.Reverse(idx)
+	return scopeKey{field: p, path: strings.Join(idx, ".")}
+}
+
+// stepFields is the field middleware of step mode: it counts each field of
+// an operation in step mode as it starts and ends.
+func stepFields(ctx context.Context, next graphql.Resolver) (any, error) {
+	s := stepsOf(ctx)
+	fc := graphql.GetFieldContext(ctx)
+	if s == nil || fc == nil {
+		return next(ctx)
+	}
+	n := s.enter(ctx, fc)
+	ended := false
+	defer func() {
+		if !ended { // a panic
+			s.exit(n, nil)
+		}
+	}()
+	res, err := next(s.forked(ctx))
+	var specs []scopeSpec
+	if err == nil && res != nil && len(fc.Field.Selections) > 0 && fc.Field.Definition != nil {
+		specs = valueScopes(ctx, fc, res)
+	}
+	ended = true
+	s.exit(n, specs)
+	return res, err
+}
+
+// valueScopes works out the fields to come of the value v that field fc
+// returned: one scope per object in it.
+func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSpec {
+	oc := graphql.GetOperationContext(ctx)
+	// Child works out a field's context as gqlgen will, arguments
+	// included: an error there (the field will not start) goes nowhere.
+	scratch := graphql.WithResponseContext(ctx, func(context.Context, error) *gqlerror.Error { return nil }, nil)
+	steps := map[string][][]string{}
+	var specs []scopeSpec
+	var walk func(t *ast.Type, v reflect.Value, path []string)
+	walk = func(t *ast.Type, v reflect.Value, path []string) {
+		for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return
+			}
+			v = v.Elem()
+		}
+		if t.Elem != nil {
+			if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
+				return
+			}
+			for i := range v.Len() {
+				walk(t.Elem, v.Index(i), append(path, strconv.Itoa(i)))
+			}
+			return
+		}
+		def := parsedSchema.Types[t.NamedType]
+		if def == nil {
+			return
+		}
+		name := def.Name
+		switch def.Kind {
+		case ast.Object:
+		case ast.Interface, ast.Union:
+			// The concrete type: the Go type of the same name.
+			name = v.Type().Name()
+			if !slices.ContainsFunc(parsedSchema.GetPossibleTypes(def), func(d *ast.Definition) bool { return d.Name == name }) {
+				return
+			}
+		default:
+			return
+		}
+		st, ok := steps[name]
+		if !ok {
+			st = objectSteps(scratch, oc, fc, parsedSchema.Types[name])
+			steps[name] = st
+		}
+		if st != nil {
+			specs = append(specs, scopeSpec{key: scopeKey{field: fc, path: strings.Join(path, ".")}, steps: slices.Clone(st)})
+		}
+	}
+	walk(fc.Field.Definition.Type, reflect.ValueOf(v), nil)
+	return specs
+}
+
+// objectSteps returns the fields gqlgen resolves of an object of type def
+// selected by field fc, in its order: each plain field alone, then the
+// resolver fields all together; nil when they cannot be worked out.
+func objectSteps(ctx context.Context, oc *graphql.OperationContext, fc *graphql.FieldContext, def *ast.Definition) [][]string {
+	if def == nil || fc.Child == nil {
+		return nil
+	}
+	var plain [][]string
+	var concurrent []string
+	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, append([]string{def.Name}, def.Interfaces...)) {
+		if f.Name == "__typename" || f.IsDeferred() {
+			continue
+		}
+		child, err := fc.Child(ctx, f)
+		if err != nil && strings.Contains(err.Error(), "FieldContext.Child cannot be called") {
+			return nil // an abstract type's field: not worked out
+		}
+		if err != nil || child == nil {
+			continue // its arguments are wrong: it will not start
+		}
+		if child.IsResolver {
+			concurrent = append(concurrent, f.Alias)
+		} else {
+			plain = append(plain, []string{f.Alias})
+		}
+	}
+	return append(plain, concurrent)
+}
