@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 )
 
 // mustJSONLines parses every line of out as a JSON object, failing the test
@@ -29,33 +28,17 @@ func mustJSONLines(t *testing.T, out string) []map[string]any {
 // its "serving" line, and returns the server and that line's address.
 func mustStartJSON(t *testing.T, args ...string) (*server, string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
-	s.stop = func() error { cancel(); return <-done }
-	deadline := time.After(60 * time.Second)
-	for {
-		out := s.stderr.String()
-		if i := strings.LastIndexByte(out, '\n'); i >= 0 {
-			for _, l := range mustJSONLines(t, out[:i+1]) {
-				if l["msg"] == "serving" {
-					if m := tokenRE.FindStringSubmatch(s.stdout.String()); m != nil {
-						s.token = m[1]
-					}
-					return s, l["addr"].(string)
-				}
+	s := mustStart(t, args...)
+	for _, l := range mustJSONLines(t, s.stderr.String()) {
+		if l["msg"] == "serving" {
+			if l["addr"] != s.url {
+				t.Fatalf("the serving line says %v, the server is at %s", l["addr"], s.url)
 			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("run ended before serving: %v\n%s", err, s.stderr)
-		case <-deadline:
-			t.Fatalf("not serving after 60 s:\n%s", s.stderr)
-		case <-time.After(10 * time.Millisecond):
+			return s, s.url
 		}
 	}
+	t.Fatalf("no JSON serving line:\n%s", s.stderr)
+	return nil, ""
 }
 
 func TestLogFormatJSON(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // syncBuffer is a bytes.Buffer that the server and the test may use at once.
@@ -60,36 +60,25 @@ type server struct {
 	stop           func() error // cancels the run's context and returns run's error
 }
 
-var (
-	servingRE = regexp.MustCompile(`msg=serving addr=(http://\S+/)`)
-	tokenRE   = regexp.MustCompile(`Authorization: Bearer (\S+)`)
-)
-
 // mustStart runs the server with args until it serves, or fails the test.
 func mustStart(t *testing.T, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
+	ready := make(chan *wire.App, 1)
+	go func() {
+		done <- runServing(ctx, args, strings.NewReader(""), s.stdout, s.stderr, func(a *wire.App) { ready <- a })
+	}()
 	s.stop = func() error { cancel(); return <-done }
-	deadline := time.After(60 * time.Second)
-	for {
-		if m := servingRE.FindStringSubmatch(s.stderr.String()); m != nil {
-			s.url = m[1]
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("run ended before serving: %v\n%s", err, s.stderr)
-		case <-deadline:
-			cancel()
-			t.Fatalf("not serving after 60 s:\n%s", s.stderr)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	if m := tokenRE.FindStringSubmatch(s.stdout.String()); m != nil {
-		s.token = m[1]
+	select {
+	case a := <-ready:
+		s.url, s.token = a.URL+"/", a.DemoToken
+	case err := <-done:
+		t.Fatalf("run ended before serving: %v\n%s", err, s.stderr)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatalf("not serving after 60 s:\n%s", s.stderr)
 	}
 	t.Cleanup(func() { cancel() })
 	return s

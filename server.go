@@ -160,7 +160,13 @@ func env(name, def string) string {
 }
 
 // run runs the server, or the command named in args, until ctx ends.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runServing(ctx, args, stdin, stdout, stderr, nil)
+}
+
+// runServing is run that hands the started instance to serving (when not
+// nil) once it serves: its URL and demo token are fields of the App.
+func runServing(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, serving func(*wire.App)) (err error) {
 	s, err := loadSettings(args, stderr)
 	if err != nil {
 		return err
@@ -238,6 +244,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		auth.JWKS = kf.Keyfunc
 	}
 	headers := map[string]string{}
+	var demoToken string
 	if s.secret == "" && jwksURL == "" {
 		secret, where := devSec, devWhere // needsDevSecret
 		auth.Secret = secret
@@ -246,6 +253,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 		headers["Authorization"] = "Bearer " + tok
+		demoToken = tok
 		fmt.Fprintf(stdout, "\nJWT_SECRET is not set: using %s. A token for the demo user alice (valid %s):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in. Tokens for other users: go run . token bob\n\n", where, s.tokenTTL, tok, s.port)
 	}
 
@@ -261,13 +269,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	hc := s.liveHub
 	hc.CursorKey = ckey
-	app := &wire.App{Store: store, Auth: auth, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: ":" + s.port,
+	app := &wire.App{Store: store, Auth: auth, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: ":" + s.port, DemoToken: demoToken,
 		Routes: func(query http.Handler) http.Handler { return routes(store, s.production, headers, query) }}
 	if err := app.Open(ctx); err != nil {
 		return err
 	}
 	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[app.Broker.Embedded()], "retention", lc.MaxAge, "cursorkey", ckeyWhere)
 	log.Info("serving", "addr", app.URL+"/", "table", s.table)
+	if serving != nil {
+		serving(app)
+	}
 	select {
 	case err := <-app.Done():
 		_ = app.Close()

@@ -174,14 +174,31 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 		if err != nil {
 			return zero, errReplayGone
 		}
+		// The result beside the two facts of visibility, in one read.
 		items, err := s.getItems(ctx, append(keys, projectKey(pu), memberKey(pu, viewer)))
 		if err != nil {
 			return zero, err
 		}
-		for _, it := range items {
+		n := len(keys)
+		for _, it := range items[:n] {
 			if it == nil {
 				return zero, errReplayGone
 			}
+		}
+		var p *Project
+		var m *Member
+		if items[n] != nil {
+			if p, err = decodeAs[*Project](items[n]); err != nil {
+				return zero, err
+			}
+		}
+		if items[n+1] != nil {
+			if m, err = decodeAs[*Member](items[n+1]); err != nil {
+				return zero, err
+			}
+		}
+		if !Visible(p, m) {
+			return zero, errReplayGone
 		}
 		return decodeAs[T](items[0])
 	}}

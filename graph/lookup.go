@@ -75,19 +75,8 @@ func (l *Loaders) User(ctx context.Context, id string) (*dynamo.User, error) {
 		return nil, err
 	}
 	l.prefetch(ctx, id)
-	if id != l.viewer {
-		theirs := l.projectIDsOfUser.Load(ctx, id)
-		mine, err := l.ProjectIDsOfUser(ctx, l.viewer)
-		if err != nil {
-			return nil, err
-		}
-		ids, err := theirs()
-		if err != nil {
-			return nil, err
-		}
-		if ok, err := l.sharesProject(ctx, mine, ids); !ok || err != nil {
-			return nil, err
-		}
+	if ok, err := l.canSeeUser(ctx, id); !ok || err != nil {
+		return nil, err
 	}
 	return notFoundAsNil(l.UserByID(ctx, id))
 }

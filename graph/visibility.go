@@ -74,3 +74,21 @@ func (l *Loaders) sharesProject(ctx context.Context, mine, theirs []string) (boo
 	}
 	return false, nil
 }
+
+// canSeeUser reports whether the viewer may see the user id: themselves, or
+// someone they share a visible project with.
+func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
+	if id == l.viewer {
+		return true, nil
+	}
+	theirs := l.projectIDsOfUser.Load(ctx, id)
+	mine, err := l.ProjectIDsOfUser(ctx, l.viewer)
+	if err != nil {
+		return false, err
+	}
+	ids, err := theirs()
+	if err != nil {
+		return false, err
+	}
+	return l.sharesProject(ctx, mine, ids)
+}

@@ -53,6 +53,9 @@ type App struct {
 	// Routes, when set, makes the server's handler from /query's (the IDE,
 	// /healthz); nil: /query alone.
 	Routes func(query http.Handler) http.Handler
+	// DemoToken is the bearer token the server printed for the demo user
+	// (development starts without JWT_SECRET), for tests; empty otherwise.
+	DemoToken string
 	// Grace is how long requests in flight may take at Close; 0: 15 s.
 	Grace time.Duration
 	// OutboxInterval and OutboxMinAge tune the outbox sweep; 0: the
