@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -345,9 +344,9 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	bigQuery := `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) { cursor task { title version }` + big.String() + ` } }`
 
 	reader := dialLive(t, b.URL, alice)
-	reader.subscribe(t, "1", small, map[string]any{"p": project})
+	reader.Subscribe("1", small, map[string]any{"p": project})
 	slow := dialLive(t, b.URL, alice)
-	slow.subscribe(t, "1", bigQuery, map[string]any{"p": project})
+	slow.Subscribe("1", bigQuery, map[string]any{"p": project})
 	testenv.WaitSubscribers(t, b.Hub, project, 2)
 
 	// The reader keeps reading, in its own goroutine.
@@ -359,7 +358,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	go func() {
 		defer close(seen)
 		for {
-			m, err := reader.read(context.Background())
+			m, err := reader.Read(context.Background())
 			if err != nil || m.Type != "next" {
 				return
 			}
@@ -406,7 +405,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	go func() {
 		var r slowEnd
 		for {
-			m, err := slow.read(ctx)
+			m, err := slow.Read(ctx)
 			if err != nil {
 				r.err = err
 				break
@@ -476,81 +475,25 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	// Resume, on A (any instance: a cursor is the stream's): exactly the
 	// events it missed.
 	back := dialLive(t, a.URL, alice)
-	back.subscribe(t, "1", small, map[string]any{"p": project, "after": r.cursors[n-1]})
+	back.Subscribe("1", small, map[string]any{"p": project, "after": r.cursors[n-1]})
 	for i := n; i < len(all); i++ {
-		m, err := back.read(ctx)
+		m, err := back.Read(ctx)
 		if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), all[i].cursor) {
 			t.Fatalf("resumed event %d: %v %s %s, want the cursor %s", i, err, m.Type, m.Payload, all[i].cursor)
 		}
 	}
 }
 
-// liveSocket is a graphql-transport-ws connection, read only when the test
-// says so.
-type liveSocket struct{ conn *websocket.Conn }
-
-type liveMessage struct {
-	ID      string          `json:"id,omitempty"`
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-}
-
 // dialLive opens a graphql-transport-ws connection to base's /query,
-// authenticated with authorization, and waits for its acknowledgement.
-func dialLive(t *testing.T, base, authorization string) *liveSocket {
+// authenticated with authorization, and waits for its acknowledgement; it
+// is read only when the test says so.
+func dialLive(t *testing.T, base, authorization string) *testenv.WSClient {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/query",
-		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	c, err := testenv.DialWSURL(t, base, testenv.WSAuth(authorization), testenv.WSReadLimit(4<<20))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("connecting to %s: %v", base, err)
 	}
-	c.SetReadLimit(4 << 20)
-	t.Cleanup(func() { _ = c.CloseNow() })
-	s := &liveSocket{conn: c}
-	s.send(t, liveMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization":` + strconv.Quote(authorization) + `}`)})
-	if m, err := s.read(ctx); err != nil || m.Type != "connection_ack" {
-		t.Fatalf("connection_init: %v %+v", err, m)
-	}
-	return s
-}
-
-func (s *liveSocket) send(t *testing.T, m liveMessage) {
-	t.Helper()
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = s.conn.Write(context.Background(), websocket.MessageText, b)
-	}
-	if err != nil {
-		t.Fatalf("sending %s: %v", m.Type, err)
-	}
-}
-
-func (s *liveSocket) subscribe(t *testing.T, id, query string, vars map[string]any) {
-	t.Helper()
-	p, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.send(t, liveMessage{ID: id, Type: "subscribe", Payload: p})
-}
-
-// read returns the next message that is not a keep-alive.
-func (s *liveSocket) read(ctx context.Context) (liveMessage, error) {
-	for {
-		_, b, err := s.conn.Read(ctx)
-		if err != nil {
-			return liveMessage{}, err
-		}
-		var m liveMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return liveMessage{}, err
-		}
-		if m.Type != "ping" && m.Type != "pong" {
-			return m, nil
-		}
-	}
+	return c
 }
 
 // mustPost sends a GraphQL operation over HTTP to base's /query and decodes

@@ -67,8 +67,8 @@ type matrixDriver func(t *testing.T, srv *httptest.Server, token string, calls f
 var matrixDrivers = map[string]matrixDriver{
 	graph.ProtocolPOST:               postDriver,
 	graph.ProtocolSSE:                sseDriver,
-	graph.ProtocolGraphQLTransportWS: wsDriver("graphql-transport-ws", "subscribe", "next"),
-	graph.ProtocolGraphQLWS:          wsDriver("graphql-ws", "start", "data"),
+	graph.ProtocolGraphQLTransportWS: wsDriver("graphql-transport-ws", "next"),
+	graph.ProtocolGraphQLWS:          wsDriver("graphql-ws", "data"),
 }
 
 func postDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
@@ -139,78 +139,59 @@ func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() in
 	return out
 }
 
-// wsDriver drives one of the WebSocket protocols: start is its message
-// that starts an operation, result the one that carries a result.
-func wsDriver(protocol, start, result string) matrixDriver {
+// wsDriver drives one of the WebSocket protocols through testenv's client:
+// result is the protocol's message that carries a result.
+func wsDriver(protocol, result string) matrixDriver {
 	return func(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		t.Cleanup(cancel)
-		url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
-		c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{protocol}})
+		c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol(protocol), testenv.WSAuth("Bearer "+token))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = c.CloseNow() })
-		c.SetReadLimit(1 << 20)
-		write := func(m map[string]any) error { return c.Write(ctx, websocket.MessageText, mustMarshal(t, m)) }
-		if err := write(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}}); err != nil {
-			t.Fatal(err)
-		}
-		read := func() (map[string]json.RawMessage, int) {
-			for {
-				_, b, err := c.Read(ctx)
-				if err != nil {
-					var ce websocket.CloseError
-					if errors.As(err, &ce) {
-						return nil, int(ce.Code)
-					}
-					t.Fatalf("reading the WebSocket: %v", err)
-				}
-				var m map[string]json.RawMessage
-				_ = json.Unmarshal(b, &m)
-				switch typ := strings.Trim(string(m["type"]), `"`); typ {
-				case "ping":
-					_ = write(map[string]any{"type": "pong"})
-				case "pong", "ka", "connection_ack":
-				default:
-					return m, 0
-				}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		t.Cleanup(cancel)
+		// read returns the next message, or the close code that ended the
+		// connection instead.
+		read := func() (testenv.WSMessage, int) {
+			m, err := c.Read(ctx)
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				return m, int(ce.Code)
 			}
+			if err != nil {
+				t.Fatalf("reading the WebSocket: %v", err)
+			}
+			return m, 0
 		}
 		var out []matrixResult
 		for i, op := range ops {
 			id := fmt.Sprint(i + 1)
 			before := calls()
-			if err := write(map[string]any{"type": start, "id": id, "payload": op.params}); err != nil {
-				out = append(out, matrixResult{status: http.StatusSwitchingProtocols, close: -1})
-				continue
-			}
+			c.Start(id, op.params)
 			r := matrixResult{status: http.StatusSwitchingProtocols}
-			gotError := false
 			if op.stream {
 				out = append(out, r)
 				continue
 			}
+			gotError := false
 			for {
 				m, code := read()
 				if code != 0 {
 					r.close = code
 					break
 				}
-				typ := strings.Trim(string(m["type"]), `"`)
-				if strings.Trim(string(m["id"]), `"`) != id {
+				if m.ID != id {
 					continue
 				}
-				if typ == result {
-					_ = json.Unmarshal(m["payload"], &r.res)
+				if m.Type == result {
+					_ = json.Unmarshal(m.Payload, &r.res)
 					break
 				}
-				if typ == "error" {
+				if m.Type == "error" {
 					var errs []testenv.Error
-					if json.Unmarshal(m["payload"], &errs) != nil {
+					if json.Unmarshal(m.Payload, &errs) != nil {
 						var one testenv.Error
-						_ = json.Unmarshal(m["payload"], &one)
+						_ = json.Unmarshal(m.Payload, &one)
 						errs = []testenv.Error{one}
 					}
 					r.res.Errors, gotError = errs, true
@@ -226,8 +207,8 @@ func wsDriver(protocol, start, result string) matrixDriver {
 						r.close = code
 						break
 					}
-					if strings.Trim(string(m["id"]), `"`) == id {
-						typ = strings.Trim(string(m["type"]), `"`)
+					if m.ID == id {
+						typ = m.Type
 					}
 				}
 			}

@@ -60,32 +60,23 @@ func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
 	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	sub := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": web.ID}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-ws"}})
+	c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol("graphql-ws"), testenv.WSAuth("Bearer "+e.Token("bob")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.CloseNow()
-	send := func(m map[string]any) {
-		if err := conn.Write(ctx, websocket.MessageText, mustMarshal(t, m)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + e.Token("bob")}})
-	start := map[string]any{"type": "start", "id": "x", "payload": sub}
-	send(start)
+	c.Start("x", sub)
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
-	send(start)
+	c.Start("x", sub)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	for {
-		_, b, err := conn.Read(ctx)
+		m, err := c.Read(ctx)
 		if err != nil {
 			t.Fatalf("want an error for the duplicate, got %v", err)
 		}
-		if s := string(b); strings.Contains(s, `"type":"error"`) {
-			if !strings.Contains(s, `"id":"x"`) || !strings.Contains(s, "running") {
-				t.Fatalf("error %s", s)
+		if m.Type == "error" {
+			if m.ID != "x" || !strings.Contains(string(m.Payload), "running") {
+				t.Fatalf("error %s %s", m.ID, m.Payload)
 			}
 			break
 		}

@@ -46,19 +46,45 @@ func (e *Env) StartLive(o graph.Options, hub live.HubConfig) (*Live, *httptest.S
 	return &Live{Broker: app.Broker, Hub: app.LiveHub}, srv
 }
 
-// WSClient is a minimal graphql-transport-ws client for tests: one
-// connection, operations by id.
+// WSClient is the tests' WebSocket client of /query: one connection,
+// operations by id, in either protocol the server speaks
+// (graphql-transport-ws, or the legacy graphql-ws).
 type WSClient struct {
 	TB   testing.TB
 	Conn *websocket.Conn
+	// Protocol is the negotiated subprotocol.
+	Protocol string
 }
 
-// WSMessage is one message of the graphql-transport-ws protocol.
+// WSMessage is one message of either protocol.
 type WSMessage struct {
 	ID      string          `json:"id,omitempty"`
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
+
+// A WSOption changes how DialWSURL connects.
+type WSOption func(*wsDial)
+
+type wsDial struct {
+	protocol, origin, authorization string
+	readLimit                       int64
+}
+
+// WSProtocol sets the subprotocol (default graphql-transport-ws).
+func WSProtocol(p string) WSOption { return func(d *wsDial) { d.protocol = p } }
+
+// WSOrigin sends an Origin header, as a page of origin would.
+func WSOrigin(origin string) WSOption { return func(d *wsDial) { d.origin = origin } }
+
+// WSAuth sends authorization (an Authorization header value) in
+// connection_init; without it, no token.
+func WSAuth(authorization string) WSOption {
+	return func(d *wsDial) { d.authorization = authorization }
+}
+
+// WSReadLimit sets the largest message the client reads (default 1 MiB).
+func WSReadLimit(n int64) WSOption { return func(d *wsDial) { d.readLimit = n } }
 
 // DialWS opens a graphql-transport-ws connection to srv's /query and sends
 // connection_init with authorization ("" sends no token); it returns the
@@ -66,29 +92,40 @@ type WSMessage struct {
 // close error).
 func DialWS(tb testing.TB, srv *httptest.Server, authorization string) (*WSClient, error) {
 	tb.Helper()
-	return DialWSFrom(tb, srv, "", authorization)
+	return DialWSURL(tb, srv.URL, WSAuth(authorization))
 }
 
 // DialWSFrom is DialWS from a page of origin ("" sends no Origin header).
 func DialWSFrom(tb testing.TB, srv *httptest.Server, origin, authorization string) (*WSClient, error) {
 	tb.Helper()
+	return DialWSURL(tb, srv.URL, WSOrigin(origin), WSAuth(authorization))
+}
+
+// DialWSURL opens a connection to the /query of the server at base (an
+// http: URL), sends connection_init and waits for connection_ack.
+func DialWSURL(tb testing.TB, base string, opts ...WSOption) (*WSClient, error) {
+	tb.Helper()
+	d := wsDial{protocol: "graphql-transport-ws", readLimit: 1 << 20}
+	for _, o := range opts {
+		o(&d)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/query"
-	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
-	if origin != "" {
-		opts.HTTPHeader = http.Header{"Origin": {origin}}
+	url := "ws" + strings.TrimPrefix(base, "http") + "/query"
+	dopts := &websocket.DialOptions{Subprotocols: []string{d.protocol}}
+	if d.origin != "" {
+		dopts.HTTPHeader = http.Header{"Origin": {d.origin}}
 	}
-	c, _, err := websocket.Dial(ctx, url, opts)
+	c, _, err := websocket.Dial(ctx, url, dopts)
 	if err != nil {
 		return nil, err
 	}
-	c.SetReadLimit(1 << 20)
+	c.SetReadLimit(d.readLimit)
 	tb.Cleanup(func() { _ = c.CloseNow() })
-	w := &WSClient{TB: tb, Conn: c}
+	w := &WSClient{TB: tb, Conn: c, Protocol: d.protocol}
 	payload := map[string]any{}
-	if authorization != "" {
-		payload["Authorization"] = authorization
+	if d.authorization != "" {
+		payload["Authorization"] = d.authorization
 	}
 	w.Send(WSMessage{Type: "connection_init", Payload: mustJSON(tb, payload)})
 	m, err := w.Read(ctx)
@@ -121,7 +158,19 @@ func (w *WSClient) Send(m WSMessage) {
 // Subscribe starts an operation with the given id.
 func (w *WSClient) Subscribe(id, query string, vars map[string]any) {
 	w.TB.Helper()
-	w.Send(WSMessage{ID: id, Type: "subscribe", Payload: mustJSON(w.TB, map[string]any{"query": query, "variables": vars})})
+	w.Start(id, map[string]any{"query": query, "variables": vars})
+}
+
+// Start starts an operation with the given id and request parameters
+// (query, variables, documentId, extensions): "subscribe", or "start" on
+// the legacy protocol.
+func (w *WSClient) Start(id string, params map[string]any) {
+	w.TB.Helper()
+	typ := "subscribe"
+	if w.Protocol == "graphql-ws" {
+		typ = "start"
+	}
+	w.Send(WSMessage{ID: id, Type: typ, Payload: mustJSON(w.TB, params)})
 }
 
 // Read returns the next message other than a keep-alive, answering pings
