@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"reflect"
 	"sync"
 	"time"
 
@@ -90,20 +91,27 @@ func (g *wsGuard) NextReader() (int, io.Reader, error) {
 
 // WriteJSON sends a server message, noting the operations it ends.
 func (g *wsGuard) WriteJSON(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	var env struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-	}
-	if json.Unmarshal(b, &env) == nil && (env.Type == "complete" || env.Type == "error") {
+	if typ, id, ok := messageHeader(v); ok && (typ == "complete" || typ == "error") {
 		g.mu.Lock()
-		delete(g.active, env.ID)
+		delete(g.active, id)
 		g.mu.Unlock()
 	}
-	return g.WebsocketConn.WriteJSON(json.RawMessage(b))
+	return g.WebsocketConn.WriteJSON(v)
+}
+
+// messageHeader reads the type and id of a message gqlgen sends: a struct
+// (or a pointer to one) with string-kinded Type and ID fields, read
+// without marshalling its payload a second time.
+func messageHeader(v any) (typ, id string, ok bool) {
+	rv := reflect.Indirect(reflect.ValueOf(v))
+	if rv.Kind() != reflect.Struct {
+		return "", "", false
+	}
+	t, i := rv.FieldByName("Type"), rv.FieldByName("ID")
+	if !t.IsValid() || !i.IsValid() || t.Kind() != reflect.String || i.Kind() != reflect.String {
+		return "", "", false
+	}
+	return t.String(), i.String(), true
 }
 
 // SetReadLimit and SetReadDeadline pass gqlgen's optional interfaces on.

@@ -29,6 +29,17 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 		c.Subscribe("x", taskEventsSub, vars)
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
+	t.Run("an id used again after the server completed it is a new operation", func(t *testing.T) {
+		for range 2 {
+			c.Subscribe("q", "{ me { id } }", nil)
+			if n := c.MustNext("q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "bob") {
+				t.Fatalf("query: %s %+v", n.Data, n.Errors)
+			}
+			if m := c.MustRead(); m.Type != "complete" || m.ID != "q" {
+				t.Fatalf("after the query: %s %s", m.Type, m.ID)
+			}
+		}
+	})
 	t.Run("an id still running closes the socket", func(t *testing.T) {
 		c.Subscribe("x", taskEventsSub, vars)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
