@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -50,10 +51,10 @@ const moveAdvice = "every query walks the whole table, so the embedded store slo
 func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo.Store, data *dynamo.DataFile, fresh bool, closeStore func(), err error) {
 	closeStore = func() {}
 	var db *dynamodb.Client
-	var emb *dynamo.Embedded
+	var emb *embedded.Store
 	switch s.store {
 	case "embedded":
-		emb, err = dynamo.StartEmbedded()
+		emb, err = embedded.Start()
 		if err != nil {
 			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"net/http"
 	"os"
@@ -17,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
@@ -203,7 +203,7 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 // demoDump returns the demo data as a dump.
 func demoDump(t *testing.T) string {
 	t.Helper()
-	emb, err := dynamo.StartEmbedded()
+	emb, err := embedded.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,7 +16,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 )
 
-func mustStore(tb testing.TB, emb *dynamo.Embedded) *dynamo.Store {
+func mustStore(tb testing.TB, emb *embedded.Store) *dynamo.Store {
 	tb.Helper()
 	s := dynamo.New(emb.Client(func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), "task-manager")
 	s.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -26,7 +27,7 @@ func mustStore(tb testing.TB, emb *dynamo.Embedded) *dynamo.Store {
 }
 
 func TestMux(t *testing.T) {
-	emb, err := dynamo.StartEmbedded()
+	emb, err := embedded.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 )
 
@@ -35,7 +35,7 @@ func TestMetricsListener(t *testing.T) {
 		t.Fatalf("start line %s (%v): want tracing off and the metrics address", logBuf.String(), err)
 	}
 
-	emb, err := dynamo.StartEmbedded()
+	emb, err := embedded.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ type Env struct {
 // Open connects to the endpoint and makes sure the table exists. quiet is
 // the gate's quiet window (0: DefaultQuiet). Close it when done.
 //
-// The client is made as dynamo.Embedded.Client makes the server's (region
+// The client is made as embedded.Store.Client makes the server's (region
 // us-east-1, placeholder credentials, no SDK logger), unless AWS_REGION or
 // AWS credentials are set, which are then used.
 func Open(ctx context.Context, endpoint, table string, quiet time.Duration) (*Env, error) {

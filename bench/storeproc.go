@@ -5,13 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/taskgraph/taskgraph/dynamo"
 )
 
 // StoreEnv is the environment variable that turns a process started by
@@ -28,7 +27,7 @@ func ServeStoreIfAsked() {
 	if os.Getenv(StoreEnv) == "" {
 		return
 	}
-	emb, err := dynamo.StartEmbedded()
+	emb, err := embedded.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench store:", err)
 		os.Exit(1)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -71,9 +72,9 @@ func TestReadDumpRefusesDamage(t *testing.T) {
 
 // persistStore is a store on its own embedded server (DataFile counts the
 // server's writes, so it may not share one).
-func persistStore(t *testing.T) (*Store, *Embedded) {
+func persistStore(t *testing.T) (*Store, *embedded.Store) {
 	t.Helper()
-	emb, err := StartEmbedded()
+	emb, err := embedded.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

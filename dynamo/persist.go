@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ type DataFile struct {
 	// Store is a store on the embedded store's table.
 	Store *Store
 	// Embedded is the embedded store.
-	Embedded *Embedded
+	Embedded *embedded.Store
 	// Comfortable is the table size past which Save calls Grown, once per
 	// crossing.
 	Comfortable int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -25,7 +26,7 @@ var storeTestNow = time.Date(2026, 8, 25, 12, 0, 0, 123456789, time.UTC)
 
 var (
 	testEmbOnce sync.Once
-	testEmb     *Embedded
+	testEmb     *embedded.Store
 	testEmbErr  error
 	testTableN  atomic.Int64
 )
@@ -35,12 +36,12 @@ type testStore struct {
 	*Store
 	client *dynamodb.Client
 	calls  *Calls
-	emb    *Embedded
+	emb    *embedded.Store
 }
 
 func newTestStore(t *testing.T) *testStore {
 	t.Helper()
-	testEmbOnce.Do(func() { testEmb, testEmbErr = StartEmbedded() })
+	testEmbOnce.Do(func() { testEmb, testEmbErr = embedded.Start() })
 	if testEmbErr != nil {
 		t.Fatalf("starting the embedded store: %v", testEmbErr)
 	}

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -91,14 +92,14 @@ const TTLAttribute = "expiresAt"
 
 // enableTTL lets DynamoDB delete expired idempotency records (attribute
 // TTLAttribute); expired records are ignored when read either way. The embedded
-// store has no TTL: its client does not ask (ErrNoTTL), and that is said in
+// store has no TTL: its client does not ask (embedded.ErrNoTTL), and that is said in
 // plain words at DEBUG. Another endpoint that refuses is a real problem
 // (records pile up), so it is a warning with the cause.
 func (s *Store) enableTTL(ctx context.Context) {
 	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &s.table,
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(TTLAttribute), Enabled: aws.Bool(true)}})
 	switch {
-	case errors.Is(err, ErrNoTTL):
+	case errors.Is(err, embedded.ErrNoTTL):
 		s.Log.Debug("the embedded store has no time to live: expired idempotency records stay in memory (they are ignored when read)")
 	case err != nil:
 		s.Log.Warn("time to live could not be enabled; expired idempotency records stay (they are ignored when read)", "err", err)

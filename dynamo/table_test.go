@@ -3,6 +3,7 @@ package dynamo
 import (
 	"bytes"
 	"context"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"log/slog"
 	"strings"
 	"sync"
@@ -34,7 +35,7 @@ func logLine(r slog.Record) string {
 }
 
 func TestEmbeddedStartLogsNoError(t *testing.T) {
-	emb, err := StartEmbedded()
+	emb, err := embedded.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"log/slog"
 	"net/http"
@@ -43,9 +44,9 @@ var (
 // test has its own: failure emulation then touches no other test, and
 // minidyn's CreateTable, which is not safe while other calls run (it writes
 // its table map without its lock), never runs beside another test's calls.
-func Embedded(tb testing.TB) *dynamo.Embedded {
+func Embedded(tb testing.TB) *embedded.Store {
 	tb.Helper()
-	emb, err := dynamo.StartEmbedded()
+	emb, err := embedded.Start()
 	if err != nil {
 		tb.Fatalf("starting the embedded store: %v", err)
 	}
@@ -67,7 +68,7 @@ type Env struct {
 	Handler http.Handler
 	Calls   *Calls
 	// Emb is the embedded store (nil on dynalite), for failure emulation.
-	Emb *dynamo.Embedded
+	Emb *embedded.Store
 
 	seed *Seed
 }

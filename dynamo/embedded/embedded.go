@@ -1,4 +1,7 @@
-package dynamo
+// Package embedded is the development and test store: minidyn, an
+// in-process DynamoDB-compatible store, served on a loopback port and
+// reached through the ordinary SDK client.
+package embedded
 
 import (
 	"context"
@@ -18,10 +21,10 @@ import (
 	miniserver "github.com/truora/minidyn/server"
 )
 
-// Embedded is an in-process DynamoDB-compatible store (minidyn) served on a
+// Store is an in-process DynamoDB-compatible store (minidyn) served on a
 // loopback port, reached through the ordinary SDK client: the code that
 // runs against it is the code that runs against AWS.
-type Embedded struct {
+type Store struct {
 	// Server is the minidyn server, for failure emulation in tests.
 	Server *miniserver.Server
 	// Endpoint is its URL.
@@ -32,13 +35,13 @@ type Embedded struct {
 	writes atomic.Uint64 // write calls served
 }
 
-// StartEmbedded starts an embedded store on a free loopback port.
-func StartEmbedded() (*Embedded, error) {
+// Start starts an embedded store on a free loopback port.
+func Start() (*Store, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	e := &Embedded{Server: miniserver.NewServer(), Endpoint: "http://" + ln.Addr().String()}
+	e := &Store{Server: miniserver.NewServer(), Endpoint: "http://" + ln.Addr().String()}
 	e.http = &http.Server{Handler: http.HandlerFunc(e.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.http.Serve(ln) }()
 	return e, nil
@@ -46,7 +49,7 @@ func StartEmbedded() (*Embedded, error) {
 
 // serve passes calls on to minidyn, counting the writes, and holding them
 // back while HoldWrites is in force.
-func (e *Embedded) serve(w http.ResponseWriter, r *http.Request) {
+func (e *Store) serve(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	switch target[strings.LastIndexByte(target, '.')+1:] {
 	case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems",
@@ -60,12 +63,12 @@ func (e *Embedded) serve(w http.ResponseWriter, r *http.Request) {
 
 // Writes returns how many write calls the store has served: a change in
 // the count means the data may have changed.
-func (e *Embedded) Writes() uint64 { return e.writes.Load() }
+func (e *Store) Writes() uint64 { return e.writes.Load() }
 
 // HoldWrites waits for the write calls in progress, then holds back new
 // ones until the returned function is called: reads in between see one
 // point in time (a consistent snapshot).
-func (e *Embedded) HoldWrites() (release func()) {
+func (e *Store) HoldWrites() (release func()) {
 	e.gate.Lock()
 	return e.gate.Unlock
 }
@@ -73,7 +76,7 @@ func (e *Embedded) HoldWrites() (release func()) {
 // Client returns an SDK client for the embedded store. The embedded store
 // has no time to live: the client does not send UpdateTimeToLive, it answers
 // ErrNoTTL itself (see EnsureTable).
-func (e *Embedded) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
+func (e *Store) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(e.Endpoint),
@@ -101,4 +104,4 @@ func noTTL(o *dynamodb.Options) {
 
 // Close stops the embedded store at once, dropping its connections; its
 // data is gone.
-func (e *Embedded) Close() error { return e.http.Close() }
+func (e *Store) Close() error { return e.http.Close() }
