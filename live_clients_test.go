@@ -355,11 +355,13 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 		version       int
 	}
 	seen := make(chan got, 1000)
+	var readerEnd error // why the reader's stream ended, once seen is closed
 	go func() {
 		defer close(seen)
 		for {
 			m, err := reader.Read(context.Background())
 			if err != nil || m.Type != "next" {
+				readerEnd = fmt.Errorf("%v %s %s", err, m.Type, m.Payload)
 				return
 			}
 			var n struct {
@@ -438,7 +440,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 		select {
 		case g, ok := <-seen:
 			if !ok {
-				t.Fatalf("the reading subscriber's stream ended after %d of %d events", len(all), len(versions))
+				t.Fatalf("the reading subscriber's stream ended after %d of %d events: %v", len(all), len(versions), readerEnd)
 			}
 			all = append(all, g)
 		case <-time.After(30 * time.Second):

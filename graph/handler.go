@@ -90,11 +90,13 @@ type Options struct {
 	// (live.HubConfig.EventTimeout).
 	EventTimeout time.Duration
 	// EventRecheckWait is the longest a batch of an event's re-checks
-	// waits for the event's other recipients (and a tenth of it, how long
-	// it waits for one more while none is resolving the event); 0 means
-	// DefaultEventRecheckWait. Tests that pin calls set it long: a batch
-	// then closes when every recipient has joined.
-	EventRecheckWait time.Duration
+	// waits for the event's other recipients while one of them is
+	// resolving it; 0 means DefaultEventRecheckWait. EventRecheckIdle is
+	// how long it waits for one more while none is (default 0: it is read
+	// at once, so that a stalled subscriber delays no one). Tests that pin
+	// calls set both long: a batch then closes when every recipient has
+	// joined.
+	EventRecheckWait, EventRecheckIdle time.Duration
 	// Telemetry traces and counts requests, operations, loader batches and
 	// DynamoDB calls (internal/telemetry); nil: none.
 	Telemetry *telemetry.Telemetry

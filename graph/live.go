@@ -428,15 +428,16 @@ type liveResolvers struct {
 	// eventTimeout is Options.EventTimeout: an event's read budget, from
 	// its first resolution; 0: the hub's event timeout.
 	eventTimeout time.Duration
-	// recheckWait is Options.EventRecheckWait (DefaultEventRecheckWait).
-	recheckWait time.Duration
+	// recheckWait and recheckIdle are Options.EventRecheckWait and
+	// EventRecheckIdle.
+	recheckWait, recheckIdle time.Duration
 	// rates charges each event's resolution to its subscriber (nil: no
 	// rate limits).
 	rates *rateLimits
 }
 
 func newLiveResolvers(o Options, rl *rateLimits) *liveResolvers {
-	return &liveResolvers{hub: o.Live, now: o.Now, store: o.Store, loaderCfg: o.Loaders, eventTimeout: o.EventTimeout, recheckWait: cmp.Or(o.EventRecheckWait, DefaultEventRecheckWait), rates: rl,
+	return &liveResolvers{hub: o.Live, now: o.Now, store: o.Store, loaderCfg: o.Loaders, eventTimeout: o.EventTimeout, recheckWait: cmp.Or(o.EventRecheckWait, DefaultEventRecheckWait), recheckIdle: o.EventRecheckIdle, rates: rl,
 		limits: &liveLimits{perSocket: max(o.MaxSubscriptionsPerSocket, 1), perViewer: max(o.MaxSubscriptionsPerViewer, 1),
 			byViewer: map[string]int{}}}
 }

@@ -335,7 +335,7 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 		b.Task(p, fmt.Sprintf("Overdue %d", i), dynamo.StatusTodo, &due, boss)
 	}
 	e.MustImport(&b.D)
-	lv, srv := e.StartLive(graph.Options{EventRecheckWait: time.Minute}, live.HubConfig{}) // re-checks close when every recipient joined
+	lv, srv := e.StartLive(graph.Options{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // re-checks close when every recipient joined
 	q := heaviestSub()
 
 	one := eventCalls(t, e, lv, srv, q, p, "boss", []string{"viewer0"})

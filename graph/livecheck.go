@@ -26,15 +26,14 @@ import (
 
 // How long a batch of membership re-checks waits for the event's other
 // recipients (live.Shared.Recipients: those that were keeping up when it
-// was queued) once its first one joined: until all have joined, or, while
-// none is resolving it, none joined for a tenth of the wait
-// (Options.EventRecheckWait, DefaultEventRecheckWait), or at most the
-// wait after it opened. Recipients
-// that keep up join one after another as fast as the instance resolves the
-// event for them, so a fan-out is checked in one read (or one per
-// wait of a very large one); a recipient that fell behind is not waited
-// for, and one that falls behind costs the others a tenth of the wait
-// once.
+// was queued) once its first one joined: until all have joined; while one
+// of them is resolving the event (its transport took it), at most the wait
+// (Options.EventRecheckWait, DefaultEventRecheckWait) after the batch
+// opened; while none is, the idle time (Options.EventRecheckIdle, 0 by
+// default: at once). Recipients that resolve an event together are
+// checked in one read; one whose socket is stuck never takes the event, so
+// it delays no one (a wait for it would, with every event, until the
+// others fell behind).
 const DefaultEventRecheckWait = 100 * time.Millisecond
 
 // eventShared is what this instance's recipients of one event share: the
@@ -98,7 +97,7 @@ func (r *liveResolvers) newEventShared(sh *live.Shared) *eventShared {
 	c := r.loaderCfg
 	c.detached = ctx
 	c.Trigger = nil // step mode counts an operation's work; an event's loaders serve many
-	return &eventShared{store: r.store, idle: r.recheckWait / 10, max: r.recheckWait, ctx: ctx, loaders: newLoaders(r.store, "", c, r.now), recipients: sh.Recipients,
+	return &eventShared{store: r.store, idle: r.recheckIdle, max: r.recheckWait, ctx: ctx, loaders: newLoaders(r.store, "", c, r.now), recipients: sh.Recipients,
 		views: map[string]*Loaders{}}
 }
 
