@@ -87,7 +87,7 @@ func (o Origins) AllowedOrigin(origin string) bool {
 // browser sends without a preflight, is not executed either.
 func (o Origins) Handler(h http.Handler) http.Handler {
 	opts := cors.Options{
-		AllowedMethods:   []string{http.MethodPost},
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
 		AllowedHeaders:   []string{"Authorization", "Content-Type", IdempotencyHeader},
 		AllowCredentials: false,
 		MaxAge:           600,
