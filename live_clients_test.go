@@ -250,7 +250,7 @@ func mustNodeTools(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"graphql-ws", "graphql-sse", "ws"} {
+	for _, pkg := range []string{"graphql-ws", "graphql-sse", "ws", "graphql-http"} {
 		if _, err := os.Stat(filepath.Join(dir, pkg, "package.json")); err != nil {
 			skip("node_modules has no " + pkg)
 		}

@@ -80,14 +80,16 @@ func (o Origins) AllowedOrigin(origin string) bool {
 }
 
 // Handler answers CORS preflights for h (before h sees them) and adds the
-// Access-Control-Allow-* headers to allowed origins' requests: POST with the
-// Authorization, Content-Type and Idempotency-Key headers, never
-// credentials. It refuses nothing itself: h still refuses anything but a
-// JSON POST, so a form post or a text/plain "simple" request, which a
-// browser sends without a preflight, is not executed either.
+// Access-Control-Allow-* headers to allowed origins' requests: GET and
+// POST with the Authorization, Content-Type and Idempotency-Key headers,
+// never credentials. It refuses nothing itself: h still refuses anything
+// but a JSON POST or a GET query, so a form post or a text/plain "simple"
+// request, which a browser sends without a preflight, is not executed
+// either, and a simple GET (no preflight, so no Authorization header)
+// runs as nobody and only a query, which changes nothing.
 func (o Origins) Handler(h http.Handler) http.Handler {
 	opts := cors.Options{
-		AllowedMethods:   []string{http.MethodPost},
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
 		AllowedHeaders:   []string{"Authorization", "Content-Type", IdempotencyHeader},
 		AllowCredentials: false,
 		MaxAge:           600,

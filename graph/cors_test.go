@@ -180,3 +180,68 @@ func TestParseOrigins(t *testing.T) {
 		})
 	}
 }
+
+// TestCORSGET: a GET query is a "simple" request, which a page of any
+// origin can make a browser send without a preflight, but without the
+// token (no cookies: bearer tokens only), so it runs as nobody; a GET with
+// the Authorization header needs a preflight, which only allowed origins
+// pass; and a GET mutation runs nowhere.
+func TestCORSGET(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	h := mustCORSHandler(t, e, "https://app.example.com")
+	get := func(origin, token, query string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/query?"+url.Values{"query": {query}}.Encode(), nil)
+		req.Header.Set("Origin", origin)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	t.Run("a foreign page's simple GET runs as nobody, its answer unreadable there", func(t *testing.T) {
+		rec := get("https://evil.example", "", "{ me { name } }")
+		if !strings.Contains(rec.Body.String(), graph.CodeUnauthenticated) || strings.Contains(rec.Body.String(), "Alice") {
+			t.Errorf("%d %s", rec.Code, rec.Body)
+		}
+		if got := rec.Header().Get("Access-Control-Allow-Origin"); got != "" {
+			t.Errorf("Access-Control-Allow-Origin = %q, want none", got)
+		}
+	})
+	t.Run("a foreign page's GET mutation is 405 and changes nothing", func(t *testing.T) {
+		rec := get("https://evil.example", e.Token("alice"), `mutation { updateProfile(input: {name: "Mallory"}) { name } }`)
+		if rec.Code != http.StatusMethodNotAllowed {
+			t.Errorf("%d %s", rec.Code, rec.Body)
+		}
+		var me struct{ Me struct{ Name string } }
+		e.MustQuery("alice", `{ me { name } }`, nil, &me)
+		if me.Me.Name != "Alice Example" {
+			t.Fatalf("alice's name is now %q", me.Me.Name)
+		}
+	})
+	for _, c := range []struct {
+		origin  string
+		allowed bool
+	}{{"https://app.example.com", true}, {"https://evil.example", false}} {
+		t.Run("the preflight of a GET with a token from "+c.origin, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodOptions, "/query", nil)
+			req.Header.Set("Origin", c.origin)
+			req.Header.Set("Access-Control-Request-Method", http.MethodGet)
+			req.Header.Set("Access-Control-Request-Headers", "authorization")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			got := rec.Header().Get("Access-Control-Allow-Methods")
+			if c.allowed != (got == http.MethodGet) || rec.Header().Get("Access-Control-Allow-Credentials") != "" {
+				t.Errorf("Access-Control-Allow-Methods %q, Allow-Origin %q; allowed: %v", got, rec.Header().Get("Access-Control-Allow-Origin"), c.allowed)
+			}
+		})
+	}
+	t.Run("an allowed origin's GET with its token reads its answer", func(t *testing.T) {
+		rec := get("https://app.example.com", e.Token("alice"), "{ me { name } }")
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Alice Example") ||
+			rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+			t.Errorf("%d %s %v", rec.Code, rec.Body, rec.Header())
+		}
+	})
+}

@@ -76,15 +76,18 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 	}
 }
 
-// badRequest answers requests that are not GraphQL over HTTP POST with a
-// JSON body of at most maxBody bytes with a coded error (gqlgen itself would
-// answer some of them without a code). Only application/json is accepted, so
+// badRequest answers requests that are not GraphQL over HTTP, a POST with a
+// JSON body of at most maxBody bytes or a GET whose URL's query string has
+// at most maxBody bytes, with a coded error (gqlgen itself would answer
+// some of them without a code). Only application/json is accepted, so
 // a cross-site form or text/plain POST (no CORS preflight) is refused. A
 // body's documentId goes to extensions.documentId (liftDocumentID), for
-// the pipeline's trusted-documents step. With streams (live updates on),
-// subscriptions pass too: a GET that upgrades to a WebSocket (its
-// transport reads and bounds its messages), and a POST that accepts
-// text/event-stream.
+// the pipeline's trusted-documents step. A GET runs queries only: one
+// whose text is a mutation or a subscription is 405 with Allow: POST here,
+// before anything else (getTransport checks what a documentId names). With
+// streams (live updates on), subscriptions pass too: a GET that upgrades
+// to a WebSocket (its transport reads and bounds its messages), and a
+// POST that accepts text/event-stream.
 func badRequest(maxBody int64, streams bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, msg := 0, ""
@@ -96,9 +99,11 @@ func badRequest(maxBody int64, streams bool, next http.Handler) http.Handler {
 		switch {
 		case r.Method == http.MethodOptions:
 		case stream && r.Method == http.MethodGet: // a WebSocket: its transport reads the messages
+		case isGETRequest(r):
+			status, msg = checkGET(w, r, maxBody)
 		case r.Method != http.MethodPost:
-			w.Header().Set("Allow", "POST, OPTIONS")
-			status, msg = http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body"
+			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			status, msg = http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body, or queries as GET"
 		case mt != "application/json":
 			status, msg = http.StatusUnsupportedMediaType, "the Content-Type must be application/json"
 		case r.ContentLength > maxBody:
@@ -134,6 +139,24 @@ func badRequest(maxBody int64, streams bool, next http.Handler) http.Handler {
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{{Message: msg,
 			Extensions: map[string]any{"code": CodeBadRequest}}}})
 	})
+}
+
+// checkGET is badRequest's part of a GET: its query string bounded like a
+// body (414), its parameters (400), and no mutation or subscription (405,
+// Allow: POST). It returns 0 for a GET that may run.
+func checkGET(w http.ResponseWriter, r *http.Request, maxBody int64) (int, string) {
+	if int64(len(r.URL.RawQuery)) > maxBody {
+		return http.StatusRequestURITooLong, fmt.Sprintf("the URL's query may have at most %d bytes: send larger requests as POST", maxBody)
+	}
+	p, err := getParams(r.URL.RawQuery)
+	if err != nil {
+		return http.StatusBadRequest, err.Error()
+	}
+	if k := operationKind(p.Query, p.OperationName); k == "mutation" || k == "subscription" {
+		w.Header().Set("Allow", http.MethodPost)
+		return http.StatusMethodNotAllowed, msgGETQueriesOnly
+	}
+	return 0, ""
 }
 
 // isGraphQLRequest reports whether body is one JSON object whose fields

@@ -163,6 +163,7 @@ func NewHandler(o Options) http.Handler {
 	if o.TrustedDocuments != nil {
 		srv.Use(trustedDocuments{docs: o.TrustedDocuments, enforce: o.Production})
 	}
+	srv.Use(requireQuery{})              // a document to run: 400 without
 	srv.Use(newDocumentLimits(o, cache)) // bounds what parsing and validation cost
 	// 2. Parsing and validation (gqlgen's, cached by document text).
 	// 3. After parsing and validation.
@@ -193,6 +194,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
+	srv.AroundResponses(requestErrors) // a request error: its HTTP status, no data entry
 
 	// HTTP's own rules.
 	h := o.Auth.Middleware(httpScope(srv))
@@ -214,12 +216,14 @@ func transports(o Options, maxBody int64) []handlerTransport {
 		{[]string{ProtocolSSE}, transport.SSE{KeepAlivePingInterval: KeepAliveInterval}}, // before POST, which would take its requests
 		{nil, transport.Options{}}, // OPTIONS: no operation
 		{[]string{ProtocolPOST}, transport.POST{}},
+		{[]string{ProtocolGET}, getTransport{}}, // queries only
 	}
 }
 
 // The protocols the handler serves operations over (Protocols).
 const (
 	ProtocolPOST               = "POST application/json"
+	ProtocolGET                = "GET"
 	ProtocolSSE                = "POST text/event-stream"
 	ProtocolGraphQLTransportWS = "WebSocket graphql-transport-ws"
 	ProtocolGraphQLWS          = "WebSocket graphql-ws"

@@ -3,9 +3,11 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,8 +16,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// The operation pipeline. Every transport (POST, server-sent events, the
-// two WebSocket protocols) turns what it receives into gqlgen's
+// The operation pipeline. Every transport (POST, GET, server-sent events,
+// the two WebSocket protocols) turns what it receives into gqlgen's
 // graphql.RawParams and hands them to the one executor; every rule of an
 // operation is a step of that executor, so it applies to every transport
 // alike, and a transport added later writes none of them:
@@ -23,7 +25,8 @@ import (
 //  1. before the document is parsed (operation-parameter mutators):
 //     operationStart (the operation's state), the operation rate limit
 //     (rateLimits), trusted documents and persisted-query hashes
-//     (trustedDocuments), then the document's size limits;
+//     (trustedDocuments), a document to run (requireQuery), then the
+//     document's size limits;
 //  2. parsing (the token limit) and validation, cached by document text;
 //  3. before anything runs (operation-context mutators): the complexity
 //     limit, the shape limits and production's introspection ban
@@ -34,12 +37,14 @@ import (
 //     (requireViewer: a valid token, unexpired at the operation's start)
 //     and the live rules of subscriptions (liveOperations);
 //  5. around each response (response middleware): the log line and
-//     -debug's extensions.dynamodb (reportCalls), refusals included.
+//     -debug's extensions.dynamodb (reportCalls), refusals included, and
+//     the record of a request error (requestErrors).
 //
-// What stays in HTTP middleware is HTTP's: the method, the media type, the
-// body's size and shape (badRequest), CORS, reading the Authorization
+// What stays in HTTP middleware is HTTP's: the method (a GET runs
+// queries only), the media type, the body's or the URL's size and shape
+// (badRequest), CORS, reading the Authorization
 // header and the client's address (httpScope), and turning a refusal the
-// pipeline recorded into its HTTP status (answerStatus). A WebSocket's
+// pipeline recorded into its HTTP status (answerStatus, answerNoData). A WebSocket's
 // transport reads its token from connection_init, bounds its messages by
 // the same body limit and keeps its subscription ids unique (wsGuard).
 
@@ -137,8 +142,9 @@ type clientAddrKey struct{}
 type statusKey struct{}
 
 // httpStatus is the HTTP status a step of the pipeline chose for an
-// operation it refused (400 before parsing, 429 with Retry-After), for a
-// transport that answers one JSON body; zero: gqlgen's own.
+// operation it refused (400 before parsing, 429 with Retry-After, 405 for
+// a GET's mutation), for a transport that answers one JSON body; zero:
+// the request error's (answerNoData) or gqlgen's own.
 type httpStatus struct {
 	mu         sync.Mutex
 	status     int
@@ -170,10 +176,68 @@ func answerRequestError(ctx context.Context) {
 	}
 }
 
+// answerNoData records that the operation's answer is a request error: it
+// failed before it ran (parsing, validation, variable coercion, the
+// operation not found, the limits checked after parsing). Its status is
+// then httpScope's for a request error, unless a step chose one.
+func answerNoData(ctx context.Context) {
+	if s, ok := ctx.Value(statusKey{}).(*httpStatus); ok {
+		s.mu.Lock()
+		s.noData = true
+		s.mu.Unlock()
+	}
+}
+
+// requestErrors is the response middleware that records a request error:
+// a response with errors and no data, which only an operation refused
+// before it ran has (gqlgen's DispatchError).
+func requestErrors(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	res := next(ctx)
+	if res != nil && res.Data == nil && len(res.Errors) > 0 {
+		answerNoData(ctx)
+	}
+	return res
+}
+
+// requireQuery refuses, as a request error (400), an operation with no
+// document to run once the trusted-documents step has had its say: no
+// query, documentId or persisted-query hash at all.
+type requireQuery struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = requireQuery{}
+
+func (requireQuery) ExtensionName() string                   { return "RequireQuery" }
+func (requireQuery) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (requireQuery) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if strings.TrimSpace(p.Query) == "" {
+		return refusal(ctx, CodeBadRequest, "the request has no query: send query (or documentId) with the GraphQL document to run")
+	}
+	return nil
+}
+
+// requestErrorStatus is the HTTP status of a request error (no data entry)
+// answered as mediaType: 400 with application/graphql-response+json, as
+// GraphQL over HTTP requires of a response without data; 200 with
+// application/json, where legacy clients take any other status for a
+// network failure and drop the errors (the spec's SHOULD, and the audit's
+// 572B, FDE2, 7B9B).
+func requestErrorStatus(mediaType string) int {
+	if mt, _, _ := mime.ParseMediaType(mediaType); mt == mediaGraphQLResponse {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
 // httpScope puts what the pipeline needs of an HTTP request into its
 // context: the client's address and, for a request answered with one JSON
 // body (not a stream, not an upgrade), the refusal status that the
-// response's writer then applies.
+// response's writer then applies: a step's, else a request error's
+// (requestErrorStatus, by the response's media type), else gqlgen's; a
+// request error's body has no data entry.
 func httpScope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -199,12 +263,16 @@ func httpScope(next http.Handler) http.Handler {
 			if st.retryAfter > 0 {
 				h.Set("Retry-After", strconv.Itoa(retrySeconds(st.retryAfter)))
 			}
-			if st.status != 0 {
+			switch {
+			case st.status != 0:
 				return st.status
+			case st.noData:
+				return requestErrorStatus(h.Get("Content-Type"))
 			}
 			return status
 		}}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(ctx, statusKey{}, st)))
+		sw.finish()
 	})
 }
 

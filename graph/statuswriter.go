@@ -3,29 +3,45 @@ package graph
 import "net/http"
 
 // statusWriter lets a decision made while the operation ran (a refusal by
-// an interceptor) change the HTTP status gqlgen's transport writes: the
-// first WriteHeader, explicit or by the first Write, goes through rewrite,
-// which may also set headers.
+// a step of the pipeline, a request error) change the HTTP status gqlgen's
+// transport writes. The status is sent with the first write of the body
+// (or by finish, when none comes), not when the transport calls
+// WriteHeader: gqlgen writes a request error's status before it runs the
+// response middleware that records what the answer is. That status goes
+// through rewrite, which may also set headers.
 type statusWriter struct {
 	http.ResponseWriter
 	rewrite func(h http.Header, status int) int
 	// body, when set, may rewrite each write of the body.
-	body  func([]byte) []byte
-	wrote bool
+	body    func([]byte) []byte
+	status  int // the status asked for, not sent yet
+	started bool
 }
 
 func (w *statusWriter) WriteHeader(status int) {
-	if !w.wrote {
-		w.wrote = true
-		status = w.rewrite(w.Header(), status)
+	if !w.started && w.status == 0 {
+		w.status = status
 	}
-	w.ResponseWriter.WriteHeader(status)
+}
+
+// start sends the status, rewritten, once.
+func (w *statusWriter) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	w.ResponseWriter.WriteHeader(w.rewrite(w.Header(), max(w.status, http.StatusOK)))
+}
+
+// finish sends the status of a response without a body.
+func (w *statusWriter) finish() {
+	if w.status != 0 {
+		w.start()
+	}
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
+	w.start()
 	if w.body != nil {
 		if _, err := w.ResponseWriter.Write(w.body(b)); err != nil {
 			return 0, err

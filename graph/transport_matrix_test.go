@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,7 @@ type matrixDriver func(t *testing.T, srv *httptest.Server, token string, calls f
 
 var matrixDrivers = map[string]matrixDriver{
 	graph.ProtocolPOST:               postDriver,
+	graph.ProtocolGET:                getDriver,
 	graph.ProtocolSSE:                sseDriver,
 	graph.ProtocolGraphQLTransportWS: wsDriver("graphql-transport-ws", "next"),
 	graph.ProtocolGraphQLWS:          wsDriver("graphql-ws", "data"),
@@ -87,6 +89,39 @@ func postDriver(t *testing.T, srv *httptest.Server, token string, calls func() i
 		r.status = resp.StatusCode
 		if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
 			t.Fatalf("POST answered %d with a body that is not JSON: %v", resp.StatusCode, err)
+		}
+		resp.Body.Close()
+		r.calls = calls() - before
+		out = append(out, r)
+	}
+	return out
+}
+
+// getDriver sends each operation as a GET, its parameters in the URL's
+// query string (variables and extensions as JSON); a subscription is
+// answered at once (405), not streamed.
+func getDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
+	t.Helper()
+	var out []matrixResult
+	for _, op := range ops {
+		before := calls()
+		vals := url.Values{}
+		for k, v := range op.params {
+			if s, ok := v.(string); ok {
+				vals.Set(k, s)
+			} else {
+				vals.Set(k, string(mustMarshal(t, v)))
+			}
+		}
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/query?"+vals.Encode(), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := matrixResult{status: resp.StatusCode}
+		if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
+			t.Fatalf("GET answered %d with a body that is not JSON: %v", resp.StatusCode, err)
 		}
 		resp.Body.Close()
 		r.calls = calls() - before
@@ -273,9 +308,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	}
 	// refusedStatus is the HTTP status of an operation refused before it
 	// runs: a JSON answer's own; a stream's and a socket's are already sent.
-	refusedStatus := map[string]int{graph.ProtocolPOST: http.StatusBadRequest, graph.ProtocolSSE: http.StatusOK,
+	refusedStatus := map[string]int{graph.ProtocolPOST: http.StatusBadRequest, graph.ProtocolGET: http.StatusBadRequest, graph.ProtocolSSE: http.StatusOK,
 		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
-	limitedStatus := map[string]int{graph.ProtocolPOST: http.StatusTooManyRequests, graph.ProtocolSSE: http.StatusOK,
+	limitedStatus := map[string]int{graph.ProtocolPOST: http.StatusTooManyRequests, graph.ProtocolGET: http.StatusTooManyRequests, graph.ProtocolSSE: http.StatusOK,
 		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
 	type cell struct {
 		protocol string
@@ -331,7 +366,13 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				if len(rs) != 7 {
 					t.Fatalf("%d results: %+v", len(rs), rs)
 				}
-				mustRefuse(t, c, 1, rs[0], graph.CodeTrustedDocumentRequired, refusedStatus[c.protocol])
+				refusedLines := 2
+				if c.protocol == graph.ProtocolGET { // a GET cannot carry a mutation: 405 before the pipeline
+					mustRefuse(t, c, 1, rs[0], graph.CodeBadRequest, http.StatusMethodNotAllowed)
+					refusedLines = 1
+				} else {
+					mustRefuse(t, c, 1, rs[0], graph.CodeTrustedDocumentRequired, refusedStatus[c.protocol])
+				}
 				mustRefuse(t, c, 2, rs[1], graph.CodeTrustedDocumentRequired, refusedStatus[c.protocol])
 				mustRefuse(t, c, 3, rs[2], graph.CodePersistedQueryNotFound, refusedStatus[c.protocol])
 				mustRefuse(t, c, 4, rs[3], graph.CodePersistedQueryNotFound, refusedStatus[c.protocol])
@@ -341,16 +382,20 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				if strings.Contains(c.e.Dump(), "Mallory") {
 					t.Fatal("the untrusted mutation committed")
 				}
-				if n := strings.Count(c.log.String(), "outcome="+graph.CodeTrustedDocumentRequired); n != 2 {
-					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
+				if n := strings.Count(c.log.String(), "outcome="+graph.CodeTrustedDocumentRequired); n != refusedLines {
+					t.Errorf("%d log lines of refused operations, want %d:\n%s", n, refusedLines, c.log)
 				}
 			}},
 		{"production subscribes to a trusted document by documentId", graph.Options{Production: true, TrustedDocuments: trusted},
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
-				if c.protocol == graph.ProtocolPOST { // no stream: refused at once
+				switch c.protocol { // no stream: refused at once
+				case graph.ProtocolPOST:
 					mustRefuse(t, c, 1, c.drive(op(sub))[0], graph.CodeBadUserInput, http.StatusBadRequest)
+					return
+				case graph.ProtocolGET: // what the id names is a subscription: 405
+					mustRefuse(t, c, 1, c.drive(op(sub))[0], graph.CodeBadRequest, http.StatusMethodNotAllowed)
 					return
 				}
 				rs := c.drive(matrixOp{params: sub, stream: true})
@@ -397,7 +442,11 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		{"the body limit bounds every message", graph.Options{MaxBodyBytes: 1024},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id } }" + strings.Repeat(" ", 2048)))
-				if r := rs[0]; r.status != http.StatusRequestEntityTooLarge && r.close != int(websocket.StatusMessageTooBig) || r.calls != 0 {
+				tooLarge := http.StatusRequestEntityTooLarge
+				if c.protocol == graph.ProtocolGET { // the URL's query string is bounded as a body is
+					tooLarge = http.StatusRequestURITooLong
+				}
+				if r := rs[0]; r.status != tooLarge && r.close != int(websocket.StatusMessageTooBig) || r.calls != 0 {
 					t.Fatalf("a 2 KiB operation with -max-body 1024 over %s: HTTP %d, close %d, %d calls, %+v", c.protocol, r.status, r.close, r.calls, r.res)
 				}
 			}},

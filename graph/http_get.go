@@ -1,0 +1,227 @@
+package graph
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/lexer"
+)
+
+// getTransport is GraphQL over HTTP GET: a query's parameters in the URL's
+// query string (query, operationName, variables and extensions as JSON,
+// documentId). It hands them to the one executor as every transport does,
+// so the operation pipeline applies to it alike; a GET runs queries only
+// (a mutation or a subscription is 405 with Allow: POST, before it runs).
+// badRequest has already bounded the query string by the body limit,
+// checked its parameters and refused the mutations its text shows; what a
+// documentId or persisted-query hash names is known only once the
+// pipeline's trusted-documents step has run, so the transport checks the
+// operation's type again before it runs it.
+type getTransport struct{}
+
+var _ graphql.Transport = getTransport{}
+
+func (getTransport) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+}
+
+func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := r.Context()
+	w.Header().Set("Content-Type", responseMediaType(r))
+	start := graphql.Now()
+	p, err := getParams(r.URL.RawQuery)
+	if err != nil { // badRequest refused it already
+		w.WriteHeader(http.StatusBadRequest)
+		writeResponse(w, &graphql.Response{Errors: gqlerror.List{badRequestError(err.Error())}})
+		return
+	}
+	p.Headers = r.Header
+	p.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	rc, errs := exec.CreateOperationContext(ctx, p)
+	if errs == nil && rc.Operation.Operation != ast.Query {
+		w.Header().Set("Allow", http.MethodPost)
+		answerStatus(ctx, http.StatusMethodNotAllowed, 0)
+		errs = gqlerror.List{badRequestError(msgGETQueriesOnly)}
+	}
+	if errs != nil {
+		// The request error's status (and no data entry) is httpScope's.
+		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, rc)
+	writeResponse(w, responses(ctx))
+}
+
+const msgGETQueriesOnly = "a GET runs queries only: send mutations and subscriptions as POST"
+
+func badRequestError(msg string) *gqlerror.Error {
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": CodeBadRequest}}
+}
+
+// writeResponse writes a response as one JSON body (one write: httpScope's
+// writer may rewrite it whole).
+func writeResponse(w http.ResponseWriter, res *graphql.Response) {
+	b, err := json.Marshal(res)
+	if err != nil { // a response is JSON already: never seen
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + CodeInternal + `"}}]}`)
+	}
+	_, _ = w.Write(b)
+}
+
+// responseMediaType is the media type of a JSON answer to r, by its Accept
+// header as gqlgen's POST transport chooses it: application/json when it
+// accepts that, any type (*/*, application/*) or names none;
+// application/graphql-response+json when it accepts that first or accepts
+// neither.
+func responseMediaType(r *http.Request) string {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return mediaJSON
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "*/*", "application/*", mediaJSON:
+			return mediaJSON
+		case mediaGraphQLResponse:
+			return mediaGraphQLResponse
+		}
+	}
+	return mediaGraphQLResponse
+}
+
+// The media types of JSON answers.
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// getParams decodes a GET's GraphQL request parameters from its URL's
+// query string: query and operationName as they are, variables and
+// extensions as JSON objects (or null), and documentId, which goes to
+// extensions.documentId as liftDocumentID puts a POST body's, for the
+// pipeline's trusted-documents step. A parameter given twice, or JSON that
+// is not one object, is an error; other parameters are ignored.
+func getParams(rawQuery string) (*graphql.RawParams, error) {
+	vals, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, errGetParams
+	}
+	p := &graphql.RawParams{}
+	for _, k := range []string{"query", "operationName", "variables", "extensions", documentIDExtension} {
+		if len(vals[k]) > 1 {
+			return nil, errGetParams
+		}
+	}
+	p.Query, p.OperationName = vals.Get("query"), vals.Get("operationName")
+	if v := vals.Get("variables"); v != "" {
+		if err := decodeObject(v, &p.Variables); err != nil {
+			return nil, errGetParams
+		}
+	}
+	if v := vals.Get("extensions"); v != "" {
+		if err := decodeObject(v, &p.Extensions); err != nil {
+			return nil, errGetParams
+		}
+	}
+	if id, ok := vals[documentIDExtension]; ok {
+		if p.Extensions == nil {
+			p.Extensions = map[string]any{}
+		}
+		p.Extensions[documentIDExtension] = id[0]
+	}
+	return p, nil
+}
+
+var errGetParams = errors.New("the URL's query is not GraphQL request parameters: query, operationName, " +
+	"variables and extensions (JSON objects) or documentId, each at most once")
+
+// decodeObject decodes s, one JSON object or null, into m.
+func decodeObject(s string, m *map[string]any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(m); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errNotParams
+	}
+	return nil
+}
+
+// operationKind is the type ("query", "mutation", "subscription") of the
+// operation that operationName selects in query, as far as the document's
+// top-level tokens tell, or "" when they do not (not one document, no such
+// operation, no name among several): parsing then reports why. It reads
+// the tokens once, without parsing, so that a GET's mutation is refused
+// before the pipeline charges, maps or parses it.
+func operationKind(query, operationName string) string {
+	l := lexer.New(&ast.Source{Input: query})
+	type op struct{ kind, name string }
+	var ops []op
+	depth := 0
+	header, nameNext := false, false // inside a definition's header; its next name is the operation's
+	for {
+		tok, err := l.ReadToken()
+		if err != nil {
+			return ""
+		}
+		named := nameNext
+		nameNext = false
+		switch tok.Kind {
+		case lexer.EOF:
+			var sel []op
+			for _, o := range ops {
+				if operationName == "" || o.name == operationName {
+					sel = append(sel, o)
+				}
+			}
+			if len(sel) != 1 {
+				return ""
+			}
+			return sel[0].kind
+		case lexer.BraceL:
+			if depth == 0 {
+				if !header { // the shorthand form of a query
+					ops = append(ops, op{kind: "query"})
+				}
+				header = false
+			}
+			depth++
+		case lexer.ParenL, lexer.BracketL:
+			depth++
+		case lexer.BraceR, lexer.ParenR, lexer.BracketR:
+			if depth--; depth < 0 {
+				return ""
+			}
+		case lexer.Name:
+			switch {
+			case depth != 0:
+			case named:
+				ops[len(ops)-1].name = tok.Value
+			case header:
+			case tok.Value == "query" || tok.Value == "mutation" || tok.Value == "subscription":
+				ops = append(ops, op{kind: tok.Value})
+				header, nameNext = true, true
+			case tok.Value == "fragment":
+				header = true
+			default:
+				return ""
+			}
+		}
+	}
+}
+
+// isGETRequest reports whether r is a GraphQL GET (not a WebSocket's).
+func isGETRequest(r *http.Request) bool { return getTransport{}.Supports(r) }
