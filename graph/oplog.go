@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -44,9 +45,25 @@ func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *grap
 	return attrs
 }
 
-// logOperation writes the operation's log line.
+// logOperation writes the operation's log line. An operation with @defer
+// answers in parts (hasNext true on all but the last): it gets one line, at
+// its last part, with all its calls and the errors of every part.
 func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, calls *dynamo.Calls) {
 	oc := graphql.GetOperationContext(ctx)
+	if st := operationState(ctx); st != nil {
+		st.mu.Lock()
+		if res.HasNext != nil && *res.HasNext {
+			st.partErrors = append(st.partErrors, res.Errors...)
+			st.mu.Unlock()
+			return
+		}
+		if len(st.partErrors) > 0 {
+			all := *res
+			all.Errors = append(slices.Clip(st.partErrors), res.Errors...)
+			res = &all
+		}
+		st.mu.Unlock()
+	}
 	log.LogAttrs(ctx, slog.LevelInfo, "graphql", operationAttrs(ctx, oc, res, calls)...)
 }
 

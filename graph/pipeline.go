@@ -25,7 +25,8 @@ import (
 //     (rateLimits), trusted documents and persisted-query hashes
 //     (trustedDocuments), then the document's size limits;
 //  2. parsing (the token limit) and validation, cached by document text;
-//  3. before anything runs (operation-context mutators): the complexity
+//  3. before anything runs (operation-context mutators): @defer over a
+//     transport that answers one JSON body (deferDelivery), the complexity
 //     limit, the shape limits and production's introspection ban
 //     (shapeLimits), strict inputs, the cost rate limit;
 //  4. around the operation (operation middleware): its telemetry span
@@ -54,6 +55,11 @@ type opState struct {
 	// rateKey is whose token buckets pay for it: the viewer's, or the
 	// client address's without a valid token.
 	rateKey string
+
+	mu sync.Mutex
+	// partErrors are the errors of the parts answered so far of an
+	// operation with @defer, for its one log line (logOperation).
+	partErrors gqlerror.List
 }
 
 const opStateName = "taskgraph.operation"
@@ -74,6 +80,7 @@ type operationStart struct{}
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
+	graphql.OperationContextMutator
 } = operationStart{}
 
 func (operationStart) ExtensionName() string                   { return "OperationStart" }
@@ -82,6 +89,13 @@ func (operationStart) Validate(graphql.ExecutableSchema) error { return nil }
 func (operationStart) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	graphql.GetOperationContext(ctx).Stats.SetExtension(opStateName, &opState{calls: &dynamo.Calls{}, rateKey: rateKeyOf(ctx)})
 	return nil
+}
+
+// MutateOperationContext is the first step after validation: an operation
+// with @defer over a transport that cannot deliver its parts is refused
+// (deferDelivery).
+func (operationStart) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	return deferDelivery(ctx, oc)
 }
 
 // rateKeyOf is the rate-limit key of ctx's operation: its viewer when the
@@ -181,6 +195,8 @@ func httpScope(next http.Handler) http.Handler {
 			host = r.RemoteAddr
 		}
 		ctx := context.WithValue(r.Context(), clientAddrKey{}, host)
+		// A multipart/mixed answer (@defer) keeps the status writer: a
+		// refusal is one JSON body, and the writer flushes its parts.
 		if isWebSocket(r) || isEventStream(r) {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
