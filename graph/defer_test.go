@@ -36,6 +36,7 @@ const (
 type deferPart struct {
 	Data        json.RawMessage   `json:"data"`
 	Errors      []testenv.Error   `json:"errors"`
+	Extensions  map[string]any    `json:"extensions"`
 	HasNext     *bool             `json:"hasNext"`
 	Incremental []incrementalItem `json:"incremental"`
 	// SSE and WebSocket parts carry one deferred fragment each, unwrapped.
