@@ -57,9 +57,12 @@ type opState struct {
 	rateKey string
 
 	mu sync.Mutex
-	// partErrors are the errors of the parts answered so far of an
-	// operation with @defer, for its one log line (logOperation).
+	// parts and partErrors count the parts answered so far of an operation
+	// with @defer and hold their errors, for its one log line
+	// (logOperation); logged: the line is written.
+	parts      int
 	partErrors gqlerror.List
+	logged     bool
 }
 
 const opStateName = "taskgraph.operation"
@@ -139,7 +142,19 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 		if k := oc.Headers.Get(IdempotencyHeader); k != "" && ctx.Value(socketKey{}) == nil {
 			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
 		}
-		return next(ctx)
+		responses, st := next(ctx), operationState(ctx)
+		if st == nil {
+			return responses
+		}
+		// An operation with @defer whose client went away before its last
+		// part still gets its one log line, when its responses end.
+		return func(ctx context.Context) *graphql.Response {
+			res := responses(ctx)
+			if res == nil {
+				logUnfinished(ctx, o.Log, st)
+			}
+			return res
+		}
 	}
 }
 
