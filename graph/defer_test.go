@@ -204,6 +204,13 @@ func TestDeferPinnedCalls(t *testing.T) {
 		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
 	checkDeferred(t, multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body)), plain)
 	calls, got := e.Calls.ByOp(), batches(tel)
+	var ops uint64
+	for _, n := range sampleCounts(scrape(t, tel), "taskgraph_graphql_operation_duration_seconds") {
+		ops += n
+	}
+	if ops != 1 {
+		t.Errorf("the deferred operation counted %d times in the metrics, want once", ops)
+	}
 	t.Logf("calls %v, batches %v; without @defer: %v, %v", calls, got, plainCalls, plainBatches)
 	// Point reads (the viewer, the members' users, the deferred tasks'
 	// assignees, tags and comment authors) in 3 batches of the objects
