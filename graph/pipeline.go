@@ -35,7 +35,9 @@ import (
 //     (requireViewer: a valid token, unexpired at the operation's start)
 //     and the live rules of subscriptions (liveOperations);
 //  5. around each response (response middleware): the log line and
-//     -debug's extensions.dynamodb (reportCalls), refusals included.
+//     -debug's extensions.dynamodb (reportCalls), refusals included; an
+//     operation with @defer answers in parts and logs one line, at its
+//     last part (logOperation).
 //
 // What stays in HTTP middleware is HTTP's: the method, the media type, the
 // body's size and shape (badRequest), CORS, reading the Authorization
