@@ -214,6 +214,7 @@ func transports(o Options, maxBody int64) []handlerTransport {
 	return []handlerTransport{
 		{[]string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, newLiveWebsocket(o.Auth, o.CORS, maxBody)},
 		{[]string{ProtocolSSE}, transport.SSE{KeepAlivePingInterval: KeepAliveInterval}}, // before POST, which would take its requests
+		{[]string{ProtocolMultipart}, transport.MultipartMixed{}},                        // @defer's parts; before POST, which ignores Accept
 		{nil, transport.Options{}}, // OPTIONS: no operation
 		{[]string{ProtocolPOST}, transport.POST{}},
 		{[]string{ProtocolGET}, getTransport{}}, // queries only
@@ -225,6 +226,7 @@ const (
 	ProtocolPOST               = "POST application/json"
 	ProtocolGET                = "GET"
 	ProtocolSSE                = "POST text/event-stream"
+	ProtocolMultipart          = "POST multipart/mixed"
 	ProtocolGraphQLTransportWS = "WebSocket graphql-transport-ws"
 	ProtocolGraphQLWS          = "WebSocket graphql-ws"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -44,10 +45,44 @@ func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *grap
 	return attrs
 }
 
-// logOperation writes the operation's log line.
+// logOperation writes the operation's log line. An operation with @defer
+// answers in parts (hasNext true on all but the last): it gets one line, at
+// its last part, with all its calls and the errors of every part.
 func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, calls *dynamo.Calls) {
 	oc := graphql.GetOperationContext(ctx)
+	if st := operationState(ctx); st != nil {
+		st.mu.Lock()
+		if res.HasNext != nil && *res.HasNext {
+			st.parts++
+			st.partErrors = append(st.partErrors, res.Errors...)
+			st.mu.Unlock()
+			return
+		}
+		st.logged = true
+		if len(st.partErrors) > 0 {
+			all := *res
+			all.Errors = append(slices.Clip(st.partErrors), res.Errors...)
+			res = &all
+		}
+		st.mu.Unlock()
+	}
 	log.LogAttrs(ctx, slog.LevelInfo, "graphql", operationAttrs(ctx, oc, res, calls)...)
+}
+
+// logUnfinished writes the log line of an operation with @defer whose
+// parts stopped before the last (its client went away), marked
+// unfinished=true, unless it is written already.
+func logUnfinished(ctx context.Context, log *slog.Logger, st *opState) {
+	st.mu.Lock()
+	if st.parts == 0 || st.logged {
+		st.mu.Unlock()
+		return
+	}
+	st.logged = true
+	res := &graphql.Response{Errors: slices.Clone(st.partErrors)}
+	st.mu.Unlock()
+	attrs := operationAttrs(ctx, graphql.GetOperationContext(ctx), res, st.calls)
+	log.LogAttrs(ctx, slog.LevelInfo, "graphql", append(attrs, slog.Bool("unfinished", true))...)
 }
 
 // outcome is OutcomeOK, or the extensions.code of the response's first error

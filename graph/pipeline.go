@@ -16,8 +16,9 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// The operation pipeline. Every transport (POST, GET, server-sent events,
-// the two WebSocket protocols) turns what it receives into gqlgen's
+// The operation pipeline. Every transport (POST, POST accepting
+// multipart/mixed, GET, server-sent events, the two WebSocket protocols)
+// turns what it receives into gqlgen's
 // graphql.RawParams and hands them to the one executor; every rule of an
 // operation is a step of that executor, so it applies to every transport
 // alike, and a transport added later writes none of them:
@@ -28,7 +29,8 @@ import (
 //     (trustedDocuments), a document to run (requireQuery), then the
 //     document's size limits;
 //  2. parsing (the token limit) and validation, cached by document text;
-//  3. before anything runs (operation-context mutators): the complexity
+//  3. before anything runs (operation-context mutators): @defer over a
+//     transport that answers one JSON body (deferDelivery), the complexity
 //     limit, the shape limits and production's introspection ban
 //     (shapeLimits), strict inputs, the cost rate limit;
 //  4. around the operation (operation middleware): its telemetry span
@@ -37,8 +39,10 @@ import (
 //     (requireViewer: a valid token, unexpired at the operation's start)
 //     and the live rules of subscriptions (liveOperations);
 //  5. around each response (response middleware): the log line and
-//     -debug's extensions.dynamodb (reportCalls), refusals included, and
-//     the record of a request error (requestErrors).
+//     -debug's extensions.dynamodb (reportCalls), refusals included (an
+//     operation with @defer answers in parts and logs one line, at its
+//     last part: logOperation), and the record of a request error
+//     (requestErrors).
 //
 // What stays in HTTP middleware is HTTP's: the method (a GET runs
 // queries only), the media type, the body's or the URL's size and shape
@@ -59,6 +63,14 @@ type opState struct {
 	// rateKey is whose token buckets pay for it: the viewer's, or the
 	// client address's without a valid token.
 	rateKey string
+
+	mu sync.Mutex
+	// parts and partErrors count the parts answered so far of an operation
+	// with @defer and hold their errors, for its one log line
+	// (logOperation); logged: the line is written.
+	parts      int
+	partErrors gqlerror.List
+	logged     bool
 }
 
 const opStateName = "taskgraph.operation"
@@ -79,6 +91,7 @@ type operationStart struct{}
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
+	graphql.OperationContextMutator
 } = operationStart{}
 
 func (operationStart) ExtensionName() string                   { return "OperationStart" }
@@ -87,6 +100,13 @@ func (operationStart) Validate(graphql.ExecutableSchema) error { return nil }
 func (operationStart) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	graphql.GetOperationContext(ctx).Stats.SetExtension(opStateName, &opState{calls: &dynamo.Calls{}, rateKey: rateKeyOf(ctx)})
 	return nil
+}
+
+// MutateOperationContext is the first step after validation: an operation
+// with @defer over a transport that cannot deliver its parts is refused
+// (deferDelivery).
+func (operationStart) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	return deferDelivery(ctx, oc)
 }
 
 // rateKeyOf is the rate-limit key of ctx's operation: its viewer when the
@@ -130,7 +150,19 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 		if k := oc.Headers.Get(IdempotencyHeader); k != "" && ctx.Value(socketKey{}) == nil {
 			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
 		}
-		return next(ctx)
+		responses, st := next(ctx), operationState(ctx)
+		if st == nil {
+			return responses
+		}
+		// An operation with @defer whose client went away before its last
+		// part still gets its one log line, when its responses end.
+		return func(ctx context.Context) *graphql.Response {
+			res := responses(ctx)
+			if res == nil {
+				logUnfinished(ctx, o.Log, st)
+			}
+			return res
+		}
 	}
 }
 
@@ -245,6 +277,8 @@ func httpScope(next http.Handler) http.Handler {
 			host = r.RemoteAddr
 		}
 		ctx := context.WithValue(r.Context(), clientAddrKey{}, host)
+		// A multipart/mixed answer (@defer) keeps the status writer: a
+		// refusal is one JSON body, and the writer flushes its parts.
 		if isWebSocket(r) || isEventStream(r) {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return

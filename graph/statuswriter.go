@@ -51,5 +51,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Flush sends what is written so far (the parts of a multipart/mixed
+// answer), the status first.
+func (w *statusWriter) Flush() {
+	w.start()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

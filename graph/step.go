@@ -31,6 +31,12 @@ import (
 //     resolves a value's plain fields one after another, each with all it
 //     selects, then its resolver fields all at once, so a field that is
 //     about to start is counted before its parent's count ends (scope);
+//     a value's deferred resolver fields (@defer) are its last step: gqlgen
+//     starts them on a goroutine of their own once the others are done,
+//     and they count from that moment, so the reads of every deferred
+//     fragment of a level batch together (an object that resolves to null
+//     before its deferred fields start would leave them counted: step
+//     mode is for tests whose operations succeed);
 //   - a read: from the flush that starts a batch to its end, and the
 //     goroutines that reads start for one key each or one DynamoDB call
 //     each (fork; dynamo.WithFork);
@@ -240,17 +246,19 @@ func (s *opSteps) start(ctx context.Context) {
 		return
 	}
 	var plain [][]string
-	var concurrent []string
+	var concurrent, deferred []string
 	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typ}) {
 		switch {
-		case f.Name == "__typename" || f.IsDeferred():
+		case f.Name == "__typename" || typ == "Mutation" && f.IsDeferred():
 		case typ == "Mutation" || f.Name == "__type" || f.Name == "__schema":
 			plain = append(plain, []string{f.Alias})
+		case f.IsDeferred():
+			deferred = append(deferred, f.Alias)
 		default:
 			concurrent = append(concurrent, f.Alias)
 		}
 	}
-	s.add(nil, []scopeSpec{{key: scopeKey{}, steps: append(plain, concurrent)}})
+	s.add(nil, []scopeSpec{{key: scopeKey{}, steps: append(plain, concurrent, deferred)}})
 }
 
 // add makes the scopes of specs, below owner (s.mu held).
@@ -436,9 +444,9 @@ func objectSteps(ctx context.Context, oc *graphql.OperationContext, fc *graphql.
 		return nil
 	}
 	var plain [][]string
-	var concurrent []string
+	var concurrent, deferred []string
 	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, append([]string{def.Name}, def.Interfaces...)) {
-		if f.Name == "__typename" || f.IsDeferred() {
+		if f.Name == "__typename" {
 			continue
 		}
 		child, err := fc.Child(ctx, f)
@@ -448,11 +456,14 @@ func objectSteps(ctx context.Context, oc *graphql.OperationContext, fc *graphql.
 		if err != nil || child == nil {
 			continue // its arguments are wrong: it will not start
 		}
-		if child.IsResolver {
+		switch {
+		case child.IsResolver && f.IsDeferred():
+			deferred = append(deferred, f.Alias)
+		case child.IsResolver:
 			concurrent = append(concurrent, f.Alias)
-		} else {
+		default: // a plain field is resolved at once, @defer or not
 			plain = append(plain, []string{f.Alias})
 		}
 	}
-	return append(plain, concurrent)
+	return append(plain, concurrent, deferred)
 }

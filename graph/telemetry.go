@@ -57,9 +57,18 @@ func observeOperations(t *telemetry.Telemetry) graphql.OperationMiddleware {
 			span.End()
 			span = nil
 		}
+		ended := false
 		return func(ctx context.Context) *graphql.Response {
 			res := rh(ctx)
-			if typ != string(ast.Subscription) || res == nil { // a subscription's last response is nil
+			// A subscription's last response is nil; a query's or a
+			// mutation's is its only one, or the part with hasNext false
+			// of one with @defer (nil: its client went away before).
+			last := res == nil
+			if typ != string(ast.Subscription) && res != nil {
+				last = res.HasNext == nil || !*res.HasNext
+			}
+			if last && !ended {
+				ended = true
 				endOperation(ctx, t, span, oc, name, typ, res)
 			}
 			return res

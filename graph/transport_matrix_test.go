@@ -34,6 +34,9 @@ type matrixResult struct {
 	close  int // a WebSocket's close code, when the server closed it instead of answering
 	res    matrixResponse
 	calls  int // the DynamoDB calls made while it ran
+	// parts are every response of the operation, in order (res is the
+	// first): several for an operation with @defer.
+	parts []deferPart
 }
 
 // matrixOp is one operation's request parameters; stream: a subscription
@@ -69,6 +72,7 @@ var matrixDrivers = map[string]matrixDriver{
 	graph.ProtocolPOST:               postDriver,
 	graph.ProtocolGET:                getDriver,
 	graph.ProtocolSSE:                sseDriver,
+	graph.ProtocolMultipart:          multipartDriver,
 	graph.ProtocolGraphQLTransportWS: wsDriver("graphql-transport-ws", "next"),
 	graph.ProtocolGraphQLWS:          wsDriver("graphql-ws", "data"),
 }
@@ -158,16 +162,56 @@ func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() in
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 1<<20), 1<<20)
 			for sc.Scan() {
+				if sc.Text() == "event: complete" {
+					break
+				}
 				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-					if err := json.Unmarshal([]byte(data), &r.res); err != nil {
+					var p deferPart
+					if err := json.Unmarshal([]byte(data), &p); err != nil {
 						t.Fatalf("an SSE event that is not JSON: %s", data)
 					}
-					break
+					if r.parts = append(r.parts, p); len(r.parts) == 1 {
+						_ = json.Unmarshal([]byte(data), &r.res)
+					}
 				}
 			}
 		}
 		resp.Body.Close()
 		cancel()
+		r.calls = calls() - before
+		out = append(out, r)
+	}
+	return out
+}
+
+// multipartDriver posts each operation accepting multipart/mixed (Apollo
+// Client's Accept for @defer): a refusal is one JSON body, an answer the
+// parts of a multipart/mixed body.
+func multipartDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
+	t.Helper()
+	var out []matrixResult
+	for _, op := range ops {
+		before := calls()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(mustMarshal(t, op.params)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824, application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := matrixResult{status: resp.StatusCode}
+		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/mixed") {
+			r.parts = multipartParts(t, ct, resp.Body)
+			if len(r.parts) == 0 {
+				t.Fatalf("a multipart/mixed answer without parts (HTTP %d)", resp.StatusCode)
+			}
+			first := r.parts[0]
+			r.res = matrixResponse{Data: first.Data, Errors: first.Errors, Extensions: first.Extensions}
+		} else if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
+			t.Fatalf("HTTP %d, %s, with a body that is not JSON: %v", resp.StatusCode, ct, err)
+		}
+		resp.Body.Close()
 		r.calls = calls() - before
 		out = append(out, r)
 	}
@@ -220,6 +264,9 @@ func wsDriver(protocol, result string) matrixDriver {
 				}
 				if m.Type == result {
 					_ = json.Unmarshal(m.Payload, &r.res)
+					var p deferPart
+					_ = json.Unmarshal(m.Payload, &p)
+					r.parts = append(r.parts, p)
 					break
 				}
 				if m.Type == "error" {
@@ -244,6 +291,11 @@ func wsDriver(protocol, result string) matrixDriver {
 					}
 					if m.ID == id {
 						typ = m.Type
+						if typ == result { // a later part (@defer)
+							var p deferPart
+							_ = json.Unmarshal(m.Payload, &p)
+							r.parts = append(r.parts, p)
+						}
 					}
 				}
 			}
@@ -308,9 +360,11 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	}
 	// refusedStatus is the HTTP status of an operation refused before it
 	// runs: a JSON answer's own; a stream's and a socket's are already sent.
-	refusedStatus := map[string]int{graph.ProtocolPOST: http.StatusBadRequest, graph.ProtocolGET: http.StatusBadRequest, graph.ProtocolSSE: http.StatusOK,
+	refusedStatus := map[string]int{graph.ProtocolPOST: http.StatusBadRequest, graph.ProtocolGET: http.StatusBadRequest,
+		graph.ProtocolMultipart: http.StatusBadRequest, graph.ProtocolSSE: http.StatusOK,
 		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
-	limitedStatus := map[string]int{graph.ProtocolPOST: http.StatusTooManyRequests, graph.ProtocolGET: http.StatusTooManyRequests, graph.ProtocolSSE: http.StatusOK,
+	limitedStatus := map[string]int{graph.ProtocolPOST: http.StatusTooManyRequests, graph.ProtocolGET: http.StatusTooManyRequests,
+		graph.ProtocolMultipart: http.StatusTooManyRequests, graph.ProtocolSSE: http.StatusOK,
 		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
 	type cell struct {
 		protocol string
@@ -390,8 +444,8 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
-				switch c.protocol { // no stream: refused at once
-				case graph.ProtocolPOST:
+				switch c.protocol { // no stream of events: refused at once
+				case graph.ProtocolPOST, graph.ProtocolMultipart:
 					mustRefuse(t, c, 1, c.drive(op(sub))[0], graph.CodeBadUserInput, http.StatusBadRequest)
 					return
 				case graph.ProtocolGET: // what the id names is a subscription: 405
@@ -448,6 +502,26 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				if r := rs[0]; r.status != tooLarge && r.close != int(websocket.StatusMessageTooBig) || r.calls != 0 {
 					t.Fatalf("a 2 KiB operation with -max-body 1024 over %s: HTTP %d, close %d, %d calls, %+v", c.protocol, r.status, r.close, r.calls, r.res)
+				}
+			}},
+		{"@defer is delivered in parts, or refused where it cannot be", graph.Options{},
+			func(t *testing.T, c *cell) {
+				rs := c.drive(q(deferDashboard), q(plainDashboard))
+				if c.protocol == graph.ProtocolPOST { // one JSON body: refused before it runs
+					mustRefuse(t, c, 1, rs[0], graph.CodeBadRequest, http.StatusNotAcceptable)
+					return
+				}
+				mustRun(t, c, 2, rs[1], `"title"`)
+				var want any
+				if err := json.Unmarshal(rs[1].res.Data, &want); err != nil {
+					t.Fatal(err)
+				}
+				checkDeferred(t, rs[0].parts, want)
+				if rs[0].calls == 0 { // the batch window's timing splits batches: the pinned count is TestDeferPinnedCalls's
+					t.Errorf("over %s: no DynamoDB call with @defer", c.protocol)
+				}
+				if n := strings.Count(c.log.String(), "operation=Dashboard"); n != 2 {
+					t.Errorf("%d log lines of the two operations, want 2:\n%s", n, c.log)
 				}
 			}},
 		{"each operation has its own loaders and call counter", graph.Options{Debug: true},

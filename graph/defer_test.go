@@ -1,0 +1,264 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"maps"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
+	"github.com/taskgraph/taskgraph/internal/testenv"
+)
+
+// The dashboard with its tasks deferred, per project, and the same query
+// without @defer.
+const (
+	deferDashboard = `query Dashboard { me { name projects(first: 10) { nodes { name
+		members { role user { name } }
+		... @defer(label: "tasks") { tasks(first: 5) { nodes { title assignee { name } tags { name }
+			comments(first: 5) { nodes { body author { name } } } } } } } } } }`
+	plainDashboard = `query Dashboard { me { name projects(first: 10) { nodes { name
+		members { role user { name } }
+		tasks(first: 5) { nodes { title assignee { name } tags { name }
+			comments(first: 5) { nodes { body author { name } } } } } } } } }`
+)
+
+// deferPart is one part of an incremental answer: the initial one (data),
+// or later ones (incremental).
+type deferPart struct {
+	Data        json.RawMessage   `json:"data"`
+	Errors      []testenv.Error   `json:"errors"`
+	Extensions  map[string]any    `json:"extensions"`
+	HasNext     *bool             `json:"hasNext"`
+	Incremental []incrementalItem `json:"incremental"`
+	// SSE and WebSocket parts carry one deferred fragment each, unwrapped.
+	Path  []any  `json:"path"`
+	Label string `json:"label"`
+}
+
+type incrementalItem struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []testenv.Error `json:"errors"`
+	Path   []any           `json:"path"`
+	Label  string          `json:"label"`
+}
+
+// multipartParts reads a multipart/mixed answer's parts.
+func multipartParts(t *testing.T, contentType string, body io.Reader) []deferPart {
+	t.Helper()
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "multipart/mixed" || params["deferspec"] != "20220824" {
+		t.Fatalf("Content-Type %q, want multipart/mixed;deferSpec=20220824", contentType)
+	}
+	r := multipart.NewReader(body, params["boundary"])
+	var parts []deferPart
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			return parts
+		}
+		if err != nil {
+			t.Fatalf("reading part %d: %v", len(parts)+1, err)
+		}
+		b, _ := io.ReadAll(p)
+		var d deferPart
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("part %d is not JSON: %q", len(parts)+1, b)
+		}
+		parts = append(parts, d)
+	}
+}
+
+// mergeParts applies every later part to the initial part's data, as a
+// client does, and returns the result.
+func mergeParts(t *testing.T, parts []deferPart) any {
+	t.Helper()
+	var data any
+	if err := json.Unmarshal(parts[0].Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(path []any, raw json.RawMessage) {
+		var at any = data
+		for _, k := range path {
+			switch k := k.(type) {
+			case string:
+				at = at.(map[string]any)[k]
+			case float64:
+				at = at.([]any)[int(k)]
+			}
+		}
+		var add map[string]any
+		if err := json.Unmarshal(raw, &add); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range add {
+			at.(map[string]any)[k] = v
+		}
+	}
+	for _, p := range parts[1:] {
+		if p.Path != nil {
+			apply(p.Path, p.Data)
+		}
+		for _, inc := range p.Incremental {
+			apply(inc.Path, inc.Data)
+		}
+	}
+	return data
+}
+
+// checkDeferred checks an incremental answer: the initial part has no
+// task, hasNext true until the last part, no error, and the merged data
+// equal to want.
+func checkDeferred(t *testing.T, parts []deferPart, want any) {
+	t.Helper()
+	if len(parts) < 2 {
+		t.Fatalf("%d parts, want the initial one and at least one more: %+v", len(parts), parts)
+	}
+	if strings.Contains(string(parts[0].Data), `"title"`) || !strings.Contains(string(parts[0].Data), `"members"`) {
+		t.Errorf("the initial part has deferred tasks or lacks the members: %s", parts[0].Data)
+	}
+	for i, p := range parts {
+		last := i == len(parts)-1
+		if p.HasNext == nil || *p.HasNext == last {
+			t.Errorf("part %d of %d: hasNext %v", i+1, len(parts), p.HasNext)
+		}
+		if len(p.Errors) > 0 {
+			t.Errorf("part %d: errors %+v", i+1, p.Errors)
+		}
+		for _, inc := range p.Incremental {
+			if len(inc.Errors) > 0 || inc.Label != "tasks" {
+				t.Errorf("part %d: %+v", i+1, inc)
+			}
+		}
+	}
+	if got := mergeParts(t, parts); !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("merged parts:\n%s\nwant the query without @defer:\n%s", g, w)
+	}
+}
+
+func plainData(t *testing.T, e *testenv.Env, viewer, query string) any {
+	t.Helper()
+	res := e.Query(viewer, query, nil)
+	if len(res.Errors) > 0 {
+		t.Fatalf("%+v", res.Errors)
+	}
+	var data any
+	if err := json.Unmarshal(res.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestDeferOverMultipart(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	lb := &logBuffer{}
+	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
+	want := plainData(t, e, "alice", plainDashboard)
+	e.Calls.Reset()
+	before := strings.Count(lb.String(), "msg=graphql")
+	raw := e.Send(map[string]any{"query": deferDashboard}, e.As("alice"),
+		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
+	if raw.Status != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", raw.Status, raw.Body)
+	}
+	parts := multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
+	checkDeferred(t, parts, want)
+	lines := strings.Split(strings.TrimSpace(lb.String()), "\n")[before:]
+	if len(lines) != 1 || !strings.Contains(lines[0], "operation=Dashboard") || !strings.Contains(lines[0], "outcome=OK") {
+		t.Fatalf("log lines of the deferred operation, want one:\n%s", strings.Join(lines, "\n"))
+	}
+	t.Logf("calls %v; log %s", e.Calls.ByOp(), lines[0])
+}
+
+// TestDeferPinnedCalls pins the DynamoDB calls and loader batches of the
+// deferred dashboard, read level by level (step mode): the same as the
+// dashboard without @defer, so the deferred fragments of the projects
+// batch with each other (one batch per loader and level across all of
+// them), not one per fragment.
+func TestDeferPinnedCalls(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	batches := func(tel *telemetry.Telemetry) map[string]uint64 {
+		return sampleCounts(scrape(t, tel), "taskgraph_loader_batch_keys")
+	}
+	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	stepHandler(t, e, graph.Options{Telemetry: tel})
+	plain := plainData(t, e, "alice", plainDashboard)
+	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
+
+	tel = mustTelemetry(t, telemetry.Config{Metrics: true})
+	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.Calls.Reset()
+	raw := e.Send(map[string]any{"query": deferDashboard}, e.As("alice"),
+		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
+	checkDeferred(t, multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body)), plain)
+	calls, got := e.Calls.ByOp(), batches(tel)
+	var ops uint64
+	for _, n := range sampleCounts(scrape(t, tel), "taskgraph_graphql_operation_duration_seconds") {
+		ops += n
+	}
+	if ops != 1 {
+		t.Errorf("the deferred operation counted %d times in the metrics, want once", ops)
+	}
+	t.Logf("calls %v, batches %v; without @defer: %v, %v", calls, got, plainCalls, plainBatches)
+	// Point reads (the viewer, the members' users, the deferred tasks'
+	// assignees, tags and comment authors) in 3 batches of the objects
+	// loader, 3 BatchGetItem; the project list, the members, the task lists
+	// and the comment lists one batch each, a Query per partition.
+	wantCalls := map[string]int{"BatchGetItem": 3, "Query": 15}
+	if !maps.Equal(calls, wantCalls) || !maps.Equal(plainCalls, wantCalls) {
+		t.Errorf("DynamoDB calls %v (without @defer %v), want %v", calls, plainCalls, wantCalls)
+	}
+	if !maps.Equal(got, plainBatches) || len(got) == 0 {
+		t.Errorf("loader batches %v, without @defer %v: want the same", got, plainBatches)
+	}
+}
+
+// A plain POST (Accept: application/json) cannot receive the parts of an
+// operation with @defer: it is refused before anything runs, 406 with
+// BAD_REQUEST naming the media types to accept, no data, nothing read.
+func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	lb := &logBuffer{}
+	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
+	for _, accept := range []string{"application/json", "", "application/graphql-response+json, application/json"} {
+		e.Calls.Reset()
+		raw := e.Send(map[string]any{"query": deferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
+		res := raw.Decode(t)
+		if raw.Status != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest ||
+			!strings.Contains(res.Errors[0].Message, "multipart/mixed;deferSpec=20220824") ||
+			!strings.Contains(res.Errors[0].Message, "text/event-stream") || strings.Contains(string(raw.Body), `"data"`) {
+			t.Errorf("Accept %q: HTTP %d %s; want 406, BAD_REQUEST naming the media types, no data", accept, raw.Status, raw.Body)
+		}
+		if n := e.Calls.Total(); n != 0 {
+			t.Errorf("Accept %q: %d DynamoDB calls, want none", accept, n)
+		}
+	}
+	if n := strings.Count(lb.String(), "outcome="+graph.CodeBadRequest); n != 3 {
+		t.Errorf("%d log lines of the refusals, want 3:\n%s", n, lb)
+	}
+	// @defer(if: false) defers nothing: it runs over plain POST.
+	off := strings.Replace(deferDashboard, `@defer(label: "tasks")`, `@defer(if: $d, label: "tasks")`, 1)
+	off = strings.Replace(off, "query Dashboard", "query Dashboard($d: Boolean!)", 1)
+	res := e.Send(map[string]any{"query": off, "variables": map[string]any{"d": false}}, e.As("alice")).Decode(t)
+	if len(res.Errors) > 0 || !strings.Contains(string(res.Data), `"title"`) {
+		t.Errorf("@defer(if: false) over POST: %s %+v", res.Data, res.Errors)
+	}
+	// Through a fragment spread too.
+	spread := `query { me { projects(first: 1) { nodes { ...T @defer } } } } fragment T on Project { tasks(first: 1) { nodes { id } } }`
+	if res := e.Send(map[string]any{"query": spread}, e.As("alice")).Decode(t); len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest {
+		t.Errorf("a deferred spread over POST: %+v", res.Errors)
+	}
+}
