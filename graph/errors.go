@@ -142,19 +142,14 @@ func badRequest(maxBody int64, streams bool, next http.Handler) http.Handler {
 }
 
 // checkGET is badRequest's part of a GET: its query string bounded like a
-// body (414), its parameters (400), and no mutation or subscription (405,
-// Allow: POST). It returns 0 for a GET that may run.
+// body (414) and its parameters (400); a mutation or subscription is the
+// GET transport's 405. It returns 0 for a GET that may run.
 func checkGET(w http.ResponseWriter, r *http.Request, maxBody int64) (int, string) {
 	if int64(len(r.URL.RawQuery)) > maxBody {
 		return http.StatusRequestURITooLong, fmt.Sprintf("the URL's query may have at most %d bytes: send larger requests as POST", maxBody)
 	}
-	p, err := getParams(r.URL.RawQuery)
-	if err != nil {
+	if _, err := getParams(r.URL.RawQuery); err != nil {
 		return http.StatusBadRequest, err.Error()
-	}
-	if k := operationKind(p.Query, p.OperationName); k == "mutation" || k == "subscription" {
-		w.Header().Set("Allow", http.MethodPost)
-		return http.StatusMethodNotAllowed, msgGETQueriesOnly
 	}
 	return 0, ""
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-	"github.com/vektah/gqlparser/v2/lexer"
 )
 
 // getTransport is GraphQL over HTTP GET: a query's parameters in the URL's
@@ -20,11 +19,10 @@ import (
 // documentId). It hands them to the one executor as every transport does,
 // so the operation pipeline applies to it alike; a GET runs queries only
 // (a mutation or a subscription is 405 with Allow: POST, before it runs).
-// badRequest has already bounded the query string by the body limit,
-// checked its parameters and refused the mutations its text shows; what a
-// documentId or persisted-query hash names is known only once the
-// pipeline's trusted-documents step has run, so the transport checks the
-// operation's type again before it runs it.
+// badRequest has already bounded the query string by the body limit and
+// checked its parameters. What the operation is (its text, or what a
+// documentId or persisted-query hash names) is known once the pipeline has
+// parsed it, so the transport checks its type then, before it runs.
 type getTransport struct{}
 
 var _ graphql.Transport = getTransport{}
@@ -158,69 +156,6 @@ func decodeObject(s string, m *map[string]any) error {
 		return errNotParams
 	}
 	return nil
-}
-
-// operationKind is the type ("query", "mutation", "subscription") of the
-// operation that operationName selects in query, as far as the document's
-// top-level tokens tell, or "" when they do not (not one document, no such
-// operation, no name among several): parsing then reports why. It reads
-// the tokens once, without parsing, so that a GET's mutation is refused
-// before the pipeline charges, maps or parses it.
-func operationKind(query, operationName string) string {
-	l := lexer.New(&ast.Source{Input: query})
-	type op struct{ kind, name string }
-	var ops []op
-	depth := 0
-	header, nameNext := false, false // inside a definition's header; its next name is the operation's
-	for {
-		tok, err := l.ReadToken()
-		if err != nil {
-			return ""
-		}
-		named := nameNext
-		nameNext = false
-		switch tok.Kind {
-		case lexer.EOF:
-			var sel []op
-			for _, o := range ops {
-				if operationName == "" || o.name == operationName {
-					sel = append(sel, o)
-				}
-			}
-			if len(sel) != 1 {
-				return ""
-			}
-			return sel[0].kind
-		case lexer.BraceL:
-			if depth == 0 {
-				if !header { // the shorthand form of a query
-					ops = append(ops, op{kind: "query"})
-				}
-				header = false
-			}
-			depth++
-		case lexer.ParenL, lexer.BracketL:
-			depth++
-		case lexer.BraceR, lexer.ParenR, lexer.BracketR:
-			if depth--; depth < 0 {
-				return ""
-			}
-		case lexer.Name:
-			switch {
-			case depth != 0:
-			case named:
-				ops[len(ops)-1].name = tok.Value
-			case header:
-			case tok.Value == "query" || tok.Value == "mutation" || tok.Value == "subscription":
-				ops = append(ops, op{kind: tok.Value})
-				header, nameNext = true, true
-			case tok.Value == "fragment":
-				header = true
-			default:
-				return ""
-			}
-		}
-	}
 }
 
 // isGETRequest reports whether r is a GraphQL GET (not a WebSocket's).
