@@ -77,62 +77,54 @@ var matrixDrivers = map[string]matrixDriver{
 	graph.ProtocolGraphQLWS:          wsDriver("graphql-ws", "data"),
 }
 
-func postDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
-	t.Helper()
-	var out []matrixResult
-	for _, op := range ops {
-		before := calls()
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(mustMarshal(t, op.params)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
+// jsonDriver sends each operation as the request req makes of its
+// parameters, with the token, and decodes the one JSON body it gets.
+func jsonDriver(req func(t *testing.T, base string, params map[string]any) *http.Request) matrixDriver {
+	return func(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
+		t.Helper()
+		var out []matrixResult
+		for _, op := range ops {
+			before := calls()
+			r := req(t, srv.URL, op.params)
+			r.Header.Set("Authorization", "Bearer "+token)
+			resp, err := srv.Client().Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := matrixResult{status: resp.StatusCode}
+			if err := json.NewDecoder(resp.Body).Decode(&res.res); err != nil {
+				t.Fatalf("%s answered %d with a body that is not JSON: %v", r.Method, resp.StatusCode, err)
+			}
+			resp.Body.Close()
+			res.calls = calls() - before
+			out = append(out, res)
 		}
-		var r matrixResult
-		r.status = resp.StatusCode
-		if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
-			t.Fatalf("POST answered %d with a body that is not JSON: %v", resp.StatusCode, err)
-		}
-		resp.Body.Close()
-		r.calls = calls() - before
-		out = append(out, r)
+		return out
 	}
-	return out
 }
+
+// postDriver posts each operation's parameters as a JSON body.
+var postDriver = jsonDriver(func(t *testing.T, base string, params map[string]any) *http.Request {
+	r, _ := http.NewRequest(http.MethodPost, base+"/query", bytes.NewReader(mustMarshal(t, params)))
+	r.Header.Set("Content-Type", "application/json")
+	return r
+})
 
 // getDriver sends each operation as a GET, its parameters in the URL's
 // query string (variables and extensions as JSON); a subscription is
 // answered at once (405), not streamed.
-func getDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
-	t.Helper()
-	var out []matrixResult
-	for _, op := range ops {
-		before := calls()
-		vals := url.Values{}
-		for k, v := range op.params {
-			if s, ok := v.(string); ok {
-				vals.Set(k, s)
-			} else {
-				vals.Set(k, string(mustMarshal(t, v)))
-			}
+var getDriver = jsonDriver(func(t *testing.T, base string, params map[string]any) *http.Request {
+	vals := url.Values{}
+	for k, v := range params {
+		if s, ok := v.(string); ok {
+			vals.Set(k, s)
+		} else {
+			vals.Set(k, string(mustMarshal(t, v)))
 		}
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/query?"+vals.Encode(), nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := matrixResult{status: resp.StatusCode}
-		if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
-			t.Fatalf("GET answered %d with a body that is not JSON: %v", resp.StatusCode, err)
-		}
-		resp.Body.Close()
-		r.calls = calls() - before
-		out = append(out, r)
 	}
-	return out
-}
+	r, _ := http.NewRequest(http.MethodGet, base+"/query?"+vals.Encode(), nil)
+	return r
+})
 
 func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
 	t.Helper()
