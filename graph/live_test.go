@@ -533,7 +533,8 @@ func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T
 		t.Run(c.name, func(t *testing.T) {
 			req, err := http.NewRequest(c.method, srv.URL+"/query", bytes.NewReader(body))
 			if c.method == http.MethodGet {
-				req, err = http.NewRequest(c.method, srv.URL+"/query?query="+url.QueryEscape(taskEventsSub), nil)
+				req, err = http.NewRequest(c.method, srv.URL+"/query?query="+url.QueryEscape(taskEventsSub)+
+					"&variables="+url.QueryEscape(`{"p":"`+seed.Project("Website relaunch").ID+`"}`), nil)
 			}
 			if err != nil {
 				t.Fatal(err)
