@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,13 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// MaxFirst is the largest page a list returns.
+// MaxFirst is the largest page a list returns, read forwards (first) or
+// backwards (last).
 const MaxFirst = 100
 
 const cursorVersion = "c1:"
 
-// A cursor is the sort key of the last item of a page. The partition is never
-// in it: the connection supplies its own, so a cursor cannot lead a read into
+// A cursor is the sort key of an item of a page. The partition is never in
+// it: the connection supplies its own, so a cursor cannot lead a read into
 // another partition. Each list checks the sort key's shape before using it.
 func encodeCursor(sk string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + sk))
@@ -30,13 +32,42 @@ func decodeCursor(c string, valid func(string) bool) (string, error) {
 	// Only the canonical encoding is a cursor: the decoder would also take
 	// line breaks and stray trailing bits.
 	if err != nil || !ok || !valid(sk) || encodeCursor(sk) != c {
-		return "", Errorf(EINVALID, "after: %q is not a cursor of this list", clip(c))
+		return "", Errorf(EINVALID, "%q is not a cursor of this list", clip(c))
 	}
 	return sk, nil
 }
 
-// Keep tells, for a batch of candidate items in list order, which ones the
-// viewer may see. It may read (through the caller's loaders) to decide.
+// cursorArg decodes the optional cursor argument arg ("after", "before"):
+// "" when it is absent.
+func cursorArg(arg string, c *string, valid func(string) bool) (string, error) {
+	if c == nil {
+		return "", nil
+	}
+	sk, err := decodeCursor(*c, valid)
+	if err != nil {
+		return "", Errorf(EINVALID, "%s: %s", arg, ErrorMessage(err))
+	}
+	return sk, nil
+}
+
+// size returns the page's size and whether it is read backwards (Last).
+func (p Page) size() (n int, back bool, err error) {
+	name, n := "first", p.First
+	if p.Last != nil {
+		if p.First != 0 {
+			return 0, false, Errorf(EINVALID, "first and last cannot be given together: first reads a page forwards, last backwards")
+		}
+		name, n, back = "last", *p.Last, true
+	}
+	if n < 1 || n > MaxFirst {
+		return 0, false, Errorf(EINVALID, "%s must be between 1 and %d, not %d", name, MaxFirst, n)
+	}
+	return n, back, nil
+}
+
+// Keep tells, for a batch of candidate items in the order they were read,
+// which ones the viewer may see. It may read (through the caller's loaders)
+// to decide.
 type Keep func(ctx context.Context, candidates []item) ([]bool, error)
 
 // listSpec describes a list read: one or more partitions of a pattern, each
@@ -58,35 +89,54 @@ type source struct {
 }
 
 // list reads one page of a list: the first page.First items after the
-// cursor that pass the filter and keep, and whether more remain. It reads on
-// until it has one item more than the page or the partitions are exhausted,
-// so a page is never short or empty while items remain.
+// cursor After (or, with page.Last, the last items before the cursor
+// Before; each cursor bounds either direction) that pass the filter and
+// keep, and whether more remain beyond the page's far end. A backward page
+// reads the partitions in the opposite order (ScanIndexForward), at the
+// same cost, and is returned in the list's order. It reads on until it has
+// one item more than the page or the partitions are exhausted, so a page is
+// never short or empty while items remain.
 func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item], error) {
-	if page.First < 1 || page.First > MaxFirst {
-		return nil, Errorf(EINVALID, "first must be between 1 and %d, not %d", MaxFirst, page.First)
+	size, back, err := page.size()
+	if err != nil {
+		return nil, err
 	}
 	if spec.cursor == nil {
 		return nil, Errorf(EINTERNAL, "reading a list of a pattern that is not paged")
 	}
-	after := ""
-	if page.After != nil {
-		var err error
-		if after, err = decodeCursor(*page.After, spec.cursor); err != nil {
-			return nil, err
-		}
+	after, err := cursorArg("after", page.After, spec.cursor)
+	if err != nil {
+		return nil, err
+	}
+	before, err := cursorArg("before", page.Before, spec.cursor)
+	if err != nil {
+		return nil, err
 	}
 	lo, hi := spec.prefix, spec.prefix+rangeEnd
 	if spec.before != "" {
 		hi = spec.before
 	}
-	if after != "" {
-		if spec.desc {
-			hi = min(hi, after)
-		} else {
-			lo = max(lo, after)
-		}
+	// In sort-key order, a list's cursors bound it the other way round when
+	// the list is descending.
+	low, high := after, before
+	if spec.desc {
+		low, high = before, after
 	}
-	want := page.First + 1
+	if low != "" {
+		lo = max(lo, low)
+	}
+	if high != "" {
+		hi = min(hi, high)
+	}
+	// desc: the partitions are read in descending sort-key order.
+	desc := spec.desc != back
+	// The cursor the read starts from: its own item, read and dropped, takes
+	// one place of the first read's Limit.
+	start := after
+	if back {
+		start = before
+	}
+	want := size + 1
 	out := &Conn[item]{}
 	if lo > hi || len(spec.pks) == 0 {
 		return out, nil
@@ -102,7 +152,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 		maps.Copy(values, filterValues)
 		in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: aws.String(keyBetween),
 			FilterExpression: filter, ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			ScanIndexForward: aws.Bool(!spec.desc)}
+			ScanIndexForward: aws.Bool(!desc)}
 		if spec.index != "" {
 			in.IndexName = aws.String(spec.index)
 		} else {
@@ -110,7 +160,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 		}
 		srcs[i] = &source{in: in}
 	}
-	drop := func(sk string) bool { return sk == after || sk == spec.before }
+	drop := func(sk string) bool { return sk == after || sk == before || sk == spec.before }
 	var kept []item
 	for {
 		// Refill every source whose buffer ran dry, all at once.
@@ -123,6 +173,9 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 		err := s.parallel(ctx, len(need), func(ctx context.Context, i int) error {
 			src := need[i]
 			limit := want << min(src.fetches, 4)
+			if src.fetches == 0 && start != "" {
+				limit++
+			}
 			src.in.Limit = aws.Int32(int32(min(limit, 1000)))
 			res, err := s.db.Query(ctx, src.in)
 			if err != nil {
@@ -159,7 +212,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 					continue
 				}
 				a, b := str(src.buf[0], spec.skAttr), str(best.buf[0], spec.skAttr)
-				if (a < b) != spec.desc {
+				if (a < b) != desc {
 					best = src
 				}
 			}
@@ -192,8 +245,14 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 			break
 		}
 	}
-	out.HasNext = len(kept) > page.First
-	out.Items = kept[:min(len(kept), page.First)]
+	more := len(kept) > size
+	out.Items = kept[:min(len(kept), size)]
+	if back {
+		slices.Reverse(out.Items)
+		out.HasPrev = more
+	} else {
+		out.HasNext = more
+	}
 	out.Cursors = make([]string, len(out.Items))
 	for i, it := range out.Items {
 		out.Cursors[i] = encodeCursor(str(it, spec.skAttr))
@@ -316,15 +375,15 @@ func keepAs[T any](f Filter[T], conv func(item) (T, error)) Keep {
 }
 
 func convConn[T any](c *Conn[item], conv func(item) (T, error)) (*Conn[T], error) {
-	out := &Conn[T]{Items: make([]T, len(c.Items)), Cursors: c.Cursors, HasNext: c.HasNext}
+	items := make([]T, len(c.Items))
 	for i, it := range c.Items {
 		v, err := conv(it)
 		if err != nil {
 			return nil, err
 		}
-		out.Items[i] = v
+		items[i] = v
 	}
-	return out, nil
+	return ConnOf(c, items), nil
 }
 
 // listAs is list decoding each item as a T, keep seeing decoded candidates.

@@ -58,33 +58,66 @@ func dueOrder(tasks []*Task) []string {
 	return ids
 }
 
-// pageAll reads every page of a list with page size first and checks the
-// pagination rules on the way; it returns the ids in list order.
+// pageAll reads every page of a list with page size first, forwards
+// (first, after) and backwards (last, before), and checks the pagination
+// rules on the way; it returns the ids in list order, failing when the two
+// directions disagree.
 func pageAll[T any](t *testing.T, first int, read func(Page) (*Conn[T], error), id func(T) string) []string {
 	t.Helper()
+	fwd := pageThrough(t, first, false, read, id)
+	if back := pageThrough(t, first, true, read, id); !slices.Equal(back, fwd) {
+		t.Errorf("pages of %d: backwards\n %v\nforwards\n %v", first, back, fwd)
+	}
+	return fwd
+}
+
+// pageThrough reads every page of a list with page size n, forwards or
+// backwards, and returns the ids in list order.
+func pageThrough[T any](t *testing.T, n int, back bool, read func(Page) (*Conn[T], error), id func(T) string) []string {
+	t.Helper()
 	var ids []string
-	var after *string
-	for n := 0; ; n++ {
-		if n > 200 {
+	var cursor *string
+	for i := 0; ; i++ {
+		if i > 200 {
 			t.Fatal("pagination does not end")
 		}
-		c, err := read(Page{First: first, After: after})
+		page := Page{First: n, After: cursor}
+		if back {
+			page = Page{Last: &n, Before: cursor}
+		}
+		c, err := read(page)
 		if err != nil {
-			t.Fatalf("page %d: %v", n, err)
+			t.Fatalf("page %d (back %v): %v", i, back, err)
 		}
-		if len(c.Items) > first || len(c.Cursors) != len(c.Items) {
-			t.Fatalf("page %d: %d items, %d cursors, first %d", n, len(c.Items), len(c.Cursors), first)
+		if len(c.Items) > n || len(c.Cursors) != len(c.Items) {
+			t.Fatalf("page %d: %d items, %d cursors, size %d", i, len(c.Items), len(c.Cursors), n)
 		}
-		if c.HasNext && len(c.Items) < first {
-			t.Fatalf("page %d: %d items (short) while hasNext", n, len(c.Items))
+		more, other := c.HasNext, c.HasPrev
+		if back {
+			more, other = other, more
 		}
+		if other {
+			t.Errorf("page %d (back %v): HasNext %v, HasPrev %v: the far side is not known", i, back, c.HasNext, c.HasPrev)
+		}
+		if more && len(c.Items) < n {
+			t.Fatalf("page %d: %d items (short) while more remain", i, len(c.Items))
+		}
+		var pg []string
 		for _, it := range c.Items {
-			ids = append(ids, id(it))
+			pg = append(pg, id(it))
 		}
-		if !c.HasNext {
+		if back {
+			ids = append(pg, ids...)
+		} else {
+			ids = append(ids, pg...)
+		}
+		if !more {
 			return ids
 		}
-		after = c.EndCursor()
+		cursor = c.EndCursor()
+		if back {
+			cursor = c.StartCursor()
+		}
 	}
 }
 
@@ -153,6 +186,67 @@ func TestListMergesPartitions(t *testing.T) {
 			t.Error("keep was never called")
 		}
 	})
+	t.Run("TaskIDsByTag between two cursors, either way", func(t *testing.T) {
+		all, err := ts.TaskIDsByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Relay's rules: after and before cut the list to the items between
+		// them; first takes from the start of that, last from its end.
+		i, j := 3, len(wantTagged)-4
+		between := wantTagged[i+1 : j]
+		after, before := &all.Cursors[i], &all.Cursors[j]
+		for _, c := range []struct {
+			name string
+			page Page
+			want []string
+			more bool
+		}{
+			{"first 2 after and before", Page{First: 2, After: after, Before: before}, between[:2], true},
+			{"last 2 after and before", Page{Last: aws.Int(2), After: after, Before: before}, between[len(between)-2:], true},
+			{"first 100 after and before", Page{First: 100, After: after, Before: before}, between, false},
+			{"last 100 after and before", Page{Last: aws.Int(100), After: after, Before: before}, between, false},
+			{"first 2 before", Page{First: 2, Before: before}, wantTagged[:2], true},
+			{"last 2 after", Page{Last: aws.Int(2), After: after}, wantTagged[len(wantTagged)-2:], true},
+			{"last 2 after the last", Page{Last: aws.Int(2), After: &all.Cursors[len(all.Cursors)-1]}, nil, false},
+			{"after and before the same item", Page{First: 2, After: after, Before: after}, nil, false},
+			{"after past before", Page{Last: aws.Int(2), After: before, Before: after}, nil, false},
+		} {
+			got, err := ts.TaskIDsByTag(ctx, "x", projectIDs, c.page, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			more, other := got.HasNext, got.HasPrev
+			if c.page.Last != nil {
+				more, other = other, more
+			}
+			if !slices.Equal(got.Items, c.want) || more != c.more || other {
+				t.Errorf("%s: got %v (hasNext %v, hasPrev %v), want %v (more %v)", c.name, got.Items, got.HasNext, got.HasPrev, c.want, c.more)
+			}
+		}
+	})
+	t.Run("a page after a cursor is one Query per partition, either way", func(t *testing.T) {
+		all, err := ts.TasksOfProject(ctx, ps[0].ID, nil, Page{First: MaxFirst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all.Items) < 6 {
+			t.Fatalf("test set-up: %d tasks in one project", len(all.Items))
+		}
+		for _, page := range []Page{{First: 2, After: &all.Cursors[1]}, {Last: aws.Int(2), Before: &all.Cursors[len(all.Cursors)-2]}} {
+			ts.calls.Reset()
+			c, err := ts.TasksOfProject(ctx, ps[0].ID, nil, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Items) != 2 || !(c.HasNext || c.HasPrev) {
+				t.Errorf("%+v: %d items, hasNext %v, hasPrev %v", page, len(c.Items), c.HasNext, c.HasPrev)
+			}
+			if got := ts.calls.Get("Query"); got != 1 {
+				t.Errorf("%+v: Query calls = %d, want 1 (the cursor's own item read in the same Query)", page, got)
+			}
+		}
+	})
 	t.Run("TaskIDsByTag with no projects is empty without reading", func(t *testing.T) {
 		ts.calls.Reset()
 		c, err := ts.TaskIDsByTag(ctx, "x", nil, Page{First: 10}, nil)
@@ -175,6 +269,12 @@ func TestListMergesPartitions(t *testing.T) {
 			{"x", projectIDs, Page{First: MaxFirst + 1}},
 			{"x", projectIDs, Page{First: 1, After: aws.String("garbage")}},
 			{"x", projectIDs, Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
+			{"x", projectIDs, Page{Last: aws.Int(0)}},
+			{"x", projectIDs, Page{Last: aws.Int(-1)}},
+			{"x", projectIDs, Page{Last: aws.Int(MaxFirst + 1)}},
+			{"x", projectIDs, Page{First: 1, Last: aws.Int(1)}},
+			{"x", projectIDs, Page{Last: aws.Int(1), Before: aws.String("garbage")}},
+			{"x", projectIDs, Page{First: 1, Before: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
 		} {
 			_, err := ts.TaskIDsByTag(ctx, c.tag, c.pids, c.page, nil)
 			wantCode(t, fmt.Sprintf("TaskIDsByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, EINVALID)

@@ -97,17 +97,40 @@ func (t *Task) TagList() []*Tag {
 	return out
 }
 
-// Page asks for one page of a list: at most First items after the cursor.
+// Page asks for one page of a list, in Relay's terms: the first First
+// items, or with Last set the last *Last items, of those between the
+// cursors After and Before (each optional, both exclusive). Either cursor
+// bounds either direction. A page keeps the list's order whichever end it
+// is read from; First and Last together are EINVALID.
 type Page struct {
-	First int
-	After *string
+	First  int
+	After  *string
+	Last   *int
+	Before *string
 }
 
-// Conn is one page of a list, with a cursor per item.
+// Conn is one page of a list, with a cursor per item. HasNext is known on
+// a forward page (First), HasPrev on a backward one (Last); the other is
+// false: knowing it would take another read.
 type Conn[T any] struct {
 	Items   []T
 	Cursors []string
 	HasNext bool
+	HasPrev bool
+}
+
+// ConnOf returns the page c with other items, one for each of c's, under
+// the same cursors.
+func ConnOf[U, T any](c *Conn[T], items []U) *Conn[U] {
+	return &Conn[U]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext, HasPrev: c.HasPrev}
+}
+
+// StartCursor is the cursor of the page's first item, nil for an empty page.
+func (c *Conn[T]) StartCursor() *string {
+	if len(c.Cursors) == 0 {
+		return nil
+	}
+	return &c.Cursors[0]
 }
 
 // EndCursor is the cursor of the page's last item, nil for an empty page.

@@ -16,7 +16,7 @@ func opt[T any](o graphql.Omittable[T]) dynamo.Opt[T] {
 }
 
 func pageInfo[T any](c *dynamo.Conn[T]) *model.PageInfo {
-	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: c.EndCursor()}
+	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: c.EndCursor(), HasPreviousPage: c.HasPrev, StartCursor: c.StartCursor()}
 }
 
 // edges pairs a page's items with their cursors.

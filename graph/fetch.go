@@ -33,7 +33,7 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.C
 		refs[i] = dynamo.ProjectRef(m.ProjectID)
 	}
 	items, err := loadAll[*dynamo.Project](ctx, l, refs)
-	return &dynamo.Conn[*dynamo.Project]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
+	return dynamo.ConnOf(c, items), err
 }
 
 // loadAll loads objects of one type, all in one batch.
@@ -103,7 +103,7 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*dynamo.Conn[
 		refs[i] = dynamo.TaskRef(id)
 	}
 	items, err := loadAll[*dynamo.Task](ctx, l, refs)
-	return &dynamo.Conn[*dynamo.Task]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
+	return dynamo.ConnOf(c, items), err
 }
 
 // loadSome is loadAll with missing objects as nil.

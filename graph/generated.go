@@ -80,8 +80,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Project struct {
@@ -91,7 +93,7 @@ type ComplexityRoot struct {
 		Members     func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Owner       func(childComplexity int) int
-		Tasks       func(childComplexity int, first *int, after *string, status *dynamo.TaskStatus) int
+		Tasks       func(childComplexity int, first *int, after *string, last *int, before *string, status *dynamo.TaskStatus) int
 	}
 
 	ProjectConnection struct {
@@ -127,7 +129,7 @@ type ComplexityRoot struct {
 		Node       func(childComplexity int, id string) int
 		Project    func(childComplexity int, id string) int
 		Task       func(childComplexity int, id string) int
-		TasksByTag func(childComplexity int, tag string, first *int, after *string) int
+		TasksByTag func(childComplexity int, tag string, first *int, after *string, last *int, before *string) int
 		User       func(childComplexity int, id string) int
 	}
 
@@ -137,12 +139,12 @@ type ComplexityRoot struct {
 
 	Tag struct {
 		Name  func(childComplexity int) int
-		Tasks func(childComplexity int, first *int, after *string) int
+		Tasks func(childComplexity int, first *int, after *string, last *int, before *string) int
 	}
 
 	Task struct {
 		Assignee    func(childComplexity int) int
-		Comments    func(childComplexity int, first *int, after *string) int
+		Comments    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
 		DueDate     func(childComplexity int) int
@@ -167,13 +169,13 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
-		AssignedTasks func(childComplexity int, first *int, after *string) int
+		AssignedTasks func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt     func(childComplexity int) int
 		Email         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		Name          func(childComplexity int) int
-		OverdueTasks  func(childComplexity int, asOf *dynamo.Date, first *int, after *string) int
-		Projects      func(childComplexity int, first *int, after *string) int
+		OverdueTasks  func(childComplexity int, asOf *dynamo.Date, first *int, after *string, last *int, before *string) int
+		Projects      func(childComplexity int, first *int, after *string, last *int, before *string) int
 	}
 }
 
@@ -202,7 +204,7 @@ type ProjectResolver interface {
 	Owner(ctx context.Context, obj *dynamo.Project) (*dynamo.User, error)
 	Members(ctx context.Context, obj *dynamo.Project) ([]*dynamo.Member, error)
 
-	Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, status *dynamo.TaskStatus) (*model.TaskConnection, error)
+	Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, last *int, before *string, status *dynamo.TaskStatus) (*model.TaskConnection, error)
 }
 type ProjectEventResolver interface {
 	Actor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error)
@@ -220,26 +222,26 @@ type QueryResolver interface {
 	User(ctx context.Context, id string) (*dynamo.User, error)
 	Project(ctx context.Context, id string) (*dynamo.Project, error)
 	Task(ctx context.Context, id string) (*dynamo.Task, error)
-	TasksByTag(ctx context.Context, tag string, first *int, after *string) (*model.TaskConnection, error)
+	TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
 }
 type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error)
 }
 type TagResolver interface {
-	Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error)
+	Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
 }
 type TaskResolver interface {
 	Project(ctx context.Context, obj *dynamo.Task) (*dynamo.Project, error)
 	Assignee(ctx context.Context, obj *dynamo.Task) (*dynamo.User, error)
 
-	Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error)
+	Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string, last *int, before *string) (*model.CommentConnection, error)
 }
 type UserResolver interface {
 	Email(ctx context.Context, obj *dynamo.User) (*string, error)
 
-	Projects(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.ProjectConnection, error)
-	AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.TaskConnection, error)
-	OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string) (*model.TaskConnection, error)
+	Projects(ctx context.Context, obj *dynamo.User, first *int, after *string, last *int, before *string) (*model.ProjectConnection, error)
+	AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
+	OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -457,6 +459,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Project.createdAt":
 		if e.ComplexityRoot.Project.CreatedAt == nil {
@@ -504,7 +518,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Project.Tasks(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*dynamo.TaskStatus)), true
+		return e.ComplexityRoot.Project.Tasks(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["status"].(*dynamo.TaskStatus)), true
 
 	case "ProjectConnection.edges":
 		if e.ComplexityRoot.ProjectConnection.Edges == nil {
@@ -655,7 +669,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.TasksByTag(childComplexity, args["tag"].(string), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.TasksByTag(childComplexity, args["tag"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -696,7 +710,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tag.Tasks(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Tag.Tasks(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Task.assignee":
 		if e.ComplexityRoot.Task.Assignee == nil {
@@ -714,7 +728,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Task.Comments(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Task.Comments(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Task.createdAt":
 		if e.ComplexityRoot.Task.CreatedAt == nil {
 			break
@@ -818,7 +832,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.AssignedTasks(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.AssignedTasks(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.createdAt":
 		if e.ComplexityRoot.User.CreatedAt == nil {
 			break
@@ -853,7 +867,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.OverdueTasks(childComplexity, args["asOf"].(*dynamo.Date), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.OverdueTasks(childComplexity, args["asOf"].(*dynamo.Date), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.projects":
 		if e.ComplexityRoot.User.Projects == nil {
 			break
@@ -864,7 +878,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Projects(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.Projects(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	}
 	return 0, false
@@ -1001,9 +1015,22 @@ interface Node {
   id: ID!
 }
 
+"""
+Where a page of a connection lies in its list. Every connection field pages
+forwards with ` + "`" + `first` + "`" + ` (default 20) and ` + "`" + `after` + "`" + `, or backwards with ` + "`" + `last` + "`" + ` and
+` + "`" + `before` + "`" + ` (Relay's cursor connections): a page keeps the connection's order
+whichever end it is read from, and ` + "`" + `first` + "`" + ` together with ` + "`" + `last` + "`" + ` is
+BAD_USER_INPUT. ` + "`" + `after` + "`" + ` and ` + "`" + `before` + "`" + ` may be combined with either: the page is
+then taken from the items between them.
+"""
 type PageInfo {
+  "True when items follow this page. Exact on forward pages (first); false on backward ones (last)."
   hasNextPage: Boolean!
   endCursor: String
+  "True when items come before this page (backward pagination: last/before). Exact on backward pages; false on forward ones."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first item; null on an empty page."
+  startCursor: String
 }
 
 type User implements Node {
@@ -1013,11 +1040,11 @@ type User implements Node {
   email: String
   createdAt: Time!
   "Access pattern 2: the projects the user is a member of, newest first."
-  projects(first: Int = 20, after: String): ProjectConnection!
+  projects(first: Int = 20, after: String, last: Int, before: String): ProjectConnection!
   "Access pattern 4: tasks assigned to the user, by due date ascending, tasks without a due date last."
-  assignedTasks(first: Int = 20, after: String): TaskConnection!
+  assignedTasks(first: Int = 20, after: String, last: Int, before: String): TaskConnection!
   "Access pattern 7: assigned tasks not DONE whose due date is before asOf (default: today, UTC), by due date ascending."
-  overdueTasks(asOf: Date, first: Int = 20, after: String): TaskConnection!
+  overdueTasks(asOf: Date, first: Int = 20, after: String, last: Int, before: String): TaskConnection!
 }
 
 enum ProjectRole {
@@ -1038,7 +1065,7 @@ type Project implements Node {
   members: [ProjectMember!]!
   createdAt: Time!
   "Access pattern 3: the project's tasks by due date ascending, tasks without a due date last."
-  tasks(first: Int = 20, after: String, status: TaskStatus): TaskConnection!
+  tasks(first: Int = 20, after: String, last: Int, before: String, status: TaskStatus): TaskConnection!
 }
 
 enum TaskStatus {
@@ -1057,7 +1084,7 @@ type Task implements Node {
   assignee: User
   tags: [Tag!]!
   "Access pattern 5: comments oldest first."
-  comments(first: Int = 20, after: String): CommentConnection!
+  comments(first: Int = 20, after: String, last: Int, before: String): CommentConnection!
   createdAt: Time!
   updatedAt: Time!
   "Increases by one on every change; pass it back as expectedVersion for a safe update."
@@ -1076,7 +1103,7 @@ type Tag {
   "Lower case, 1-50 characters of a-z, 0-9, '-', '_', '.'."
   name: String!
   "Access pattern 6: tasks with this tag that the viewer may see, by due date ascending."
-  tasks(first: Int = 20, after: String): TaskConnection!
+  tasks(first: Int = 20, after: String, last: Int, before: String): TaskConnection!
 }
 
 type ProjectEdge {
@@ -1124,7 +1151,7 @@ type Query {
   "Null when it does not exist or the viewer is not a member of its project."
   task(id: ID!): Task
   "Access pattern 6: tasks with the tag in the viewer's projects, by due date ascending, tasks without a due date last."
-  tasksByTag(tag: String!, first: Int = 20, after: String): TaskConnection!
+  tasksByTag(tag: String!, first: Int = 20, after: String, last: Int, before: String): TaskConnection!
 }
 
 input UpdateProfileInput {
@@ -1292,6 +1319,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
@@ -1759,14 +1790,30 @@ func (ec *executionContext) field_Project_tasks_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*dynamo.TaskStatus, error) {
 			return ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
+	args["status"] = arg4
 	return args, nil
 }
 
@@ -1853,6 +1900,22 @@ func (ec *executionContext) field_Query_tasksByTag_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -1911,6 +1974,22 @@ func (ec *executionContext) field_Tag_tasks_args(ctx context.Context, rawArgs ma
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1933,6 +2012,22 @@ func (ec *executionContext) field_Task_comments_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1955,6 +2050,22 @@ func (ec *executionContext) field_User_assignedTasks_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -1985,6 +2096,22 @@ func (ec *executionContext) field_User_overdueTasks_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -2007,6 +2134,22 @@ func (ec *executionContext) field_User_projects_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2898,6 +3041,52 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
 func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3064,7 +3253,7 @@ func (ec *executionContext) _Project_tasks(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Project().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*dynamo.TaskStatus))
+			return ec.Resolvers.Project().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*dynamo.TaskStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -3765,7 +3954,7 @@ func (ec *executionContext) _Query_tasksByTag(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TasksByTag(ctx, fc.Args["tag"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().TasksByTag(ctx, fc.Args["tag"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -3952,7 +4141,7 @@ func (ec *executionContext) _Tag_tasks(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tag().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Tag().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -4207,7 +4396,7 @@ func (ec *executionContext) _Task_comments(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Task().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Task().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {
@@ -4563,7 +4752,7 @@ func (ec *executionContext) _User_projects(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Projects(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().Projects(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ProjectConnection) graphql.Marshaler {
@@ -4607,7 +4796,7 @@ func (ec *executionContext) _User_assignedTasks(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().AssignedTasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().AssignedTasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -4651,7 +4840,7 @@ func (ec *executionContext) _User_overdueTasks(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().OverdueTasks(ctx, obj, fc.Args["asOf"].(*dynamo.Date), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().OverdueTasks(ctx, obj, fc.Args["asOf"].(*dynamo.Date), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -6445,6 +6634,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -174,6 +174,7 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(shapeLimits{MaxDepth: cmp.Or(o.MaxDepth, DefaultMaxDepth), MaxAliases: cmp.Or(o.MaxAliases, DefaultMaxAliases),
 		NoIntrospection: o.Production})
 	srv.Use(strictInputs{schema: es.Schema()})
+	srv.Use(pageArguments{}) // first with last: BAD_USER_INPUT, nothing read
 	if rl != nil {
 		srv.Use(rateCost{rl})
 	}
@@ -354,16 +355,25 @@ func introspectionOnly(doc *ast.QueryDocument, set ast.SelectionSet) bool {
 	return true
 }
 
-// setComplexity makes a connection cost its page size times its children.
+// setComplexity makes a connection cost its page size (first, or last when
+// given) times its children.
 func setComplexity(c *ComplexityRoot) {
-	page := func(child int, first *int) int { return 1 + child*max(min(firstOr(first), dynamo.MaxFirst), 1) }
-	c.User.Projects = func(child int, first *int, _ *string) int { return page(child, first) }
-	c.User.AssignedTasks = func(child int, first *int, _ *string) int { return page(child, first) }
-	c.User.OverdueTasks = func(child int, _ *dynamo.Date, first *int, _ *string) int { return page(child, first) }
-	c.Project.Tasks = func(child int, first *int, _ *string, _ *dynamo.TaskStatus) int { return page(child, first) }
+	page := func(child int, first, last *int) int {
+		return 1 + child*max(min(pageSize(first, last), dynamo.MaxFirst), 1)
+	}
+	c.User.Projects = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
+	c.User.AssignedTasks = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
+	c.User.OverdueTasks = func(child int, _ *dynamo.Date, first *int, _ *string, last *int, _ *string) int {
+		return page(child, first, last)
+	}
+	c.Project.Tasks = func(child int, first *int, _ *string, last *int, _ *string, _ *dynamo.TaskStatus) int {
+		return page(child, first, last)
+	}
 	c.Project.Members = func(child int) int { return 1 + child*membersCost }
-	c.Task.Comments = func(child int, first *int, _ *string) int { return page(child, first) }
+	c.Task.Comments = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
 	c.Task.TagList = func(child int) int { return 1 + child*tagsCost } // Task.tags
-	c.Tag.Tasks = func(child int, first *int, _ *string) int { return page(child, first) }
-	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string) int { return page(child, first) }
+	c.Tag.Tasks = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
+	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string, last *int, _ *string) int {
+		return page(child, first, last)
+	}
 }

@@ -23,27 +23,63 @@ func firstOr(first *int) int {
 	return *first
 }
 
+// pageSize returns the size of the page a connection field asks for: last
+// when given, else first (or its default).
+func pageSize(first, last *int) int {
+	if last != nil {
+		return *last
+	}
+	return firstOr(first)
+}
+
 // pageKey identifies one page of a list owned by id (a user, task or tag).
+// A backward page (last given) has first 0.
 type pageKey struct {
-	id    string
-	first int
-	after string
-	has   bool // after given
+	id                  string
+	first, last         int
+	after, before       string
+	hasLast             bool // last given
+	hasAfter, hasBefore bool // after, before given
 }
 
 func (k pageKey) page() dynamo.Page {
 	p := dynamo.Page{First: k.first}
-	if k.has {
+	if k.hasLast {
+		p.Last = &k.last
+	}
+	if k.hasAfter {
 		p.After = &k.after
+	}
+	if k.hasBefore {
+		p.Before = &k.before
 	}
 	return p
 }
 
-// pageKeyOf is the key of the page that first and after ask for.
-func pageKeyOf(id string, first *int, after *string) pageKey {
-	k := pageKey{id: id, first: firstOr(first)}
-	if after != nil {
-		k.after, k.has = *after, true
+// pageArgs are a connection field's page arguments.
+type pageArgs struct {
+	first  *int
+	after  *string
+	last   *int
+	before *string
+}
+
+// pageKeyOf is the key of the page that a's arguments ask for. With last
+// given, first is the schema's default (first together with last is
+// refused before the operation runs: pageArguments), so the page is read
+// backwards.
+func pageKeyOf(id string, a pageArgs) pageKey {
+	k := pageKey{id: id}
+	if a.last != nil {
+		k.last, k.hasLast = *a.last, true
+	} else {
+		k.first = firstOr(a.first)
+	}
+	if a.after != nil {
+		k.after, k.hasAfter = *a.after, true
+	}
+	if a.before != nil {
+		k.before, k.hasBefore = *a.before, true
 	}
 	return k
 }
@@ -55,8 +91,8 @@ type projectTasksKey struct {
 	status dynamo.TaskStatus
 }
 
-func projectTasksKeyOf(id string, status *dynamo.TaskStatus, first *int, after *string) projectTasksKey {
-	k := projectTasksKey{pageKey: pageKeyOf(id, first, after)}
+func projectTasksKeyOf(id string, status *dynamo.TaskStatus, a pageArgs) projectTasksKey {
+	k := projectTasksKey{pageKey: pageKeyOf(id, a)}
 	if status != nil {
 		k.status = *status
 	}
@@ -70,17 +106,16 @@ type overdueKey struct {
 }
 
 // overdueKeyOf is the key of a page of overdue tasks; asOf null is today.
-func overdueKeyOf(id string, asOf *dynamo.Date, today dynamo.Date, first *int, after *string) overdueKey {
+func overdueKeyOf(id string, asOf *dynamo.Date, today dynamo.Date, a pageArgs) overdueKey {
 	if asOf != nil {
 		today = *asOf
 	}
-	return overdueKey{pageKey: pageKeyOf(id, first, after), asOf: today.String()}
+	return overdueKey{pageKey: pageKeyOf(id, a), asOf: today.String()}
 }
 
 // listArgs are a list field's arguments as its resolver gets them.
 type listArgs struct {
-	first  *int
-	after  *string
+	pageArgs
 	status *dynamo.TaskStatus
 	asOf   *dynamo.Date
 	// badAsOf: asOf is given but no date (the resolver reports it).
@@ -94,6 +129,8 @@ func listArgsOf(raw map[string]any) listArgs {
 	var a listArgs
 	a.first = intArg(raw["first"])
 	a.after = strArg(raw["after"])
+	a.last = intArg(raw["last"])
+	a.before = strArg(raw["before"])
 	if s := strArg(raw["status"]); s != nil {
 		st := dynamo.TaskStatus(*s)
 		a.status = &st

@@ -221,32 +221,32 @@ func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*dynamo.Me
 }
 
 // TasksByProject loads a page of a project's tasks.
-func (l *Loaders) TasksByProject(ctx context.Context, id string, status *dynamo.TaskStatus, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, status, first, after))()
+func (l *Loaders) TasksByProject(ctx context.Context, id string, status *dynamo.TaskStatus, first *int, after *string, last *int, before *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, status, pageArgs{first, after, last, before}))()
 }
 
 // CommentsByTask loads a page of a task's comments.
-func (l *Loaders) CommentsByTask(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Comment], error) {
-	return l.commentsOf.Load(ctx, pageKeyOf(id, first, after))()
+func (l *Loaders) CommentsByTask(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*dynamo.Conn[*dynamo.Comment], error) {
+	return l.commentsOf.Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
 }
 
 // ProjectsByUser loads a page of the user's projects the viewer may see.
-func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Project], error) {
-	return l.projectsOfUser.Load(ctx, pageKeyOf(id, first, after))()
+func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*dynamo.Conn[*dynamo.Project], error) {
+	return l.projectsOfUser.Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
 }
 
 // TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
-func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.assignedTo.Load(ctx, pageKeyOf(id, first, after))()
+func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.assignedTo.Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
 }
 
 // OverdueByAssignee loads a page of the user's tasks the viewer may see
 // that are overdue as of asOf (null: today).
-func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *dynamo.Date, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.overdueOf.Load(ctx, overdueKeyOf(id, asOf, l.today(), first, after))()
+func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *dynamo.Date, first *int, after *string, last *int, before *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.overdueOf.Load(ctx, overdueKeyOf(id, asOf, l.today(), pageArgs{first, after, last, before}))()
 }
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
-func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.tasksByTag.Load(ctx, pageKeyOf(tag, first, after))()
+func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*dynamo.Conn[*dynamo.Task], error) {
+	return l.tasksByTag.Load(ctx, pageKeyOf(tag, pageArgs{first, after, last, before}))()
 }

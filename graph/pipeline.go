@@ -32,7 +32,8 @@ import (
 //  3. before anything runs (operation-context mutators): @defer over a
 //     transport that answers one JSON body (deferDelivery), the complexity
 //     limit, the shape limits and production's introspection ban
-//     (shapeLimits), strict inputs, the cost rate limit;
+//     (shapeLimits), strict inputs, a connection given both first and
+//     last (pageArguments), the cost rate limit;
 //  4. around the operation (operation middleware): its telemetry span
 //     (observeOperations), its scope (operationScope: per-operation
 //     loaders, call counter, deadline, idempotency key), its viewer

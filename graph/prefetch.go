@@ -35,7 +35,7 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 		a := listArgsOf(safeArgs(f.ArgumentMap, vars))
 		switch f.ObjectDefinition.Name + "." + f.Name {
 		case "User.projects":
-			k := pageKeyOf(id, a.first, a.after)
+			k := pageKeyOf(id, a.pageArgs)
 			if nodes := nodeFields(oc, f); id == l.viewer && len(nodes) > 0 {
 				// The viewer's own projects: their lists (members, tasks) can
 				// start as soon as the memberships are listed, with the
@@ -48,17 +48,17 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 			}
 			l.projectsOfUser.Load(ctx, k)
 		case "User.assignedTasks":
-			l.assignedTo.Load(ctx, pageKeyOf(id, a.first, a.after))
+			l.assignedTo.Load(ctx, pageKeyOf(id, a.pageArgs))
 		case "User.overdueTasks":
 			if !a.badAsOf {
-				l.overdueOf.Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.first, a.after))
+				l.overdueOf.Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))
 			}
 		case "Project.members":
 			l.membersOf.Load(ctx, id)
 		case "Project.tasks":
-			l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, a.status, a.first, a.after))
+			l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, a.status, a.pageArgs))
 		case "Task.comments":
-			th := l.commentsOf.Load(ctx, pageKeyOf(id, a.first, a.after))
+			th := l.commentsOf.Load(ctx, pageKeyOf(id, a.pageArgs))
 			if selectsNode(oc, f, "author") {
 				// The authors are read as soon as the comments are in, with
 				// the task's visibility check rather than after it.

@@ -80,8 +80,8 @@ func (r *projectResolver) Members(ctx context.Context, obj *dynamo.Project) ([]*
 	return For(ctx).MembersByProject(ctx, obj.ID)
 }
 
-func (r *projectResolver) Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, status *dynamo.TaskStatus) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByProject(ctx, obj.ID, status, first, after))
+func (r *projectResolver) Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, last *int, before *string, status *dynamo.TaskStatus) (*model.TaskConnection, error) {
+	return taskConn(For(ctx).TasksByProject(ctx, obj.ID, status, first, after, last, before))
 }
 
 func (r *projectEventResolver) Actor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error) {
@@ -136,16 +136,16 @@ func (r *queryResolver) Task(ctx context.Context, id string) (*dynamo.Task, erro
 	return For(ctx).Task(ctx, id)
 }
 
-func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByTag(ctx, tag, first, after))
+func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
+	return taskConn(For(ctx).TasksByTag(ctx, tag, first, after, last, before))
 }
 
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
 	return r.projectEvents(ctx, projectID, after)
 }
 
-func (r *tagResolver) Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByTag(ctx, obj.Name, first, after))
+func (r *tagResolver) Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
+	return taskConn(For(ctx).TasksByTag(ctx, obj.Name, first, after, last, before))
 }
 
 func (r *taskResolver) Project(ctx context.Context, obj *dynamo.Task) (*dynamo.Project, error) {
@@ -156,8 +156,8 @@ func (r *taskResolver) Assignee(ctx context.Context, obj *dynamo.Task) (*dynamo.
 	return For(ctx).optionalUser(ctx, obj.AssigneeID)
 }
 
-func (r *taskResolver) Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error) {
-	return commentConn(For(ctx).CommentsByTask(ctx, obj.ID, first, after))
+func (r *taskResolver) Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
+	return commentConn(For(ctx).CommentsByTask(ctx, obj.ID, first, after, last, before))
 }
 
 func (r *userResolver) Email(ctx context.Context, obj *dynamo.User) (*string, error) {
@@ -167,16 +167,16 @@ func (r *userResolver) Email(ctx context.Context, obj *dynamo.User) (*string, er
 	return obj.Email, nil
 }
 
-func (r *userResolver) Projects(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.ProjectConnection, error) {
-	return projectConn(For(ctx).ProjectsByUser(ctx, obj.ID, first, after))
+func (r *userResolver) Projects(ctx context.Context, obj *dynamo.User, first *int, after *string, last *int, before *string) (*model.ProjectConnection, error) {
+	return projectConn(For(ctx).ProjectsByUser(ctx, obj.ID, first, after, last, before))
 }
 
-func (r *userResolver) AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByAssignee(ctx, obj.ID, first, after))
+func (r *userResolver) AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
+	return taskConn(For(ctx).TasksByAssignee(ctx, obj.ID, first, after, last, before))
 }
 
-func (r *userResolver) OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).OverdueByAssignee(ctx, obj.ID, asOf, first, after))
+func (r *userResolver) OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
+	return taskConn(For(ctx).OverdueByAssignee(ctx, obj.ID, asOf, first, after, last, before))
 }
 
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }

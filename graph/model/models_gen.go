@@ -41,9 +41,20 @@ type CreateTaskInput struct {
 type Mutation struct {
 }
 
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
 type PageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor,omitempty"`
+	// True when items come before this page (backward pagination: last/before). Exact on backward pages; false on forward ones.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the page's first item; null on an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
 }
 
 type ProjectConnection struct {
