@@ -1285,7 +1285,8 @@ func (w *patWorld) projectsOf(user, viewer string) []string {
 }
 
 // patList is one paginated list read through GraphQL: the query declares
-// $first: Int! and $after: String and selects patConnSel at path.
+// $first, $after, $last and $before (patPageVars) and selects patConnSel at
+// path.
 type patList struct {
 	name   string
 	kind   string // "task", "project" or "comment": the shape of its cursors
@@ -1297,27 +1298,32 @@ type patList struct {
 	all    []string // for filtered lists: the ids before filtering, in the same order
 }
 
-const patConnSel = `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage endCursor }`
+const patConnSel = `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage endCursor hasPreviousPage startCursor }`
 
-func patQ(s string) string { return strings.ReplaceAll(s, "CONN", patConnSel) }
+// patQ fills in a list query: CONN is patConnSel, VARS the page variables'
+// declarations and PAGE the page arguments.
+func patQ(s string) string {
+	return strings.NewReplacer("CONN", patConnSel, "VARS", "$first: Int, $after: String, $last: Int, $before: String",
+		"PAGE", "first: $first, after: $after, last: $last, before: $before").Replace(s)
+}
 
 var (
-	patProjectTasksQ = patQ(`query($id: ID!, $status: TaskStatus, $first: Int!, $after: String) {
-		x: project(id: $id) { c: tasks(first: $first, after: $after, status: $status) { CONN } } }`)
-	patAssignedQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
-		x: user(id: $id) { c: assignedTasks(first: $first, after: $after) { CONN } } }`)
-	patOverdueQ = patQ(`query($id: ID!, $asOf: Date, $first: Int!, $after: String) {
-		x: user(id: $id) { c: overdueTasks(asOf: $asOf, first: $first, after: $after) { CONN } } }`)
-	patOverdueDefaultQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
-		x: user(id: $id) { c: overdueTasks(first: $first, after: $after) { CONN } } }`)
-	patCommentsQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
-		x: task(id: $id) { c: comments(first: $first, after: $after) { CONN } } }`)
-	patProjectsQ = patQ(`query($id: ID!, $first: Int!, $after: String) {
-		x: user(id: $id) { c: projects(first: $first, after: $after) { CONN } } }`)
-	patMeProjectsQ = patQ(`query($first: Int!, $after: String) { x: me { c: projects(first: $first, after: $after) { CONN } } }`)
-	patByTagQ      = patQ(`query($tag: String!, $first: Int!, $after: String) { c: tasksByTag(tag: $tag, first: $first, after: $after) { CONN } }`)
-	patTagTasksQ   = patQ(`query($id: ID!, $first: Int!, $after: String) {
-		x: task(id: $id) { tags { name c: tasks(first: $first, after: $after) { CONN } } } }`)
+	patProjectTasksQ = patQ(`query($id: ID!, $status: TaskStatus, VARS) {
+		x: project(id: $id) { c: tasks(PAGE, status: $status) { CONN } } }`)
+	patAssignedQ = patQ(`query($id: ID!, VARS) {
+		x: user(id: $id) { c: assignedTasks(PAGE) { CONN } } }`)
+	patOverdueQ = patQ(`query($id: ID!, $asOf: Date, VARS) {
+		x: user(id: $id) { c: overdueTasks(asOf: $asOf, PAGE) { CONN } } }`)
+	patOverdueDefaultQ = patQ(`query($id: ID!, VARS) {
+		x: user(id: $id) { c: overdueTasks(PAGE) { CONN } } }`)
+	patCommentsQ = patQ(`query($id: ID!, VARS) {
+		x: task(id: $id) { c: comments(PAGE) { CONN } } }`)
+	patProjectsQ = patQ(`query($id: ID!, VARS) {
+		x: user(id: $id) { c: projects(PAGE) { CONN } } }`)
+	patMeProjectsQ = patQ(`query(VARS) { x: me { c: projects(PAGE) { CONN } } }`)
+	patByTagQ      = patQ(`query($tag: String!, VARS) { c: tasksByTag(tag: $tag, PAGE) { CONN } }`)
+	patTagTasksQ   = patQ(`query($id: ID!, VARS) {
+		x: task(id: $id) { tags { name c: tasks(PAGE) { CONN } } } }`)
 )
 
 func (w *patWorld) lists() []patList {
@@ -1376,8 +1382,10 @@ type patPage struct {
 	}
 	Nodes    []struct{ ID string }
 	PageInfo struct {
-		HasNextPage bool
-		EndCursor   *string
+		HasNextPage     bool
+		EndCursor       *string
+		HasPreviousPage bool
+		StartCursor     *string
 	}
 }
 
@@ -1391,20 +1399,35 @@ func (p patPage) ids() []string {
 
 func (l patList) fetch(t *testing.T, e *testenv.Env, first int, after *string) patPage {
 	t.Helper()
-	vars := map[string]any{"first": first, "after": after}
+	return l.get(t, e, map[string]any{"first": first, "after": after}, first, false)
+}
+
+// fetchBack reads the page of the last items before the cursor before.
+// $first is left out: its default does not count as given with last.
+func (l patList) fetchBack(t *testing.T, e *testenv.Env, last int, before *string) patPage {
+	t.Helper()
+	return l.get(t, e, map[string]any{"last": last, "before": before}, last, true)
+}
+
+// get reads a page of size n with the page variables vars, and checks it
+// is a page: edges and nodes agree, startCursor and endCursor are the first
+// and last edge's cursors, and the far side's flag (hasPreviousPage
+// forwards, hasNextPage backwards) is false, as the schema says.
+func (l patList) get(t *testing.T, e *testenv.Env, vars map[string]any, n int, back bool) patPage {
+	t.Helper()
 	for k, v := range l.vars {
 		vars[k] = v
 	}
 	res := e.Query(l.viewer, l.query, vars)
 	if len(res.Errors) > 0 {
-		t.Fatalf("first=%d after=%s: errors %+v", first, testenv.DerefOr(after, "none"), res.Errors)
+		t.Fatalf("%v: errors %+v", vars, res.Errors)
 	}
 	var p patPage
 	if err := json.Unmarshal(patDig(t, res.Data, l.path...), &p); err != nil {
 		t.Fatalf("decoding page: %v", err)
 	}
-	if len(p.Nodes) > first {
-		t.Errorf("page of first=%d has %d nodes", first, len(p.Nodes))
+	if len(p.Nodes) > n {
+		t.Errorf("page of %d has %d nodes", n, len(p.Nodes))
 	}
 	if len(p.Edges) != len(p.Nodes) {
 		t.Fatalf("%d edges but %d nodes", len(p.Edges), len(p.Nodes))
@@ -1414,8 +1437,15 @@ func (l patList) fetch(t *testing.T, e *testenv.Env, first int, after *string) p
 			t.Errorf("edge %d: node %s cursor %q, but nodes[%d] is %s", i, ed.Node.ID, ed.Cursor, i, p.Nodes[i].ID)
 		}
 	}
-	if n := len(p.Edges); n > 0 && testenv.DerefOr(p.PageInfo.EndCursor, "none") != p.Edges[n-1].Cursor {
-		t.Errorf("endCursor %s is not the last edge's cursor %s", testenv.DerefOr(p.PageInfo.EndCursor, "none"), p.Edges[n-1].Cursor)
+	start, end := testenv.DerefOr(p.PageInfo.StartCursor, "none"), testenv.DerefOr(p.PageInfo.EndCursor, "none")
+	if k := len(p.Edges); k > 0 && (start != p.Edges[0].Cursor || end != p.Edges[k-1].Cursor) {
+		t.Errorf("startCursor %s, endCursor %s are not the first and last edge's cursors %s, %s", start, end, p.Edges[0].Cursor, p.Edges[k-1].Cursor)
+	}
+	if len(p.Edges) == 0 && (p.PageInfo.StartCursor != nil || p.PageInfo.EndCursor != nil) {
+		t.Errorf("an empty page has startCursor %s, endCursor %s; want null", start, end)
+	}
+	if back && p.PageInfo.HasNextPage || !back && p.PageInfo.HasPreviousPage {
+		t.Errorf("%v: hasNextPage %v, hasPreviousPage %v: the far side of a page is reported false", vars, p.PageInfo.HasNextPage, p.PageInfo.HasPreviousPage)
 	}
 	return p
 }
@@ -1430,32 +1460,43 @@ func (l patList) firstCursor(t *testing.T, e *testenv.Env) string {
 	return *p.PageInfo.EndCursor
 }
 
-// pageThrough reads the whole list with pages of first and checks the
-// Relay rules on the way: a page after hasNextPage is never empty (nor
-// short), endCursor leads to the next page, the last page says so.
-func (l patList) pageThrough(t *testing.T, e *testenv.Env, first int) []string {
+// pageThrough reads the whole list with pages of n, forwards (first,
+// after: endCursor) or backwards (last, before: startCursor), and checks
+// the Relay rules on the way: a page after hasNextPage (hasPreviousPage) is
+// never empty (nor short), the cursor leads to the next page, the last
+// page says so. It returns the ids in the list's order.
+func (l patList) pageThrough(t *testing.T, e *testenv.Env, n int, back bool) []string {
 	t.Helper()
 	ids := []string{}
-	var after *string
-	for n := 0; ; n++ {
-		if n > len(l.want)+1 {
-			t.Fatalf("still paging after %d pages for %d items", n, len(l.want))
+	var cursor *string
+	for i := 0; ; i++ {
+		if i > len(l.want)+1 {
+			t.Fatalf("still paging after %d pages for %d items", i, len(l.want))
 		}
-		p := l.fetch(t, e, first, after)
-		ids = append(ids, p.ids()...)
-		if n > 0 && len(p.Nodes) == 0 {
-			t.Errorf("page %d is empty although the page before had hasNextPage", n+1)
+		var p patPage
+		more, next := false, (*string)(nil)
+		if back {
+			p = l.fetchBack(t, e, n, cursor)
+			ids = append(p.ids(), ids...)
+			more, next = p.PageInfo.HasPreviousPage, p.PageInfo.StartCursor
+		} else {
+			p = l.fetch(t, e, n, cursor)
+			ids = append(ids, p.ids()...)
+			more, next = p.PageInfo.HasNextPage, p.PageInfo.EndCursor
 		}
-		if !p.PageInfo.HasNextPage {
+		if i > 0 && len(p.Nodes) == 0 {
+			t.Errorf("page %d is empty although the page before said more remain", i+1)
+		}
+		if !more {
 			return ids
 		}
-		if len(p.Nodes) < first {
-			t.Errorf("page %d has %d of %d items although hasNextPage is true", n+1, len(p.Nodes), first)
+		if len(p.Nodes) < n {
+			t.Errorf("page %d has %d of %d items although more remain", i+1, len(p.Nodes), n)
 		}
-		if p.PageInfo.EndCursor == nil {
-			t.Fatalf("page %d has hasNextPage but no endCursor", n+1)
+		if next == nil {
+			t.Fatalf("page %d says more remain but has no cursor to them", i+1)
 		}
-		after = p.PageInfo.EndCursor
+		cursor = next
 	}
 }
 
@@ -1530,13 +1571,23 @@ func TestPatternsPagination(t *testing.T) {
 				if full.PageInfo.HasNextPage {
 					t.Errorf("hasNextPage = true on a page with the whole list")
 				}
-				for _, first := range []int{1, 2, 3} {
-					t.Run(fmt.Sprintf("first=%d", first), func(t *testing.T) {
-						t.Parallel()
-						if got := l.pageThrough(t, e, first); !slices.Equal(got, l.want) {
-							t.Errorf("pages concatenated:\n got  %v\n want %v", got, l.want)
+				last := l.fetchBack(t, e, 100, nil)
+				if got := last.ids(); !slices.Equal(got, l.want) || last.PageInfo.HasPreviousPage {
+					t.Fatalf("single page of last=100 (hasPreviousPage %v):\n got  %v\n want %v", last.PageInfo.HasPreviousPage, got, l.want)
+				}
+				for _, n := range []int{1, 2, 3, 20} {
+					for _, back := range []bool{false, true} {
+						name := fmt.Sprintf("first=%d", n)
+						if back {
+							name = fmt.Sprintf("last=%d", n)
 						}
-					})
+						t.Run(name, func(t *testing.T) {
+							t.Parallel()
+							if got := l.pageThrough(t, e, n, back); !slices.Equal(got, l.want) {
+								t.Errorf("pages concatenated:\n got  %v\n want %v", got, l.want)
+							}
+						})
+					}
 				}
 				if len(full.Edges) > 2 {
 					t.Run("after a middle edge's cursor", func(t *testing.T) {
@@ -1547,6 +1598,16 @@ func TestPatternsPagination(t *testing.T) {
 						}
 						if p.PageInfo.HasNextPage != (i+3 < len(l.want)) {
 							t.Errorf("after edge %d: hasNextPage = %v with %d items left", i, p.PageInfo.HasNextPage, len(l.want)-i-1)
+						}
+					})
+					t.Run("before a middle edge's cursor", func(t *testing.T) {
+						i := len(full.Edges) / 2
+						p := l.fetchBack(t, e, 2, &full.Edges[i].Cursor)
+						if got, want := p.ids(), l.want[max(i-2, 0):i]; !slices.Equal(got, want) {
+							t.Errorf("before edge %d: got %v, want %v", i, got, want)
+						}
+						if p.PageInfo.HasPreviousPage != (i > 2) {
+							t.Errorf("before edge %d: hasPreviousPage = %v with %d items before", i, p.PageInfo.HasPreviousPage, i)
 						}
 					})
 				}
@@ -1578,22 +1639,28 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 				t.Parallel()
 				e := patOn(e, t)
 				type bad struct {
-					name  string
-					first int
-					after *string
+					name string
+					page map[string]any
 				}
-				bads := []bad{{"first=0", 0, nil}, {"first=101", 101, nil},
-					{"garbage cursor", 1, testenv.Ptr("garbage")}, {"cursor of another kind of list", 1, testenv.Ptr(foreign[l.kind])}}
+				fwd := func(first int, after *string) map[string]any { return map[string]any{"first": first, "after": after} }
+				back := func(last int, before *string) map[string]any { return map[string]any{"last": last, "before": before} }
+				bads := []bad{{"first=0", fwd(0, nil)}, {"first=101", fwd(101, nil)},
+					{"last=0", back(0, nil)}, {"last=101", back(101, nil)}, {"last=-1", back(-1, nil)},
+					{"garbage cursor", fwd(1, testenv.Ptr("garbage"))}, {"cursor of another kind of list", fwd(1, testenv.Ptr(foreign[l.kind]))},
+					{"garbage before", back(1, testenv.Ptr("garbage"))}, {"before: a cursor of another kind of list", back(1, testenv.Ptr(foreign[l.kind]))},
+					{"first with a garbage before", map[string]any{"first": 1, "before": "garbage"}}}
 				if len(l.want) > 0 {
 					cur := l.firstCursor(t, e)
 					bads = append(bads,
-						bad{"truncated cursor", 1, testenv.Ptr(cur[:len(cur)-4])},
-						bad{"cursor with a foreign character", 1, testenv.Ptr(cur[:len(cur)/2] + "*" + cur[len(cur)/2+1:])},
-						bad{"first=-1 with a valid cursor", -1, &cur})
+						bad{"truncated cursor", fwd(1, testenv.Ptr(cur[:len(cur)-4]))},
+						bad{"cursor with a foreign character", fwd(1, testenv.Ptr(cur[:len(cur)/2]+"*"+cur[len(cur)/2+1:]))},
+						bad{"first=-1 with a valid cursor", fwd(-1, &cur)},
+						bad{"last=-1 with a valid cursor", back(-1, &cur)},
+						bad{"truncated before", back(1, testenv.Ptr(cur[:len(cur)-4]))})
 				}
 				for _, b := range bads {
 					t.Run(b.name, func(t *testing.T) {
-						vars := map[string]any{"first": b.first, "after": b.after}
+						vars := b.page
 						for k, v := range l.vars {
 							vars[k] = v
 						}
@@ -1630,6 +1697,49 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 			}
 		})
 	})
+}
+
+// first together with last is refused as BAD_USER_INPUT before anything
+// runs: no DynamoDB call, no data, on every connection, whether the values
+// come as variables or literals. A variable left out or sent as null is no
+// argument given: last with the default first, or with first: null, pages
+// backwards.
+func TestPaginationFirstWithLastIsRefusedWithoutACall(t *testing.T) {
+	e := testenv.New(t)
+	w := patSeedPaging(t, e)
+	e.StepLevels()
+	seen := map[string]bool{}
+	for _, l := range w.lists() {
+		if seen[l.query] || len(l.want) < 2 {
+			continue
+		}
+		seen[l.query] = true
+		vars := map[string]any{"first": 1, "last": 1}
+		for k, v := range l.vars {
+			vars[k] = v
+		}
+		literal := strings.NewReplacer("$first: Int, ", "", "first: $first", "first: 1").Replace(l.query)
+		for _, q := range []string{l.query, literal} {
+			e.Calls.Reset()
+			res := e.Query(l.viewer, q, vars)
+			if len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_USER_INPUT" || len(res.Data) > 0 && string(res.Data) != "null" {
+				t.Fatalf("%s: errors %+v, data %s; want one BAD_USER_INPUT and no data", l.name, res.Errors, res.Data)
+			}
+			if n := e.Calls.Total(); n != 0 {
+				t.Errorf("%s: %d DynamoDB calls (%v), want 0", l.name, n, e.Calls.ByOp())
+			}
+		}
+		for _, vars := range []map[string]any{{"last": 1}, {"first": nil, "last": 1}} {
+			maps.Copy(vars, l.vars)
+			p := l.get(t, e, vars, 1, true)
+			if got := p.ids(); !slices.Equal(got, l.want[len(l.want)-1:]) || !p.PageInfo.HasPreviousPage {
+				t.Errorf("%s with %v: %v (hasPreviousPage %v), want the last item %v", l.name, vars, got, p.PageInfo.HasPreviousPage, l.want[len(l.want)-1:])
+			}
+		}
+	}
+	if len(seen) < 7 {
+		t.Errorf("%d connections checked, want all 7", len(seen))
+	}
 }
 
 // The lists' indexes follow changes: a task's new due date, assignee, status
@@ -1760,4 +1870,107 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 			"Fix the broken signup form", "Migrate the blog")
 		check(t, "eve's project.tasks", tasksOf(t, "eve", "TODO"), "Fix the broken signup form", "Set up analytics", "Launch announcement")
 	})
+}
+
+// A backward page costs what the forward page of the same size costs: the
+// same DynamoDB calls by operation (the Queries read the partitions the
+// other way round with the same Limit), on every connection, for the first
+// page and for a page from a cursor. Lists whose filter drops items are
+// left out: how far each end reads on depends on where the dropped items
+// lie.
+func TestBackwardPageCallsEqualForward(t *testing.T) {
+	e := testenv.New(t)
+	w := patSeedPaging(t, e)
+	e.StepLevels()
+	count := func(l patList, vars map[string]any, n int, back bool) (map[string]int, patPage) {
+		e.Calls.Reset()
+		p := l.get(t, e, vars, n, back)
+		return e.Calls.ByOp(), p
+	}
+	checked := 0
+	for _, l := range w.lists() {
+		if l.vars["status"] != nil || len(l.want) < 4 {
+			continue
+		}
+		checked++
+		t.Logf("%s", l.name)
+		for _, n := range []int{1, 2, 20} {
+			fwd, fp := count(l, map[string]any{"first": n}, n, false)
+			back, bp := count(l, map[string]any{"last": n}, n, true)
+			if !maps.Equal(fwd, back) {
+				t.Errorf("%s, pages of %d: first page %v, last page %v", l.name, n, fwd, back)
+			}
+			if !fp.PageInfo.HasNextPage || !bp.PageInfo.HasPreviousPage {
+				continue // one page holds the list
+			}
+			fwd, _ = count(l, map[string]any{"first": n, "after": fp.PageInfo.EndCursor}, n, false)
+			back, _ = count(l, map[string]any{"last": n, "before": bp.PageInfo.StartCursor}, n, true)
+			if !maps.Equal(fwd, back) {
+				t.Errorf("%s, pages of %d: second page %v, second-to-last page %v", l.name, n, fwd, back)
+			}
+		}
+	}
+	if checked < 6 {
+		t.Errorf("%d lists checked", checked)
+	}
+}
+
+// Backward pages skip, like forward ones, what the viewer may no longer
+// see, and are never empty while more remain: vic leaves (is removed from)
+// a project whose tasks, assigned to ann, lie at both ends and in the
+// middle of ann's assigned tasks by due date, around the few of a project
+// vic still shares; vic's pages of ann's lists, read backwards, hold only
+// what vic shares, with no empty page, and the projects too.
+func TestPatternsBackwardPagesSkipAProjectTheViewerLeft(t *testing.T) {
+	e := testenv.New(t)
+	b := e.Store.NewDataset(testenv.Now)
+	ann := b.User("ann", "Ann", "")
+	vic := b.User("vic", "Vic", "")
+	left := b.Project("Left", "", ann, vic)
+	kept := b.Project("Kept", "", ann, vic)
+	var want []*dynamo.Task
+	var all []*dynamo.Task
+	for i := range 24 {
+		p := left
+		if i%8 == 3 || i%8 == 4 {
+			p = kept
+		}
+		task := b.Task(p, fmt.Sprintf("T%02d", i), dynamo.StatusTodo, testenv.DayPtr(i-12), ann)
+		all = append(all, task)
+		if p == kept {
+			want = append(want, task)
+		}
+	}
+	for i := range 6 {
+		b.Project(fmt.Sprintf("Ann alone %d", i), "", ann)
+	}
+	e.MustImport(&b.D)
+	if _, err := e.Store.RemoveProjectMember(t.Context(), "ann", left.ID, "vic"); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ts []*dynamo.Task) []string {
+		out := []string{}
+		for _, t := range ts {
+			out = append(out, t.ID)
+		}
+		return out
+	}
+	xc := []string{"x", "c"}
+	for _, l := range []patList{
+		{name: "user(ann).assignedTasks for vic", viewer: "vic", query: patAssignedQ, path: xc, vars: map[string]any{"id": "ann"},
+			want: ids(want), all: ids(all)},
+		{name: "user(ann).overdueTasks for vic", viewer: "vic", query: patOverdueQ, path: xc,
+			vars: map[string]any{"id": "ann", "asOf": testenv.Day(20)}, want: ids(want), all: ids(all)},
+		{name: "user(ann).projects for vic", viewer: "vic", query: patProjectsQ, path: xc, vars: map[string]any{"id": "ann"},
+			want: []string{kept.ID}},
+	} {
+		if !slices.Equal(l.pageThrough(t, e, 100, false), l.want) {
+			t.Fatalf("%s: not the set-up's list", l.name)
+		}
+		for _, n := range []int{1, 2, 20} {
+			if got := l.pageThrough(t, e, n, true); !slices.Equal(got, l.want) {
+				t.Errorf("%s, pages of last %d:\n got  %v\n want %v", l.name, n, got, l.want)
+			}
+		}
+	}
 }
