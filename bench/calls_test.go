@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,49 @@ func TestCallsAndRoundTrips(t *testing.T) {
 		if !covered[op.Name] {
 			t.Errorf("operation %s has no pinned counts", op.Name)
 		}
+	}
+}
+
+// TestBackwardCallsAndRoundTrips pins that reading every screen's lists
+// from their other end (last instead of first, at every level) costs what
+// reading them forwards costs: the same DynamoDB calls by operation in the
+// same round trips, stepped level by level as in TestCallsAndRoundTrips.
+func TestBackwardCallsAndRoundTrips(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds a dataset and runs the suite (about 3 s)")
+	}
+	env, _ := newEnv(t, 1, DefaultQuiet)
+	trig := &graph.BatchTrigger{}
+	h := env.Handler(Mode{Name: "stepped", Loaders: graph.LoaderConfig{Trigger: trig}})
+	env.Gate.SetManual(true)
+	defer env.Gate.SetManual(false)
+	stepper := testenv.StartStepper(trig, env.Gate.Release)
+	defer stepper.Stop()
+	ctx := context.Background()
+	backward := 0
+	for _, op := range Suite() {
+		if !strings.Contains(op.Query, "(first: ") && !strings.Contains(op.Query, ", first: ") {
+			continue
+		}
+		backward++
+		t.Run(op.Name, func(t *testing.T) {
+			back := op
+			back.Query = strings.ReplaceAll(op.Query, "first: ", "last: ")
+			fwd, err := env.Count(ctx, h, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := env.Count(ctx, h, back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Calls.Equal(fwd.Calls) || got.RoundTrips != fwd.RoundTrips {
+				t.Errorf("backwards: calls {%v} in %d round trips (%v); forwards {%v} in %d (%v)",
+					got.Calls, got.RoundTrips, got.Rounds, fwd.Calls, fwd.RoundTrips, fwd.Rounds)
+			}
+		})
+	}
+	if backward < 7 {
+		t.Errorf("%d operations with lists, want 7", backward)
 	}
 }
