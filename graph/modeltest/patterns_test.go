@@ -22,16 +22,23 @@ func (m *modelRun) page(viewer, query string, vars map[string]any, path []string
 }
 
 // pageWithParent is page that also returns, from the first page, the
-// object that holds the connection.
+// object that holds the connection. It reads the list forwards (first,
+// after) or, picked at random, backwards (last, before): either way the
+// pages must add up to the whole list in its order.
 func (m *modelRun) pageWithParent(viewer, query string, vars map[string]any, path []string, first int) (nodes []json.RawMessage, parent json.RawMessage, null bool) {
 	m.t.Helper()
 	vars = maps.Clone(vars)
 	if vars == nil {
 		vars = map[string]any{}
 	}
-	var after *string
+	back := m.rng.IntN(2) == 0
+	var cursor *string
 	for pages := 0; ; pages++ {
-		vars["first"], vars["after"] = first, after
+		if back {
+			vars["last"], vars["before"] = first, cursor
+		} else {
+			vars["first"], vars["after"] = first, cursor
+		}
 		data, ok := m.query(viewer, query, vars)
 		if !ok {
 			return nil, nil, false
@@ -57,30 +64,40 @@ func (m *modelRun) pageWithParent(viewer, query string, vars map[string]any, pat
 		var conn struct {
 			Nodes    []json.RawMessage
 			PageInfo struct {
-				HasNextPage bool
-				EndCursor   *string
+				HasNextPage, HasPreviousPage bool
+				EndCursor, StartCursor       *string
 			}
 		}
 		if err := json.Unmarshal(cur, &conn); err != nil {
 			m.violate("decoding the connection %v: %v", path, err)
 			return nil, nil, false
 		}
-		nodes = append(nodes, conn.Nodes...)
-		if len(conn.Nodes) > first {
-			m.violate("%v: a page of first %d has %d nodes", path, first, len(conn.Nodes))
+		pi := conn.PageInfo
+		more, next, far := pi.HasNextPage, pi.EndCursor, pi.HasPreviousPage
+		if back {
+			nodes = append(slices.Clone(conn.Nodes), nodes...)
+			more, next, far = pi.HasPreviousPage, pi.StartCursor, pi.HasNextPage
+		} else {
+			nodes = append(nodes, conn.Nodes...)
 		}
-		if !conn.PageInfo.HasNextPage {
+		if len(conn.Nodes) > first {
+			m.violate("%v: a page of %d has %d nodes (backwards %v)", path, first, len(conn.Nodes), back)
+		}
+		if far {
+			m.violate("%v for %s: a page read backwards %v says items lie beyond its far end", path, viewer, back)
+		}
+		if !more {
 			return nodes, parent, false
 		}
-		if len(conn.Nodes) == 0 || conn.PageInfo.EndCursor == nil {
-			m.violate("%v for %s: hasNextPage with an empty page or no endCursor (page %d)", path, viewer, pages+1)
+		if len(conn.Nodes) == 0 || next == nil {
+			m.violate("%v for %s: more items with an empty page or no cursor (page %d, backwards %v)", path, viewer, pages+1, back)
 			return nodes, parent, false
 		}
 		if pages > 1000 {
 			m.violate("%v for %s: more than 1000 pages", path, viewer)
 			return nodes, parent, false
 		}
-		after = conn.PageInfo.EndCursor
+		cursor = next
 	}
 }
 
@@ -139,25 +156,25 @@ const (
 		assignedTasks(first: 100) { nodes { id } ` + modelConnPage + ` }
 		overdueTasks(first: 100) { nodes { id } ` + modelConnPage + ` }
 		overdueAsOf: overdueTasks(asOf: $asOf, first: 100) { nodes { id } ` + modelConnPage + ` } } }`
-	modelQMyProjects = `query($first: Int, $after: String) { me { projects(first: $first, after: $after) { nodes { id owner { id } } ` + modelConnPage + ` } } }`
-	modelQMyAssigned = `query($first: Int, $after: String) { me { assignedTasks(first: $first, after: $after) { nodes { id status dueDate assignee { id } } ` + modelConnPage + ` } } }`
-	modelQMyOverdue  = `query($first: Int, $after: String, $asOf: Date) { me { overdueTasks(asOf: $asOf, first: $first, after: $after) { nodes { id status dueDate } ` + modelConnPage + ` } } }`
+	modelQMyProjects = `query($first: Int, $after: String, $last: Int, $before: String) { me { projects(first: $first, after: $after, last: $last, before: $before) { nodes { id owner { id } } ` + modelConnPage + ` } } }`
+	modelQMyAssigned = `query($first: Int, $after: String, $last: Int, $before: String) { me { assignedTasks(first: $first, after: $after, last: $last, before: $before) { nodes { id status dueDate assignee { id } } ` + modelConnPage + ` } } }`
+	modelQMyOverdue  = `query($first: Int, $after: String, $last: Int, $before: String, $asOf: Date) { me { overdueTasks(asOf: $asOf, first: $first, after: $after, last: $last, before: $before) { nodes { id status dueDate } ` + modelConnPage + ` } } }`
 	modelQUser       = `query($id: ID!, $asOf: Date) { user(id: $id) { id name email
 		projects(first: 100) { nodes { id } ` + modelConnPage + ` }
 		assignedTasks(first: 100) { nodes { id } ` + modelConnPage + ` }
 		overdueTasks(asOf: $asOf, first: 100) { nodes { id } ` + modelConnPage + ` } } }`
-	modelQUserProjects = `query($id: ID!, $first: Int, $after: String) { user(id: $id) { projects(first: $first, after: $after) { nodes { id } ` + modelConnPage + ` } } }`
-	modelQUserAssigned = `query($id: ID!, $first: Int, $after: String) { user(id: $id) { assignedTasks(first: $first, after: $after) { nodes { id } ` + modelConnPage + ` } } }`
-	modelQUserOverdue  = `query($id: ID!, $first: Int, $after: String, $asOf: Date) { user(id: $id) { overdueTasks(asOf: $asOf, first: $first, after: $after) { nodes { id } ` + modelConnPage + ` } } }`
-	modelQProject      = `query($id: ID!, $first: Int, $after: String, $cfirst: Int) { project(id: $id) { id name owner { id }
+	modelQUserProjects = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { user(id: $id) { projects(first: $first, after: $after, last: $last, before: $before) { nodes { id } ` + modelConnPage + ` } } }`
+	modelQUserAssigned = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { user(id: $id) { assignedTasks(first: $first, after: $after, last: $last, before: $before) { nodes { id } ` + modelConnPage + ` } } }`
+	modelQUserOverdue  = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String, $asOf: Date) { user(id: $id) { overdueTasks(asOf: $asOf, first: $first, after: $after, last: $last, before: $before) { nodes { id } ` + modelConnPage + ` } } }`
+	modelQProject      = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String, $cfirst: Int) { project(id: $id) { id name owner { id }
 		members { role user { id name } }
-		tasks(first: $first, after: $after) { nodes { ` + modelTaskFields + `
+		tasks(first: $first, after: $after, last: $last, before: $before) { nodes { ` + modelTaskFields + `
 			comments(first: $cfirst) { nodes { id body author { id name } } ` + modelConnPage + ` } } ` + modelConnPage + ` } } }`
-	modelQProjectStatus = `query($id: ID!, $first: Int, $after: String, $status: TaskStatus) { project(id: $id) {
-		tasks(first: $first, after: $after, status: $status) { nodes { id status } ` + modelConnPage + ` } } }`
-	modelQTaskComments = `query($id: ID!, $first: Int, $after: String) { task(id: $id) { comments(first: $first, after: $after) {
+	modelQProjectStatus = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String, $status: TaskStatus) { project(id: $id) {
+		tasks(first: $first, after: $after, last: $last, before: $before, status: $status) { nodes { id status } ` + modelConnPage + ` } } }`
+	modelQTaskComments = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { task(id: $id) { comments(first: $first, after: $after, last: $last, before: $before) {
 		nodes { id body author { id name } } ` + modelConnPage + ` } } }`
-	modelQTag = `query($tag: String!, $first: Int, $after: String) { tasksByTag(tag: $tag, first: $first, after: $after) { nodes { id dueDate } ` + modelConnPage + ` } }`
+	modelQTag = `query($tag: String!, $first: Int, $after: String, $last: Int, $before: String) { tasksByTag(tag: $tag, first: $first, after: $after, last: $last, before: $before) { nodes { id dueDate } ` + modelConnPage + ` } }`
 )
 
 type modelConn struct {
