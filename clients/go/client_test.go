@@ -11,6 +11,7 @@ import (
 
 	"github.com/Khan/genqlient/graphql"
 	client "github.com/taskgraph/taskgraph/clients/go"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -163,6 +164,44 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 		}
 		if !slices.Equal(seen, created) {
 			t.Fatalf("pages = %v, want %v", seen, created)
+		}
+	})
+
+	t.Run("a comment thread: the latest first, older ones on scroll", func(t *testing.T) {
+		var want []string
+		for i := range 5 {
+			cm, err := env.Store.AddComment(ctx, "alice", dynamo.CommentInput{TaskID: created[2], Body: fmt.Sprintf("comment %d", i+1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, cm.ID)
+		}
+		var seen []string
+		var before *string
+		for page := 1; ; page++ {
+			if page > 3 {
+				t.Fatalf("more than three pages of 2 for 5 comments")
+			}
+			res, err := client.CommentThread(ctx, c, created[2], 2, before)
+			if err != nil {
+				t.Fatalf("CommentThread page %d: %v", page, err)
+			}
+			conn := res.Task.Comments
+			var ids []string
+			for _, n := range conn.Nodes {
+				ids = append(ids, n.Id)
+			}
+			seen = append(ids, seen...)
+			if !conn.PageInfo.HasPreviousPage {
+				if page != 3 {
+					t.Fatalf("hasPreviousPage false on page %d", page)
+				}
+				break
+			}
+			before = conn.PageInfo.StartCursor
+		}
+		if !slices.Equal(seen, want) {
+			t.Fatalf("pages newest first, each oldest first = %v, want %v", seen, want)
 		}
 	})
 

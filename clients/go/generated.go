@@ -10,6 +10,112 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// CommentThreadResponse is returned by CommentThread on success.
+type CommentThreadResponse struct {
+	// Null when it does not exist or the viewer is not a member of its project.
+	Task *CommentThreadTask `json:"task"`
+}
+
+// GetTask returns CommentThreadResponse.Task, and is useful for accessing the field via an interface.
+func (v *CommentThreadResponse) GetTask() *CommentThreadTask { return v.Task }
+
+// CommentThreadTask includes the requested fields of the GraphQL type Task.
+type CommentThreadTask struct {
+	Id string `json:"id"`
+	// Access pattern 5: comments oldest first.
+	Comments CommentThreadTaskCommentsCommentConnection `json:"comments"`
+}
+
+// GetId returns CommentThreadTask.Id, and is useful for accessing the field via an interface.
+func (v *CommentThreadTask) GetId() string { return v.Id }
+
+// GetComments returns CommentThreadTask.Comments, and is useful for accessing the field via an interface.
+func (v *CommentThreadTask) GetComments() CommentThreadTaskCommentsCommentConnection {
+	return v.Comments
+}
+
+// CommentThreadTaskCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+type CommentThreadTaskCommentsCommentConnection struct {
+	Nodes    []CommentThreadTaskCommentsCommentConnectionNodesComment `json:"nodes"`
+	PageInfo CommentThreadTaskCommentsCommentConnectionPageInfo       `json:"pageInfo"`
+}
+
+// GetNodes returns CommentThreadTaskCommentsCommentConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnection) GetNodes() []CommentThreadTaskCommentsCommentConnectionNodesComment {
+	return v.Nodes
+}
+
+// GetPageInfo returns CommentThreadTaskCommentsCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnection) GetPageInfo() CommentThreadTaskCommentsCommentConnectionPageInfo {
+	return v.PageInfo
+}
+
+// CommentThreadTaskCommentsCommentConnectionNodesComment includes the requested fields of the GraphQL type Comment.
+type CommentThreadTaskCommentsCommentConnectionNodesComment struct {
+	Id        string                                                           `json:"id"`
+	Body      string                                                           `json:"body"`
+	CreatedAt time.Time                                                        `json:"createdAt"`
+	Author    CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser `json:"author"`
+}
+
+// GetId returns CommentThreadTaskCommentsCommentConnectionNodesComment.Id, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetId() string { return v.Id }
+
+// GetBody returns CommentThreadTaskCommentsCommentConnectionNodesComment.Body, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetBody() string { return v.Body }
+
+// GetCreatedAt returns CommentThreadTaskCommentsCommentConnectionNodesComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetCreatedAt() time.Time {
+	return v.CreatedAt
+}
+
+// GetAuthor returns CommentThreadTaskCommentsCommentConnectionNodesComment.Author, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetAuthor() CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser {
+	return v.Author
+}
+
+// CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser includes the requested fields of the GraphQL type User.
+type CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser.Id, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser) GetId() string {
+	return v.Id
+}
+
+// GetName returns CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser.Name, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser) GetName() string {
+	return v.Name
+}
+
+// CommentThreadTaskCommentsCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
+type CommentThreadTaskCommentsCommentConnectionPageInfo struct {
+	// True when items come before this page (backward pagination: last/before). Exact on backward pages; false on forward ones.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the page's first item; null on an empty page.
+	StartCursor *string `json:"startCursor"`
+}
+
+// GetHasPreviousPage returns CommentThreadTaskCommentsCommentConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns CommentThreadTaskCommentsCommentConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionPageInfo) GetStartCursor() *string {
+	return v.StartCursor
+}
+
 // CreateProjectCreateProject includes the requested fields of the GraphQL type Project.
 type CreateProjectCreateProject struct {
 	ProjectHeader `json:"-"`
@@ -758,7 +864,16 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 }
 
 // DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
 type DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor"`
 }
@@ -774,7 +889,16 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 }
 
 // DashboardMeUserProjectsProjectConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
 type DashboardMeUserProjectsProjectConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor"`
 }
@@ -1182,7 +1306,16 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTaskProject) GetId() string { re
 func (v *TasksByTagTasksByTagTaskConnectionNodesTaskProject) GetName() string { return v.Name }
 
 // TasksByTagTasksByTagTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
 type TasksByTagTasksByTagTaskConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor"`
 }
@@ -1220,6 +1353,22 @@ func (v *UpdateProfileUpdateProfileUser) GetName() string { return v.Name }
 
 // GetEmail returns UpdateProfileUpdateProfileUser.Email, and is useful for accessing the field via an interface.
 func (v *UpdateProfileUpdateProfileUser) GetEmail() *string { return v.Email }
+
+// __CommentThreadInput is used internally by genqlient
+type __CommentThreadInput struct {
+	Task   string  `json:"task"`
+	Last   int     `json:"last"`
+	Before *string `json:"before"`
+}
+
+// GetTask returns __CommentThreadInput.Task, and is useful for accessing the field via an interface.
+func (v *__CommentThreadInput) GetTask() string { return v.Task }
+
+// GetLast returns __CommentThreadInput.Last, and is useful for accessing the field via an interface.
+func (v *__CommentThreadInput) GetLast() int { return v.Last }
+
+// GetBefore returns __CommentThreadInput.Before, and is useful for accessing the field via an interface.
+func (v *__CommentThreadInput) GetBefore() *string { return v.Before }
 
 // __CreateProjectInput is used internally by genqlient
 type __CreateProjectInput struct {
@@ -1316,6 +1465,62 @@ func (v *__UpdateProfileInput) GetName() string { return v.Name }
 
 // GetEmail returns __UpdateProfileInput.Email, and is useful for accessing the field via an interface.
 func (v *__UpdateProfileInput) GetEmail() *string { return v.Email }
+
+// The query executed by CommentThread.
+const CommentThread_Operation = `
+query CommentThread ($task: ID!, $last: Int!, $before: String) {
+	task(id: $task) {
+		id
+		comments(last: $last, before: $before) {
+			nodes {
+				id
+				body
+				createdAt
+				author {
+					id
+					name
+				}
+			}
+			pageInfo {
+				hasPreviousPage
+				startCursor
+			}
+		}
+	}
+}
+`
+
+// A task's comment thread, newest at the bottom: the latest comments first
+// (last: n), then older ones on scroll (pass pageInfo.startCursor back as
+// before). Each page is oldest first, like the thread.
+func CommentThread(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	task string,
+	last int,
+	before *string,
+) (data_ *CommentThreadResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CommentThread",
+		Query:  CommentThread_Operation,
+		Variables: &__CommentThreadInput{
+			Task:   task,
+			Last:   last,
+			Before: before,
+		},
+	}
+
+	data_ = &CommentThreadResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
 
 // The mutation executed by CreateProject.
 const CreateProject_Operation = `

@@ -8,6 +8,8 @@ import {
   ProjectHeaderFragmentDoc,
   TaskCardFragmentDoc,
   TasksByTagDocument,
+  type CommentThreadQuery,
+  type CommentThreadQueryVariables,
   type DashboardQuery,
   type MoveTaskMutationVariables,
   type TaskStatus,
@@ -51,6 +53,18 @@ export function nextTagPage(tag: string, page: TasksByTagQuery): TasksByTagQuery
     return null;
   }
   return { tag, first: 20, after: endCursor };
+}
+
+/**
+ * The variables of the older comments above a thread's page (read
+ * newest first with last/before), or null when the page is the oldest.
+ */
+export function olderComments(task: string, page: CommentThreadQuery): CommentThreadQueryVariables | null {
+  const comments = page.task?.comments;
+  if (!comments?.pageInfo.hasPreviousPage || comments.pageInfo.startCursor === null) {
+    return null;
+  }
+  return { task, last: 20, before: comments.pageInfo.startCursor };
 }
 
 /** Moves a task to a column, guarded by the version the card shows. */
