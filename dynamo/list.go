@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // MaxFirst is the largest page a list returns, read forwards (first) or
@@ -32,7 +33,7 @@ func decodeCursor(c string, valid func(string) bool) (string, error) {
 	// Only the canonical encoding is a cursor: the decoder would also take
 	// line breaks and stray trailing bits.
 	if err != nil || !ok || !valid(sk) || encodeCursor(sk) != c {
-		return "", Errorf(EINVALID, "%q is not a cursor of this list", clip(c))
+		return "", domain.Errorf(domain.EINVALID, "%q is not a cursor of this list", domain.Clip(c))
 	}
 	return sk, nil
 }
@@ -45,22 +46,22 @@ func cursorArg(arg string, c *string, valid func(string) bool) (string, error) {
 	}
 	sk, err := decodeCursor(*c, valid)
 	if err != nil {
-		return "", Errorf(EINVALID, "%s: %s", arg, ErrorMessage(err))
+		return "", domain.Errorf(domain.EINVALID, "%s: %s", arg, domain.ErrorMessage(err))
 	}
 	return sk, nil
 }
 
-// size returns the page's size and whether it is read backwards (Last).
-func (p Page) size() (n int, back bool, err error) {
+// pageSize returns the page's size and whether it is read backwards (Last).
+func pageSize(p domain.Page) (n int, back bool, err error) {
 	name, n := "first", p.First
 	if p.Last != nil {
 		if p.First != 0 {
-			return 0, false, Errorf(EINVALID, "first and last cannot be given together: first reads a page forwards, last backwards")
+			return 0, false, domain.Errorf(domain.EINVALID, "first and last cannot be given together: first reads a page forwards, last backwards")
 		}
 		name, n, back = "last", *p.Last, true
 	}
 	if n < 1 || n > MaxFirst {
-		return 0, false, Errorf(EINVALID, "%s must be between 1 and %d, not %d", name, MaxFirst, n)
+		return 0, false, domain.Errorf(domain.EINVALID, "%s must be between 1 and %d, not %d", name, MaxFirst, n)
 	}
 	return n, back, nil
 }
@@ -96,13 +97,13 @@ type source struct {
 // same cost, and is returned in the list's order. It reads on until it has
 // one item more than the page or the partitions are exhausted, so a page is
 // never short or empty while items remain.
-func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item], error) {
-	size, back, err := page.size()
+func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*domain.Conn[item], error) {
+	size, back, err := pageSize(page)
 	if err != nil {
 		return nil, err
 	}
 	if spec.cursor == nil {
-		return nil, Errorf(EINTERNAL, "reading a list of a pattern that is not paged")
+		return nil, domain.Errorf(domain.EINTERNAL, "reading a list of a pattern that is not paged")
 	}
 	after, err := cursorArg("after", page.After, spec.cursor)
 	if err != nil {
@@ -137,7 +138,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 		start = before
 	}
 	want := size + 1
-	out := &Conn[item]{}
+	out := &domain.Conn[item]{}
 	if lo > hi || len(spec.pks) == 0 {
 		return out, nil
 	}
@@ -374,7 +375,7 @@ func keepAs[T any](f Filter[T], conv func(item) (T, error)) Keep {
 	}
 }
 
-func convConn[T any](c *Conn[item], conv func(item) (T, error)) (*Conn[T], error) {
+func convConn[T any](c *domain.Conn[item], conv func(item) (T, error)) (*domain.Conn[T], error) {
 	items := make([]T, len(c.Items))
 	for i, it := range c.Items {
 		v, err := conv(it)
@@ -383,11 +384,11 @@ func convConn[T any](c *Conn[item], conv func(item) (T, error)) (*Conn[T], error
 		}
 		items[i] = v
 	}
-	return ConnOf(c, items), nil
+	return domain.ConnOf(c, items), nil
 }
 
 // listAs is list decoding each item as a T, keep seeing decoded candidates.
-func listAs[T any](ctx context.Context, s *Store, spec listSpec, page Page, keep Filter[T]) (*Conn[T], error) {
+func listAs[T any](ctx context.Context, s *Store, spec listSpec, page domain.Page, keep Filter[T]) (*domain.Conn[T], error) {
 	spec.keep = keepAs(keep, decodeAs[T])
 	c, err := s.list(ctx, spec, page)
 	if err != nil {

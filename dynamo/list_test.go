@@ -7,30 +7,31 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // taggedDataset has three projects with tasks tagged "x" (and some not), due
 // on overlapping dates, some never, made in an interleaved order.
-func taggedDataset(ts *testStore) (*Dataset, []*Project, []*Task) {
+func taggedDataset(ts *testStore) (*Dataset, []*domain.Project, []*domain.Task) {
 	b := ts.NewDataset(storeTestNow)
 	owner := b.User("owner", "Owner", "")
 	dave := b.User("dave", "Dave", "")
-	var ps []*Project
+	var ps []*domain.Project
 	for i := range 3 {
 		ps = append(ps, b.Project(fmt.Sprintf("P%d", i), "", owner, dave))
 	}
-	today := DateOf(storeTestNow)
+	today := domain.DateOf(storeTestNow)
 	offsets := []int{3, -2, 0, 3, 100, -30, 0}
-	var tagged []*Task
+	var tagged []*domain.Task
 	for i := range 24 {
 		p := ps[i%3]
-		var due *Date
+		var due *domain.Date
 		if i%5 != 4 {
 			d := today.AddDays(offsets[i%len(offsets)])
 			due = &d
 		}
-		status := []TaskStatus{StatusTodo, StatusDone, StatusInProgress, StatusTodo}[i%4]
-		var assignee *User
+		status := []domain.TaskStatus{domain.StatusTodo, domain.StatusDone, domain.StatusInProgress, domain.StatusTodo}[i%4]
+		var assignee *domain.User
 		if i%2 == 0 {
 			assignee = dave
 		}
@@ -46,9 +47,9 @@ func taggedDataset(ts *testStore) (*Dataset, []*Project, []*Task) {
 	return &b.D, ps, tagged
 }
 
-func dueOrder(tasks []*Task) []string {
+func dueOrder(tasks []*domain.Task) []string {
 	s := slices.Clone(tasks)
-	slices.SortStableFunc(s, func(a, b *Task) int {
+	slices.SortStableFunc(s, func(a, b *domain.Task) int {
 		return dueLess(dueEntry{a.DueDate, ulidOf(a.ID)}, dueEntry{b.DueDate, ulidOf(b.ID)})
 	})
 	ids := make([]string, len(s))
@@ -62,7 +63,7 @@ func dueOrder(tasks []*Task) []string {
 // (first, after) and backwards (last, before), and checks the pagination
 // rules on the way; it returns the ids in list order, failing when the two
 // directions disagree.
-func pageAll[T any](t *testing.T, first int, read func(Page) (*Conn[T], error), id func(T) string) []string {
+func pageAll[T any](t *testing.T, first int, read func(domain.Page) (*domain.Conn[T], error), id func(T) string) []string {
 	t.Helper()
 	fwd := pageThrough(t, first, false, read, id)
 	if back := pageThrough(t, first, true, read, id); !slices.Equal(back, fwd) {
@@ -73,7 +74,7 @@ func pageAll[T any](t *testing.T, first int, read func(Page) (*Conn[T], error), 
 
 // pageThrough reads every page of a list with page size n, forwards or
 // backwards, and returns the ids in list order.
-func pageThrough[T any](t *testing.T, n int, back bool, read func(Page) (*Conn[T], error), id func(T) string) []string {
+func pageThrough[T any](t *testing.T, n int, back bool, read func(domain.Page) (*domain.Conn[T], error), id func(T) string) []string {
 	t.Helper()
 	var ids []string
 	var cursor *string
@@ -81,9 +82,9 @@ func pageThrough[T any](t *testing.T, n int, back bool, read func(Page) (*Conn[T
 		if i > 200 {
 			t.Fatal("pagination does not end")
 		}
-		page := Page{First: n, After: cursor}
+		page := domain.Page{First: n, After: cursor}
 		if back {
-			page = Page{Last: &n, Before: cursor}
+			page = domain.Page{Last: &n, Before: cursor}
 		}
 		c, err := read(page)
 		if err != nil {
@@ -127,17 +128,17 @@ func TestListMergesPartitions(t *testing.T) {
 	ts.mustImport(t, d)
 	ctx := context.Background()
 	projectIDs := []string{ps[2].ID, ps[0].ID, ps[1].ID}
-	byID := map[string]*Task{}
+	byID := map[string]*domain.Task{}
 	for _, task := range d.Tasks {
 		byID[task.ID] = task
 	}
 	wantTagged := dueOrder(tagged)
 	self := func(s string) string { return s }
-	taskID := func(t *Task) string { return t.ID }
+	taskID := func(t *domain.Task) string { return t.ID }
 
 	for _, first := range []int{1, 2, 5, 7, 100} {
 		t.Run(fmt.Sprintf("TaskIDsByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
-			got := pageAll(t, first, func(p Page) (*Conn[string], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[string], error) {
 				return ts.TaskIDsByTag(ctx, " X ", projectIDs, p, nil)
 			}, self)
 			if !slices.Equal(got, wantTagged) {
@@ -147,7 +148,7 @@ func TestListMergesPartitions(t *testing.T) {
 	}
 	t.Run("TaskIDsByTag reads each project once for one page", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TaskIDsByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		c, err := ts.TaskIDsByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +176,7 @@ func TestListMergesPartitions(t *testing.T) {
 			}
 		}
 		for _, first := range []int{1, 3} {
-			got := pageAll(t, first, func(p Page) (*Conn[string], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[string], error) {
 				return ts.TaskIDsByTag(ctx, "x", projectIDs, p, keep)
 			}, self)
 			if !slices.Equal(got, want) {
@@ -187,7 +188,7 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("TaskIDsByTag between two cursors, either way", func(t *testing.T) {
-		all, err := ts.TaskIDsByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		all, err := ts.TaskIDsByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,19 +199,19 @@ func TestListMergesPartitions(t *testing.T) {
 		after, before := &all.Cursors[i], &all.Cursors[j]
 		for _, c := range []struct {
 			name string
-			page Page
+			page domain.Page
 			want []string
 			more bool
 		}{
-			{"first 2 after and before", Page{First: 2, After: after, Before: before}, between[:2], true},
-			{"last 2 after and before", Page{Last: aws.Int(2), After: after, Before: before}, between[len(between)-2:], true},
-			{"first 100 after and before", Page{First: 100, After: after, Before: before}, between, false},
-			{"last 100 after and before", Page{Last: aws.Int(100), After: after, Before: before}, between, false},
-			{"first 2 before", Page{First: 2, Before: before}, wantTagged[:2], true},
-			{"last 2 after", Page{Last: aws.Int(2), After: after}, wantTagged[len(wantTagged)-2:], true},
-			{"last 2 after the last", Page{Last: aws.Int(2), After: &all.Cursors[len(all.Cursors)-1]}, nil, false},
-			{"after and before the same item", Page{First: 2, After: after, Before: after}, nil, false},
-			{"after past before", Page{Last: aws.Int(2), After: before, Before: after}, nil, false},
+			{"first 2 after and before", domain.Page{First: 2, After: after, Before: before}, between[:2], true},
+			{"last 2 after and before", domain.Page{Last: aws.Int(2), After: after, Before: before}, between[len(between)-2:], true},
+			{"first 100 after and before", domain.Page{First: 100, After: after, Before: before}, between, false},
+			{"last 100 after and before", domain.Page{Last: aws.Int(100), After: after, Before: before}, between, false},
+			{"first 2 before", domain.Page{First: 2, Before: before}, wantTagged[:2], true},
+			{"last 2 after", domain.Page{Last: aws.Int(2), After: after}, wantTagged[len(wantTagged)-2:], true},
+			{"last 2 after the last", domain.Page{Last: aws.Int(2), After: &all.Cursors[len(all.Cursors)-1]}, nil, false},
+			{"after and before the same item", domain.Page{First: 2, After: after, Before: after}, nil, false},
+			{"after past before", domain.Page{Last: aws.Int(2), After: before, Before: after}, nil, false},
 		} {
 			got, err := ts.TaskIDsByTag(ctx, "x", projectIDs, c.page, nil)
 			if err != nil {
@@ -226,14 +227,14 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("a page after a cursor is one Query per partition, either way", func(t *testing.T) {
-		all, err := ts.TasksOfProject(ctx, ps[0].ID, nil, Page{First: MaxFirst})
+		all, err := ts.TasksOfProject(ctx, ps[0].ID, nil, domain.Page{First: MaxFirst})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(all.Items) < 6 {
 			t.Fatalf("test set-up: %d tasks in one project", len(all.Items))
 		}
-		for _, page := range []Page{{First: 2, After: &all.Cursors[1]}, {Last: aws.Int(2), Before: &all.Cursors[len(all.Cursors)-2]}} {
+		for _, page := range []domain.Page{{First: 2, After: &all.Cursors[1]}, {Last: aws.Int(2), Before: &all.Cursors[len(all.Cursors)-2]}} {
 			ts.calls.Reset()
 			c, err := ts.TasksOfProject(ctx, ps[0].ID, nil, page)
 			if err != nil {
@@ -249,7 +250,7 @@ func TestListMergesPartitions(t *testing.T) {
 	})
 	t.Run("TaskIDsByTag with no projects is empty without reading", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TaskIDsByTag(ctx, "x", nil, Page{First: 10}, nil)
+		c, err := ts.TaskIDsByTag(ctx, "x", nil, domain.Page{First: 10}, nil)
 		if err != nil || len(c.Items) != 0 || c.HasNext {
 			t.Errorf("got %+v, %v", c, err)
 		}
@@ -261,27 +262,27 @@ func TestListMergesPartitions(t *testing.T) {
 		for _, c := range []struct {
 			tag  string
 			pids []string
-			page Page
+			page domain.Page
 		}{
-			{"not a tag!", projectIDs, Page{First: 1}},
-			{"x", []string{"prj#nope"}, Page{First: 1}},
-			{"x", projectIDs, Page{First: 0}},
-			{"x", projectIDs, Page{First: MaxFirst + 1}},
-			{"x", projectIDs, Page{First: 1, After: aws.String("garbage")}},
-			{"x", projectIDs, Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
-			{"x", projectIDs, Page{Last: aws.Int(0)}},
-			{"x", projectIDs, Page{Last: aws.Int(-1)}},
-			{"x", projectIDs, Page{Last: aws.Int(MaxFirst + 1)}},
-			{"x", projectIDs, Page{First: 1, Last: aws.Int(1)}},
-			{"x", projectIDs, Page{Last: aws.Int(1), Before: aws.String("garbage")}},
-			{"x", projectIDs, Page{First: 1, Before: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
+			{"not a tag!", projectIDs, domain.Page{First: 1}},
+			{"x", []string{"prj#nope"}, domain.Page{First: 1}},
+			{"x", projectIDs, domain.Page{First: 0}},
+			{"x", projectIDs, domain.Page{First: MaxFirst + 1}},
+			{"x", projectIDs, domain.Page{First: 1, After: aws.String("garbage")}},
+			{"x", projectIDs, domain.Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
+			{"x", projectIDs, domain.Page{Last: aws.Int(0)}},
+			{"x", projectIDs, domain.Page{Last: aws.Int(-1)}},
+			{"x", projectIDs, domain.Page{Last: aws.Int(MaxFirst + 1)}},
+			{"x", projectIDs, domain.Page{First: 1, Last: aws.Int(1)}},
+			{"x", projectIDs, domain.Page{Last: aws.Int(1), Before: aws.String("garbage")}},
+			{"x", projectIDs, domain.Page{First: 1, Before: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
 		} {
 			_, err := ts.TaskIDsByTag(ctx, c.tag, c.pids, c.page, nil)
-			wantCode(t, fmt.Sprintf("TaskIDsByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, EINVALID)
+			wantCode(t, fmt.Sprintf("TaskIDsByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, domain.EINVALID)
 		}
 	})
 	t.Run("TasksAssignedTo merges open and done tasks by due date", func(t *testing.T) {
-		var mine []*Task
+		var mine []*domain.Task
 		for _, task := range d.Tasks {
 			if task.AssigneeID != nil && *task.AssigneeID == "dave" {
 				mine = append(mine, task)
@@ -289,7 +290,7 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 		want := dueOrder(mine)
 		for _, first := range []int{1, 4, 100} {
-			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
 				return ts.TasksAssignedTo(ctx, "dave", p, nil)
 			}, taskID)
 			if !slices.Equal(got, want) {
@@ -298,10 +299,10 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("OverdueTasks lists open tasks due before the date", func(t *testing.T) {
-		asOf := DateOf(storeTestNow)
-		var overdue []*Task
+		asOf := domain.DateOf(storeTestNow)
+		var overdue []*domain.Task
 		for _, task := range d.Tasks {
-			if task.AssigneeID != nil && task.Status != StatusDone && task.DueDate != nil && task.DueDate.String() < asOf.String() {
+			if task.AssigneeID != nil && task.Status != domain.StatusDone && task.DueDate != nil && task.DueDate.String() < asOf.String() {
 				overdue = append(overdue, task)
 			}
 		}
@@ -310,7 +311,7 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 		want := dueOrder(overdue)
 		for _, first := range []int{1, 2, 100} {
-			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
 				return ts.OverdueTasks(ctx, "dave", asOf, p, nil)
 			}, taskID)
 			if !slices.Equal(got, want) {
@@ -319,16 +320,16 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("TasksOfProject with a status filter fills pages", func(t *testing.T) {
-		done := StatusDone
+		done := domain.StatusDone
 		for _, p := range ps {
-			var want []*Task
+			var want []*domain.Task
 			for _, task := range d.Tasks {
-				if task.ProjectID == p.ID && task.Status == StatusDone {
+				if task.ProjectID == p.ID && task.Status == domain.StatusDone {
 					want = append(want, task)
 				}
 			}
 			for _, first := range []int{1, 2} {
-				got := pageAll(t, first, func(pg Page) (*Conn[*Task], error) {
+				got := pageAll(t, first, func(pg domain.Page) (*domain.Conn[*domain.Task], error) {
 					return ts.TasksOfProject(ctx, p.ID, &done, pg)
 				}, taskID)
 				if !slices.Equal(got, dueOrder(want)) {
@@ -339,9 +340,9 @@ func TestListMergesPartitions(t *testing.T) {
 	})
 	t.Run("ProjectsOfUser lists the newest project first", func(t *testing.T) {
 		want := []string{ps[2].ID, ps[1].ID, ps[0].ID}
-		got := pageAll(t, 1, func(p Page) (*Conn[*Member], error) {
+		got := pageAll(t, 1, func(p domain.Page) (*domain.Conn[*domain.Member], error) {
 			return ts.ProjectsOfUser(ctx, "dave", p, nil)
-		}, func(m *Member) string { return m.ProjectID })
+		}, func(m *domain.Member) string { return m.ProjectID })
 		if !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
 		}

@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 )
 
 // DataFile keeps the table of an embedded store in a file (a dump, see

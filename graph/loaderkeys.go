@@ -3,7 +3,7 @@ package graph
 import (
 	"encoding/json"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Loader keys: a page of a list is one key, built from the list field's
@@ -42,8 +42,8 @@ type pageKey struct {
 	hasAfter, hasBefore bool // after, before given
 }
 
-func (k pageKey) page() dynamo.Page {
-	p := dynamo.Page{First: k.first}
+func (k pageKey) page() domain.Page {
+	p := domain.Page{First: k.first}
 	if k.hasLast {
 		p.Last = &k.last
 	}
@@ -88,10 +88,10 @@ func pageKeyOf(id string, a pageArgs) pageKey {
 // ("") all.
 type projectTasksKey struct {
 	pageKey
-	status dynamo.TaskStatus
+	status domain.TaskStatus
 }
 
-func projectTasksKeyOf(id string, status *dynamo.TaskStatus, a pageArgs) projectTasksKey {
+func projectTasksKeyOf(id string, status *domain.TaskStatus, a pageArgs) projectTasksKey {
 	k := projectTasksKey{pageKey: pageKeyOf(id, a)}
 	if status != nil {
 		k.status = *status
@@ -106,7 +106,7 @@ type overdueKey struct {
 }
 
 // overdueKeyOf is the key of a page of overdue tasks; asOf null is today.
-func overdueKeyOf(id string, asOf *dynamo.Date, today dynamo.Date, a pageArgs) overdueKey {
+func overdueKeyOf(id string, asOf *domain.Date, today domain.Date, a pageArgs) overdueKey {
 	if asOf != nil {
 		today = *asOf
 	}
@@ -116,8 +116,8 @@ func overdueKeyOf(id string, asOf *dynamo.Date, today dynamo.Date, a pageArgs) o
 // listArgs are a list field's arguments as its resolver gets them.
 type listArgs struct {
 	pageArgs
-	status *dynamo.TaskStatus
-	asOf   *dynamo.Date
+	status *domain.TaskStatus
+	asOf   *domain.Date
 	// badAsOf: asOf is given but no date (the resolver reports it).
 	badAsOf bool
 }
@@ -132,11 +132,11 @@ func listArgsOf(raw map[string]any) listArgs {
 	a.last = intArg(raw["last"])
 	a.before = strArg(raw["before"])
 	if s := strArg(raw["status"]); s != nil {
-		st := dynamo.TaskStatus(*s)
+		st := domain.TaskStatus(*s)
 		a.status = &st
 	}
 	if s := strArg(raw["asOf"]); s != nil {
-		d, err := dynamo.ParseDate(*s)
+		d, err := domain.ParseDate(*s)
 		a.asOf, a.badAsOf = &d, err != nil
 	}
 	return a

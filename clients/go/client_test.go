@@ -11,7 +11,7 @@ import (
 
 	"github.com/Khan/genqlient/graphql"
 	client "github.com/taskgraph/taskgraph/clients/go"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -170,7 +170,7 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 	t.Run("a comment thread: the latest first, older ones on scroll", func(t *testing.T) {
 		var want []string
 		for i := range 5 {
-			cm, err := env.Store.AddComment(ctx, "alice", dynamo.CommentInput{TaskID: created[2], Body: fmt.Sprintf("comment %d", i+1)})
+			cm, err := env.Store.AddComment(ctx, "alice", domain.CommentInput{TaskID: created[2], Body: fmt.Sprintf("comment %d", i+1)})
 			if err != nil {
 				t.Fatal(err)
 			}
