@@ -6,13 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -59,13 +61,13 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
 		}
 		closeStore = func() { _ = emb.Close() }
-		db = emb.Client(wire.ClientOptions()...)
+		db = emb.Client(client.Options()...)
 	case "aws":
 		cfg, err := awsConfig(ctx)
 		if err != nil {
 			return nil, nil, false, closeStore, err
 		}
-		db = dynamodb.NewFromConfig(cfg, wire.ClientOptions()...)
+		db = dynamodb.NewFromConfig(cfg, client.Options()...)
 		log.Info("using DynamoDB", "region", cfg.Region)
 	default:
 		return nil, nil, false, closeStore, fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
