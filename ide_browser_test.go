@@ -306,8 +306,10 @@ func mustFindChromium(t *testing.T) string {
 }
 
 type startedServer struct {
-	url   string // as the server prints it, e.g. http://localhost:8080/
-	token string // the printed demo token
+	url   string    // as the server prints it, e.g. http://localhost:8080/
+	token string    // the printed demo token
+	cmd   *exec.Cmd // the process
+	logs  func() string
 }
 
 var (
@@ -319,12 +321,27 @@ var (
 // configuration but a free port. It stops when the test ends.
 func mustStartServer(t *testing.T) startedServer {
 	t.Helper()
+	return mustRunServer(t, mustBuildServer(t), t.TempDir())
+}
+
+// mustBuildServer builds the server's binary as go run . does.
+func mustBuildServer(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "taskgraph")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// mustRunServer starts the binary bin in the working directory dir (its
+// data directory, .taskgraph, lands there) with no configuration but a
+// free port, and returns once it serves. It stops when the test ends, if
+// it has not been stopped before.
+func mustRunServer(t *testing.T, bin, dir string) startedServer {
+	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Dir = t.TempDir() // its data directory (.taskgraph) lands there
+	cmd.Dir = dir
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, "AWS_") && !strings.HasPrefix(name, "JWT_") &&
@@ -375,7 +392,11 @@ func mustStartServer(t *testing.T) startedServer {
 			logMu.Unlock()
 		}
 	})
-	var s startedServer
+	s := startedServer{cmd: cmd, logs: func() string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return logs.String()
+	}}
 	timeout := time.After(time.Minute) // a server that never starts fails; one that is slow still passes
 	for s.token == "" || s.url == "" {
 		select {

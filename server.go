@@ -63,6 +63,7 @@ type settings struct {
 	natsURL     string        // NATS_URL; "": the embedded NATS server
 	live        live.Config   // retention and duplicate window
 	liveHub     live.HubConfig
+	journalSync string // -journal-sync: commit or off
 	cursorKey   string // -cursor-key, else CURSOR_KEY: the live cursors' key; "": derived (cursorKey)
 }
 
@@ -102,6 +103,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", graph.DefaultRateOpsBurst))
 	flag.Float64Var(&s.limits.RateCost, "rate-cost", 0, fmt.Sprintf("query cost per second per viewer (the -max-complexity measure); 0: no limit (default %v with -production, no limit otherwise)", graph.DefaultRateCost))
 	flag.IntVar(&s.limits.RateCostBurst, "rate-cost-burst", 0, fmt.Sprintf("query cost a viewer may spend at once (default %d with -production, twice -rate-cost otherwise)", graph.DefaultRateCostBurst))
+	flag.StringVar(&s.journalSync, "journal-sync", "commit", "the embedded store's journal of answered writes: commit (each write flushed to disk before it is answered; writes that wait together share a flush) or off (written to the file, not flushed: a crash of the process loses nothing, a power loss what the system had not written yet, at most the writes since the last snapshot)")
 	flag.StringVar(&s.logFormat, "log-format", env("LOG_FORMAT", "text"), "log lines as text or json (default from LOG_FORMAT)")
 	flag.StringVar(&s.logLevel, "log-level", env("LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (default from LOG_LEVEL)")
 	flag.StringVar(&s.natsURL, "nats-url", os.Getenv("NATS_URL"), "NATS server or cluster with JetStream for live events, shared by all instances (default from NATS_URL); empty: an embedded server in-process")
@@ -126,6 +128,9 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 		s.args = flag.Args()
 	}
 	s.store = storeKind(s.store)
+	if s.journalSync != "commit" && s.journalSync != "off" {
+		return s, fmt.Errorf("-journal-sync must be commit or off, not %q", s.journalSync)
+	}
 	if s.production { // the rate limits are on by default in production only
 		rateDefaults(flag.CommandLine, &s.limits.RateLimits)
 	}
