@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/ide"
 )
 
 // postGraphQL posts one operation with a token and returns its errors'
@@ -130,5 +133,44 @@ func TestProductionLimitsByDefault(t *testing.T) {
 	limited, failed := createTasks(t, s.url, token, project, 500, 8, true)
 	if limited == 0 || failed != 0 {
 		t.Fatalf("-production: %d RATE_LIMITED, %d other errors; want some RATE_LIMITED and no other error", limited, failed)
+	}
+}
+
+// The IDE opens on the README's walk through the seven access patterns,
+// and on a plain start it runs on the demo data as alice without errors,
+// every pattern answering something.
+func TestTheIDEsExampleIsTheREADMEsAndRuns(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```graphql\n"+ide.Example+"```\n") {
+		t.Error("README.md's graphql block is not ide.Example: change them together")
+	}
+	cleanEnv(t)
+	s := mustStart(t, "-data-dir=")
+	defer s.stop()
+	codes, data := postGraphQL(t, s.url, s.token, ide.Example)
+	if len(codes) > 0 {
+		t.Fatalf("the example answered errors %v", codes)
+	}
+	me := data["me"].(map[string]any)
+	project := me["projects"].(map[string]any)["nodes"].([]any)[0].(map[string]any)
+	var comments int
+	for _, task := range project["tasks"].(map[string]any)["nodes"].([]any) {
+		comments += len(task.(map[string]any)["comments"].(map[string]any)["nodes"].([]any))
+	}
+	for pattern, n := range map[string]int{
+		"1 profile":       len(me["email"].(string)),
+		"2 projects":      len(me["projects"].(map[string]any)["nodes"].([]any)),
+		"3 project tasks": len(project["tasks"].(map[string]any)["nodes"].([]any)),
+		"4 assigned":      len(me["assignedTasks"].(map[string]any)["nodes"].([]any)),
+		"5 comments":      comments,
+		"6 tasks by tag":  len(data["tasksByTag"].(map[string]any)["nodes"].([]any)),
+		"7 overdue":       len(me["overdueTasks"].(map[string]any)["nodes"].([]any)),
+	} {
+		if n == 0 {
+			t.Errorf("pattern %s answered nothing on the demo data", pattern)
+		}
 	}
 }

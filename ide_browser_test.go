@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/taskgraph/taskgraph/ide"
 )
 
 // TestIDEInABrowser opens the IDE of a server started as a newcomer starts
@@ -118,9 +119,36 @@ func TestIDEInABrowser(t *testing.T) {
 		if want := `"Authorization": "Bearer ` + srv.token + `"`; !strings.Contains(got, want) {
 			t.Fatalf("headers pane = %q, want it to hold %s", got, want)
 		}
+	}}, {"the editor opens on the example, which runs and shows data", func(t *testing.T) {
+		if got := eval(t, "reading the editor", `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`); got != ide.Example {
+			t.Fatalf("on a first visit the editor holds %q, want ide.Example", got)
+		}
+		// The result pane is a CodeMirror too: its value is the whole answer.
+		const answer = `document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() ?? ''`
+		must(t, "running the example until an answer shows", chromedp.Click(chromedp.CSS(".graphiql-execute-button")),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Poll[bool](`(`+answer+`).includes('"tasksByTag"')`, chromedp.WithPollingTimeout(0))(ctx, tg)
+				return err
+			}))
+		var got struct {
+			Data struct {
+				Me struct {
+					Email    string
+					Projects struct{ Nodes []any }
+				}
+				TasksByTag struct{ Nodes []any }
+			}
+			Errors []any
+		}
+		if err := json.Unmarshal([]byte(eval(t, "reading the answer", answer)), &got); err != nil {
+			t.Fatalf("the result pane holds no JSON: %v", err)
+		}
+		if len(got.Errors) > 0 || got.Data.Me.Email == "" || len(got.Data.Me.Projects.Nodes) == 0 || len(got.Data.TasksByTag.Nodes) == 0 {
+			t.Fatalf("the example answered %+v; want data and no errors", got)
+		}
 	}}, {"a query typed into the editor runs and shows data", func(t *testing.T) {
 		const query = "{ me { name } }"
-		// Empty the editor (it starts with a welcome text), then type.
+		// Empty the editor (it starts with the example), then type.
 		eval(t, "emptying the editor", `(cm => (cm.setValue(''), cm.focus(), ''))(document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror)`)
 		must(t, "typing the query", chromedp.KeyEvent(query))
 		if got := eval(t, "reading the editor", `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`); got != query {

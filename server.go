@@ -331,7 +331,7 @@ func routes(store *dynamo.Store, production bool, headers map[string]string, que
 	mux := http.NewServeMux()
 	mux.Handle("/query", query)
 	if !production {
-		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers))
+		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers, ide.Example))
 		mux.Handle("GET "+ide.Prefix, ide.Assets())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
