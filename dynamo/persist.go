@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,18 +103,12 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 		return 0, true, err
 	}
 	if f.Replayed > 0 {
-		var buf countWriter
-		if f.items, err = f.Store.Export(ctx, &buf); err != nil {
+		if f.items, err = f.Store.Export(ctx, io.Discard); err != nil {
 			return 0, true, fmt.Errorf("counting the items after the journal: %w", err)
 		}
 	}
 	return f.items, found || len(journals) > 0, nil
 }
-
-// countWriter discards what is written to it.
-type countWriter struct{}
-
-func (countWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 // readSnapshot reads the data file whole; found is false when there is none.
 func (f *DataFile) readSnapshot() (its []Item, found bool, err error) {
