@@ -21,7 +21,7 @@ import (
 
 	"github.com/coder/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/internal/wire"
@@ -334,7 +334,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	// Without after, a stream starts about when it is subscribed: the
 	// event of this change, made just before, may or may not come first;
 	// both subscribers skip it.
-	before := post(map[string]any{"id": task, "description": strings.Repeat("x", dynamo.MaxTextLen)})
+	before := post(map[string]any{"id": task, "description": strings.Repeat("x", domain.MaxTextLen)})
 
 	var big strings.Builder // 25 copies of the 10,000-character description
 	for i := range 25 {
@@ -388,7 +388,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	var versions []int
 	for i := 1; b.Hub.Subscribers(project) == 2; i++ {
 		if i > 500 {
-			t.Fatalf("500 changes of %d KB each and the slow subscriber is still on", dynamo.MaxTextLen*25/1000)
+			t.Fatalf("500 changes of %d KB each and the slow subscriber is still on", domain.MaxTextLen*25/1000)
 		}
 		versions = append(versions, post(map[string]any{"id": task, "title": fmt.Sprintf("Slow %d", i)}))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Batch reads and writes: BatchGetItem and BatchWriteItem in chunks of
@@ -55,7 +56,7 @@ func (s *Store) getItems(ctx context.Context, keys []key) ([]item, error) {
 			return out.UnprocessedKeys[s.table].Keys, nil
 		})
 		if err == nil && !ok {
-			err = &Error{Code: EUNAVAILABLE, Message: "the data store did not answer every read; retry later"}
+			err = &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store did not answer every read; retry later"}
 		}
 		return err
 	})
@@ -82,7 +83,7 @@ func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error
 			return out.UnprocessedItems[s.table], nil
 		})
 		if err == nil && !ok {
-			err = &Error{Code: EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
+			err = &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
 		}
 		return err
 	})

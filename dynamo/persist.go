@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 )
 
 // DataFile keeps the table of an embedded store in a file (a dump, see

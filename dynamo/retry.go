@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Optimistic concurrency: a mutation reads, then writes on the condition
@@ -35,7 +37,7 @@ func retryOnChange[T any](ctx context.Context, conflict string, f func() (T, err
 		}
 		if attempt >= txnRetries || !backoff(ctx, attempt) {
 			var zero T
-			return zero, Errorf(ECONFLICT, "%s", conflict)
+			return zero, domain.Errorf(domain.ECONFLICT, "%s", conflict)
 		}
 	}
 }

@@ -3,12 +3,13 @@ package dynamo
 import (
 	"bytes"
 	"context"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 )
 
 // recordLog keeps every record of a slog logger, at every level.

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
@@ -78,10 +79,10 @@ func (c *capture) take() []captured {
 // acceptingSink records the events it is handed and accepts them all.
 type acceptingSink struct {
 	mu  sync.Mutex
-	got []*dynamo.Event
+	got []*domain.Event
 }
 
-func (s *acceptingSink) Publish(_ context.Context, ev *dynamo.Event) error {
+func (s *acceptingSink) Publish(_ context.Context, ev *domain.Event) error {
 	s.mu.Lock()
 	s.got = append(s.got, ev)
 	s.mu.Unlock()

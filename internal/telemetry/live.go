@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -63,7 +64,7 @@ func (t *Telemetry) Background(ctx context.Context) context.Context {
 // own event (its context is a request's), "sweep" when the outbox sweep
 // publishes one whose publication failed or was lost; and by outcome (OK,
 // error). sink itself when metrics are off or sink is nil.
-func (t *Telemetry) EventSink(sink dynamo.EventSink) dynamo.EventSink {
+func (t *Telemetry) EventSink(sink domain.EventSink) domain.EventSink {
 	if !t.Metrics() || sink == nil {
 		return sink
 	}
@@ -71,11 +72,11 @@ func (t *Telemetry) EventSink(sink dynamo.EventSink) dynamo.EventSink {
 }
 
 type countingSink struct {
-	sink dynamo.EventSink
+	sink domain.EventSink
 	t    *Telemetry
 }
 
-func (s countingSink) Publish(ctx context.Context, ev *dynamo.Event) error {
+func (s countingSink) Publish(ctx context.Context, ev *domain.Event) error {
 	err := s.sink.Publish(ctx, ev)
 	source, outcome := "sweep", "OK"
 	if FromContext(ctx) != nil {

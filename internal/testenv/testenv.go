@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +19,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -281,7 +283,7 @@ type Seed struct {
 func (e *Env) MustSeed() *Seed {
 	e.TB.Helper()
 	d := e.Store.Demo(Now)
-	d.Users = append(d.Users, &dynamo.User{ID: "eve", Name: "Eve Outsider", CreatedAt: Now})
+	d.Users = append(d.Users, &domain.User{ID: "eve", Name: "Eve Outsider", CreatedAt: Now})
 	e.MustImport(d)
 	e.seed = &Seed{d}
 	return e.seed
@@ -298,7 +300,7 @@ func (e *Env) Seed() *Seed {
 }
 
 // Project returns the seeded project of that name.
-func (s *Seed) Project(name string) *dynamo.Project {
+func (s *Seed) Project(name string) *domain.Project {
 	for _, p := range s.Projects {
 		if p.Name == name {
 			return p
@@ -308,7 +310,7 @@ func (s *Seed) Project(name string) *dynamo.Project {
 }
 
 // Task returns the seeded task of that title.
-func (s *Seed) Task(title string) *dynamo.Task {
+func (s *Seed) Task(title string) *domain.Task {
 	for _, t := range s.Tasks {
 		if t.Title == title {
 			return t
