@@ -22,6 +22,7 @@ import (
 	"github.com/coder/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/internal/wire"
@@ -298,7 +299,7 @@ func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o gra
 	t.Helper()
 	logs := &syncBuffer{}
 	// A client of its own to the shared store's endpoint.
-	store := wire.NewStore(env.Emb.Client(wire.ClientOptions()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
+	store := wire.NewStore(env.Emb.Client(client.Options()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
 	store.CleanupSettle = 0
 	app := &wire.App{Store: store, Auth: env.Auth, Options: o, Live: live.Config{URL: natsURL, Name: t.Name()}, Hub: hc}
 	if err := app.Open(context.Background()); err != nil {

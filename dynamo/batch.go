@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Batch reads and writes: BatchGetItem and BatchWriteItem in chunks of
@@ -162,7 +163,7 @@ func (s *Store) parallel(ctx context.Context, n int, fn func(ctx context.Context
 	for i := range n {
 		slots <- struct{}{}
 		wg.Add(1)
-		Go(func() {
+		client.Go(func() {
 			defer func() { <-slots; wg.Done(); done() }()
 			if err := fn(ctx, i); err != nil {
 				once.Do(func() { first = err; cancel() })

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,7 +38,7 @@ var (
 type testStore struct {
 	*Store
 	client *dynamodb.Client
-	calls  *Calls
+	calls  *client.Calls
 	emb    *embedded.Store
 }
 
@@ -47,7 +48,7 @@ func newTestStore(t *testing.T) *testStore {
 	if testEmbErr != nil {
 		t.Fatalf("starting the embedded store: %v", testEmbErr)
 	}
-	calls := &Calls{}
+	calls := &client.Calls{}
 	client := testEmb.Client(calls.Option)
 	s := New(client, fmt.Sprintf("dynamo-test-%d", testTableN.Add(1)))
 	s.Now = func() time.Time { return storeTestNow }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Visibility: a project, and everything under it, is visible to its
@@ -47,7 +48,7 @@ func (s *Store) Membership(ctx context.Context, project string, users []string) 
 	var wg sync.WaitGroup
 	var perr error
 	wg.Add(1)
-	Go(func() {
+	client.Go(func() {
 		defer wg.Done()
 		vals, errs := s.Get(ctx, []Ref{ProjectRef(project)})
 		p, _ = vals[0].(*domain.Project)

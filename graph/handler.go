@@ -66,7 +66,7 @@ type Options struct {
 	CORS Origins
 	// Debug adds extensions.dynamodb to every response: the DynamoDB calls
 	// the operation made, by operation name. The store's client must count
-	// calls (dynamo.CountCalls). Not for production: it tells how data is
+	// calls (client.Calls). Not for production: it tells how data is
 	// stored.
 	Debug bool
 	// TrustedDocuments, when set, maps documentId requests to their

@@ -8,6 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -164,7 +165,7 @@ func (e *eventShared) closeLater(b *memberBatch, project string, d time.Duration
 			e.closeLater(b, project, wait)
 			return
 		}
-		dynamo.Go(func() { e.read(b, project) })
+		client.Go(func() { e.read(b, project) })
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // DefaultBatchWait is how long a loader waits for more keys before it
@@ -130,7 +131,7 @@ func (l *Loaders) viewerLoaders() {
 // each makes a loader that de-duplicates keys and runs one fetch per
 // distinct key, all at once: a level of a query is one round trip however
 // wide it is. The fan-out is bounded by the query's cost limit, and the
-// calls to DynamoDB by the client's connection limit (dynamo.TuneHTTP). (A
+// calls to DynamoDB by the client's connection limit (client.TuneHTTP). (A
 // per-request bound would also need to let nested loads through, or a level
 // whose fetches wait on another loader could starve.)
 func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *loader[K, V] {
@@ -145,7 +146,7 @@ func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, er
 		var wg sync.WaitGroup
 		for i, k := range keys {
 			wg.Add(1)
-			dynamo.Go(func() { // a pooled goroutine, its stack grown for DynamoDB calls
+			client.Go(func() { // a pooled goroutine, its stack grown for DynamoDB calls
 				defer wg.Done()
 				defer done()
 				v, err := fetch(ctx, k)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Live updates and the store's background work: the metrics of
@@ -15,7 +15,7 @@ import (
 // made outside any request (the outbox sweep, the cleanup worker).
 
 // countCall counts a finished DynamoDB call in the call metrics.
-func (t *Telemetry) countCall(c *dynamo.CallInfo, outcome string) {
+func (t *Telemetry) countCall(c *client.Call, outcome string) {
 	m := t.m
 	if m == nil {
 		return
@@ -44,7 +44,7 @@ func (t *Telemetry) countCall(c *dynamo.CallInfo, outcome string) {
 // each time, of little use).
 type background struct{ t *Telemetry }
 
-func (b background) ObserveCall(_ context.Context, c *dynamo.CallInfo) {
+func (b background) ObserveCall(_ context.Context, c *client.Call) {
 	b.t.countCall(c, callOutcome(c.Err))
 }
 
@@ -56,7 +56,7 @@ func (t *Telemetry) Background(ctx context.Context) context.Context {
 	if !t.Metrics() {
 		return ctx
 	}
-	return dynamo.WithCallObserver(ctx, background{t})
+	return client.WithObserver(ctx, background{t})
 }
 
 // EventSink wraps the store's event sink (dynamo.Store.Events) to count the

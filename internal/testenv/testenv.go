@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,7 +58,7 @@ func Embedded(tb testing.TB) *embedded.Store {
 }
 
 // Calls counts DynamoDB calls by operation name.
-type Calls = dynamo.Calls
+type Calls = client.Calls
 
 // Env is one test's server: a fresh table, the real handler, a fixed clock.
 // The client, the store and the handler are wired as in production
@@ -96,14 +97,14 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	switch b {
 	case Minidyn:
 		e.Emb = Embedded(tb)
-		e.Client = e.Emb.Client(wire.ClientOptions(count)...)
+		e.Client = e.Emb.Client(client.Options(count)...)
 	case Dynalite:
 		ep := os.Getenv("DYNALITE_ENDPOINT")
 		if ep == "" {
 			tb.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
 		}
 		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, wire.ClientOptions(count)...)
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, client.Options(count)...)
 	}
 	// A run id keeps tables apart when several runs share one dynalite.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
