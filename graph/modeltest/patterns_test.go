@@ -83,6 +83,9 @@ func (m *modelRun) pageWithParent(viewer, query string, vars map[string]any, pat
 		if len(conn.Nodes) > first {
 			m.violate("%v: a page of %d has %d nodes (backwards %v)", path, first, len(conn.Nodes), back)
 		}
+		if len(conn.Nodes) > 0 && (pi.StartCursor == nil || pi.EndCursor == nil) {
+			m.violate("%v for %s: a page of %d nodes without startCursor or endCursor", path, viewer, len(conn.Nodes))
+		}
 		if far {
 			m.violate("%v for %s: a page read backwards %v says items lie beyond its far end", path, viewer, back)
 		}

@@ -444,7 +444,7 @@ func (m *modelRun) checkShown(what, viewer string, data json.RawMessage, sees fu
 
 const (
 	modelTaskFields = `id title description status dueDate version project { id } assignee { id } tags { name }`
-	modelConnPage   = `pageInfo { hasNextPage endCursor }`
+	modelConnPage   = `pageInfo { hasNextPage endCursor hasPreviousPage startCursor }`
 
 	modelMCreateProject = `mutation($input: CreateProjectInput!) { createProject(input: $input) { id name owner { id } members { role user { id } } } }`
 	modelMAddMember     = `mutation($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id members { role user { id } } } }`
