@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Dataset is a set of objects to load in bulk, e.g. demo data.
@@ -18,11 +16,13 @@ type Dataset struct {
 }
 
 // Import writes a dataset with BatchWriteItem (no transactions, so it also
-// runs on stores without them). It trusts its input: it is for data made by
-// this program, not by clients. Returns EUNAVAILABLE, EINTERNAL.
+// runs on stores without them), with the counters of its projects and
+// tasks counted from the dataset (recount). It trusts its input: it is for
+// data made by this program, not by clients. Returns EUNAVAILABLE,
+// EINTERNAL.
 func (s *Store) Import(ctx context.Context, d *Dataset) error {
-	var reqs []types.WriteRequest
-	add := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
+	var items []item
+	add := func(it item) { items = append(items, it) }
 	for _, u := range d.Users {
 		add(userToItem(u, 0))
 	}
@@ -41,7 +41,7 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	for _, c := range d.Comments {
 		add(commentToItem(c))
 	}
-	return s.batchWrite(ctx, reqs)
+	return s.PutItems(ctx, items)
 }
 
 // DatasetBuilder makes a Dataset with ids issued like the server's.
@@ -80,7 +80,8 @@ func (b *DatasetBuilder) Project(name, desc string, owner *User, members ...*Use
 	return p
 }
 
-// Task adds a task; due is nil for none, assignee nil for nobody.
+// Task adds a task (counted in p's TaskCounts); due is nil for none,
+// assignee nil for nobody.
 func (b *DatasetBuilder) Task(p *Project, title string, status TaskStatus, due *Date, assignee *User, tags ...string) *Task {
 	t := &Task{ID: taskID(b.s.ids.next(b.now)), ProjectID: p.ID, Title: title, Status: status, DueDate: due,
 		Tags: tags, CreatedAt: b.now, UpdatedAt: b.now, Version: 1}
@@ -90,13 +91,15 @@ func (b *DatasetBuilder) Task(p *Project, title string, status TaskStatus, due *
 	if assignee != nil {
 		t.AssigneeID = &assignee.ID
 	}
+	*p.TaskCounts.of(status)++ // as Import will count it
 	b.D.Tasks = append(b.D.Tasks, t)
 	return t
 }
 
-// Comment adds a comment by author on t.
+// Comment adds a comment by author on t (counted in its CommentCount).
 func (b *DatasetBuilder) Comment(t *Task, author *User, body string) *Comment {
 	c := &Comment{ID: commentID(ulidOf(t.ID), b.s.ids.next(b.now)), TaskID: t.ID, AuthorID: author.ID, Body: body, CreatedAt: b.now}
+	t.CommentCount++
 	b.D.Comments = append(b.D.Comments, c)
 	return c
 }

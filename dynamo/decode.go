@@ -33,7 +33,8 @@ func decode(m item) (any, error) {
 		d.n(m, "rev")
 	case typeProject:
 		v = &Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
-			CreatedAt: parseTime(d.s(m, "createdAt"))}
+			CreatedAt: parseTime(d.s(m, "createdAt")), TaskCounts: TaskCounts{Todo: d.n(m, attrTodoCount),
+				InProgress: d.n(m, attrInProgressCount), Done: d.n(m, attrDoneCount)}}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeMember:
@@ -44,7 +45,7 @@ func decode(m item) (any, error) {
 	case typeTask:
 		t := &Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
 			Status: TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
-			UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version")}
+			UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version"), CommentCount: d.n(m, attrCommentCount)}
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
 		due, assignee := d.s(m, "dueDate"), d.s(m, "assigneeId")
 		if d.err != nil {

@@ -38,7 +38,8 @@ func decodeReflect(m item) (any, error) {
 			return nil, err
 		}
 		return &Project{ID: it.ID, Name: it.Name, Description: it.Description, OwnerID: it.OwnerID,
-			CreatedAt: parseTime(it.CreatedAt)}, nil
+			CreatedAt: parseTime(it.CreatedAt), TaskCounts: TaskCounts{Todo: it.TodoCount, InProgress: it.InProgressCount,
+				Done: it.DoneCount}}, nil
 	case typeMember:
 		var it memberItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
@@ -52,7 +53,7 @@ func decodeReflect(m item) (any, error) {
 		}
 		t := &Task{ID: it.ID, ProjectID: it.Project, Title: it.Title, Description: it.Description,
 			Status: TaskStatus(it.Status), Tags: it.Tags, CreatedAt: parseTime(it.CreatedAt),
-			UpdatedAt: parseTime(it.UpdatedAt), Version: it.Version}
+			UpdatedAt: parseTime(it.UpdatedAt), Version: it.Version, CommentCount: it.CommentCount}
 		if it.DueDate != "" {
 			d, err := ParseDate(it.DueDate)
 			if err != nil {
@@ -95,12 +96,13 @@ func decodeSamples() []item {
 	assignee := "u-ann"
 	pid, tid := projectID("01HZZZZZZZZZZZZZZZZZZZZZZP"), taskID("01HZZZZZZZZZZZZZZZZZZZZZZT")
 	full := &Task{ID: tid, ProjectID: pid, Title: "t", Description: &desc, Status: "TODO", DueDate: &due, AssigneeID: &assignee,
-		Tags: []string{"a", "urgent"}, CreatedAt: at, UpdatedAt: at.Add(time.Hour), Version: 7}
+		Tags: []string{"a", "urgent"}, CreatedAt: at, UpdatedAt: at.Add(time.Hour), Version: 7, CommentCount: 3}
 	bare := &Task{ID: tid, ProjectID: pid, Title: "", Status: "DONE", Tags: []string{}, CreatedAt: at, UpdatedAt: at}
 	return []item{
 		userToItem(&User{ID: "u-ann", Name: "Ann", Email: &email, CreatedAt: at}, 3),
 		userToItem(&User{ID: "u-bob", Name: "", CreatedAt: at}, 0),
-		projectToItem(&Project{ID: pid, Name: "P", Description: &desc, OwnerID: "u-ann", CreatedAt: at}, 2),
+		projectToItem(&Project{ID: pid, Name: "P", Description: &desc, OwnerID: "u-ann", CreatedAt: at,
+			TaskCounts: TaskCounts{Todo: 4, InProgress: 2, Done: 9}}, 2),
 		projectToItem(&Project{ID: pid, Name: "P", OwnerID: "u-ann", CreatedAt: at}, 0),
 		memberToItem(&Member{ProjectID: pid, UserID: "u-ann", Role: "OWNER", JoinedAt: at}),
 		taskToItem(full),
