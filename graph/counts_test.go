@@ -28,7 +28,9 @@ const (
 
 func cntProjectCounts(t *testing.T, e *testenv.Env, viewer, id string) countsView {
 	t.Helper()
-	var got struct{ Project struct{ TaskCounts countsView } }
+	var got struct {
+		Project struct{ TaskCounts countsView }
+	}
 	e.MustQuery(viewer, cntProject, map[string]any{"id": id}, &got)
 	return got.Project.TaskCounts
 }
