@@ -36,6 +36,11 @@ func (v *CreateProjectCreateProject) GetMembers() []ProjectHeaderMembersProjectM
 	return v.ProjectHeader.Members
 }
 
+// GetTaskCounts returns CreateProjectCreateProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *CreateProjectCreateProject) GetTaskCounts() ProjectHeaderTaskCounts {
+	return v.ProjectHeader.TaskCounts
+}
+
 func (v *CreateProjectCreateProject) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -73,6 +78,8 @@ type __premarshalCreateProjectCreateProject struct {
 	Owner ProjectHeaderOwnerUser `json:"owner"`
 
 	Members []ProjectHeaderMembersProjectMember `json:"members"`
+
+	TaskCounts ProjectHeaderTaskCounts `json:"taskCounts"`
 }
 
 func (v *CreateProjectCreateProject) MarshalJSON() ([]byte, error) {
@@ -92,6 +99,7 @@ func (v *CreateProjectCreateProject) __premarshalJSON() (*__premarshalCreateProj
 	retval.Description = v.ProjectHeader.Description
 	retval.Owner = v.ProjectHeader.Owner
 	retval.Members = v.ProjectHeader.Members
+	retval.TaskCounts = v.ProjectHeader.TaskCounts
 	return &retval, nil
 }
 
@@ -134,6 +142,9 @@ func (v *CreateTaskCreateTask) GetAssignee() *TaskCardAssigneeUser { return v.Ta
 // GetTags returns CreateTaskCreateTask.Tags, and is useful for accessing the field via an interface.
 func (v *CreateTaskCreateTask) GetTags() []TaskCardTagsTag { return v.TaskCard.Tags }
 
+// GetCommentCount returns CreateTaskCreateTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTask) GetCommentCount() int { return v.TaskCard.CommentCount }
+
 func (v *CreateTaskCreateTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -175,6 +186,8 @@ type __premarshalCreateTaskCreateTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *CreateTaskCreateTask) MarshalJSON() ([]byte, error) {
@@ -196,6 +209,7 @@ func (v *CreateTaskCreateTask) __premarshalJSON() (*__premarshalCreateTaskCreate
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -291,6 +305,11 @@ func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetTags() []TaskCa
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -330,6 +349,8 @@ type __premarshalDashboardMeUserAssignedTasksTaskConnectionNodesTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -350,6 +371,7 @@ func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) __premarshalJSON()
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -401,6 +423,11 @@ func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetTags() []TaskCar
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -440,6 +467,8 @@ type __premarshalDashboardMeUserOverdueTasksTaskConnectionNodesTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -460,6 +489,7 @@ func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) __premarshalJSON() 
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -516,6 +546,11 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetMembers() []Pr
 	return v.ProjectHeader.Members
 }
 
+// GetTaskCounts returns DashboardMeUserProjectsProjectConnectionNodesProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetTaskCounts() ProjectHeaderTaskCounts {
+	return v.ProjectHeader.TaskCounts
+}
+
 func (v *DashboardMeUserProjectsProjectConnectionNodesProject) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -553,6 +588,8 @@ type __premarshalDashboardMeUserProjectsProjectConnectionNodesProject struct {
 	Owner ProjectHeaderOwnerUser `json:"owner"`
 
 	Members []ProjectHeaderMembersProjectMember `json:"members"`
+
+	TaskCounts ProjectHeaderTaskCounts `json:"taskCounts"`
 }
 
 func (v *DashboardMeUserProjectsProjectConnectionNodesProject) MarshalJSON() ([]byte, error) {
@@ -572,6 +609,7 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProject) __premarshalJSON(
 	retval.Description = v.ProjectHeader.Description
 	retval.Owner = v.ProjectHeader.Owner
 	retval.Members = v.ProjectHeader.Members
+	retval.TaskCounts = v.ProjectHeader.TaskCounts
 	return &retval, nil
 }
 
@@ -638,6 +676,11 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -679,6 +722,8 @@ type __premarshalDashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskCo
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -700,6 +745,7 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -834,6 +880,9 @@ func (v *MoveTaskUpdateTask) GetAssignee() *TaskCardAssigneeUser { return v.Task
 // GetTags returns MoveTaskUpdateTask.Tags, and is useful for accessing the field via an interface.
 func (v *MoveTaskUpdateTask) GetTags() []TaskCardTagsTag { return v.TaskCard.Tags }
 
+// GetCommentCount returns MoveTaskUpdateTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTask) GetCommentCount() int { return v.TaskCard.CommentCount }
+
 func (v *MoveTaskUpdateTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -875,6 +924,8 @@ type __premarshalMoveTaskUpdateTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *MoveTaskUpdateTask) MarshalJSON() ([]byte, error) {
@@ -896,6 +947,7 @@ func (v *MoveTaskUpdateTask) __premarshalJSON() (*__premarshalMoveTaskUpdateTask
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -906,6 +958,7 @@ type ProjectHeader struct {
 	Description *string                             `json:"description"`
 	Owner       ProjectHeaderOwnerUser              `json:"owner"`
 	Members     []ProjectHeaderMembersProjectMember `json:"members"`
+	TaskCounts  ProjectHeaderTaskCounts             `json:"taskCounts"`
 }
 
 // GetId returns ProjectHeader.Id, and is useful for accessing the field via an interface.
@@ -922,6 +975,9 @@ func (v *ProjectHeader) GetOwner() ProjectHeaderOwnerUser { return v.Owner }
 
 // GetMembers returns ProjectHeader.Members, and is useful for accessing the field via an interface.
 func (v *ProjectHeader) GetMembers() []ProjectHeaderMembersProjectMember { return v.Members }
+
+// GetTaskCounts returns ProjectHeader.TaskCounts, and is useful for accessing the field via an interface.
+func (v *ProjectHeader) GetTaskCounts() ProjectHeaderTaskCounts { return v.TaskCounts }
 
 // ProjectHeaderMembersProjectMember includes the requested fields of the GraphQL type ProjectMember.
 type ProjectHeaderMembersProjectMember struct {
@@ -961,6 +1017,29 @@ func (v *ProjectHeaderOwnerUser) GetId() string { return v.Id }
 // GetName returns ProjectHeaderOwnerUser.Name, and is useful for accessing the field via an interface.
 func (v *ProjectHeaderOwnerUser) GetName() string { return v.Name }
 
+// ProjectHeaderTaskCounts includes the requested fields of the GraphQL type TaskCounts.
+// The GraphQL type's documentation follows.
+//
+// How many of a project's tasks are in each status; exact at every moment.
+type ProjectHeaderTaskCounts struct {
+	Total      int `json:"total"`
+	Todo       int `json:"todo"`
+	InProgress int `json:"inProgress"`
+	Done       int `json:"done"`
+}
+
+// GetTotal returns ProjectHeaderTaskCounts.Total, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetTotal() int { return v.Total }
+
+// GetTodo returns ProjectHeaderTaskCounts.Todo, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetTodo() int { return v.Todo }
+
+// GetInProgress returns ProjectHeaderTaskCounts.InProgress, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetInProgress() int { return v.InProgress }
+
+// GetDone returns ProjectHeaderTaskCounts.Done, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetDone() int { return v.Done }
+
 type ProjectRole string
 
 const (
@@ -983,6 +1062,8 @@ type TaskCard struct {
 	Version  int                   `json:"version"`
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 	Tags     []TaskCardTagsTag     `json:"tags"`
+	// How many comments the task has; exact at every moment.
+	CommentCount int `json:"commentCount"`
 }
 
 // GetId returns TaskCard.Id, and is useful for accessing the field via an interface.
@@ -1005,6 +1086,9 @@ func (v *TaskCard) GetAssignee() *TaskCardAssigneeUser { return v.Assignee }
 
 // GetTags returns TaskCard.Tags, and is useful for accessing the field via an interface.
 func (v *TaskCard) GetTags() []TaskCardTagsTag { return v.Tags }
+
+// GetCommentCount returns TaskCard.CommentCount, and is useful for accessing the field via an interface.
+func (v *TaskCard) GetCommentCount() int { return v.CommentCount }
 
 // TaskCardAssigneeUser includes the requested fields of the GraphQL type User.
 type TaskCardAssigneeUser struct {
@@ -1104,6 +1188,11 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetTags() []TaskCardTagsTa
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns TasksByTagTasksByTagTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *TasksByTagTasksByTagTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -1145,6 +1234,8 @@ type __premarshalTasksByTagTasksByTagTaskConnectionNodesTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *TasksByTagTasksByTagTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -1166,6 +1257,7 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTask) __premarshalJSON() (*__pre
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -1340,6 +1432,12 @@ fragment ProjectHeader on Project {
 			name
 		}
 	}
+	taskCounts {
+		total
+		todo
+		inProgress
+		done
+	}
 }
 `
 
@@ -1391,6 +1489,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 
@@ -1490,6 +1589,12 @@ fragment ProjectHeader on Project {
 			name
 		}
 	}
+	taskCounts {
+		total
+		todo
+		inProgress
+		done
+	}
 }
 fragment TaskCard on Task {
 	id
@@ -1504,6 +1609,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 
@@ -1559,6 +1665,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 
@@ -1621,6 +1728,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 
