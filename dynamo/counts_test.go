@@ -31,8 +31,8 @@ func (w *writeTap) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...
 // the index entries its writes touch.
 type writeCost struct {
 	checks, puts, updates, deletes int // items of its transactions (or single puts)
-	indexWrites                     int // GSI entries written (1 per GSI of each written item)
-	updated                         []string
+	indexWrites                    int // GSI entries written (1 per GSI of each written item)
+	updated                        []string
 }
 
 // gsisOf is how many GSIs an item of that key has entries in (every GSI
