@@ -335,9 +335,10 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 	}
 }
 
-// Concurrent writers: comments on one task, new tasks and status changes in
-// one project, renames of the project (a whole write the counters must not
-// lose to), all at once. Whatever succeeded is counted exactly once.
+// Concurrent writers: comments on one task and new titles for it (a whole
+// write of the task the comment count must not lose to), new tasks and
+// status changes in one project and renames of the project (a whole write
+// of the project), all at once. Whatever succeeded is counted exactly once.
 func TestCountsUnderConcurrentWriters(t *testing.T) {
 	e := testenv.New(t)
 	s := e.MustSeed()
@@ -358,8 +359,10 @@ func TestCountsUnderConcurrentWriters(t *testing.T) {
 		}
 	}
 	for i := range 12 {
-		wg.Add(3)
+		wg.Add(4)
 		go run("comment", []string{"alice", "bob", "carol"}[i%3], cntComment, map[string]any{"id": form})
+		go run("retitle", "bob", `mutation($id: ID!, $t: String!) { updateTask(input: {id: $id, title: $t}) { id } }`,
+			map[string]any{"id": form, "t": fmt.Sprintf("Signup %d", i)})
 		go run("create", "bob", cntCreate, map[string]any{"p": web})
 		go run("rename", "alice", `mutation($id: ID!, $n: String!) { updateProject(input: {id: $id, name: $n}) { id } }`,
 			map[string]any{"id": web, "n": fmt.Sprintf("Web %d", i)})
@@ -369,7 +372,7 @@ func TestCountsUnderConcurrentWriters(t *testing.T) {
 		go run("status", "carol", cntStatus, map[string]any{"id": s.Task(title).ID, "s": "DONE"})
 	}
 	wg.Wait()
-	if ok["comment"] == 0 || ok["create"] == 0 || ok["rename"] == 0 {
+	if ok["comment"] == 0 || ok["create"] == 0 || ok["rename"] == 0 || ok["retitle"] == 0 {
 		t.Fatalf("nothing of a kind succeeded: %v", ok)
 	}
 	want := countsView{Total: 6, Todo: 4, InProgress: 1, Done: 1}
