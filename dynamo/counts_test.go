@@ -109,9 +109,13 @@ func TestCounterWriteCost(t *testing.T) {
 				t.Fatalf("%s: %v", op, err)
 			}
 			w := tap.cost()
-			wcu := 2*(w.puts+w.updates+w.deletes) + w.indexWrites // items ≤ 1 KB: 2 WCU a transactional write, 1 an index write
+			// Items ≤ 1 KB, by the rules of graph/capacity_test.go's
+			// estimateUnits: 2 WCU for every item of a transaction (a
+			// ConditionCheck too), 1 for a single put and for each index
+			// write.
+			wcu := 2*(w.checks+w.puts+w.updates+w.deletes) + w.indexWrites
 			if len(tap.txns) == 0 {
-				wcu = w.puts + w.indexWrites // a single PutItem
+				wcu = w.puts + w.indexWrites
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", op, w.checks, w.puts, w.updates, w.deletes, w.indexWrites, wcu))
 			var counterUpdates int
