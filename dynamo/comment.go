@@ -3,54 +3,50 @@ package dynamo
 import (
 	"context"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
-var errCommentNotFound = Errorf(ENOTFOUND, "comment not found")
+var errCommentNotFound = domain.Errorf(domain.ENOTFOUND, "comment not found")
 
 // A comment is read by reference (CommentRef, Get).
 
 // CommentsOf is access pattern 5: a task's comments, oldest first. Returns
 // EINVALID, EUNAVAILABLE.
-func (s *Store) CommentsOf(ctx context.Context, taskID string, page Page) (*Conn[*Comment], error) {
-	t, err := ParseTaskID(taskID)
+func (s *Store) CommentsOf(ctx context.Context, taskID string, page domain.Page) (*domain.Conn[*domain.Comment], error) {
+	t, err := domain.ParseTaskID(taskID)
 	if err != nil {
 		return nil, err
 	}
-	return listAs[*Comment](ctx, s, commentsOfTask.of(taskPK(t)), page, nil)
-}
-
-// CommentInput adds a comment to a task.
-type CommentInput struct {
-	TaskID string
-	Body   string
+	return listAs[*domain.Comment](ctx, s, commentsOfTask.of(taskPK(t)), page, nil)
 }
 
 // AddComment adds the viewer's comment to a task they may see. Returns
 // EINVALID, ENOTFOUND.
-func (s *Store) AddComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
-	return once(ctx, s, func() (*Comment, error) {
-		tu, err := ParseTaskID(in.TaskID)
+func (s *Store) AddComment(ctx context.Context, viewer string, in domain.CommentInput) (*domain.Comment, error) {
+	return once(ctx, s, func() (*domain.Comment, error) {
+		tu, err := domain.ParseTaskID(in.TaskID)
 		if err != nil {
 			return nil, err
 		}
-		body, err := text("body", &in.Body)
+		body, err := domain.CleanText("body", &in.Body)
 		if err != nil {
 			return nil, err
 		}
 		if body == nil {
-			return nil, Errorf(EINVALID, "body must have 1 to %d characters after trimming", MaxTextLen)
+			return nil, domain.Errorf(domain.EINVALID, "body must have 1 to %d characters after trimming", domain.MaxTextLen)
 		}
-		return retryOnChange(ctx, concurrentChange, func() (*Comment, error) { return s.addComment(ctx, viewer, tu, *body) })
+		return retryOnChange(ctx, concurrentChange, func() (*domain.Comment, error) { return s.addComment(ctx, viewer, tu, *body) })
 	}, replayComment)
 }
 
-func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*Comment, error) {
+func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domain.Comment, error) {
 	task, _, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	c := &Comment{ID: commentID(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: body, CreatedAt: now}
+	c := &domain.Comment{ID: domain.CommentIDOf(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: body, CreatedAt: now}
 	pu := ulidOf(task.ProjectID)
 	var t txn
 	s.countComments(&t, task, task.CommentCount+1)
@@ -60,7 +56,7 @@ func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*Comme
 	t.result, t.project = c.ID, task.ProjectID
 	snap := *task // as this change leaves it: the count is conditioned on the one read
 	snap.CommentCount++
-	t.event = changeEvent(EventCommentAdded, task.ProjectID, c.ID, viewer, now, &snap, c, nil)
+	t.event = changeEvent(domain.EventCommentAdded, task.ProjectID, c.ID, viewer, now, &snap, c, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -77,7 +73,7 @@ func (s *Store) DeleteComment(ctx context.Context, viewer, id string) error {
 }
 
 func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
-	tu, cu, err := parseCommentID(id)
+	tu, cu, err := domain.SplitCommentID(id)
 	if err != nil {
 		return err
 	}
@@ -88,7 +84,7 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	if items[0] == nil {
 		return errCommentNotFound
 	}
-	c, err := decodeAs[*Comment](items[0])
+	c, err := decodeAs[*domain.Comment](items[0])
 	if err != nil {
 		return err
 	}
@@ -100,7 +96,7 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	projectCond := exists()
 	if c.AuthorID != viewer {
 		if p.OwnerID != viewer {
-			return Errorf(EFORBIDDEN, "only the comment's author or the project's owner may delete it")
+			return domain.Errorf(domain.EFORBIDDEN, "only the comment's author or the project's owner may delete it")
 		}
 		projectCond = ownedBy(viewer)
 	}
@@ -117,6 +113,6 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	// own TASK_UPDATED event reports.
 	snap := *task
 	snap.CommentCount--
-	t.event = changeEvent(EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, &snap, nil, nil)
+	t.event = changeEvent(domain.EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, &snap, nil, nil)
 	return s.commit(ctx, &t)
 }

@@ -1,7 +1,11 @@
 package dynamo
 
 import (
+	"bytes"
+	"context"
+	"github.com/taskgraph/taskgraph/domain"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -45,11 +49,11 @@ const (
 )
 
 // statusCountAttr is the project attribute that counts tasks of status st.
-func statusCountAttr(st TaskStatus) string {
+func statusCountAttr(st domain.TaskStatus) string {
 	switch st {
-	case StatusInProgress:
+	case domain.StatusInProgress:
 		return attrInProgressCount
-	case StatusDone:
+	case domain.StatusDone:
 		return attrDoneCount
 	}
 	return attrTodoCount
@@ -59,10 +63,10 @@ func statusCountAttr(st TaskStatus) string {
 // (status → change; zero changes are left out), on the condition that the
 // project exists (onFail otherwise). With no change at all it is only that
 // check.
-func (s *Store) countTasks(t *txn, pu string, delta map[TaskStatus]int, onFail error) {
+func (s *Store) countTasks(t *txn, pu string, delta map[domain.TaskStatus]int, onFail error) {
 	var upd expression.UpdateBuilder
 	changed := false
-	for _, st := range []TaskStatus{StatusTodo, StatusInProgress, StatusDone} {
+	for _, st := range []domain.TaskStatus{domain.StatusTodo, domain.StatusInProgress, domain.StatusDone} {
 		if d := delta[st]; d != 0 {
 			upd, changed = upd.Add(expression.Name(statusCountAttr(st)), expression.Value(d)), true
 		}
@@ -77,7 +81,7 @@ func (s *Store) countTasks(t *txn, pu string, delta map[TaskStatus]int, onFail e
 // countComments adds to t the change of a task's comment count from the
 // value read to to, on the condition that the task still exists with the
 // count read (errRetry otherwise: the caller reads again).
-func (s *Store) countComments(t *txn, task *Task, to int) {
+func (s *Store) countComments(t *txn, task *domain.Task, to int) {
 	cond := exists().And(expression.Name(attrCommentCount).Equal(expression.Value(task.CommentCount)))
 	t.update(s.table, taskKey(ulidOf(task.ID)), expression.Set(expression.Name(attrCommentCount), expression.Value(to)),
 		&cond, errRetry)
@@ -96,16 +100,16 @@ func taskAt(version, commentCount int) *expression.ConditionBuilder {
 // a whole table (a dump): loading one makes its counters right whatever
 // wrote it, including a version without counters.
 func recount(items []item) {
-	tasks := map[string]*TaskCounts{} // project id → counts
-	comments := map[string]int{}      // task id → count
+	tasks := map[string]*domain.TaskCounts{} // project id → counts
+	comments := map[string]int{}             // task id → count
 	for _, it := range items {
 		switch str(it, "type") {
 		case typeTask:
 			pid := str(it, "projectId")
 			if tasks[pid] == nil {
-				tasks[pid] = &TaskCounts{}
+				tasks[pid] = &domain.TaskCounts{}
 			}
-			*tasks[pid].of(TaskStatus(str(it, "status")))++
+			tasks[pid].Add(domain.TaskStatus(str(it, "status")), 1)
 		case typeComment:
 			comments[str(it, "taskId")]++
 		}
@@ -116,11 +120,50 @@ func recount(items []item) {
 		case typeProject:
 			c := tasks[str(it, "id")]
 			if c == nil {
-				c = &TaskCounts{}
+				c = &domain.TaskCounts{}
 			}
 			it[attrTodoCount], it[attrInProgressCount], it[attrDoneCount] = n(c.Todo), n(c.InProgress), n(c.Done)
 		case typeTask:
 			it[attrCommentCount] = n(comments[str(it, "id")])
 		}
 	}
+}
+
+// Recount counts the whole table's counters afresh from its items
+// (recount) and writes back the project and task items whose counters were
+// off, returning how many it wrote. It scans the table and writes whole
+// items: only for a table nothing else writes to meanwhile (the embedded
+// store once its journal is replayed at start, whose records a version
+// without counters may have written). Returns EUNAVAILABLE, EINTERNAL.
+func (s *Store) Recount(ctx context.Context) (int, error) {
+	var buf bytes.Buffer
+	if _, err := s.Export(ctx, &buf); err != nil {
+		return 0, err
+	}
+	items, err := ReadDump(&buf)
+	if err != nil {
+		return 0, domain.Errorf(domain.EINTERNAL, "reading the table back: %v", err)
+	}
+	counters := func(it item) string {
+		var b strings.Builder
+		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount} {
+			if n, ok := it[a].(*types.AttributeValueMemberN); ok {
+				b.WriteString(n.Value)
+			}
+			b.WriteByte('/')
+		}
+		return b.String()
+	}
+	before := make([]string, len(items))
+	for i, it := range items {
+		before[i] = counters(it)
+	}
+	recount(items)
+	var reqs []types.WriteRequest
+	for i, it := range items {
+		if counters(it) != before[i] {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+	}
+	return len(reqs), s.batchWrite(ctx, reqs)
 }

@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/taskgraph/taskgraph/domain"
 	"strings"
 	"testing"
 
@@ -130,4 +132,41 @@ func TestCounterWriteCost(t *testing.T) {
 		})
 	}
 	t.Logf("\n| mutation | checks | puts | updates | deletes | index writes | WCU |\n| --- | --: | --: | --: | --: | --: | --: |\n%s", strings.Join(rows, "\n"))
+}
+
+// Recount puts right every counter that is off or missing, and writes only
+// the items whose counters were off.
+func TestRecountRightsTheCounters(t *testing.T) {
+	ts := newTestStore(t)
+	d := ts.Demo(storeTestNow)
+	ts.mustImport(t, d)
+	ctx := context.Background()
+	if n, err := ts.Recount(ctx); err != nil || n != 0 {
+		t.Fatalf("Recount of a counted table = %d, %v; want 0, nil", n, err)
+	}
+	task, project := d.Tasks[0], d.Projects[0] // the task has comments
+	if task.CommentCount == 0 || project.TaskCounts.Total() == 0 {
+		t.Fatal("the demo's first task has no comments, or its first project no tasks")
+	}
+	tk, pk := taskToItem(task), projectToItem(project, 0)
+	delete(tk, attrCommentCount)
+	pk[attrTodoCount] = &types.AttributeValueMemberN{Value: "77"}
+	for _, it := range []item{tk, pk} {
+		if _, err := ts.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(ts.Table()), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := ts.Recount(ctx); err != nil || n != 2 {
+		t.Fatalf("Recount = %d, %v; want 2 items written, nil", n, err)
+	}
+	items, err := ts.getItems(ctx, []key{taskKey(ulidOf(task.ID)), projectKey(ulidOf(project.ID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotT, _ := decodeAs[*domain.Task](items[0])
+	gotP, _ := decodeAs[*domain.Project](items[1])
+	if gotT.CommentCount != task.CommentCount || gotP.TaskCounts != project.TaskCounts {
+		t.Errorf("after Recount: %d comments, counts %+v; want %d, %+v", gotT.CommentCount, gotP.TaskCounts,
+			task.CommentCount, project.TaskCounts)
+	}
 }

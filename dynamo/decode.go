@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Hand-written decoding of stored items into domain objects: what
@@ -28,23 +29,23 @@ func decode(m item) (any, error) {
 	var v any
 	switch typ {
 	case typeUser:
-		v = &User{ID: d.s(m, "id"), Name: d.s(m, "name"), Email: d.sp(m, "email"), CreatedAt: parseTime(d.s(m, "createdAt"))}
+		v = &domain.User{ID: d.s(m, "id"), Name: d.s(m, "name"), Email: d.sp(m, "email"), CreatedAt: parseTime(d.s(m, "createdAt"))}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeProject:
-		v = &Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
-			CreatedAt: parseTime(d.s(m, "createdAt")), TaskCounts: TaskCounts{Todo: d.n(m, attrTodoCount),
+		v = &domain.Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
+			CreatedAt: parseTime(d.s(m, "createdAt")), TaskCounts: domain.TaskCounts{Todo: d.n(m, attrTodoCount),
 				InProgress: d.n(m, attrInProgressCount), Done: d.n(m, attrDoneCount)}}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeMember:
-		v = &Member{ProjectID: d.s(m, "projectId"), UserID: d.s(m, "userId"), Role: Role(d.s(m, "role")),
+		v = &domain.Member{ProjectID: d.s(m, "projectId"), UserID: d.s(m, "userId"), Role: domain.Role(d.s(m, "role")),
 			JoinedAt: parseTime(d.s(m, "joinedAt"))}
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK")
 		d.n(m, "assignSeq")
 	case typeTask:
-		t := &Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
-			Status: TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
+		t := &domain.Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
+			Status: domain.TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
 			UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version"), CommentCount: d.n(m, attrCommentCount)}
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
 		due, assignee := d.s(m, "dueDate"), d.s(m, "assigneeId")
@@ -52,7 +53,7 @@ func decode(m item) (any, error) {
 			return nil, d.err
 		}
 		if due != "" {
-			dd, err := ParseDate(due)
+			dd, err := domain.ParseDate(due)
 			if err != nil {
 				return nil, err
 			}
@@ -66,7 +67,7 @@ func decode(m item) (any, error) {
 		}
 		v = t
 	case typeComment:
-		v = &Comment{ID: d.s(m, "id"), TaskID: d.s(m, "taskId"), AuthorID: d.s(m, "authorId"), Body: d.s(m, "body"),
+		v = &domain.Comment{ID: d.s(m, "id"), TaskID: d.s(m, "taskId"), AuthorID: d.s(m, "authorId"), Body: d.s(m, "body"),
 			CreatedAt: parseTime(d.s(m, "createdAt"))}
 		d.keys(m, "PK", "SK")
 	case typeTag:

@@ -18,7 +18,7 @@ import (
 	"unicode"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Limits on bearer tokens.
@@ -208,7 +208,7 @@ func (a *Authenticator) verify(header string) (string, time.Time, error) {
 	if claims.ExpiresAt.Sub(t) > limit+ClockSkew || claims.IssuedAt != nil && claims.ExpiresAt.Sub(claims.IssuedAt.Time) > limit {
 		return "", time.Time{}, fmt.Errorf("the token's lifetime exceeds this server's limit of %s", limit)
 	}
-	if dynamo.ValidUserID(claims.Subject) != nil {
+	if domain.ValidUserID(claims.Subject) != nil {
 		return "", time.Time{}, errors.New("the token's sub is not a valid user id")
 	}
 	return claims.Subject, claims.ExpiresAt.Time, nil

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -307,14 +308,14 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			form := s.Task("Fix the broken signup form").ID
-			if _, err := e.Store.CreateTask(ctx, "bob", dynamo.TaskInput{ProjectID: s.Project("Website relaunch").ID, Title: "x"}); err == nil {
+			if _, err := e.Store.CreateTask(ctx, "bob", domain.TaskInput{ProjectID: s.Project("Website relaunch").ID, Title: "x"}); err == nil {
 				t.Error("createTask on a cancelled context succeeded")
 			}
-			done := dynamo.StatusDone
-			if _, err := e.Store.UpdateTask(ctx, "bob", dynamo.TaskPatch{ID: form, Status: dynamo.Opt[*dynamo.TaskStatus]{Set: true, Value: &done}}); err == nil {
+			done := domain.StatusDone
+			if _, err := e.Store.UpdateTask(ctx, "bob", dynamo.TaskPatch{ID: form, Status: domain.Opt[*domain.TaskStatus]{Set: true, Value: &done}}); err == nil {
 				t.Error("updateTask on a cancelled context succeeded")
 			}
-			if _, err := e.Store.AddComment(ctx, "bob", dynamo.CommentInput{TaskID: form, Body: "x"}); err == nil {
+			if _, err := e.Store.AddComment(ctx, "bob", domain.CommentInput{TaskID: form, Body: "x"}); err == nil {
 				t.Error("addComment on a cancelled context succeeded")
 			}
 			if err := e.Store.DeleteTask(ctx, "bob", form); err == nil {

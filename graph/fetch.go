@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -12,8 +13,8 @@ import (
 
 // fetchProjectsOfUser reads a page of a user's projects: those that exist
 // and, for another user, that the viewer is a member of too.
-func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Project], error) {
-	keep := func(ctx context.Context, ms []*dynamo.Member) ([]bool, error) {
+func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*domain.Conn[*domain.Project], error) {
+	keep := func(ctx context.Context, ms []*domain.Member) ([]bool, error) {
 		ids := make([]string, len(ms))
 		for i, m := range ms {
 			ids[i] = m.ProjectID
@@ -32,8 +33,8 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.C
 	for i, m := range c.Items {
 		refs[i] = dynamo.ProjectRef(m.ProjectID)
 	}
-	items, err := loadAll[*dynamo.Project](ctx, l, refs)
-	return &dynamo.Conn[*dynamo.Project]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
+	items, err := loadAll[*domain.Project](ctx, l, refs)
+	return &domain.Conn[*domain.Project]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
 }
 
 // loadAll loads objects of one type, all in one batch.
@@ -56,8 +57,8 @@ func loadAll[T any](ctx context.Context, l *Loaders, refs []dynamo.Ref) ([]T, er
 // viewer may see: one Query per project of the viewer, merged by due date.
 // The projects' own items are read alongside the Queries (their visibility
 // is checked on the tasks found, so no round trip waits for it).
-func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
-	if _, err := dynamo.NormalizeTag(k.id); err != nil {
+func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
+	if _, err := domain.NormalizeTag(k.id); err != nil {
 		return nil, err
 	}
 	ids, err := l.ProjectIDsOfUser(ctx, l.viewer) // primes the viewer's memberships
@@ -72,7 +73,7 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*dynamo.Conn[
 		for i, id := range taskIDs {
 			refs[i] = dynamo.TaskRef(id)
 		}
-		tasks, err := loadSome[dynamo.Task](ctx, l, refs)
+		tasks, err := loadSome[domain.Task](ctx, l, refs)
 		if err != nil {
 			return nil, err
 		}
@@ -102,8 +103,8 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*dynamo.Conn[
 	for i, id := range c.Items {
 		refs[i] = dynamo.TaskRef(id)
 	}
-	items, err := loadAll[*dynamo.Task](ctx, l, refs)
-	return &dynamo.Conn[*dynamo.Task]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
+	items, err := loadAll[*domain.Task](ctx, l, refs)
+	return &domain.Conn[*domain.Task]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
 }
 
 // loadSome is loadAll with missing objects as nil.

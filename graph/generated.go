@@ -14,7 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -92,7 +92,7 @@ type ComplexityRoot struct {
 		Name        func(childComplexity int) int
 		Owner       func(childComplexity int) int
 		TaskCounts  func(childComplexity int) int
-		Tasks       func(childComplexity int, first *int, after *string, status *dynamo.TaskStatus) int
+		Tasks       func(childComplexity int, first *int, after *string, status *domain.TaskStatus) int
 	}
 
 	ProjectConnection struct {
@@ -181,7 +181,7 @@ type ComplexityRoot struct {
 		Email         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		Name          func(childComplexity int) int
-		OverdueTasks  func(childComplexity int, asOf *dynamo.Date, first *int, after *string) int
+		OverdueTasks  func(childComplexity int, asOf *domain.Date, first *int, after *string) int
 		Projects      func(childComplexity int, first *int, after *string) int
 	}
 }
@@ -191,64 +191,64 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type CommentResolver interface {
-	Author(ctx context.Context, obj *dynamo.Comment) (*dynamo.User, error)
-	Task(ctx context.Context, obj *dynamo.Comment) (*dynamo.Task, error)
+	Author(ctx context.Context, obj *domain.Comment) (*domain.User, error)
+	Task(ctx context.Context, obj *domain.Comment) (*domain.Task, error)
 }
 type MutationResolver interface {
-	UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*dynamo.User, error)
-	CreateProject(ctx context.Context, input model.CreateProjectInput) (*dynamo.Project, error)
-	UpdateProject(ctx context.Context, input model.UpdateProjectInput) (*dynamo.Project, error)
+	UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*domain.User, error)
+	CreateProject(ctx context.Context, input model.CreateProjectInput) (*domain.Project, error)
+	UpdateProject(ctx context.Context, input model.UpdateProjectInput) (*domain.Project, error)
 	DeleteProject(ctx context.Context, id string) (string, error)
-	AddProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error)
-	RemoveProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error)
-	CreateTask(ctx context.Context, input model.CreateTaskInput) (*dynamo.Task, error)
-	UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*dynamo.Task, error)
+	AddProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error)
+	RemoveProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error)
+	CreateTask(ctx context.Context, input model.CreateTaskInput) (*domain.Task, error)
+	UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*domain.Task, error)
 	DeleteTask(ctx context.Context, id string) (string, error)
-	AddComment(ctx context.Context, input model.AddCommentInput) (*dynamo.Comment, error)
+	AddComment(ctx context.Context, input model.AddCommentInput) (*domain.Comment, error)
 	DeleteComment(ctx context.Context, id string) (string, error)
 }
 type ProjectResolver interface {
-	Owner(ctx context.Context, obj *dynamo.Project) (*dynamo.User, error)
-	Members(ctx context.Context, obj *dynamo.Project) ([]*dynamo.Member, error)
+	Owner(ctx context.Context, obj *domain.Project) (*domain.User, error)
+	Members(ctx context.Context, obj *domain.Project) ([]*domain.Member, error)
 
-	Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, status *dynamo.TaskStatus) (*model.TaskConnection, error)
+	Tasks(ctx context.Context, obj *domain.Project, first *int, after *string, status *domain.TaskStatus) (*model.TaskConnection, error)
 }
 type ProjectEventResolver interface {
-	Actor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error)
+	Actor(ctx context.Context, obj *model.ProjectEvent) (*domain.User, error)
 
-	Task(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Task, error)
-	Comment(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Comment, error)
-	Project(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Project, error)
+	Task(ctx context.Context, obj *model.ProjectEvent) (*domain.Task, error)
+	Comment(ctx context.Context, obj *model.ProjectEvent) (*domain.Comment, error)
+	Project(ctx context.Context, obj *model.ProjectEvent) (*domain.Project, error)
 }
 type ProjectMemberResolver interface {
-	User(ctx context.Context, obj *dynamo.Member) (*dynamo.User, error)
+	User(ctx context.Context, obj *domain.Member) (*domain.User, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
-	Me(ctx context.Context) (*dynamo.User, error)
-	User(ctx context.Context, id string) (*dynamo.User, error)
-	Project(ctx context.Context, id string) (*dynamo.Project, error)
-	Task(ctx context.Context, id string) (*dynamo.Task, error)
+	Me(ctx context.Context) (*domain.User, error)
+	User(ctx context.Context, id string) (*domain.User, error)
+	Project(ctx context.Context, id string) (*domain.Project, error)
+	Task(ctx context.Context, id string) (*domain.Task, error)
 	TasksByTag(ctx context.Context, tag string, first *int, after *string) (*model.TaskConnection, error)
 }
 type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error)
 }
 type TagResolver interface {
-	Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error)
+	Tasks(ctx context.Context, obj *domain.Tag, first *int, after *string) (*model.TaskConnection, error)
 }
 type TaskResolver interface {
-	Project(ctx context.Context, obj *dynamo.Task) (*dynamo.Project, error)
-	Assignee(ctx context.Context, obj *dynamo.Task) (*dynamo.User, error)
+	Project(ctx context.Context, obj *domain.Task) (*domain.Project, error)
+	Assignee(ctx context.Context, obj *domain.Task) (*domain.User, error)
 
-	Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error)
+	Comments(ctx context.Context, obj *domain.Task, first *int, after *string) (*model.CommentConnection, error)
 }
 type UserResolver interface {
-	Email(ctx context.Context, obj *dynamo.User) (*string, error)
+	Email(ctx context.Context, obj *domain.User) (*string, error)
 
-	Projects(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.ProjectConnection, error)
-	AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.TaskConnection, error)
-	OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string) (*model.TaskConnection, error)
+	Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error)
+	AssignedTasks(ctx context.Context, obj *domain.User, first *int, after *string) (*model.TaskConnection, error)
+	OverdueTasks(ctx context.Context, obj *domain.User, asOf *domain.Date, first *int, after *string) (*model.TaskConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -519,7 +519,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Project.Tasks(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*dynamo.TaskStatus)), true
+		return e.ComplexityRoot.Project.Tasks(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*domain.TaskStatus)), true
 
 	case "ProjectConnection.edges":
 		if e.ComplexityRoot.ProjectConnection.Edges == nil {
@@ -899,7 +899,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.OverdueTasks(childComplexity, args["asOf"].(*dynamo.Date), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.OverdueTasks(childComplexity, args["asOf"].(*domain.Date), args["first"].(*int), args["after"].(*string)), true
 	case "User.projects":
 		if e.ComplexityRoot.User.Projects == nil {
 			break
@@ -1835,8 +1835,8 @@ func (ec *executionContext) field_Project_tasks_args(ctx context.Context, rawArg
 	}
 	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) (*dynamo.TaskStatus, error) {
-			return ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx, v)
+		func(ctx context.Context, v any) (*domain.TaskStatus, error) {
+			return ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2037,8 +2037,8 @@ func (ec *executionContext) field_User_overdueTasks_args(ctx context.Context, ra
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
-		func(ctx context.Context, v any) (*dynamo.Date, error) {
-			return ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, v)
+		func(ctx context.Context, v any) (*domain.Date, error) {
+			return ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2159,7 +2159,7 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2182,7 +2182,7 @@ func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2205,7 +2205,7 @@ func (ec *executionContext) fieldContext_Comment_body(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "String")
 }
 
-func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2217,8 +2217,8 @@ func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.C
 			return ec.Resolvers.Comment().Author(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2237,7 +2237,7 @@ func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_task(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_task(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2249,8 +2249,8 @@ func (ec *executionContext) _Comment_task(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Comment().Task(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2269,7 +2269,7 @@ func (ec *executionContext) fieldContext_Comment_task(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2336,8 +2336,8 @@ func (ec *executionContext) _CommentConnection_nodes(ctx context.Context, field 
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐCommentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐCommentᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2423,8 +2423,8 @@ func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2456,8 +2456,8 @@ func (ec *executionContext) _Mutation_updateProfile(ctx context.Context, field g
 			return ec.Resolvers.Mutation().UpdateProfile(ctx, fc.Args["input"].(model.UpdateProfileInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2500,8 +2500,8 @@ func (ec *executionContext) _Mutation_createProject(ctx context.Context, field g
 			return ec.Resolvers.Mutation().CreateProject(ctx, fc.Args["input"].(model.CreateProjectInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2544,8 +2544,8 @@ func (ec *executionContext) _Mutation_updateProject(ctx context.Context, field g
 			return ec.Resolvers.Mutation().UpdateProject(ctx, fc.Args["input"].(model.UpdateProjectInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2632,8 +2632,8 @@ func (ec *executionContext) _Mutation_addProjectMember(ctx context.Context, fiel
 			return ec.Resolvers.Mutation().AddProjectMember(ctx, fc.Args["projectId"].(string), fc.Args["userId"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2676,8 +2676,8 @@ func (ec *executionContext) _Mutation_removeProjectMember(ctx context.Context, f
 			return ec.Resolvers.Mutation().RemoveProjectMember(ctx, fc.Args["projectId"].(string), fc.Args["userId"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2720,8 +2720,8 @@ func (ec *executionContext) _Mutation_createTask(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().CreateTask(ctx, fc.Args["input"].(model.CreateTaskInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2764,8 +2764,8 @@ func (ec *executionContext) _Mutation_updateTask(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().UpdateTask(ctx, fc.Args["input"].(model.UpdateTaskInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2852,8 +2852,8 @@ func (ec *executionContext) _Mutation_addComment(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().AddComment(ctx, fc.Args["input"].(model.AddCommentInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2973,7 +2973,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2996,7 +2996,7 @@ func (ec *executionContext) fieldContext_Project_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Project", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Project_name(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_name(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3019,7 +3019,7 @@ func (ec *executionContext) fieldContext_Project_name(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_description(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_description(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3042,7 +3042,7 @@ func (ec *executionContext) fieldContext_Project_description(_ context.Context, 
 	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_owner(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_owner(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3054,8 +3054,8 @@ func (ec *executionContext) _Project_owner(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Project().Owner(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3074,7 +3074,7 @@ func (ec *executionContext) fieldContext_Project_owner(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_members(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_members(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3086,8 +3086,8 @@ func (ec *executionContext) _Project_members(ctx context.Context, field graphql.
 			return ec.Resolvers.Project().Members(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Member) graphql.Marshaler {
-			return ec.marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMemberᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Member) graphql.Marshaler {
+			return ec.marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMemberᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3106,7 +3106,7 @@ func (ec *executionContext) fieldContext_Project_members(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3129,7 +3129,7 @@ func (ec *executionContext) fieldContext_Project_createdAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Project", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Project_tasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_tasks(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3139,7 +3139,7 @@ func (ec *executionContext) _Project_tasks(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Project().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*dynamo.TaskStatus))
+			return ec.Resolvers.Project().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*domain.TaskStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -3173,7 +3173,7 @@ func (ec *executionContext) fieldContext_Project_tasks(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_taskCounts(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_taskCounts(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3185,8 +3185,8 @@ func (ec *executionContext) _Project_taskCounts(ctx context.Context, field graph
 			return obj.TaskCounts, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v dynamo.TaskCounts) graphql.Marshaler {
-			return ec.marshalNTaskCounts2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskCounts(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskCounts) graphql.Marshaler {
+			return ec.marshalNTaskCounts2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskCounts(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3249,8 +3249,8 @@ func (ec *executionContext) _ProjectConnection_nodes(ctx context.Context, field 
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProjectᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProjectᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3336,8 +3336,8 @@ func (ec *executionContext) _ProjectEdge_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3391,8 +3391,8 @@ func (ec *executionContext) _ProjectEvent_kind(ctx context.Context, field graphq
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v dynamo.EventKind) graphql.Marshaler {
-			return ec.marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.EventKind) graphql.Marshaler {
+			return ec.marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐEventKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3437,8 +3437,8 @@ func (ec *executionContext) _ProjectEvent_actor(ctx context.Context, field graph
 			return ec.Resolvers.ProjectEvent().Actor(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3515,8 +3515,8 @@ func (ec *executionContext) _ProjectEvent_task(ctx context.Context, field graphq
 			return ec.Resolvers.ProjectEvent().Task(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3547,8 +3547,8 @@ func (ec *executionContext) _ProjectEvent_comment(ctx context.Context, field gra
 			return ec.Resolvers.ProjectEvent().Comment(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
-			return ec.marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3579,8 +3579,8 @@ func (ec *executionContext) _ProjectEvent_project(ctx context.Context, field gra
 			return ec.Resolvers.ProjectEvent().Project(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3599,7 +3599,7 @@ func (ec *executionContext) fieldContext_ProjectEvent_project(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _ProjectMember_user(ctx context.Context, field graphql.CollectedField, obj *dynamo.Member) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectMember_user(ctx context.Context, field graphql.CollectedField, obj *domain.Member) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3611,8 +3611,8 @@ func (ec *executionContext) _ProjectMember_user(ctx context.Context, field graph
 			return ec.Resolvers.ProjectMember().User(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3631,7 +3631,7 @@ func (ec *executionContext) fieldContext_ProjectMember_user(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _ProjectMember_role(ctx context.Context, field graphql.CollectedField, obj *dynamo.Member) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectMember_role(ctx context.Context, field graphql.CollectedField, obj *domain.Member) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3643,8 +3643,8 @@ func (ec *executionContext) _ProjectMember_role(ctx context.Context, field graph
 			return obj.Role, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v dynamo.Role) graphql.Marshaler {
-			return ec.marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.Role) graphql.Marshaler {
+			return ec.marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐRole(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3710,8 +3710,8 @@ func (ec *executionContext) _Query_me(ctx context.Context, field graphql.Collect
 			return ec.Resolvers.Query().Me(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3743,8 +3743,8 @@ func (ec *executionContext) _Query_user(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().User(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3787,8 +3787,8 @@ func (ec *executionContext) _Query_project(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().Project(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3831,8 +3831,8 @@ func (ec *executionContext) _Query_task(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().Task(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4026,7 +4026,7 @@ func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.
 	return fc, nil
 }
 
-func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *dynamo.Tag) (ret graphql.Marshaler) {
+func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *domain.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4049,7 +4049,7 @@ func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
 }
 
-func (ec *executionContext) _Tag_tasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.Tag) (ret graphql.Marshaler) {
+func (ec *executionContext) _Tag_tasks(ctx context.Context, field graphql.CollectedField, obj *domain.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4093,7 +4093,7 @@ func (ec *executionContext) fieldContext_Tag_tasks(ctx context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4116,7 +4116,7 @@ func (ec *executionContext) fieldContext_Task_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Task", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Task_title(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_title(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4139,7 +4139,7 @@ func (ec *executionContext) fieldContext_Task_title(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
 }
 
-func (ec *executionContext) _Task_description(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_description(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4162,7 +4162,7 @@ func (ec *executionContext) fieldContext_Task_description(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
 }
 
-func (ec *executionContext) _Task_status(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_status(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4174,8 +4174,8 @@ func (ec *executionContext) _Task_status(ctx context.Context, field graphql.Coll
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v dynamo.TaskStatus) graphql.Marshaler {
-			return ec.marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskStatus) graphql.Marshaler {
+			return ec.marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4185,7 +4185,7 @@ func (ec *executionContext) fieldContext_Task_status(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Task", field, false, false, "TaskStatus")
 }
 
-func (ec *executionContext) _Task_dueDate(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_dueDate(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4197,8 +4197,8 @@ func (ec *executionContext) _Task_dueDate(ctx context.Context, field graphql.Col
 			return obj.DueDate, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Date) graphql.Marshaler {
-			return ec.marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Date) graphql.Marshaler {
+			return ec.marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4208,7 +4208,7 @@ func (ec *executionContext) fieldContext_Task_dueDate(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Date")
 }
 
-func (ec *executionContext) _Task_project(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_project(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4220,8 +4220,8 @@ func (ec *executionContext) _Task_project(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Task().Project(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4240,7 +4240,7 @@ func (ec *executionContext) fieldContext_Task_project(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_assignee(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_assignee(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4252,8 +4252,8 @@ func (ec *executionContext) _Task_assignee(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Task().Assignee(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4272,7 +4272,7 @@ func (ec *executionContext) fieldContext_Task_assignee(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_tags(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_tags(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4284,8 +4284,8 @@ func (ec *executionContext) _Task_tags(ctx context.Context, field graphql.Collec
 			return obj.TagList(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Tag) graphql.Marshaler {
-			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTagᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTagᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4304,7 +4304,7 @@ func (ec *executionContext) fieldContext_Task_tags(_ context.Context, field grap
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_comments(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_comments(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4348,7 +4348,7 @@ func (ec *executionContext) fieldContext_Task_comments(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4371,7 +4371,7 @@ func (ec *executionContext) fieldContext_Task_createdAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Task_updatedAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4394,7 +4394,7 @@ func (ec *executionContext) fieldContext_Task_updatedAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Task_version(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_version(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4417,7 +4417,7 @@ func (ec *executionContext) fieldContext_Task_version(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Task_commentCount(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_commentCount(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4484,8 +4484,8 @@ func (ec *executionContext) _TaskConnection_nodes(ctx context.Context, field gra
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4536,7 +4536,7 @@ func (ec *executionContext) fieldContext_TaskConnection_pageInfo(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _TaskCounts_total(ctx context.Context, field graphql.CollectedField, obj *dynamo.TaskCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _TaskCounts_total(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4559,7 +4559,7 @@ func (ec *executionContext) fieldContext_TaskCounts_total(_ context.Context, fie
 	return graphql.NewScalarFieldContext("TaskCounts", field, true, false, "Int")
 }
 
-func (ec *executionContext) _TaskCounts_todo(ctx context.Context, field graphql.CollectedField, obj *dynamo.TaskCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _TaskCounts_todo(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4582,7 +4582,7 @@ func (ec *executionContext) fieldContext_TaskCounts_todo(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TaskCounts_inProgress(ctx context.Context, field graphql.CollectedField, obj *dynamo.TaskCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _TaskCounts_inProgress(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4605,7 +4605,7 @@ func (ec *executionContext) fieldContext_TaskCounts_inProgress(_ context.Context
 	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
 }
 
-func (ec *executionContext) _TaskCounts_done(ctx context.Context, field graphql.CollectedField, obj *dynamo.TaskCounts) (ret graphql.Marshaler) {
+func (ec *executionContext) _TaskCounts_done(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4663,8 +4663,8 @@ func (ec *executionContext) _TaskEdge_node(ctx context.Context, field graphql.Co
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4683,7 +4683,7 @@ func (ec *executionContext) fieldContext_TaskEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4706,7 +4706,7 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("User", field, false, false, "ID")
 }
 
-func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4729,7 +4729,7 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
-func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4752,7 +4752,7 @@ func (ec *executionContext) fieldContext_User_email(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("User", field, true, true, "String")
 }
 
-func (ec *executionContext) _User_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4775,7 +4775,7 @@ func (ec *executionContext) fieldContext_User_createdAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("User", field, false, false, "Time")
 }
 
-func (ec *executionContext) _User_projects(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_projects(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4819,7 +4819,7 @@ func (ec *executionContext) fieldContext_User_projects(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _User_assignedTasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_assignedTasks(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4863,7 +4863,7 @@ func (ec *executionContext) fieldContext_User_assignedTasks(ctx context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _User_overdueTasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_overdueTasks(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4873,7 +4873,7 @@ func (ec *executionContext) _User_overdueTasks(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().OverdueTasks(ctx, obj, fc.Args["asOf"].(*dynamo.Date), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().OverdueTasks(ctx, obj, fc.Args["asOf"].(*domain.Date), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -6119,7 +6119,7 @@ func (ec *executionContext) unmarshalInputCreateTaskInput(ctx context.Context, o
 			it.Description = graphql.OmittableOf(data)
 		case "dueDate":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dueDate"))
-			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, v)
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6301,14 +6301,14 @@ func (ec *executionContext) unmarshalInputUpdateTaskInput(ctx context.Context, o
 			it.Description = graphql.OmittableOf(data)
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx, v)
+			data, err := ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Status = graphql.OmittableOf(data)
 		case "dueDate":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dueDate"))
-			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, v)
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6359,30 +6359,30 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case dynamo.User:
+	case domain.User:
 		return ec._User(ctx, sel, &obj)
-	case *dynamo.User:
+	case *domain.User:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
-	case dynamo.Task:
+	case domain.Task:
 		return ec._Task(ctx, sel, &obj)
-	case *dynamo.Task:
+	case *domain.Task:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Task(ctx, sel, obj)
-	case dynamo.Project:
+	case domain.Project:
 		return ec._Project(ctx, sel, &obj)
-	case *dynamo.Project:
+	case *domain.Project:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Project(ctx, sel, obj)
-	case dynamo.Comment:
+	case domain.Comment:
 		return ec._Comment(ctx, sel, &obj)
-	case *dynamo.Comment:
+	case *domain.Comment:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -6402,7 +6402,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 var commentImplementors = []string{"Comment", "Node"}
 
-func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *domain.Comment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6689,7 +6689,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var projectImplementors = []string{"Project", "Node"}
 
-func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *domain.Project) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6918,7 +6918,7 @@ func (ec *executionContext) _ProjectEvent(ctx context.Context, sel ast.Selection
 
 var projectMemberImplementors = []string{"ProjectMember"}
 
-func (ec *executionContext) _ProjectMember(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Member) graphql.Marshaler {
+func (ec *executionContext) _ProjectMember(ctx context.Context, sel ast.SelectionSet, obj *domain.Member) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectMemberImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7063,7 +7063,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 
 var tagImplementors = []string{"Tag"}
 
-func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Tag) graphql.Marshaler {
+func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *domain.Tag) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, tagImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7102,7 +7102,7 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 
 var taskImplementors = []string{"Task", "Node"}
 
-func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj *domain.Task) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, taskImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7241,7 +7241,7 @@ func (ec *executionContext) _TaskConnection(ctx context.Context, sel ast.Selecti
 
 var taskCountsImplementors = []string{"TaskCounts"}
 
-func (ec *executionContext) _TaskCounts(ctx context.Context, sel ast.SelectionSet, obj *dynamo.TaskCounts) graphql.Marshaler {
+func (ec *executionContext) _TaskCounts(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskCounts) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, taskCountsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7327,7 +7327,7 @@ func (ec *executionContext) _TaskEdge(ctx context.Context, sel ast.SelectionSet,
 
 var userImplementors = []string{"User", "Node"}
 
-func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *dynamo.User) graphql.Marshaler {
+func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *domain.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7773,11 +7773,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Comment) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, sel, v[i])
+		return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7789,7 +7789,7 @@ func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtas
 	return ret
 }
 
-func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx context.Context, sel ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx context.Context, sel ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Comment!")
 		return graphql.Null
@@ -7875,11 +7875,11 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Project) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, sel, v[i])
+		return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7891,7 +7891,7 @@ func (ec *executionContext) marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtas
 	return ret
 }
 
-func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx context.Context, sel ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx context.Context, sel ast.SelectionSet, v *domain.Project) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Project!")
 		return graphql.Null
@@ -7939,12 +7939,12 @@ func (ec *executionContext) marshalNProjectEvent2ᚖgithubᚗcomᚋtaskgraphᚋt
 	return ec._ProjectEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx context.Context, v any) (dynamo.EventKind, error) {
+func (ec *executionContext) unmarshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐEventKind(ctx context.Context, v any) (domain.EventKind, error) {
 	res, err := model.UnmarshalProjectEventKind(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx context.Context, sel ast.SelectionSet, v dynamo.EventKind) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐEventKind(ctx context.Context, sel ast.SelectionSet, v domain.EventKind) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalProjectEventKind(v)
 	if res == graphql.Null {
@@ -7953,11 +7953,11 @@ func (ec *executionContext) marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋ
 	return res
 }
 
-func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Member) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Member) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMember(ctx, sel, v[i])
+		return ec.marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMember(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7969,7 +7969,7 @@ func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraph
 	return ret
 }
 
-func (ec *executionContext) marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMember(ctx context.Context, sel ast.SelectionSet, v *dynamo.Member) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMember(ctx context.Context, sel ast.SelectionSet, v *domain.Member) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ProjectMember!")
 		return graphql.Null
@@ -7977,12 +7977,12 @@ func (ec *executionContext) marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋ
 	return ec._ProjectMember(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx context.Context, v any) (dynamo.Role, error) {
+func (ec *executionContext) unmarshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐRole(ctx context.Context, v any) (domain.Role, error) {
 	res, err := model.UnmarshalProjectRole(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx context.Context, sel ast.SelectionSet, v dynamo.Role) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐRole(ctx context.Context, sel ast.SelectionSet, v domain.Role) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalProjectRole(v)
 	if res == graphql.Null {
@@ -8005,11 +8005,11 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
-func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Tag) graphql.Marshaler {
+func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Tag) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTag(ctx, sel, v[i])
+		return ec.marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTag(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8021,7 +8021,7 @@ func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgra
 	return ret
 }
 
-func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTag(ctx context.Context, sel ast.SelectionSet, v *dynamo.Tag) graphql.Marshaler {
+func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTag(ctx context.Context, sel ast.SelectionSet, v *domain.Tag) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Tag!")
 		return graphql.Null
@@ -8029,11 +8029,11 @@ func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph�
 	return ec._Tag(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, sel, v[i])
+		return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8045,7 +8045,7 @@ func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgr
 	return ret
 }
 
-func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx context.Context, sel ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx context.Context, sel ast.SelectionSet, v *domain.Task) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Task!")
 		return graphql.Null
@@ -8061,7 +8061,7 @@ func (ec *executionContext) marshalNTaskConnection2ᚖgithubᚗcomᚋtaskgraph�
 	return ec._TaskConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTaskCounts2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskCounts(ctx context.Context, sel ast.SelectionSet, v dynamo.TaskCounts) graphql.Marshaler {
+func (ec *executionContext) marshalNTaskCounts2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskCounts(ctx context.Context, sel ast.SelectionSet, v domain.TaskCounts) graphql.Marshaler {
 	return ec._TaskCounts(ctx, sel, &v)
 }
 
@@ -8089,12 +8089,12 @@ func (ec *executionContext) marshalNTaskEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 	return ec._TaskEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, v any) (dynamo.TaskStatus, error) {
+func (ec *executionContext) unmarshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, v any) (domain.TaskStatus, error) {
 	res, err := model.UnmarshalTaskStatus(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v dynamo.TaskStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v domain.TaskStatus) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalTaskStatus(v)
 	if res == graphql.Null {
@@ -8132,7 +8132,7 @@ func (ec *executionContext) unmarshalNUpdateTaskInput2githubᚗcomᚋtaskgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx context.Context, sel ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx context.Context, sel ast.SelectionSet, v *domain.User) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "User!")
 		return graphql.Null
@@ -8312,14 +8312,14 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx context.Context, sel ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx context.Context, sel ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Comment(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx context.Context, v any) (*dynamo.Date, error) {
+func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx context.Context, v any) (*domain.Date, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -8327,7 +8327,7 @@ func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgra
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx context.Context, sel ast.SelectionSet, v *dynamo.Date) graphql.Marshaler {
+func (ec *executionContext) marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx context.Context, sel ast.SelectionSet, v *domain.Date) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -8380,7 +8380,7 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx context.Context, sel ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx context.Context, sel ast.SelectionSet, v *domain.Project) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -8440,14 +8440,14 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx context.Context, sel ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx context.Context, sel ast.SelectionSet, v *domain.Task) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, v any) (*dynamo.TaskStatus, error) {
+func (ec *executionContext) unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, v any) (*domain.TaskStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -8455,7 +8455,7 @@ func (ec *executionContext) unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋt
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v *dynamo.TaskStatus) graphql.Marshaler {
+func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v *domain.TaskStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -8465,7 +8465,7 @@ func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtas
 	return res
 }
 
-func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx context.Context, sel ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
+func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx context.Context, sel ast.SelectionSet, v *domain.User) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

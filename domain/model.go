@@ -1,4 +1,4 @@
-package dynamo
+package domain
 
 import (
 	"time"
@@ -21,7 +21,7 @@ type Project struct {
 	CreatedAt   time.Time
 	// TaskCounts is how many of the project's tasks are in each status:
 	// counters on the project's item, kept by the transactions that
-	// create, delete and change the status of its tasks (counts.go).
+	// create, delete and change the status of its tasks (dynamo/counts.go).
 	TaskCounts TaskCounts
 }
 
@@ -35,15 +35,17 @@ type TaskCounts struct {
 // Total is how many tasks the project has.
 func (c TaskCounts) Total() int { return c.Todo + c.InProgress + c.Done }
 
-// of returns the counter of a status.
-func (c *TaskCounts) of(s TaskStatus) *int {
-	switch s {
+// Add adds d to the count of status st (a status that is none of the
+// three counts as TODO).
+func (c *TaskCounts) Add(st TaskStatus, d int) {
+	switch st {
 	case StatusInProgress:
-		return &c.InProgress
+		c.InProgress += d
 	case StatusDone:
-		return &c.Done
+		c.Done += d
+	default:
+		c.Todo += d
 	}
-	return &c.Todo
 }
 
 // Role is a member's role in a project.
