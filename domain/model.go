@@ -19,6 +19,33 @@ type Project struct {
 	Description *string
 	OwnerID     string
 	CreatedAt   time.Time
+	// TaskCounts is how many of the project's tasks are in each status:
+	// counters on the project's item, kept by the transactions that
+	// create, delete and change the status of its tasks (dynamo/counts.go).
+	TaskCounts TaskCounts
+}
+
+// TaskCounts is how many of a project's tasks are in each status.
+type TaskCounts struct {
+	Todo       int
+	InProgress int
+	Done       int
+}
+
+// Total is how many tasks the project has.
+func (c TaskCounts) Total() int { return c.Todo + c.InProgress + c.Done }
+
+// Add adds d to the count of status st (a status that is none of the
+// three counts as TODO).
+func (c *TaskCounts) Add(st TaskStatus, d int) {
+	switch st {
+	case StatusInProgress:
+		c.InProgress += d
+	case StatusDone:
+		c.Done += d
+	default:
+		c.Todo += d
+	}
 }
 
 // Role is a member's role in a project.
@@ -71,6 +98,9 @@ type Task struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	Version     int
+	// CommentCount is how many comments the task has: a counter on the
+	// task's item, kept by the transactions that add and delete them.
+	CommentCount int
 }
 
 // Comment is a member's remark on a task.

@@ -24,35 +24,39 @@ func (s *Store) CommentsOf(ctx context.Context, taskID string, page domain.Page)
 // AddComment adds the viewer's comment to a task they may see. Returns
 // EINVALID, ENOTFOUND.
 func (s *Store) AddComment(ctx context.Context, viewer string, in domain.CommentInput) (*domain.Comment, error) {
-	return once(ctx, s, func() (*domain.Comment, error) { return s.addComment(ctx, viewer, in) }, replayComment)
+	return once(ctx, s, func() (*domain.Comment, error) {
+		tu, err := domain.ParseTaskID(in.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		body, err := domain.CleanText("body", &in.Body)
+		if err != nil {
+			return nil, err
+		}
+		if body == nil {
+			return nil, domain.Errorf(domain.EINVALID, "body must have 1 to %d characters after trimming", domain.MaxTextLen)
+		}
+		return retryOnChange(ctx, concurrentChange, func() (*domain.Comment, error) { return s.addComment(ctx, viewer, tu, *body) })
+	}, replayComment)
 }
 
-func (s *Store) addComment(ctx context.Context, viewer string, in domain.CommentInput) (*domain.Comment, error) {
-	tu, err := domain.ParseTaskID(in.TaskID)
-	if err != nil {
-		return nil, err
-	}
-	body, err := domain.CleanText("body", &in.Body)
-	if err != nil {
-		return nil, err
-	}
-	if body == nil {
-		return nil, domain.Errorf(domain.EINVALID, "body must have 1 to %d characters after trimming", domain.MaxTextLen)
-	}
+func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domain.Comment, error) {
 	task, _, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	c := &domain.Comment{ID: domain.CommentIDOf(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: *body, CreatedAt: now}
+	c := &domain.Comment{ID: domain.CommentIDOf(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: body, CreatedAt: now}
 	pu := ulidOf(task.ProjectID)
 	var t txn
-	t.check(s.table, taskKey(tu), exists(), errTaskNotFound)
+	s.countComments(&t, task, task.CommentCount+1)
 	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 	t.put(s.table, commentToItem(c), ptr(absent()), nil)
 	t.result, t.project = c.ID, task.ProjectID
-	t.event = changeEvent(domain.EventCommentAdded, task.ProjectID, c.ID, viewer, now, task, c, nil)
+	snap := *task // as this change leaves it: the count is conditioned on the one read
+	snap.CommentCount++
+	t.event = changeEvent(domain.EventCommentAdded, task.ProjectID, c.ID, viewer, now, &snap, c, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -62,7 +66,9 @@ func (s *Store) addComment(ctx context.Context, viewer string, in domain.Comment
 // DeleteComment deletes a comment; its author or the project's owner only.
 // Returns EINVALID, ENOTFOUND, EFORBIDDEN.
 func (s *Store) DeleteComment(ctx context.Context, viewer, id string) error {
-	_, err := once(ctx, s, func() (string, error) { return id, s.deleteComment(ctx, viewer, id) }, replayDeleted())
+	_, err := once(ctx, s, func() (string, error) {
+		return retryOnChange(ctx, concurrentChange, func() (string, error) { return id, s.deleteComment(ctx, viewer, id) })
+	}, replayDeleted())
 	return err
 }
 
@@ -96,14 +102,17 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	}
 	var t txn
 	t.del(s.table, commentKey(tu, cu), ptr(exists()), errCommentNotFound)
-	t.check(s.table, taskKey(tu), exists(), errCommentNotFound)
+	s.countComments(&t, task, task.CommentCount-1)
 	t.check(s.table, projectKey(pu), projectCond, errCommentNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
 	t.result, t.project = id, task.ProjectID
 	// The task snapshot is the one read above to check access: no extra
-	// read. The task check in the transaction proves it still exists; a
+	// read. The count's condition in the transaction proves it still
+	// exists with the count read, so the snapshot's count is exact; a
 	// concurrent update may have moved its version on, which the task's
 	// own TASK_UPDATED event reports.
-	t.event = changeEvent(domain.EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, task, nil, nil)
+	snap := *task
+	snap.CommentCount--
+	t.event = changeEvent(domain.EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, &snap, nil, nil)
 	return s.commit(ctx, &t)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -19,11 +18,13 @@ type Dataset struct {
 }
 
 // Import writes a dataset with BatchWriteItem (no transactions, so it also
-// runs on stores without them). It trusts its input: it is for data made by
-// this program, not by clients. Returns EUNAVAILABLE, EINTERNAL.
+// runs on stores without them), with the counters of its projects and
+// tasks counted from the dataset (recount). It trusts its input: it is for
+// data made by this program, not by clients. Returns EUNAVAILABLE,
+// EINTERNAL.
 func (s *Store) Import(ctx context.Context, d *Dataset) error {
-	var reqs []types.WriteRequest
-	add := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
+	var items []item
+	add := func(it item) { items = append(items, it) }
 	for _, u := range d.Users {
 		add(userToItem(u, 0))
 	}
@@ -42,7 +43,7 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	for _, c := range d.Comments {
 		add(commentToItem(c))
 	}
-	return s.batchWrite(ctx, reqs)
+	return s.PutItems(ctx, items)
 }
 
 // DatasetBuilder makes a Dataset with ids issued like the server's.
@@ -81,7 +82,8 @@ func (b *DatasetBuilder) Project(name, desc string, owner *domain.User, members 
 	return p
 }
 
-// Task adds a task; due is nil for none, assignee nil for nobody.
+// Task adds a task (counted in p's TaskCounts); due is nil for none,
+// assignee nil for nobody.
 func (b *DatasetBuilder) Task(p *domain.Project, title string, status domain.TaskStatus, due *domain.Date, assignee *domain.User, tags ...string) *domain.Task {
 	t := &domain.Task{ID: domain.TaskIDOf(b.s.ids.next(b.now)), ProjectID: p.ID, Title: title, Status: status, DueDate: due,
 		Tags: tags, CreatedAt: b.now, UpdatedAt: b.now, Version: 1}
@@ -91,13 +93,15 @@ func (b *DatasetBuilder) Task(p *domain.Project, title string, status domain.Tas
 	if assignee != nil {
 		t.AssigneeID = &assignee.ID
 	}
+	p.TaskCounts.Add(status, 1) // as Import will count it
 	b.D.Tasks = append(b.D.Tasks, t)
 	return t
 }
 
-// Comment adds a comment by author on t.
+// Comment adds a comment by author on t (counted in its CommentCount).
 func (b *DatasetBuilder) Comment(t *domain.Task, author *domain.User, body string) *domain.Comment {
 	c := &domain.Comment{ID: domain.CommentIDOf(ulidOf(t.ID), b.s.ids.next(b.now)), TaskID: t.ID, AuthorID: author.ID, Body: body, CreatedAt: b.now}
+	t.CommentCount++
 	b.D.Comments = append(b.D.Comments, c)
 	return c
 }

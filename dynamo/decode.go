@@ -34,7 +34,8 @@ func decode(m item) (any, error) {
 		d.n(m, "rev")
 	case typeProject:
 		v = &domain.Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
-			CreatedAt: parseTime(d.s(m, "createdAt"))}
+			CreatedAt: parseTime(d.s(m, "createdAt")), TaskCounts: domain.TaskCounts{Todo: d.n(m, attrTodoCount),
+				InProgress: d.n(m, attrInProgressCount), Done: d.n(m, attrDoneCount)}}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeMember:
@@ -45,7 +46,7 @@ func decode(m item) (any, error) {
 	case typeTask:
 		t := &domain.Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
 			Status: domain.TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
-			UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version")}
+			UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version"), CommentCount: d.n(m, attrCommentCount)}
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
 		due, assignee := d.s(m, "dueDate"), d.s(m, "assigneeId")
 		if d.err != nil {

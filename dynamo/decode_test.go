@@ -39,7 +39,8 @@ func decodeReflect(m item) (any, error) {
 			return nil, err
 		}
 		return &domain.Project{ID: it.ID, Name: it.Name, Description: it.Description, OwnerID: it.OwnerID,
-			CreatedAt: parseTime(it.CreatedAt)}, nil
+			CreatedAt: parseTime(it.CreatedAt), TaskCounts: domain.TaskCounts{Todo: it.TodoCount, InProgress: it.InProgressCount,
+				Done: it.DoneCount}}, nil
 	case typeMember:
 		var it memberItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
@@ -53,7 +54,7 @@ func decodeReflect(m item) (any, error) {
 		}
 		t := &domain.Task{ID: it.ID, ProjectID: it.Project, Title: it.Title, Description: it.Description,
 			Status: domain.TaskStatus(it.Status), Tags: it.Tags, CreatedAt: parseTime(it.CreatedAt),
-			UpdatedAt: parseTime(it.UpdatedAt), Version: it.Version}
+			UpdatedAt: parseTime(it.UpdatedAt), Version: it.Version, CommentCount: it.CommentCount}
 		if it.DueDate != "" {
 			d, err := domain.ParseDate(it.DueDate)
 			if err != nil {
@@ -96,12 +97,13 @@ func decodeSamples() []item {
 	assignee := "u-ann"
 	pid, tid := domain.ProjectIDOf("01HZZZZZZZZZZZZZZZZZZZZZZP"), domain.TaskIDOf("01HZZZZZZZZZZZZZZZZZZZZZZT")
 	full := &domain.Task{ID: tid, ProjectID: pid, Title: "t", Description: &desc, Status: "TODO", DueDate: &due, AssigneeID: &assignee,
-		Tags: []string{"a", "urgent"}, CreatedAt: at, UpdatedAt: at.Add(time.Hour), Version: 7}
+		Tags: []string{"a", "urgent"}, CreatedAt: at, UpdatedAt: at.Add(time.Hour), Version: 7, CommentCount: 3}
 	bare := &domain.Task{ID: tid, ProjectID: pid, Title: "", Status: "DONE", Tags: []string{}, CreatedAt: at, UpdatedAt: at}
 	return []item{
 		userToItem(&domain.User{ID: "u-ann", Name: "Ann", Email: &email, CreatedAt: at}, 3),
 		userToItem(&domain.User{ID: "u-bob", Name: "", CreatedAt: at}, 0),
-		projectToItem(&domain.Project{ID: pid, Name: "P", Description: &desc, OwnerID: "u-ann", CreatedAt: at}, 2),
+		projectToItem(&domain.Project{ID: pid, Name: "P", Description: &desc, OwnerID: "u-ann", CreatedAt: at,
+			TaskCounts: domain.TaskCounts{Todo: 4, InProgress: 2, Done: 9}}, 2),
 		projectToItem(&domain.Project{ID: pid, Name: "P", OwnerID: "u-ann", CreatedAt: at}, 0),
 		memberToItem(&domain.Member{ProjectID: pid, UserID: "u-ann", Role: "OWNER", JoinedAt: at}),
 		taskToItem(full),

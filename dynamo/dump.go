@@ -111,9 +111,15 @@ func ReadDump(r io.Reader) ([]Item, error) {
 	return items, nil
 }
 
-// PutItems writes items as they are (BatchWriteItem, 25 at a time), over
-// any items with the same keys. Returns EUNAVAILABLE, EINTERNAL.
+// PutItems writes a whole table's items (a dump: the embedded store's data
+// file, the import command) with BatchWriteItem, 25 at a time, over any
+// items with the same keys. They are written as they are but for the
+// counters of projects and tasks, which are counted afresh from the items
+// (recount, in place): a dump of a version without counters, or of a table
+// scanned while it changed, loads with exact counts. Returns EUNAVAILABLE,
+// EINTERNAL.
 func (s *Store) PutItems(ctx context.Context, items []Item) error {
+	recount(items)
 	reqs := make([]types.WriteRequest, len(items))
 	for i, it := range items {
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}

@@ -54,6 +54,10 @@ type projectItem struct {
 	OwnerID     string  `dynamodbav:"ownerId"`
 	CreatedAt   string  `dynamodbav:"createdAt"`
 	Rev         int     `dynamodbav:"rev"` // grows with each write, for optimistic locking
+	// The counters of the project's tasks by status (counts.go).
+	TodoCount       int `dynamodbav:"todoCount"`
+	InProgressCount int `dynamodbav:"inProgressCount"`
+	DoneCount       int `dynamodbav:"doneCount"`
 }
 
 type memberItem struct {
@@ -90,6 +94,8 @@ type taskItem struct {
 	CreatedAt   string   `dynamodbav:"createdAt"`
 	UpdatedAt   string   `dynamodbav:"updatedAt"`
 	Version     int      `dynamodbav:"version"`
+	// CommentCount counts the task's comments (counts.go).
+	CommentCount int `dynamodbav:"commentCount"`
 }
 
 type tagItem struct {
@@ -229,7 +235,8 @@ func userToItem(u *domain.User, rev int) item {
 
 func projectToItem(p *domain.Project, rev int) item {
 	return marshal(projectItem{PK: projectPK(ulidOf(p.ID)), SK: projectSK, Type: typeProject, ID: p.ID,
-		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt), Rev: rev})
+		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt), Rev: rev,
+		TodoCount: p.TaskCounts.Todo, InProgressCount: p.TaskCounts.InProgress, DoneCount: p.TaskCounts.Done})
 }
 
 // revOf returns an item's rev attribute (0 when absent).
@@ -252,7 +259,7 @@ func taskToItem(t *domain.Task) item {
 	tu := ulidOf(t.ID)
 	it := taskItem{PK: taskPK(tu), SK: taskSK, Type: typeTask, ID: t.ID, Project: t.ProjectID, Title: t.Title,
 		Description: t.Description, Status: string(t.Status), Tags: t.Tags, CreatedAt: fmtTime(t.CreatedAt),
-		UpdatedAt: fmtTime(t.UpdatedAt), Version: t.Version}
+		UpdatedAt: fmtTime(t.UpdatedAt), Version: t.Version, CommentCount: t.CommentCount}
 	it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK = taskIndexKeys(t)
 	if len(it.Tags) == 0 {
 		it.Tags = nil // the embedded store garbles empty lists: leave the attribute out

@@ -142,7 +142,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		task.AssigneeID = nil
 		task.UpdatedAt = now
 		task.Version++
-		t.put(s.table, taskToItem(task), ptr(expression.Name("version").Equal(expression.Value(task.Version-1))), errRetry)
+		t.put(s.table, taskToItem(task), taskAt(task.Version-1, task.CommentCount), errRetry)
 	}
 	// More tasks than one transaction holds: unassign all but the last batch
 	// first. Each batch is atomic; repeating them is harmless.

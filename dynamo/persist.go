@@ -104,6 +104,11 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 		return 0, true, err
 	}
 	if f.Replayed > 0 {
+		// The journal's records hold whole items as a write left them; a
+		// version without counters wrote them without: count afresh.
+		if _, err := f.Store.Recount(ctx); err != nil {
+			return 0, true, fmt.Errorf("counting the tasks and comments after the journal: %w", err)
+		}
 		if f.items, err = f.Store.Export(ctx, io.Discard); err != nil {
 			return 0, true, fmt.Errorf("counting the items after the journal: %w", err)
 		}

@@ -87,7 +87,7 @@ func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInp
 		Status: domain.StatusTodo, DueDate: in.DueDate, AssigneeID: in.AssigneeID, Tags: tg, CreatedAt: now, UpdatedAt: now,
 		Version: 1}
 	var t txn
-	t.check(s.table, projectKey(pu), exists(), errProjectNotFound)
+	s.countTasks(&t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
 	s.memberChecks(&t, pu, viewer, in.AssigneeID)
 	t.put(s.table, taskToItem(task), ptr(absent()), nil)
 	for _, tag := range tg {
@@ -215,12 +215,13 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	if err != nil {
 		return nil, err
 	}
-	versionFail := errRetry
-	if in.ExpectedVersion != nil {
-		if *in.ExpectedVersion != old.Version {
-			return nil, domain.Errorf(domain.ECONFLICT, "expectedVersion %d does not match the task's version %d", *in.ExpectedVersion, old.Version)
-		}
-		versionFail = domain.Errorf(domain.ECONFLICT, "the task changed since version %d", *in.ExpectedVersion)
+	// With expectedVersion, a task that changed between this read and the
+	// write fails the write's condition like any other change (errRetry):
+	// the next read then finds the other version and answers ECONFLICT. (The
+	// condition also fails when only the comment count moved on, which does
+	// not change the version: that is no conflict.)
+	if in.ExpectedVersion != nil && *in.ExpectedVersion != old.Version {
+		return nil, domain.Errorf(domain.ECONFLICT, "expectedVersion %d does not match the task's version %d", *in.ExpectedVersion, old.Version)
 	}
 	task := *old
 	task.Tags = slices.Clone(old.Tags)
@@ -230,8 +231,12 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	pu := ulidOf(task.ProjectID)
 
 	var t txn
-	t.put(s.table, taskToItem(&task), ptr(expression.Name("version").Equal(expression.Value(old.Version))), versionFail)
-	t.check(s.table, projectKey(pu), exists(), errProjectNotFound)
+	t.put(s.table, taskToItem(&task), taskAt(old.Version, old.CommentCount), errRetry)
+	moved := map[domain.TaskStatus]int{}
+	if task.Status != old.Status {
+		moved[old.Status], moved[task.Status] = -1, 1
+	}
+	s.countTasks(&t, pu, moved, errProjectNotFound)
 	var assign *string
 	if task.AssigneeID != nil && (old.AssigneeID == nil || *old.AssigneeID != *task.AssigneeID) {
 		assign = task.AssigneeID
@@ -288,7 +293,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 	now := s.now()
 	var t txn
 	t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
-	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
+	s.countTasks(&t, pu, map[domain.TaskStatus]int{task.Status: -1}, errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 	for _, tag := range task.Tags {
 		t.del(s.table, tagKey(tu, tag), nil, nil)

@@ -93,6 +93,7 @@ type ComplexityRoot struct {
 		Members     func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Owner       func(childComplexity int) int
+		TaskCounts  func(childComplexity int) int
 		Tasks       func(childComplexity int, first *int, after *string, last *int, before *string, status *domain.TaskStatus) int
 	}
 
@@ -143,24 +144,32 @@ type ComplexityRoot struct {
 	}
 
 	Task struct {
-		Assignee    func(childComplexity int) int
-		Comments    func(childComplexity int, first *int, after *string, last *int, before *string) int
-		CreatedAt   func(childComplexity int) int
-		Description func(childComplexity int) int
-		DueDate     func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Project     func(childComplexity int) int
-		Status      func(childComplexity int) int
-		TagList     func(childComplexity int) int
-		Title       func(childComplexity int) int
-		UpdatedAt   func(childComplexity int) int
-		Version     func(childComplexity int) int
+		Assignee     func(childComplexity int) int
+		CommentCount func(childComplexity int) int
+		Comments     func(childComplexity int, first *int, after *string, last *int, before *string) int
+		CreatedAt    func(childComplexity int) int
+		Description  func(childComplexity int) int
+		DueDate      func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Status       func(childComplexity int) int
+		TagList      func(childComplexity int) int
+		Title        func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+		Version      func(childComplexity int) int
 	}
 
 	TaskConnection struct {
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
+	}
+
+	TaskCounts struct {
+		Done       func(childComplexity int) int
+		InProgress func(childComplexity int) int
+		Todo       func(childComplexity int) int
+		Total      func(childComplexity int) int
 	}
 
 	TaskEdge struct {
@@ -508,6 +517,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.Owner(childComplexity), true
+	case "Project.taskCounts":
+		if e.ComplexityRoot.Project.TaskCounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.TaskCounts(childComplexity), true
 	case "Project.tasks":
 		if e.ComplexityRoot.Project.Tasks == nil {
 			break
@@ -718,6 +733,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Assignee(childComplexity), true
+	case "Task.commentCount":
+		if e.ComplexityRoot.Task.CommentCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.CommentCount(childComplexity), true
 	case "Task.comments":
 		if e.ComplexityRoot.Task.Comments == nil {
 			break
@@ -808,6 +829,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskConnection.PageInfo(childComplexity), true
+
+	case "TaskCounts.done":
+		if e.ComplexityRoot.TaskCounts.Done == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Done(childComplexity), true
+	case "TaskCounts.inProgress":
+		if e.ComplexityRoot.TaskCounts.InProgress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.InProgress(childComplexity), true
+	case "TaskCounts.todo":
+		if e.ComplexityRoot.TaskCounts.Todo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Todo(childComplexity), true
+	case "TaskCounts.total":
+		if e.ComplexityRoot.TaskCounts.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Total(childComplexity), true
 
 	case "TaskEdge.cursor":
 		if e.ComplexityRoot.TaskEdge.Cursor == nil {
@@ -1066,6 +1112,15 @@ type Project implements Node {
   createdAt: Time!
   "Access pattern 3: the project's tasks by due date ascending, tasks without a due date last."
   tasks(first: Int = 20, after: String, last: Int, before: String, status: TaskStatus): TaskConnection!
+  taskCounts: TaskCounts!
+}
+
+"How many of a project's tasks are in each status; exact at every moment."
+type TaskCounts {
+  total: Int!
+  todo: Int!
+  inProgress: Int!
+  done: Int!
 }
 
 enum TaskStatus {
@@ -1089,6 +1144,8 @@ type Task implements Node {
   updatedAt: Time!
   "Increases by one on every change; pass it back as expectedVersion for a safe update."
   version: Int!
+  "How many comments the task has; exact at every moment."
+  commentCount: Int!
 }
 
 type Comment implements Node {
@@ -1343,6 +1400,8 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_createdAt(ctx, field)
 	case "tasks":
 		return ec.fieldContext_Project_tasks(ctx, field)
+	case "taskCounts":
+		return ec.fieldContext_Project_taskCounts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -1439,6 +1498,8 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_updatedAt(ctx, field)
 	case "version":
 		return ec.fieldContext_Task_version(ctx, field)
+	case "commentCount":
+		return ec.fieldContext_Task_commentCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
 }
@@ -1453,6 +1514,20 @@ func (ec *executionContext) childFields_TaskConnection(ctx context.Context, fiel
 		return ec.fieldContext_TaskConnection_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_TaskCounts_total(ctx, field)
+	case "todo":
+		return ec.fieldContext_TaskCounts_todo(ctx, field)
+	case "inProgress":
+		return ec.fieldContext_TaskCounts_inProgress(ctx, field)
+	case "done":
+		return ec.fieldContext_TaskCounts_done(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskCounts", field.Name)
 }
 
 func (ec *executionContext) childFields_TaskEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3287,6 +3362,38 @@ func (ec *executionContext) fieldContext_Project_tasks(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Project_taskCounts(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_taskCounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskCounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskCounts) graphql.Marshaler {
+			return ec.marshalNTaskCounts2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_taskCounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ProjectConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4499,6 +4606,29 @@ func (ec *executionContext) fieldContext_Task_version(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Task_commentCount(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_commentCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommentCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_commentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "Int")
+}
+
 func (ec *executionContext) _TaskConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TaskConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4593,6 +4723,98 @@ func (ec *executionContext) fieldContext_TaskConnection_pageInfo(_ context.Conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TaskCounts_total(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, true, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_todo(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_todo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Todo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_todo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_inProgress(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_inProgress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InProgress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_inProgress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_done(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_done(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Done, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_done(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
 }
 
 func (ec *executionContext) _TaskEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TaskEdge) (ret graphql.Marshaler) {
@@ -6713,6 +6935,11 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Project_tasks(ctx, field, obj)
 				})
+		case "taskCounts":
+			out.Values[i] = ec._Project_taskCounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7146,6 +7373,11 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "commentCount":
+			out.Values[i] = ec._Task_commentCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7186,6 +7418,54 @@ func (ec *executionContext) _TaskConnection(ctx context.Context, sel ast.Selecti
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TaskConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var taskCountsImplementors = []string{"TaskCounts"}
+
+func (ec *executionContext) _TaskCounts(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskCounts")
+		case "total":
+			out.Values[i] = ec._TaskCounts_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "todo":
+			out.Values[i] = ec._TaskCounts_todo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inProgress":
+			out.Values[i] = ec._TaskCounts_inProgress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "done":
+			out.Values[i] = ec._TaskCounts_done(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7978,6 +8258,10 @@ func (ec *executionContext) marshalNTaskConnection2ᚖgithubᚗcomᚋtaskgraph�
 		return graphql.Null
 	}
 	return ec._TaskConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskCounts2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskCounts(ctx context.Context, sel ast.SelectionSet, v domain.TaskCounts) graphql.Marshaler {
+	return ec._TaskCounts(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNTaskEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TaskEdge) graphql.Marshaler {

@@ -122,8 +122,11 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 			t.Fatalf("task titles = %v, want %v (by due date)", titles, want)
 		}
 		first := proj.Tasks.Nodes[0]
-		if first.Assignee == nil || first.Assignee.Name != "Alice" || first.Tags[0].Name == "" {
+		if first.Assignee == nil || first.Assignee.Name != "Alice" || first.Tags[0].Name == "" || first.CommentCount != 0 {
 			t.Fatalf("first task card = %+v", first.TaskCard)
+		}
+		if c := proj.TaskCounts; c.Total != 5 || c.Todo != 5 || c.InProgress != 0 || c.Done != 0 {
+			t.Fatalf("project counts = %+v, want 5 to do", c)
 		}
 		if len(me.AssignedTasks.Nodes) != 1 || me.AssignedTasks.Nodes[0].Id != created[0] {
 			t.Fatalf("assigned = %+v", me.AssignedTasks.Nodes)

@@ -142,6 +142,11 @@ func (v *CreateProjectCreateProject) GetMembers() []ProjectHeaderMembersProjectM
 	return v.ProjectHeader.Members
 }
 
+// GetTaskCounts returns CreateProjectCreateProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *CreateProjectCreateProject) GetTaskCounts() ProjectHeaderTaskCounts {
+	return v.ProjectHeader.TaskCounts
+}
+
 func (v *CreateProjectCreateProject) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -179,6 +184,8 @@ type __premarshalCreateProjectCreateProject struct {
 	Owner ProjectHeaderOwnerUser `json:"owner"`
 
 	Members []ProjectHeaderMembersProjectMember `json:"members"`
+
+	TaskCounts ProjectHeaderTaskCounts `json:"taskCounts"`
 }
 
 func (v *CreateProjectCreateProject) MarshalJSON() ([]byte, error) {
@@ -198,6 +205,7 @@ func (v *CreateProjectCreateProject) __premarshalJSON() (*__premarshalCreateProj
 	retval.Description = v.ProjectHeader.Description
 	retval.Owner = v.ProjectHeader.Owner
 	retval.Members = v.ProjectHeader.Members
+	retval.TaskCounts = v.ProjectHeader.TaskCounts
 	return &retval, nil
 }
 
@@ -240,6 +248,9 @@ func (v *CreateTaskCreateTask) GetAssignee() *TaskCardAssigneeUser { return v.Ta
 // GetTags returns CreateTaskCreateTask.Tags, and is useful for accessing the field via an interface.
 func (v *CreateTaskCreateTask) GetTags() []TaskCardTagsTag { return v.TaskCard.Tags }
 
+// GetCommentCount returns CreateTaskCreateTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTask) GetCommentCount() int { return v.TaskCard.CommentCount }
+
 func (v *CreateTaskCreateTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -281,6 +292,8 @@ type __premarshalCreateTaskCreateTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *CreateTaskCreateTask) MarshalJSON() ([]byte, error) {
@@ -302,6 +315,7 @@ func (v *CreateTaskCreateTask) __premarshalJSON() (*__premarshalCreateTaskCreate
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -397,6 +411,11 @@ func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetTags() []TaskCa
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -436,6 +455,8 @@ type __premarshalDashboardMeUserAssignedTasksTaskConnectionNodesTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -456,6 +477,7 @@ func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) __premarshalJSON()
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -507,6 +529,11 @@ func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetTags() []TaskCar
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -546,6 +573,8 @@ type __premarshalDashboardMeUserOverdueTasksTaskConnectionNodesTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -566,6 +595,7 @@ func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) __premarshalJSON() 
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -622,6 +652,11 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetMembers() []Pr
 	return v.ProjectHeader.Members
 }
 
+// GetTaskCounts returns DashboardMeUserProjectsProjectConnectionNodesProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetTaskCounts() ProjectHeaderTaskCounts {
+	return v.ProjectHeader.TaskCounts
+}
+
 func (v *DashboardMeUserProjectsProjectConnectionNodesProject) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -659,6 +694,8 @@ type __premarshalDashboardMeUserProjectsProjectConnectionNodesProject struct {
 	Owner ProjectHeaderOwnerUser `json:"owner"`
 
 	Members []ProjectHeaderMembersProjectMember `json:"members"`
+
+	TaskCounts ProjectHeaderTaskCounts `json:"taskCounts"`
 }
 
 func (v *DashboardMeUserProjectsProjectConnectionNodesProject) MarshalJSON() ([]byte, error) {
@@ -678,6 +715,7 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProject) __premarshalJSON(
 	retval.Description = v.ProjectHeader.Description
 	retval.Owner = v.ProjectHeader.Owner
 	retval.Members = v.ProjectHeader.Members
+	retval.TaskCounts = v.ProjectHeader.TaskCounts
 	return &retval, nil
 }
 
@@ -744,6 +782,11 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -785,6 +828,8 @@ type __premarshalDashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskCo
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -806,6 +851,7 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -958,6 +1004,9 @@ func (v *MoveTaskUpdateTask) GetAssignee() *TaskCardAssigneeUser { return v.Task
 // GetTags returns MoveTaskUpdateTask.Tags, and is useful for accessing the field via an interface.
 func (v *MoveTaskUpdateTask) GetTags() []TaskCardTagsTag { return v.TaskCard.Tags }
 
+// GetCommentCount returns MoveTaskUpdateTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTask) GetCommentCount() int { return v.TaskCard.CommentCount }
+
 func (v *MoveTaskUpdateTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -999,6 +1048,8 @@ type __premarshalMoveTaskUpdateTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *MoveTaskUpdateTask) MarshalJSON() ([]byte, error) {
@@ -1020,6 +1071,7 @@ func (v *MoveTaskUpdateTask) __premarshalJSON() (*__premarshalMoveTaskUpdateTask
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -1030,6 +1082,7 @@ type ProjectHeader struct {
 	Description *string                             `json:"description"`
 	Owner       ProjectHeaderOwnerUser              `json:"owner"`
 	Members     []ProjectHeaderMembersProjectMember `json:"members"`
+	TaskCounts  ProjectHeaderTaskCounts             `json:"taskCounts"`
 }
 
 // GetId returns ProjectHeader.Id, and is useful for accessing the field via an interface.
@@ -1046,6 +1099,9 @@ func (v *ProjectHeader) GetOwner() ProjectHeaderOwnerUser { return v.Owner }
 
 // GetMembers returns ProjectHeader.Members, and is useful for accessing the field via an interface.
 func (v *ProjectHeader) GetMembers() []ProjectHeaderMembersProjectMember { return v.Members }
+
+// GetTaskCounts returns ProjectHeader.TaskCounts, and is useful for accessing the field via an interface.
+func (v *ProjectHeader) GetTaskCounts() ProjectHeaderTaskCounts { return v.TaskCounts }
 
 // ProjectHeaderMembersProjectMember includes the requested fields of the GraphQL type ProjectMember.
 type ProjectHeaderMembersProjectMember struct {
@@ -1085,6 +1141,29 @@ func (v *ProjectHeaderOwnerUser) GetId() string { return v.Id }
 // GetName returns ProjectHeaderOwnerUser.Name, and is useful for accessing the field via an interface.
 func (v *ProjectHeaderOwnerUser) GetName() string { return v.Name }
 
+// ProjectHeaderTaskCounts includes the requested fields of the GraphQL type TaskCounts.
+// The GraphQL type's documentation follows.
+//
+// How many of a project's tasks are in each status; exact at every moment.
+type ProjectHeaderTaskCounts struct {
+	Total      int `json:"total"`
+	Todo       int `json:"todo"`
+	InProgress int `json:"inProgress"`
+	Done       int `json:"done"`
+}
+
+// GetTotal returns ProjectHeaderTaskCounts.Total, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetTotal() int { return v.Total }
+
+// GetTodo returns ProjectHeaderTaskCounts.Todo, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetTodo() int { return v.Todo }
+
+// GetInProgress returns ProjectHeaderTaskCounts.InProgress, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetInProgress() int { return v.InProgress }
+
+// GetDone returns ProjectHeaderTaskCounts.Done, and is useful for accessing the field via an interface.
+func (v *ProjectHeaderTaskCounts) GetDone() int { return v.Done }
+
 type ProjectRole string
 
 const (
@@ -1107,6 +1186,8 @@ type TaskCard struct {
 	Version  int                   `json:"version"`
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 	Tags     []TaskCardTagsTag     `json:"tags"`
+	// How many comments the task has; exact at every moment.
+	CommentCount int `json:"commentCount"`
 }
 
 // GetId returns TaskCard.Id, and is useful for accessing the field via an interface.
@@ -1129,6 +1210,9 @@ func (v *TaskCard) GetAssignee() *TaskCardAssigneeUser { return v.Assignee }
 
 // GetTags returns TaskCard.Tags, and is useful for accessing the field via an interface.
 func (v *TaskCard) GetTags() []TaskCardTagsTag { return v.Tags }
+
+// GetCommentCount returns TaskCard.CommentCount, and is useful for accessing the field via an interface.
+func (v *TaskCard) GetCommentCount() int { return v.CommentCount }
 
 // TaskCardAssigneeUser includes the requested fields of the GraphQL type User.
 type TaskCardAssigneeUser struct {
@@ -1228,6 +1312,11 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetTags() []TaskCardTagsTa
 	return v.TaskCard.Tags
 }
 
+// GetCommentCount returns TasksByTagTasksByTagTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
 func (v *TasksByTagTasksByTagTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -1269,6 +1358,8 @@ type __premarshalTasksByTagTasksByTagTaskConnectionNodesTask struct {
 	Assignee *TaskCardAssigneeUser `json:"assignee"`
 
 	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
 }
 
 func (v *TasksByTagTasksByTagTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
@@ -1290,6 +1381,7 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTask) __premarshalJSON() (*__pre
 	retval.Version = v.TaskCard.Version
 	retval.Assignee = v.TaskCard.Assignee
 	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
 
@@ -1545,6 +1637,12 @@ fragment ProjectHeader on Project {
 			name
 		}
 	}
+	taskCounts {
+		total
+		todo
+		inProgress
+		done
+	}
 }
 `
 
@@ -1596,6 +1694,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 
@@ -1695,6 +1794,12 @@ fragment ProjectHeader on Project {
 			name
 		}
 	}
+	taskCounts {
+		total
+		todo
+		inProgress
+		done
+	}
 }
 fragment TaskCard on Task {
 	id
@@ -1709,6 +1814,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 
@@ -1764,6 +1870,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 
@@ -1826,6 +1933,7 @@ fragment TaskCard on Task {
 	tags {
 		name
 	}
+	commentCount
 }
 `
 

@@ -159,6 +159,34 @@ func (m *modelRun) checkTable() {
 			m.violate("table: task %s is missing", t.id)
 		}
 	}
+	// Counters (testenv.CheckTable compares them with the items; here with
+	// the model).
+	for id, it := range projects {
+		p := liveP[id]
+		if p == nil {
+			continue
+		}
+		want := map[string]int{}
+		for _, t := range p.tasks {
+			if t.live() {
+				want[t.status]++
+			}
+		}
+		got := map[string]int{}
+		for attr, st := range map[string]string{"todoCount": "TODO", "inProgressCount": "IN_PROGRESS", "doneCount": "DONE"} {
+			if n, _ := strconv.Atoi(modelStr(it, attr)); n != 0 {
+				got[st] = n
+			}
+		}
+		if !maps.Equal(got, want) {
+			m.violate("table: project %s counts %v, the model has %v", id, got, want)
+		}
+	}
+	for id, it := range tasks {
+		if t := liveT[id]; t != nil && modelStr(it, "commentCount") != strconv.Itoa(len(t.liveComments())) {
+			m.violate("table: task %s commentCount %q, the model has %d comments", id, modelStr(it, "commentCount"), len(t.liveComments()))
+		}
+	}
 	liveC := map[string]*modelComment{}
 	for _, c := range m.comments {
 		if c.live() {

@@ -170,8 +170,8 @@ const (
 	modelQUserAssigned = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { user(id: $id) { assignedTasks(first: $first, after: $after, last: $last, before: $before) { nodes { id } ` + modelConnPage + ` } } }`
 	modelQUserOverdue  = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String, $asOf: Date) { user(id: $id) { overdueTasks(asOf: $asOf, first: $first, after: $after, last: $last, before: $before) { nodes { id } ` + modelConnPage + ` } } }`
 	modelQProject      = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String, $cfirst: Int) { project(id: $id) { id name owner { id }
-		members { role user { id name } }
-		tasks(first: $first, after: $after, last: $last, before: $before) { nodes { ` + modelTaskFields + `
+		members { role user { id name } } taskCounts { total todo inProgress done }
+		tasks(first: $first, after: $after, last: $last, before: $before) { nodes { ` + modelTaskFields + ` commentCount
 			comments(first: $cfirst) { nodes { id body author { id name } } ` + modelConnPage + ` } } ` + modelConnPage + ` } } }`
 	modelQProjectStatus = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String, $status: TaskStatus) { project(id: $id) {
 		tasks(first: $first, after: $after, last: $last, before: $before, status: $status) { nodes { id status } ` + modelConnPage + ` } } }`
@@ -435,11 +435,22 @@ func (m *modelRun) checkProject(v string, p *modelProject) {
 	}
 	var pv struct {
 		modelMembersView
-		Name  string
-		Owner struct{ ID string }
+		Name       string
+		Owner      struct{ ID string }
+		TaskCounts map[string]int
 	}
 	if err := json.Unmarshal(parent, &pv); err != nil {
 		m.violate("decoding project(%s) for %s: %v", p.id, v, err)
+	}
+	counts := map[string]int{"total": 0, "todo": 0, "inProgress": 0, "done": 0}
+	for _, t := range p.tasks {
+		if t.live() {
+			counts["total"]++
+			counts[map[string]string{"TODO": "todo", "IN_PROGRESS": "inProgress", "DONE": "done"}[t.status]]++
+		}
+	}
+	if !maps.Equal(pv.TaskCounts, counts) {
+		m.violate("%s: project(%s).taskCounts %v, the model %v", v, p.id, pv.TaskCounts, counts)
 	}
 	m.checkMembers(v+": project.members", pv.modelMembersView, p)
 	if pv.Name != p.name || pv.Owner.ID != p.owner {
@@ -454,7 +465,8 @@ func (m *modelRun) checkProject(v string, p *modelProject) {
 	for _, n := range nodes {
 		var tv struct {
 			modelTaskView
-			Comments struct {
+			CommentCount int
+			Comments     struct {
 				Nodes    []modelCommentView
 				PageInfo struct {
 					HasNextPage bool
@@ -471,6 +483,9 @@ func (m *modelRun) checkProject(v string, p *modelProject) {
 			continue // reported by the list comparison
 		}
 		m.checkTask(v+": project.tasks", tv.modelTaskView, t)
+		if n := len(t.liveComments()); tv.CommentCount != n {
+			m.violate("%s: task %s commentCount %d, the model has %d comments", v, t.id, tv.CommentCount, n)
+		}
 		comments := tv.Comments.Nodes
 		if tv.Comments.PageInfo.HasNextPage {
 			if tv.Comments.PageInfo.EndCursor == nil || len(comments) == 0 {

@@ -27,6 +27,10 @@ import (
 //     user, like a comment's author, has a profile;
 //   - idempotency records are well formed (op, digest, an id as result,
 //     an expiry) and keyed by their op;
+//   - every counter equals what it counts: a project's todoCount,
+//     inProgressCount and doneCount its task items of each status, a
+//     task's commentCount its comment items (a missing counter is a
+//     violation too);
 //   - no cleanup job is left;
 //   - outbox items (events not yet published or not yet deleted) are well
 //     formed: keyed by their event's id and commit time, a known kind, a
@@ -71,11 +75,21 @@ func CheckTable(items []map[string]any) []string {
 			c.violate("cleanup job left: %s %s", str(it, "PK"), str(it, "SK"))
 		}
 	}
+	c.counters(items)
 	for k, l := range c.links {
 		if !l.seen {
 			c.violate("task %s: tag %q has no tag link (%s %s)", str(l.task, "id"), l.tag, k[0], k[1])
 		}
 	}
+	return c.out
+}
+
+// CheckCounters checks only the counters of a table's items (see
+// CheckTable): it holds at every moment, also while cleanup jobs wait, so
+// tests check it between mutations.
+func CheckCounters(items []map[string]any) []string {
+	var c checker
+	c.counters(items)
 	return c.out
 }
 
@@ -176,6 +190,41 @@ func (c *checker) task(it map[string]any) {
 	for _, tag := range tags {
 		pk, sk, lpk, lsk := dynamo.TagLinkKeys(t, tag)
 		c.links[[2]string{pk, sk}] = tagLink{task: it, tag: tag, gsi1pk: lpk, gsi1sk: lsk}
+	}
+}
+
+// counters checks every project's and task's counters against the items
+// they count.
+func (c *checker) counters(items []map[string]any) {
+	tasks := map[string]map[string]int{} // project id → status → task items
+	comments := map[string]int{}         // task id → comment items
+	for _, it := range items {
+		switch str(it, "type") {
+		case "TASK":
+			pid := str(it, "projectId")
+			if tasks[pid] == nil {
+				tasks[pid] = map[string]int{}
+			}
+			tasks[pid][str(it, "status")]++
+		case "COMMENT":
+			comments[str(it, "taskId")]++
+		}
+	}
+	counter := func(what, id string, it map[string]any, attr string, want int) {
+		raw, ok := it[attr].(string) // numbers are their text (plain)
+		if got, err := strconv.Atoi(raw); !ok || err != nil || got != want {
+			c.violate("%s %s: %s %v, but %d items", what, id, attr, it[attr], want)
+		}
+	}
+	for _, it := range items {
+		switch id := str(it, "id"); str(it, "type") {
+		case "PROJECT":
+			for attr, st := range map[string]string{"todoCount": "TODO", "inProgressCount": "IN_PROGRESS", "doneCount": "DONE"} {
+				counter("project", id, it, attr, tasks[id][st])
+			}
+		case "TASK":
+			counter("task", id, it, "commentCount", comments[id])
+		}
 	}
 }
 

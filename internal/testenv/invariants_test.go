@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -300,6 +301,29 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 		{"outbox item without expiry", func(t *testing.T, c *checked) {
 			c.set(t, c.outboxPK, c.outboxSK, "expiresAt", nil)
 		}, "expiresAt <nil>"},
+		{"task's comment count one off", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.TaskItemKey(c.task.ID)
+			// The seed's count, and the keyed comment newChecked added.
+			c.set(t, pk, sk, "commentCount", &types.AttributeValueMemberN{Value: strconv.Itoa(c.task.CommentCount + 2)})
+		}, "commentCount"},
+		{"task without a comment count", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.TaskItemKey(c.task.ID)
+			c.set(t, pk, sk, "commentCount", nil)
+		}, "commentCount <nil>"},
+		{"comment the task's count does not know", func(t *testing.T, c *checked) {
+			id := "cmt#" + testenv.ULIDOf(c.task.ID) + "#" + missing
+			pk, sk := dynamo.CommentItemKey(id)
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "type": "COMMENT", "id": id, "taskId": c.task.ID,
+				"authorId": c.member, "body": "sneaked in"})
+		}, "commentCount"},
+		{"project's count of a status one off", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.ProjectItemKey(c.task.ProjectID)
+			c.set(t, pk, sk, "doneCount", &types.AttributeValueMemberN{Value: "99"})
+		}, "doneCount 99"},
+		{"task whose status its project's counts do not know", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.TaskItemKey(c.task.ID)
+			c.set(t, pk, sk, "status", s(map[bool]string{true: "TODO", false: "DONE"}[c.task.Status == domain.StatusDone]))
+		}, "Count"},
 		{"cleanup job left", func(t *testing.T, c *checked) {
 			// Deleting a task leaves a job for the cleanup worker, which
 			// does not run here.

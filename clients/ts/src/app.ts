@@ -17,13 +17,14 @@ import {
   type TasksByTagQueryVariables,
 } from './gql/graphql';
 
-/** One line of a task card: title, status, due date, assignee and tags. */
+/** One line of a task card: title, status, due date, assignee, tags and its comment count. */
 export function taskLine(card: FragmentType<typeof TaskCardFragmentDoc>): string {
   const t = useFragment(TaskCardFragmentDoc, card);
   const due: string = t.dueDate ?? 'no due date';
   const who: string = t.assignee?.name ?? 'unassigned';
   const tags: string = t.tags.map((tag) => `#${tag.name}`).join(' ');
-  return `[${t.status}] ${t.title} (due ${due}, ${who}) ${tags} v${t.version}`;
+  const comments: number = t.commentCount;
+  return `[${t.status}] ${t.title} (due ${due}, ${who}) ${tags} v${t.version}, ${comments} comment(s)`;
 }
 
 /** The dashboard as text: each project with its members and first tasks. */
@@ -32,7 +33,9 @@ export function dashboardLines(data: DashboardQuery): string[] {
   for (const project of data.me.projects.nodes) {
     const header = useFragment(ProjectHeaderFragmentDoc, project);
     const owners = header.members.filter((m) => m.role === 'OWNER').map((m) => m.user.name);
+    const c = header.taskCounts;
     lines.push(`${header.name} (owner ${header.owner.name}; ${owners.length} owner(s), ${header.members.length} member(s))`);
+    lines.push(`  ${c.todo} to do · ${c.inProgress} in progress · ${c.done} done (${c.total})`);
     for (const task of project.tasks.nodes) {
       const comments = task.comments.nodes.map((c) => `${c.author.name}: ${c.body} @ ${c.createdAt}`);
       lines.push(`  ${taskLine(task)}${comments.length > 0 ? ` — ${comments.join('; ')}` : ''}`);

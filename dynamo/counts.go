@@ -1,0 +1,169 @@
+package dynamo
+
+import (
+	"bytes"
+	"context"
+	"github.com/taskgraph/taskgraph/domain"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Counters. A project's item counts its tasks by status (todoCount,
+// inProgressCount, doneCount; the total is their sum), a task's item its
+// comments (commentCount). Each counter changes in the very transaction
+// that changes what it counts, so it is exact whenever that transaction's
+// other writes are visible, and a failed or replayed mutation counts
+// nothing:
+//
+//   - createTask, deleteTask and a status change (updateTask) ADD to the
+//     project's counters (an atomic add needs no read) and to its rev, so
+//     that a whole write of the project read before them (updateProject)
+//     fails its rev condition and reads again instead of writing old
+//     counts back;
+//   - addComment and deleteComment set the task's count from the value
+//     read, on the condition that it is still that value (a versioned
+//     write: the task snapshot of their event then shows the exact count);
+//   - a whole write of a task (updateTask, a member's removal unassigning
+//     it) is conditioned on the count read as well as the version, since a
+//     comment does not change the version (taskAt);
+//   - deleting a task deletes its count with its item, and removes it from
+//     the project's counts in the same transaction; deleting a project
+//     deletes its counts with its item. What the cleanup worker deletes
+//     later (comments of a deleted task, tasks of a deleted project) is
+//     counted nowhere: nothing reaches it any more.
+//
+// Counters are read with their items: a project's with the project (read
+// anyway for visibility), a task's with the task. A table dumped and
+// loaded, or written by a version without counters, is counted afresh from
+// its items when loaded (recount).
+
+// The counter attributes.
+const (
+	attrTodoCount       = "todoCount"
+	attrInProgressCount = "inProgressCount"
+	attrDoneCount       = "doneCount"
+	attrCommentCount    = "commentCount"
+)
+
+// statusCountAttr is the project attribute that counts tasks of status st.
+func statusCountAttr(st domain.TaskStatus) string {
+	switch st {
+	case domain.StatusInProgress:
+		return attrInProgressCount
+	case domain.StatusDone:
+		return attrDoneCount
+	}
+	return attrTodoCount
+}
+
+// countTasks adds to t the update of a project's task counters by delta
+// (status → change; zero changes are left out), on the condition that the
+// project exists (onFail otherwise). With no change at all it is only that
+// check.
+func (s *Store) countTasks(t *txn, pu string, delta map[domain.TaskStatus]int, onFail error) {
+	var upd expression.UpdateBuilder
+	changed := false
+	for _, st := range []domain.TaskStatus{domain.StatusTodo, domain.StatusInProgress, domain.StatusDone} {
+		if d := delta[st]; d != 0 {
+			upd, changed = upd.Add(expression.Name(statusCountAttr(st)), expression.Value(d)), true
+		}
+	}
+	if !changed {
+		t.check(s.table, projectKey(pu), exists(), onFail)
+		return
+	}
+	t.update(s.table, projectKey(pu), upd.Add(expression.Name("rev"), expression.Value(1)), ptr(exists()), onFail)
+}
+
+// countComments adds to t the change of a task's comment count from the
+// value read to to, on the condition that the task still exists with the
+// count read (errRetry otherwise: the caller reads again).
+func (s *Store) countComments(t *txn, task *domain.Task, to int) {
+	cond := exists().And(expression.Name(attrCommentCount).Equal(expression.Value(task.CommentCount)))
+	t.update(s.table, taskKey(ulidOf(task.ID)), expression.Set(expression.Name(attrCommentCount), expression.Value(to)),
+		&cond, errRetry)
+}
+
+// taskAt is the condition of a whole write of a task read at version
+// with commentCount comments: neither changed since.
+func taskAt(version, commentCount int) *expression.ConditionBuilder {
+	return ptr(expression.Name("version").Equal(expression.Value(version)).
+		And(expression.Name(attrCommentCount).Equal(expression.Value(commentCount))))
+}
+
+// recount sets the counters of every project and task item among items,
+// in place, to what the items themselves hold: a project counts the task
+// items of its id by status, a task the comment items of its id. Items is
+// a whole table (a dump): loading one makes its counters right whatever
+// wrote it, including a version without counters.
+func recount(items []item) {
+	tasks := map[string]*domain.TaskCounts{} // project id → counts
+	comments := map[string]int{}             // task id → count
+	for _, it := range items {
+		switch str(it, "type") {
+		case typeTask:
+			pid := str(it, "projectId")
+			if tasks[pid] == nil {
+				tasks[pid] = &domain.TaskCounts{}
+			}
+			tasks[pid].Add(domain.TaskStatus(str(it, "status")), 1)
+		case typeComment:
+			comments[str(it, "taskId")]++
+		}
+	}
+	n := func(v int) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.Itoa(v)} }
+	for _, it := range items {
+		switch str(it, "type") {
+		case typeProject:
+			c := tasks[str(it, "id")]
+			if c == nil {
+				c = &domain.TaskCounts{}
+			}
+			it[attrTodoCount], it[attrInProgressCount], it[attrDoneCount] = n(c.Todo), n(c.InProgress), n(c.Done)
+		case typeTask:
+			it[attrCommentCount] = n(comments[str(it, "id")])
+		}
+	}
+}
+
+// Recount counts the whole table's counters afresh from its items
+// (recount) and writes back the project and task items whose counters were
+// off, returning how many it wrote. It scans the table and writes whole
+// items: only for a table nothing else writes to meanwhile (the embedded
+// store once its journal is replayed at start, whose records a version
+// without counters may have written). Returns EUNAVAILABLE, EINTERNAL.
+func (s *Store) Recount(ctx context.Context) (int, error) {
+	var buf bytes.Buffer
+	if _, err := s.Export(ctx, &buf); err != nil {
+		return 0, err
+	}
+	items, err := ReadDump(&buf)
+	if err != nil {
+		return 0, domain.Errorf(domain.EINTERNAL, "reading the table back: %v", err)
+	}
+	counters := func(it item) string {
+		var b strings.Builder
+		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount} {
+			if n, ok := it[a].(*types.AttributeValueMemberN); ok {
+				b.WriteString(n.Value)
+			}
+			b.WriteByte('/')
+		}
+		return b.String()
+	}
+	before := make([]string, len(items))
+	for i, it := range items {
+		before[i] = counters(it)
+	}
+	recount(items)
+	var reqs []types.WriteRequest
+	for i, it := range items {
+		if counters(it) != before[i] {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+	}
+	return len(reqs), s.batchWrite(ctx, reqs)
+}
