@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -99,22 +100,21 @@ func TestListMergesPartitions(t *testing.T) {
 		byID[task.ID] = task
 	}
 	wantTagged := dueOrder(tagged)
-	self := func(s string) string { return s }
 	taskID := func(t *Task) string { return t.ID }
 
 	for _, first := range []int{1, 2, 5, 7, 100} {
-		t.Run(fmt.Sprintf("TaskIDsByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
-			got := pageAll(t, first, func(p Page) (*Conn[string], error) {
-				return ts.TaskIDsByTag(ctx, " X ", projectIDs, p, nil)
-			}, self)
+		t.Run(fmt.Sprintf("TasksByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
+			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+				return ts.TasksByTag(ctx, " X ", projectIDs, p, nil)
+			}, taskID)
 			if !slices.Equal(got, wantTagged) {
 				t.Errorf("got  %v\nwant %v", got, wantTagged)
 			}
 		})
 	}
-	t.Run("TaskIDsByTag reads each project once for one page", func(t *testing.T) {
+	t.Run("TasksByTag reads each project once for one page", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TaskIDsByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,14 +124,22 @@ func TestListMergesPartitions(t *testing.T) {
 		if got := ts.calls.Get("Query"); got != len(projectIDs) {
 			t.Errorf("Query calls = %d, want %d", got, len(projectIDs))
 		}
+		if got := ts.calls.Get("BatchGetItem") + ts.calls.Get("GetItem"); got != 0 {
+			t.Errorf("%d point reads, want none: the tasks are on their tag links", got)
+		}
+		for _, task := range c.Items {
+			if want := byID[task.ID]; !reflect.DeepEqual(task, want) {
+				t.Errorf("task from its tag link %+v, want %+v", task, want)
+			}
+		}
 	})
-	t.Run("TaskIDsByTag with a keep filter fills every page", func(t *testing.T) {
+	t.Run("TasksByTag with a keep filter fills every page", func(t *testing.T) {
 		keepSeen := 0
-		keep := func(_ context.Context, cand []string) ([]bool, error) {
+		keep := func(_ context.Context, cand []*Task) ([]bool, error) {
 			ok := make([]bool, len(cand))
-			for i, id := range cand {
+			for i, task := range cand {
 				keepSeen++
-				ok[i] = byID[id].ProjectID != ps[1].ID
+				ok[i] = task.ProjectID != ps[1].ID
 			}
 			return ok, nil
 		}
@@ -142,9 +150,9 @@ func TestListMergesPartitions(t *testing.T) {
 			}
 		}
 		for _, first := range []int{1, 3} {
-			got := pageAll(t, first, func(p Page) (*Conn[string], error) {
-				return ts.TaskIDsByTag(ctx, "x", projectIDs, p, keep)
-			}, self)
+			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+				return ts.TasksByTag(ctx, "x", projectIDs, p, keep)
+			}, taskID)
 			if !slices.Equal(got, want) {
 				t.Errorf("first %d: got  %v\nwant %v", first, got, want)
 			}
@@ -153,9 +161,9 @@ func TestListMergesPartitions(t *testing.T) {
 			t.Error("keep was never called")
 		}
 	})
-	t.Run("TaskIDsByTag with no projects is empty without reading", func(t *testing.T) {
+	t.Run("TasksByTag with no projects is empty without reading", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TaskIDsByTag(ctx, "x", nil, Page{First: 10}, nil)
+		c, err := ts.TasksByTag(ctx, "x", nil, Page{First: 10}, nil)
 		if err != nil || len(c.Items) != 0 || c.HasNext {
 			t.Errorf("got %+v, %v", c, err)
 		}
@@ -163,7 +171,7 @@ func TestListMergesPartitions(t *testing.T) {
 			t.Errorf("Query calls = %d, want 0", n)
 		}
 	})
-	t.Run("TaskIDsByTag refuses a bad tag, a bad project id, a bad page", func(t *testing.T) {
+	t.Run("TasksByTag refuses a bad tag, a bad project id, a bad page", func(t *testing.T) {
 		for _, c := range []struct {
 			tag  string
 			pids []string
@@ -176,8 +184,8 @@ func TestListMergesPartitions(t *testing.T) {
 			{"x", projectIDs, Page{First: 1, After: aws.String("garbage")}},
 			{"x", projectIDs, Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
 		} {
-			_, err := ts.TaskIDsByTag(ctx, c.tag, c.pids, c.page, nil)
-			wantCode(t, fmt.Sprintf("TaskIDsByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, EINVALID)
+			_, err := ts.TasksByTag(ctx, c.tag, c.pids, c.page, nil)
+			wantCode(t, fmt.Sprintf("TasksByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, EINVALID)
 		}
 	})
 	t.Run("TasksAssignedTo merges open and done tasks by due date", func(t *testing.T) {

@@ -5,11 +5,12 @@ import (
 	"strings"
 )
 
-// TaskIDsByTag is access pattern 6: the ids of the tasks with the tag in the
-// given projects, by due date, tasks without a due date last; one Query per
-// project, run at once and merged. keep sees task ids. Returns EINVALID,
-// EUNAVAILABLE.
-func (s *Store) TaskIDsByTag(ctx context.Context, tag string, projectIDs []string, page Page, keep Filter[string]) (*Conn[string], error) {
+// TasksByTag is access pattern 6: the tasks with the tag in the given
+// projects, by due date, tasks without a due date last; one Query per
+// project, run at once and merged. The tasks are the copies their tag links
+// carry (written in each task write's own transaction), so no task is read.
+// keep sees the tasks. Returns EINVALID, EUNAVAILABLE.
+func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string, page Page, keep Filter[*Task]) (*Conn[*Task], error) {
 	name, err := NormalizeTag(tag)
 	if err != nil {
 		return nil, err
@@ -22,14 +23,56 @@ func (s *Store) TaskIDsByTag(ctx context.Context, tag string, projectIDs []strin
 		}
 		pks = append(pks, tagTasksPK(name, p))
 	}
-	conv := func(it item) (string, error) { return str(it, "taskId"), nil }
+	conv := func(it item) (*Task, error) { return s.linkedTask(ctx, it) }
 	spec := tasksByTag.of(pks...)
-	spec.keep = keepAs(keep, conv)
+	// A link whose task is gone (nil) is never listed.
+	spec.keep = keepAs(func(ctx context.Context, ts []*Task) ([]bool, error) {
+		var some []*Task
+		for _, t := range ts {
+			if t != nil {
+				some = append(some, t)
+			}
+		}
+		ok := make([]bool, len(ts))
+		kept := []bool(nil)
+		if keep != nil && len(some) > 0 {
+			if kept, err = keep(ctx, some); err != nil {
+				return nil, err
+			}
+		}
+		for i, t := range ts {
+			if t != nil {
+				ok[i] = kept == nil || kept[0]
+				if kept != nil {
+					kept = kept[1:]
+				}
+			}
+		}
+		return ok, nil
+	}, conv)
 	c, err := s.list(ctx, spec, page)
 	if err != nil {
 		return nil, err
 	}
 	return convConn(c, conv)
+}
+
+// linkedTask is the task a tag link carries; for a link written before
+// links carried their task, the task read by id (nil when it is gone).
+func (s *Store) linkedTask(ctx context.Context, it item) (*Task, error) {
+	t, err := linkedTask(it)
+	if t != nil || err != nil {
+		return t, err
+	}
+	tu, err := ParseTaskID(str(it, "taskId"))
+	if err != nil {
+		return nil, internal(err, "decoding a tag link")
+	}
+	ti, err := s.getOne(ctx, taskKey(tu))
+	if ti == nil || err != nil {
+		return nil, err
+	}
+	return decodeAs[*Task](ti)
 }
 
 // NormalizeTag trims and lower-cases a tag and checks it: 1-50 characters of

@@ -3,8 +3,10 @@ package graph
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -44,6 +46,12 @@ type Loaders struct {
 	// projectsAhead holds, per page of the viewer's projects, what to start
 	// loading for each project as soon as its membership is listed.
 	projectsAhead sync.Map // pageKey → func(context.Context, []string)
+	// tagAssignees holds the pages of tasksByTag whose nodes select their
+	// assignee: fetchTasksByTag reads them with the visibility check.
+	tagAssignees sync.Map // pageKey → struct{}
+	// profileAhead: me waits for the lists under it, whose visibility
+	// checks read the viewer's profile in their batch.
+	profileAhead atomic.Bool
 
 	// steps is the operation's step mode (LoaderConfig.Trigger), or nil.
 	steps *opSteps
@@ -248,5 +256,10 @@ func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *dynamo
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
 func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
-	return l.tasksByTag.Load(ctx, pageKeyOf(tag, first, after))()
+	k := pageKeyOf(tag, first, after)
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
+		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {
+		l.tagAssignees.Store(k, struct{}{})
+	}
+	return l.tasksByTag.Load(ctx, k)()
 }
