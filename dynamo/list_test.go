@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // taggedDataset has three projects with tasks tagged "x" (and some not), due
@@ -159,6 +160,30 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 		if keepSeen == 0 {
 			t.Error("keep was never called")
+		}
+	})
+	t.Run("TasksByTag reads the task of a link written before links carried it", func(t *testing.T) {
+		task := byID[wantTagged[0]]
+		old := tagLinkItem(task, "x")
+		for attr := range old {
+			switch attr {
+			case attrPK, attrSK, "GSI1PK", "GSI1SK", "type", "taskId":
+			default:
+				delete(old, attr)
+			}
+		}
+		if _, err := ts.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(ts.Table()), Item: old}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Items; len(got) != len(wantTagged) || !reflect.DeepEqual(got[0], task) {
+			t.Errorf("%d tasks, the first %+v; want %d, the first %+v", len(got), got[0], len(wantTagged), task)
+		}
+		if _, err := ts.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(ts.Table()), Item: tagLinkItem(task, "x")}); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("TasksByTag with no projects is empty without reading", func(t *testing.T) {
