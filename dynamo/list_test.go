@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // taggedDataset has three projects with tasks tagged "x" (and some not), due
@@ -279,4 +280,22 @@ func TestListMergesPartitions(t *testing.T) {
 			t.Errorf("got %v, want %v", got, want)
 		}
 	})
+}
+
+// TestDecodedOnce proves that a list's items are decoded once though both
+// its keep and its page ask for them, and that distinct items with equal
+// contents are still decoded apart.
+func TestDecodedOnce(t *testing.T) {
+	n := 0
+	conv := decodedOnce(func(it item) (string, error) { n++; return str(it, attrSK), nil })
+	a := item{attrPK: &types.AttributeValueMemberS{Value: "P"}, attrSK: &types.AttributeValueMemberS{Value: "A"}}
+	b := item{attrPK: &types.AttributeValueMemberS{Value: "P"}, attrSK: &types.AttributeValueMemberS{Value: "A"}}
+	for _, it := range []item{a, a, b, b, a} {
+		if v, err := conv(it); v != "A" || err != nil {
+			t.Fatalf("conv = %q, %v", v, err)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d decodes of 2 items read 5 times, want 2", n)
+	}
 }

@@ -23,7 +23,7 @@ func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string,
 		}
 		pks = append(pks, tagTasksPK(name, p))
 	}
-	conv := func(it item) (*Task, error) { return s.linkedTask(ctx, it) }
+	conv := decodedOnce(func(it item) (*Task, error) { return s.linkedTask(ctx, it) })
 	spec := tasksByTag.of(pks...)
 	// A link whose task is gone (nil) is never listed.
 	spec.keep = keepAs(func(ctx context.Context, ts []*Task) ([]bool, error) {
