@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 )
@@ -110,8 +111,8 @@ func tokenCommand(s settings, stdout io.Writer) error {
 		return errors.New("token takes one user id: go run . token bob")
 	}
 	user := s.args[0]
-	if err := dynamo.ValidUserID(user); err != nil {
-		return fmt.Errorf("%q is no valid user id: %s", user, dynamo.ErrorMessage(err))
+	if err := domain.ValidUserID(user); err != nil {
+		return fmt.Errorf("%q is no valid user id: %s", user, domain.ErrorMessage(err))
 	}
 	secret := []byte(s.secret)
 	if s.secret == "" {

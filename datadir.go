@@ -6,13 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -25,7 +27,11 @@ import (
 //   - <table>.jsonl: the table, a dump (see dynamo.ReadDump) replaced whole
 //     every saveEvery while writes come in, and at shutdown
 //     (dynamo.DataFile: written beside, flushed, renamed, directory flushed);
-//     a crash loses at most the last saveEvery of changes, never the file;
+//   - <table>.journal.<n>: the journal, every write answered since that
+//     snapshot, appended before the write is answered (flushed to disk
+//     first with -journal-sync=commit), replayed over the snapshot at start
+//     and cut once the next snapshot is written: a crash loses no answered
+//     write (embedded.Store.StartJournal);
 //   - dev-secret: the HS256 secret made when JWT_SECRET is not set (mode
 //     0600), so that tokens stay valid across restarts;
 //   - .gitignore: "*", so that the directory is never committed.
@@ -59,13 +65,13 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
 		}
 		closeStore = func() { _ = emb.Close() }
-		db = emb.Client(wire.ClientOptions()...)
+		db = emb.Client(client.Options()...)
 	case "aws":
 		cfg, err := awsConfig(ctx)
 		if err != nil {
 			return nil, nil, false, closeStore, err
 		}
-		db = dynamodb.NewFromConfig(cfg, wire.ClientOptions()...)
+		db = dynamodb.NewFromConfig(cfg, client.Options()...)
 		log.Info("using DynamoDB", "region", cfg.Region)
 	default:
 		return nil, nil, false, closeStore, fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
@@ -96,10 +102,11 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 		return fail(err)
 	}
 	data = &dynamo.DataFile{Path: filepath.Join(s.dataDir, s.table+".jsonl"), Store: store, Embedded: emb,
-		Comfortable: comfortableItems,
+		Comfortable: comfortableItems, JournalSync: s.journalSync == "commit",
 		Grown: func(n int) {
 			log.Warn("the embedded store has grown past a comfortable size", "items", n, "advice", moveAdvice)
 		}}
+	data.Journal = dynamo.JournalPrefix(data.Path)
 	n, found, err := data.Load(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("%w (move it away to start afresh)", err))
@@ -108,9 +115,9 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 	case !found:
 		log.Info("using the embedded in-process store; new data file", "file", data.Path)
 	case n > comfortableItems:
-		log.Warn("using the embedded in-process store", "file", data.Path, "items", n, "advice", moveAdvice)
+		log.Warn("using the embedded in-process store", "file", data.Path, "items", n, "journal", data.Replayed, "advice", moveAdvice)
 	default:
-		log.Info("using the embedded in-process store", "file", data.Path, "items", n)
+		log.Info("using the embedded in-process store", "file", data.Path, "items", n, "journal", data.Replayed)
 	}
 	return store, data, created && !found, closeStore, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/taskgraph/taskgraph/ide"
 )
 
 // TestIDEInABrowser opens the IDE of a server started as a newcomer starts
@@ -118,9 +119,36 @@ func TestIDEInABrowser(t *testing.T) {
 		if want := `"Authorization": "Bearer ` + srv.token + `"`; !strings.Contains(got, want) {
 			t.Fatalf("headers pane = %q, want it to hold %s", got, want)
 		}
+	}}, {"the editor opens on the example, which runs and shows data", func(t *testing.T) {
+		if got := eval(t, "reading the editor", `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`); got != ide.Example {
+			t.Fatalf("on a first visit the editor holds %q, want ide.Example", got)
+		}
+		// The result pane is a CodeMirror too: its value is the whole answer.
+		const answer = `document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() ?? ''`
+		must(t, "running the example until an answer shows", chromedp.Click(chromedp.CSS(".graphiql-execute-button")),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Poll[bool](`(`+answer+`).includes('"tasksByTag"')`, chromedp.WithPollingTimeout(0))(ctx, tg)
+				return err
+			}))
+		var got struct {
+			Data struct {
+				Me struct {
+					Email    string
+					Projects struct{ Nodes []any }
+				}
+				TasksByTag struct{ Nodes []any }
+			}
+			Errors []any
+		}
+		if err := json.Unmarshal([]byte(eval(t, "reading the answer", answer)), &got); err != nil {
+			t.Fatalf("the result pane holds no JSON: %v", err)
+		}
+		if len(got.Errors) > 0 || got.Data.Me.Email == "" || len(got.Data.Me.Projects.Nodes) == 0 || len(got.Data.TasksByTag.Nodes) == 0 {
+			t.Fatalf("the example answered %+v; want data and no errors", got)
+		}
 	}}, {"a query typed into the editor runs and shows data", func(t *testing.T) {
 		const query = "{ me { name } }"
-		// Empty the editor (it starts with a welcome text), then type.
+		// Empty the editor (it starts with the example), then type.
 		eval(t, "emptying the editor", `(cm => (cm.setValue(''), cm.focus(), ''))(document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror)`)
 		must(t, "typing the query", chromedp.KeyEvent(query))
 		if got := eval(t, "reading the editor", `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`); got != query {
@@ -306,8 +334,10 @@ func mustFindChromium(t *testing.T) string {
 }
 
 type startedServer struct {
-	url   string // as the server prints it, e.g. http://localhost:8080/
-	token string // the printed demo token
+	url   string    // as the server prints it, e.g. http://localhost:8080/
+	token string    // the printed demo token
+	cmd   *exec.Cmd // the process
+	logs  func() string
 }
 
 var (
@@ -319,12 +349,27 @@ var (
 // configuration but a free port. It stops when the test ends.
 func mustStartServer(t *testing.T) startedServer {
 	t.Helper()
+	return mustRunServer(t, mustBuildServer(t), t.TempDir())
+}
+
+// mustBuildServer builds the server's binary as go run . does.
+func mustBuildServer(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "taskgraph")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// mustRunServer starts the binary bin in the working directory dir (its
+// data directory, .taskgraph, lands there) with no configuration but a
+// free port, and returns once it serves. It stops when the test ends, if
+// it has not been stopped before.
+func mustRunServer(t *testing.T, bin, dir string) startedServer {
+	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Dir = t.TempDir() // its data directory (.taskgraph) lands there
+	cmd.Dir = dir
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, "AWS_") && !strings.HasPrefix(name, "JWT_") &&
@@ -375,7 +420,11 @@ func mustStartServer(t *testing.T) startedServer {
 			logMu.Unlock()
 		}
 	})
-	var s startedServer
+	s := startedServer{cmd: cmd, logs: func() string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return logs.String()
+	}}
 	timeout := time.After(time.Minute) // a server that never starts fails; one that is slow still passes
 	for s.token == "" || s.url == "" {
 		select {

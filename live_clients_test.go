@@ -21,7 +21,8 @@ import (
 
 	"github.com/coder/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/internal/wire"
@@ -298,7 +299,7 @@ func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o gra
 	t.Helper()
 	logs := &syncBuffer{}
 	// A client of its own to the shared store's endpoint.
-	store := wire.NewStore(env.Emb.Client(wire.ClientOptions()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
+	store := wire.NewStore(env.Emb.Client(client.Options()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
 	store.CleanupSettle = 0
 	app := &wire.App{Store: store, Auth: env.Auth, Options: o, Live: live.Config{URL: natsURL, Name: t.Name()}, Hub: hc}
 	if err := app.Open(context.Background()); err != nil {
@@ -334,7 +335,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	// Without after, a stream starts about when it is subscribed: the
 	// event of this change, made just before, may or may not come first;
 	// both subscribers skip it.
-	before := post(map[string]any{"id": task, "description": strings.Repeat("x", dynamo.MaxTextLen)})
+	before := post(map[string]any{"id": task, "description": strings.Repeat("x", domain.MaxTextLen)})
 
 	var big strings.Builder // 25 copies of the 10,000-character description
 	for i := range 25 {
@@ -388,7 +389,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	var versions []int
 	for i := 1; b.Hub.Subscribers(project) == 2; i++ {
 		if i > 500 {
-			t.Fatalf("500 changes of %d KB each and the slow subscriber is still on", dynamo.MaxTextLen*25/1000)
+			t.Fatalf("500 changes of %d KB each and the slow subscriber is still on", domain.MaxTextLen*25/1000)
 		}
 		versions = append(versions, post(map[string]any{"id": task, "title": fmt.Sprintf("Slow %d", i)}))
 	}

@@ -352,7 +352,8 @@ func TestHelpNamesTheFlagsAndTheEnvironment(t *testing.T) {
 	help := out.String()
 	for _, want := range []string{"Usage: taskgraph ", "-data-dir", "-production", "token USER", "export", "import",
 		"PORT", "TABLE_NAME", "DATA_DIR", "JWT_SECRET", "JWT_JWKS_URL", "AWS_ENDPOINT_URL_DYNAMODB",
-		"-cursor-key", "CURSOR_KEY",
+		"-cursor-key", "CURSOR_KEY", "-journal-sync",
+		"(default 20 with -production, no limit otherwise)",
 		"needs JWT_SECRET or JWT_JWKS_URL"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("-h does not mention %q", want)

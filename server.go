@@ -63,6 +63,7 @@ type settings struct {
 	natsURL     string        // NATS_URL; "": the embedded NATS server
 	live        live.Config   // retention and duplicate window
 	liveHub     live.HubConfig
+	journalSync string // -journal-sync: commit or off
 	cursorKey   string // -cursor-key, else CURSOR_KEY: the live cursors' key; "": derived (cursorKey)
 }
 
@@ -98,10 +99,11 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.IntVar(&s.limits.MaxFragments, "max-fragments", graph.DefaultMaxFragments, "most fragment definitions in a document")
 	flag.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	flag.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
-	flag.Float64Var(&s.limits.RateOps, "rate-ops", graph.DefaultRateOps, "operations per second per viewer (per client address without a valid token); 0: no limit")
-	flag.IntVar(&s.limits.RateOpsBurst, "rate-ops-burst", graph.DefaultRateOpsBurst, "operations a viewer may send at once")
-	flag.Float64Var(&s.limits.RateCost, "rate-cost", graph.DefaultRateCost, "query cost per second per viewer (the -max-complexity measure); 0: no limit")
-	flag.IntVar(&s.limits.RateCostBurst, "rate-cost-burst", graph.DefaultRateCostBurst, "query cost a viewer may spend at once")
+	flag.Float64Var(&s.limits.RateOps, "rate-ops", 0, fmt.Sprintf("operations per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", graph.DefaultRateOps))
+	flag.IntVar(&s.limits.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", graph.DefaultRateOpsBurst))
+	flag.Float64Var(&s.limits.RateCost, "rate-cost", 0, fmt.Sprintf("query cost per second per viewer (the -max-complexity measure); 0: no limit (default %v with -production, no limit otherwise)", graph.DefaultRateCost))
+	flag.IntVar(&s.limits.RateCostBurst, "rate-cost-burst", 0, fmt.Sprintf("query cost a viewer may spend at once (default %d with -production, twice -rate-cost otherwise)", graph.DefaultRateCostBurst))
+	flag.StringVar(&s.journalSync, "journal-sync", "commit", "the embedded store's journal of answered writes: commit (each write flushed to disk before it is answered; writes that wait together share a flush) or off (written to the file, not flushed: a crash of the process loses nothing, a power loss what the system had not written yet, at most the writes since the last snapshot)")
 	flag.StringVar(&s.logFormat, "log-format", env("LOG_FORMAT", "text"), "log lines as text or json (default from LOG_FORMAT)")
 	flag.StringVar(&s.logLevel, "log-level", env("LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (default from LOG_LEVEL)")
 	flag.StringVar(&s.natsURL, "nats-url", os.Getenv("NATS_URL"), "NATS server or cluster with JetStream for live events, shared by all instances (default from NATS_URL); empty: an embedded server in-process")
@@ -126,6 +128,12 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 		s.args = flag.Args()
 	}
 	s.store = storeKind(s.store)
+	if s.journalSync != "commit" && s.journalSync != "off" {
+		return s, fmt.Errorf("-journal-sync must be commit or off, not %q", s.journalSync)
+	}
+	if s.production { // the rate limits are on by default in production only
+		rateDefaults(flag.CommandLine, &s.limits.RateLimits)
+	}
 	if s.cursorKey == "" { // not the flag's default: -h would print the key
 		s.cursorKey = os.Getenv("CURSOR_KEY")
 	}
@@ -136,6 +144,27 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// rateDefaults sets the rate limits that fs's flags left unset to the
+// production defaults (graph.DefaultRateOps, …). Outside production a
+// limit is on only when its flag sets it: a seed script or a frontend's
+// end-to-end suite against a development server is never refused.
+func rateDefaults(fs *flag.FlagSet, r *graph.RateLimits) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["rate-ops"] {
+		r.RateOps = graph.DefaultRateOps
+	}
+	if !set["rate-ops-burst"] {
+		r.RateOpsBurst = graph.DefaultRateOpsBurst
+	}
+	if !set["rate-cost"] {
+		r.RateCost = graph.DefaultRateCost
+	}
+	if !set["rate-cost-burst"] {
+		r.RateCostBurst = graph.DefaultRateCostBurst
+	}
 }
 
 // storeKind resolves -store=auto: embedded unless any AWS setting is present.
@@ -302,7 +331,7 @@ func routes(store *dynamo.Store, production bool, headers map[string]string, que
 	mux := http.NewServeMux()
 	mux.Handle("/query", query)
 	if !production {
-		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers))
+		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers, ide.Example))
 		mux.Handle("GET "+ide.Prefix, ide.Assets())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // BenchmarkSuite runs each suite operation on its own, one request after
@@ -85,7 +85,7 @@ func BenchmarkSuite(b *testing.B) {
 func BenchmarkCall(b *testing.B) {
 	env, _ := newEnv(b, 1, *quietFlag)
 	ctx := context.Background()
-	page := dynamo.Page{First: 5}
+	page := domain.Page{First: 5}
 	if c, err := env.Store.CommentsOf(ctx, env.Fixture.TaskID, page); err != nil || len(c.Items) != 5 {
 		b.Fatalf("CommentsOf = %v, %v; want a page of 5 comments", c, err)
 	}

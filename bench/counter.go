@@ -6,15 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Counter counts the DynamoDB calls of a client by operation name (GetItem,
 // BatchGetItem, Query, …), once per call before the SDK's retries: its
 // Option is a client option. The server's own per-request counter
-// (dynamo.Calls in each request's context) is the same type; this one sees
+// (client.Calls in each request's context) is the same type; this one sees
 // every request of the client.
-type Counter struct{ dynamo.Calls }
+type Counter struct{ client.Calls }
 
 // NewCounter returns an empty counter.
 func NewCounter() *Counter { return &Counter{} }

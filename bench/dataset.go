@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -90,11 +91,11 @@ func (f *Fixture) String() string {
 func BuildDataset(s *dynamo.Store, scale int) (*dynamo.Dataset, *Fixture) {
 	b := s.NewDataset(Now)
 	f := &Fixture{Scale: scale, Viewer: Viewer, Tag: SearchTag}
-	today := dynamo.DateOf(Now)
+	today := domain.DateOf(Now)
 	bestTasks, bestComments, bestTags := -1, -1, -1
 	for blk := range scale {
 		rng := rand.New(rand.NewPCG(20260825, 1)) // the same for every block
-		users := make([]*dynamo.User, UsersPerBlock)
+		users := make([]*domain.User, UsersPerBlock)
 		for i := range users {
 			email := ""
 			if i%5 != 4 {
@@ -107,7 +108,7 @@ func BuildDataset(s *dynamo.Store, scale int) (*dynamo.Dataset, *Fixture) {
 			// Members other than the viewer: a random pick of 3 to 7 of the
 			// other users; the viewer owns projects 0-2 and joins 3-9.
 			others := rng.Perm(UsersPerBlock - 1)[:3+rng.IntN(5)]
-			var team []*dynamo.User // the owner first
+			var team []*domain.User // the owner first
 			switch {
 			case p < 3:
 				team = append(team, users[0])
@@ -153,19 +154,19 @@ func BuildDataset(s *dynamo.Store, scale int) (*dynamo.Dataset, *Fixture) {
 }
 
 // status: a quarter DONE, a fifth IN_PROGRESS, the rest TODO.
-func status(rng *rand.Rand) dynamo.TaskStatus {
+func status(rng *rand.Rand) domain.TaskStatus {
 	switch r := rng.IntN(100); {
 	case r < 25:
-		return dynamo.StatusDone
+		return domain.StatusDone
 	case r < 45:
-		return dynamo.StatusInProgress
+		return domain.StatusInProgress
 	}
-	return dynamo.StatusTodo
+	return domain.StatusTodo
 }
 
 // due: 40% in the past 30 days, 35% today or in the next 60, 25% none.
-func due(rng *rand.Rand, today dynamo.Date) *dynamo.Date {
-	var d dynamo.Date
+func due(rng *rand.Rand, today domain.Date) *domain.Date {
+	var d domain.Date
 	switch r := rng.IntN(100); {
 	case r < 40:
 		d = today.AddDays(-1 - rng.IntN(30))
@@ -178,7 +179,7 @@ func due(rng *rand.Rand, today dynamo.Date) *dynamo.Date {
 }
 
 // assignee: a member of the project for 80% of tasks, nobody for the rest.
-func assignee(rng *rand.Rand, team []*dynamo.User) *dynamo.User {
+func assignee(rng *rand.Rand, team []*domain.User) *domain.User {
 	if rng.IntN(10) < 2 {
 		return nil
 	}

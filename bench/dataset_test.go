@@ -3,6 +3,7 @@ package bench
 import (
 	"testing"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -35,7 +36,7 @@ func TestDataset(t *testing.T) {
 		for _, m := range d.Members {
 			if m.UserID == f.Viewer {
 				member++
-				if m.Role == dynamo.RoleOwner {
+				if m.Role == domain.RoleOwner {
 					owner++
 				}
 			}
@@ -49,7 +50,7 @@ func TestDataset(t *testing.T) {
 			t.Errorf("1× is too small: %v", f1)
 		}
 		var past, future, none, done, unassigned int
-		today := dynamo.DateOf(Now)
+		today := domain.DateOf(Now)
 		for _, task := range d1.Tasks {
 			if len(task.Tags) > 4 {
 				t.Errorf("task %s has %d tags", task.ID, len(task.Tags))
@@ -62,7 +63,7 @@ func TestDataset(t *testing.T) {
 			default:
 				future++
 			}
-			if task.Status == dynamo.StatusDone {
+			if task.Status == domain.StatusDone {
 				done++
 			}
 			if task.AssigneeID == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
@@ -51,7 +52,7 @@ func (m Mode) BatchWait() time.Duration {
 const Secret = "bench-secret"
 
 // Env is the server under test: a dynamo.Store on one table of a DynamoDB
-// endpoint, its client wired as in production (wire.ClientOptions) plus a
+// endpoint, its client wired as in production (client.Options) plus a
 // Gate around the HTTP client and a Counter of calls, and the real GraphQL
 // handler (wire.NewHandler) in front.
 type Env struct {
@@ -83,7 +84,7 @@ func Open(ctx context.Context, endpoint, table string, quiet time.Duration) (*En
 		e.Gate = NewGate(o.HTTPClient, quiet)
 		o.HTTPClient = e.Gate.Client()
 	}
-	e.Client = dynamodb.New(opts, wire.ClientOptions(gate, e.Calls.Option)...)
+	e.Client = dynamodb.New(opts, client.Options(gate, e.Calls.Option)...)
 	e.Store = wire.NewStore(e.Client, table, e.log, func() time.Time { return Now })
 	e.auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
 	tok, err := e.auth.Sign(Viewer, 24*time.Hour)

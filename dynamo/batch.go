@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Batch reads and writes: BatchGetItem and BatchWriteItem in chunks of
@@ -55,7 +57,7 @@ func (s *Store) getItems(ctx context.Context, keys []key) ([]item, error) {
 			return out.UnprocessedKeys[s.table].Keys, nil
 		})
 		if err == nil && !ok {
-			err = &Error{Code: EUNAVAILABLE, Message: "the data store did not answer every read; retry later"}
+			err = &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store did not answer every read; retry later"}
 		}
 		return err
 	})
@@ -82,7 +84,7 @@ func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error
 			return out.UnprocessedItems[s.table], nil
 		})
 		if err == nil && !ok {
-			err = &Error{Code: EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
+			err = &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store did not take every write; retry later"}
 		}
 		return err
 	})
@@ -161,7 +163,7 @@ func (s *Store) parallel(ctx context.Context, n int, fn func(ctx context.Context
 	for i := range n {
 		slots <- struct{}{}
 		wg.Add(1)
-		Go(func() {
+		client.Go(func() {
 			defer func() { <-slots; wg.Done(); done() }()
 			if err := fn(ctx, i); err != nil {
 				once.Do(func() { first = err; cancel() })

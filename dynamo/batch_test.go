@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/domain"
 	miniserver "github.com/truora/minidyn/server"
 )
 
@@ -78,7 +79,7 @@ func TestGetKeysUnprocessedForever(t *testing.T) {
 	t.Run("stuck keys are EUNAVAILABLE with no value", func(t *testing.T) {
 		for i, r := range refs {
 			if stuck[refKey(t, r)] {
-				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], EUNAVAILABLE)
+				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], domain.EUNAVAILABLE)
 				if vals[i] != nil {
 					t.Errorf("ref %d %+v: value %s for a key never read", i, r, show(vals[i]))
 				}
@@ -91,7 +92,7 @@ func TestGetKeysUnprocessedForever(t *testing.T) {
 				continue
 			}
 			if errs[i] != nil {
-				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], EUNAVAILABLE)
+				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], domain.EUNAVAILABLE)
 				if vals[i] != nil {
 					t.Errorf("ref %d: both a value and an error", i)
 				}
@@ -110,7 +111,7 @@ func TestGetKeysUnprocessedForever(t *testing.T) {
 		cancel()
 		ts.calls.Reset()
 		_, errs := ts.Get(ctx, refs[2:3])
-		if code := ErrorCode(errs[0]); code != EUNAVAILABLE && code != EINTERNAL {
+		if code := domain.ErrorCode(errs[0]); code != domain.EUNAVAILABLE && code != domain.EINTERNAL {
 			t.Errorf("error %v, want EUNAVAILABLE or EINTERNAL", errs[0])
 		}
 		if got := ts.calls.Get("BatchGetItem"); got > 1 {

@@ -3,52 +3,48 @@ package dynamo
 import (
 	"context"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
-var errCommentNotFound = Errorf(ENOTFOUND, "comment not found")
+var errCommentNotFound = domain.Errorf(domain.ENOTFOUND, "comment not found")
 
 // A comment is read by reference (CommentRef, Get).
 
 // CommentsOf is access pattern 5: a task's comments, oldest first. Returns
 // EINVALID, EUNAVAILABLE.
-func (s *Store) CommentsOf(ctx context.Context, taskID string, page Page) (*Conn[*Comment], error) {
-	t, err := ParseTaskID(taskID)
+func (s *Store) CommentsOf(ctx context.Context, taskID string, page domain.Page) (*domain.Conn[*domain.Comment], error) {
+	t, err := domain.ParseTaskID(taskID)
 	if err != nil {
 		return nil, err
 	}
-	return listAs[*Comment](ctx, s, commentsOfTask.of(taskPK(t)), page, nil)
-}
-
-// CommentInput adds a comment to a task.
-type CommentInput struct {
-	TaskID string
-	Body   string
+	return listAs[*domain.Comment](ctx, s, commentsOfTask.of(taskPK(t)), page, nil)
 }
 
 // AddComment adds the viewer's comment to a task they may see. Returns
 // EINVALID, ENOTFOUND.
-func (s *Store) AddComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
-	return once(ctx, s, func() (*Comment, error) { return s.addComment(ctx, viewer, in) }, replayComment)
+func (s *Store) AddComment(ctx context.Context, viewer string, in domain.CommentInput) (*domain.Comment, error) {
+	return once(ctx, s, func() (*domain.Comment, error) { return s.addComment(ctx, viewer, in) }, replayComment)
 }
 
-func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) (*Comment, error) {
-	tu, err := ParseTaskID(in.TaskID)
+func (s *Store) addComment(ctx context.Context, viewer string, in domain.CommentInput) (*domain.Comment, error) {
+	tu, err := domain.ParseTaskID(in.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	body, err := text("body", &in.Body)
+	body, err := domain.CleanText("body", &in.Body)
 	if err != nil {
 		return nil, err
 	}
 	if body == nil {
-		return nil, Errorf(EINVALID, "body must have 1 to %d characters after trimming", MaxTextLen)
+		return nil, domain.Errorf(domain.EINVALID, "body must have 1 to %d characters after trimming", domain.MaxTextLen)
 	}
 	task, _, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	c := &Comment{ID: commentID(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: *body, CreatedAt: now}
+	c := &domain.Comment{ID: domain.CommentIDOf(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: *body, CreatedAt: now}
 	pu := ulidOf(task.ProjectID)
 	var t txn
 	t.check(s.table, taskKey(tu), exists(), errTaskNotFound)
@@ -56,7 +52,7 @@ func (s *Store) addComment(ctx context.Context, viewer string, in CommentInput) 
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 	t.put(s.table, commentToItem(c), ptr(absent()), nil)
 	t.result, t.project = c.ID, task.ProjectID
-	t.event = changeEvent(EventCommentAdded, task.ProjectID, c.ID, viewer, now, task, c, nil)
+	t.event = changeEvent(domain.EventCommentAdded, task.ProjectID, c.ID, viewer, now, task, c, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -71,7 +67,7 @@ func (s *Store) DeleteComment(ctx context.Context, viewer, id string) error {
 }
 
 func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
-	tu, cu, err := parseCommentID(id)
+	tu, cu, err := domain.SplitCommentID(id)
 	if err != nil {
 		return err
 	}
@@ -82,7 +78,7 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	if items[0] == nil {
 		return errCommentNotFound
 	}
-	c, err := decodeAs[*Comment](items[0])
+	c, err := decodeAs[*domain.Comment](items[0])
 	if err != nil {
 		return err
 	}
@@ -94,7 +90,7 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	projectCond := exists()
 	if c.AuthorID != viewer {
 		if p.OwnerID != viewer {
-			return Errorf(EFORBIDDEN, "only the comment's author or the project's owner may delete it")
+			return domain.Errorf(domain.EFORBIDDEN, "only the comment's author or the project's owner may delete it")
 		}
 		projectCond = ownedBy(viewer)
 	}
@@ -108,6 +104,6 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	// read. The task check in the transaction proves it still exists; a
 	// concurrent update may have moved its version on, which the task's
 	// own TASK_UPDATED event reports.
-	t.event = changeEvent(EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, task, nil, nil)
+	t.event = changeEvent(domain.EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, task, nil, nil)
 	return s.commit(ctx, &t)
 }

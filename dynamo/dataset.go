@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Dataset is a set of objects to load in bulk, e.g. demo data.
 type Dataset struct {
-	Users    []*User
-	Projects []*Project
-	Members  []*Member
-	Tasks    []*Task
-	Comments []*Comment
+	Users    []*domain.User
+	Projects []*domain.Project
+	Members  []*domain.Member
+	Tasks    []*domain.Task
+	Comments []*domain.Comment
 }
 
 // Import writes a dataset with BatchWriteItem (no transactions, so it also
@@ -57,8 +58,8 @@ func (s *Store) NewDataset(now time.Time) *DatasetBuilder {
 }
 
 // User adds a user.
-func (b *DatasetBuilder) User(id, name, email string) *User {
-	u := &User{ID: id, Name: name, CreatedAt: b.now}
+func (b *DatasetBuilder) User(id, name, email string) *domain.User {
+	u := &domain.User{ID: id, Name: name, CreatedAt: b.now}
 	if email != "" {
 		u.Email = &email
 	}
@@ -67,22 +68,22 @@ func (b *DatasetBuilder) User(id, name, email string) *User {
 }
 
 // Project adds a project owned by owner, with the other users as members.
-func (b *DatasetBuilder) Project(name, desc string, owner *User, members ...*User) *Project {
-	p := &Project{ID: projectID(b.s.ids.next(b.now)), Name: name, OwnerID: owner.ID, CreatedAt: b.now}
+func (b *DatasetBuilder) Project(name, desc string, owner *domain.User, members ...*domain.User) *domain.Project {
+	p := &domain.Project{ID: domain.ProjectIDOf(b.s.ids.next(b.now)), Name: name, OwnerID: owner.ID, CreatedAt: b.now}
 	if desc != "" {
 		p.Description = &desc
 	}
 	b.D.Projects = append(b.D.Projects, p)
-	b.D.Members = append(b.D.Members, &Member{ProjectID: p.ID, UserID: owner.ID, Role: RoleOwner, JoinedAt: b.now})
+	b.D.Members = append(b.D.Members, &domain.Member{ProjectID: p.ID, UserID: owner.ID, Role: domain.RoleOwner, JoinedAt: b.now})
 	for _, m := range members {
-		b.D.Members = append(b.D.Members, &Member{ProjectID: p.ID, UserID: m.ID, Role: RoleMember, JoinedAt: b.now})
+		b.D.Members = append(b.D.Members, &domain.Member{ProjectID: p.ID, UserID: m.ID, Role: domain.RoleMember, JoinedAt: b.now})
 	}
 	return p
 }
 
 // Task adds a task; due is nil for none, assignee nil for nobody.
-func (b *DatasetBuilder) Task(p *Project, title string, status TaskStatus, due *Date, assignee *User, tags ...string) *Task {
-	t := &Task{ID: taskID(b.s.ids.next(b.now)), ProjectID: p.ID, Title: title, Status: status, DueDate: due,
+func (b *DatasetBuilder) Task(p *domain.Project, title string, status domain.TaskStatus, due *domain.Date, assignee *domain.User, tags ...string) *domain.Task {
+	t := &domain.Task{ID: domain.TaskIDOf(b.s.ids.next(b.now)), ProjectID: p.ID, Title: title, Status: status, DueDate: due,
 		Tags: tags, CreatedAt: b.now, UpdatedAt: b.now, Version: 1}
 	if t.Tags == nil {
 		t.Tags = []string{}
@@ -95,8 +96,8 @@ func (b *DatasetBuilder) Task(p *Project, title string, status TaskStatus, due *
 }
 
 // Comment adds a comment by author on t.
-func (b *DatasetBuilder) Comment(t *Task, author *User, body string) *Comment {
-	c := &Comment{ID: commentID(ulidOf(t.ID), b.s.ids.next(b.now)), TaskID: t.ID, AuthorID: author.ID, Body: body, CreatedAt: b.now}
+func (b *DatasetBuilder) Comment(t *domain.Task, author *domain.User, body string) *domain.Comment {
+	c := &domain.Comment{ID: domain.CommentIDOf(ulidOf(t.ID), b.s.ids.next(b.now)), TaskID: t.ID, AuthorID: author.ID, Body: body, CreatedAt: b.now}
 	b.D.Comments = append(b.D.Comments, c)
 	return c
 }
@@ -106,8 +107,8 @@ func (b *DatasetBuilder) Comment(t *Task, author *User, body string) *Comment {
 // and never, in every status, with tags and comments.
 func (s *Store) Demo(now time.Time) *Dataset {
 	b := s.NewDataset(now)
-	today := DateOf(now)
-	day := func(n int) *Date { d := today.AddDays(n); return &d }
+	today := domain.DateOf(now)
+	day := func(n int) *domain.Date { d := today.AddDays(n); return &d }
 	alice := b.User("alice", "Alice Example", "alice@example.com")
 	bob := b.User("bob", "Bob Builder", "bob@example.com")
 	carol := b.User("carol", "Carol Chen", "")
@@ -117,19 +118,19 @@ func (s *Store) Demo(now time.Time) *Dataset {
 	app := b.Project("Mobile app", "iOS and Android clients", bob, alice, dave)
 	lab := b.Project("Research", "Carol's experiments (alice is not a member)", carol, dave)
 
-	t1 := b.Task(web, "Write the landing page copy", StatusInProgress, day(-3), alice, "copy", "urgent")
-	t2 := b.Task(web, "Fix the broken signup form", StatusTodo, day(-1), bob, "bug", "frontend", "urgent")
-	b.Task(web, "Pick a colour palette", StatusDone, day(-10), carol, "design")
-	b.Task(web, "Set up analytics", StatusTodo, day(7), alice, "frontend")
-	b.Task(web, "Migrate the blog", StatusTodo, nil, nil, "backend")
-	b.Task(web, "Launch announcement", StatusTodo, day(21), alice)
-	t7 := b.Task(app, "Crash on start on Android 12", StatusInProgress, day(-2), alice, "bug", "android", "urgent")
-	b.Task(app, "Push notifications", StatusTodo, day(14), dave, "backend")
-	b.Task(app, "App store screenshots", StatusDone, day(-5), alice, "design")
-	b.Task(app, "Dark mode", StatusTodo, nil, bob, "frontend", "design")
-	b.Task(app, "Offline sync", StatusTodo, day(0), dave, "backend")
-	b.Task(lab, "Benchmark the new model", StatusTodo, day(-4), dave, "urgent")
-	b.Task(lab, "Write up results", StatusTodo, day(30), carol, "copy")
+	t1 := b.Task(web, "Write the landing page copy", domain.StatusInProgress, day(-3), alice, "copy", "urgent")
+	t2 := b.Task(web, "Fix the broken signup form", domain.StatusTodo, day(-1), bob, "bug", "frontend", "urgent")
+	b.Task(web, "Pick a colour palette", domain.StatusDone, day(-10), carol, "design")
+	b.Task(web, "Set up analytics", domain.StatusTodo, day(7), alice, "frontend")
+	b.Task(web, "Migrate the blog", domain.StatusTodo, nil, nil, "backend")
+	b.Task(web, "Launch announcement", domain.StatusTodo, day(21), alice)
+	t7 := b.Task(app, "Crash on start on Android 12", domain.StatusInProgress, day(-2), alice, "bug", "android", "urgent")
+	b.Task(app, "Push notifications", domain.StatusTodo, day(14), dave, "backend")
+	b.Task(app, "App store screenshots", domain.StatusDone, day(-5), alice, "design")
+	b.Task(app, "Dark mode", domain.StatusTodo, nil, bob, "frontend", "design")
+	b.Task(app, "Offline sync", domain.StatusTodo, day(0), dave, "backend")
+	b.Task(lab, "Benchmark the new model", domain.StatusTodo, day(-4), dave, "urgent")
+	b.Task(lab, "Write up results", domain.StatusTodo, day(30), carol, "copy")
 
 	b.Comment(t1, alice, "First draft is in the shared doc.")
 	b.Comment(t1, bob, "Looks good, a few notes inline.")

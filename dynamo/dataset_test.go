@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 func TestImportRoundTrip(t *testing.T) {
@@ -18,16 +20,16 @@ func TestImportRoundTrip(t *testing.T) {
 	withEmail.CreatedAt = storeTestNow.Add(-48*time.Hour + 7)
 	described := b.Project("Described", "A description\nwith lines and \"quotes\"", withEmail, noEmail)
 	bare := b.Project("Bare", "", noEmail)
-	due := DateOf(storeTestNow).AddDays(-400)
-	full := b.Task(described, "Full", StatusInProgress, &due, noEmail, "a", "b.c", "d-e_f")
+	due := domain.DateOf(storeTestNow).AddDays(-400)
+	full := b.Task(described, "Full", domain.StatusInProgress, &due, noEmail, "a", "b.c", "d-e_f")
 	desc := "Some **markdown**\n\t- item"
 	full.Description = &desc
 	full.UpdatedAt = storeTestNow.Add(time.Hour + 1)
 	full.Version = 7
-	empty := b.Task(bare, "Empty", StatusTodo, nil, nil)
-	done := b.Task(described, "Done", StatusDone, &due, withEmail, "z")
+	empty := b.Task(bare, "Empty", domain.StatusTodo, nil, nil)
+	done := b.Task(described, "Done", domain.StatusDone, &due, withEmail, "z")
 	c1 := b.Comment(full, withEmail, "💬 comment\nwith lines")
-	c2 := b.Comment(empty, noEmail, strings.Repeat("x", MaxTextLen))
+	c2 := b.Comment(empty, noEmail, strings.Repeat("x", domain.MaxTextLen))
 	b.D.Members[0].JoinedAt = storeTestNow.Add(-time.Minute)
 	ts.mustImport(t, &b.D)
 
@@ -46,10 +48,10 @@ func TestImportRoundTrip(t *testing.T) {
 	for _, m := range b.D.Members {
 		refs, want = append(refs, MemberRef(m.ProjectID, m.UserID)), append(want, m)
 	}
-	for _, task := range []*Task{full, empty, done} {
+	for _, task := range []*domain.Task{full, empty, done} {
 		refs, want = append(refs, TaskRef(task.ID)), append(want, task)
 	}
-	for _, c := range []*Comment{c1, c2} {
+	for _, c := range []*domain.Comment{c1, c2} {
 		refs, want = append(refs, CommentRef(c.ID)), append(want, c)
 	}
 	vals, errs := ts.Get(context.Background(), refs)
@@ -59,19 +61,19 @@ func TestImportRoundTrip(t *testing.T) {
 		})
 	}
 	t.Run("the task without tags reads back with an empty, non-nil tag list", func(t *testing.T) {
-		got, ok := vals[slices.Index(refs, TaskRef(empty.ID))].(*Task)
+		got, ok := vals[slices.Index(refs, TaskRef(empty.ID))].(*domain.Task)
 		if !ok || got.Tags == nil || len(got.Tags) != 0 || got.DueDate != nil || got.Description != nil || got.AssigneeID != nil {
 			t.Errorf("got %s", show(got))
 		}
 	})
 	t.Run("the user without email reads back with a nil email", func(t *testing.T) {
-		got, ok := vals[slices.Index(refs, UserRef(noEmail.ID))].(*User)
+		got, ok := vals[slices.Index(refs, UserRef(noEmail.ID))].(*domain.User)
 		if !ok || got.Email != nil {
 			t.Errorf("got %s", show(got))
 		}
 	})
 	t.Run("imported tasks appear in their lists", func(t *testing.T) {
-		c, err := ts.TasksOfProject(context.Background(), described.ID, nil, Page{First: 10})
+		c, err := ts.TasksOfProject(context.Background(), described.ID, nil, domain.Page{First: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

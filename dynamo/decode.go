@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Hand-written decoding of stored items into domain objects: what
@@ -18,7 +19,7 @@ import (
 // in case only).
 
 // decode turns a stored item into its domain object by its type attribute:
-// *User, *Project, *Member, *Task, *Comment, or *tagItem / *cleanupItem.
+// *User, *Project, *Member, *domain.Task, *Comment, or *tagItem / *cleanupItem.
 func decode(m item) (any, error) {
 	var d decoder
 	typ := d.s(m, "type")
@@ -28,16 +29,16 @@ func decode(m item) (any, error) {
 	var v any
 	switch typ {
 	case typeUser:
-		v = &User{ID: d.s(m, "id"), Name: d.s(m, "name"), Email: d.sp(m, "email"), CreatedAt: parseTime(d.s(m, "createdAt"))}
+		v = &domain.User{ID: d.s(m, "id"), Name: d.s(m, "name"), Email: d.sp(m, "email"), CreatedAt: parseTime(d.s(m, "createdAt"))}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeProject:
-		v = &Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
+		v = &domain.Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
 			CreatedAt: parseTime(d.s(m, "createdAt"))}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeMember:
-		v = &Member{ProjectID: d.s(m, "projectId"), UserID: d.s(m, "userId"), Role: Role(d.s(m, "role")),
+		v = &domain.Member{ProjectID: d.s(m, "projectId"), UserID: d.s(m, "userId"), Role: domain.Role(d.s(m, "role")),
 			JoinedAt: parseTime(d.s(m, "joinedAt"))}
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK")
 		d.n(m, "assignSeq")
@@ -49,7 +50,7 @@ func decode(m item) (any, error) {
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
 		v = t
 	case typeComment:
-		v = &Comment{ID: d.s(m, "id"), TaskID: d.s(m, "taskId"), AuthorID: d.s(m, "authorId"), Body: d.s(m, "body"),
+		v = &domain.Comment{ID: d.s(m, "id"), TaskID: d.s(m, "taskId"), AuthorID: d.s(m, "authorId"), Body: d.s(m, "body"),
 			CreatedAt: parseTime(d.s(m, "createdAt"))}
 		d.keys(m, "PK", "SK")
 	case typeTag:
@@ -72,7 +73,7 @@ func decode(m item) (any, error) {
 
 // linkedTask decodes the copy of its task that a tag link carries; nil for
 // a link written before links carried one (no version).
-func linkedTask(m item) (*Task, error) {
+func linkedTask(m item) (*domain.Task, error) {
 	var d decoder
 	if d.n(m, "version") == 0 || d.err != nil {
 		return nil, d.err
@@ -82,16 +83,16 @@ func linkedTask(m item) (*Task, error) {
 
 // task reads a task's own attributes (taskFields), from its item or from
 // one of its tag links.
-func (d *decoder) task(m item) (*Task, error) {
-	t := &Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
-		Status: TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
+func (d *decoder) task(m item) (*domain.Task, error) {
+	t := &domain.Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
+		Status: domain.TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
 		UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version")}
 	due, assignee := d.s(m, "dueDate"), d.s(m, "assigneeId")
 	if d.err != nil {
 		return nil, d.err
 	}
 	if due != "" {
-		dd, err := ParseDate(due)
+		dd, err := domain.ParseDate(due)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // decodeReflect is decode as it was, through attributevalue's reflection
@@ -31,30 +32,30 @@ func decodeReflect(m item) (any, error) {
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 			return nil, err
 		}
-		return &User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt)}, nil
+		return &domain.User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt)}, nil
 	case typeProject:
 		var it projectItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 			return nil, err
 		}
-		return &Project{ID: it.ID, Name: it.Name, Description: it.Description, OwnerID: it.OwnerID,
+		return &domain.Project{ID: it.ID, Name: it.Name, Description: it.Description, OwnerID: it.OwnerID,
 			CreatedAt: parseTime(it.CreatedAt)}, nil
 	case typeMember:
 		var it memberItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 			return nil, err
 		}
-		return &Member{ProjectID: it.Project, UserID: it.User, Role: Role(it.Role), JoinedAt: parseTime(it.JoinedAt)}, nil
+		return &domain.Member{ProjectID: it.Project, UserID: it.User, Role: domain.Role(it.Role), JoinedAt: parseTime(it.JoinedAt)}, nil
 	case typeTask:
 		var it taskItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 			return nil, err
 		}
-		t := &Task{ID: it.ID, ProjectID: it.Project, Title: it.Title, Description: it.Description,
-			Status: TaskStatus(it.Status), Tags: it.Tags, CreatedAt: parseTime(it.CreatedAt),
+		t := &domain.Task{ID: it.ID, ProjectID: it.Project, Title: it.Title, Description: it.Description,
+			Status: domain.TaskStatus(it.Status), Tags: it.Tags, CreatedAt: parseTime(it.CreatedAt),
 			UpdatedAt: parseTime(it.UpdatedAt), Version: it.Version}
 		if it.DueDate != "" {
-			d, err := ParseDate(it.DueDate)
+			d, err := domain.ParseDate(it.DueDate)
 			if err != nil {
 				return nil, err
 			}
@@ -73,7 +74,7 @@ func decodeReflect(m item) (any, error) {
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 			return nil, err
 		}
-		return &Comment{ID: it.ID, TaskID: it.Task, AuthorID: it.Author, Body: it.Body, CreatedAt: parseTime(it.CreatedAt)}, nil
+		return &domain.Comment{ID: it.ID, TaskID: it.Task, AuthorID: it.Author, Body: it.Body, CreatedAt: parseTime(it.CreatedAt)}, nil
 	case typeTag:
 		var it tagItem
 		err := attributevalue.UnmarshalMap(m, &it)
@@ -91,23 +92,23 @@ func decodeReflect(m item) (any, error) {
 func decodeSamples() []item {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 890, time.UTC)
 	email, desc := "ann@example.com", "a description"
-	due, _ := ParseDate("2026-05-01")
+	due, _ := domain.ParseDate("2026-05-01")
 	assignee := "u-ann"
-	pid, tid := projectID("01HZZZZZZZZZZZZZZZZZZZZZZP"), taskID("01HZZZZZZZZZZZZZZZZZZZZZZT")
-	full := &Task{ID: tid, ProjectID: pid, Title: "t", Description: &desc, Status: "TODO", DueDate: &due, AssigneeID: &assignee,
+	pid, tid := domain.ProjectIDOf("01HZZZZZZZZZZZZZZZZZZZZZZP"), domain.TaskIDOf("01HZZZZZZZZZZZZZZZZZZZZZZT")
+	full := &domain.Task{ID: tid, ProjectID: pid, Title: "t", Description: &desc, Status: "TODO", DueDate: &due, AssigneeID: &assignee,
 		Tags: []string{"a", "urgent"}, CreatedAt: at, UpdatedAt: at.Add(time.Hour), Version: 7}
-	bare := &Task{ID: tid, ProjectID: pid, Title: "", Status: "DONE", Tags: []string{}, CreatedAt: at, UpdatedAt: at}
+	bare := &domain.Task{ID: tid, ProjectID: pid, Title: "", Status: "DONE", Tags: []string{}, CreatedAt: at, UpdatedAt: at}
 	return []item{
-		userToItem(&User{ID: "u-ann", Name: "Ann", Email: &email, CreatedAt: at}, 3),
-		userToItem(&User{ID: "u-bob", Name: "", CreatedAt: at}, 0),
-		projectToItem(&Project{ID: pid, Name: "P", Description: &desc, OwnerID: "u-ann", CreatedAt: at}, 2),
-		projectToItem(&Project{ID: pid, Name: "P", OwnerID: "u-ann", CreatedAt: at}, 0),
-		memberToItem(&Member{ProjectID: pid, UserID: "u-ann", Role: "OWNER", JoinedAt: at}),
+		userToItem(&domain.User{ID: "u-ann", Name: "Ann", Email: &email, CreatedAt: at}, 3),
+		userToItem(&domain.User{ID: "u-bob", Name: "", CreatedAt: at}, 0),
+		projectToItem(&domain.Project{ID: pid, Name: "P", Description: &desc, OwnerID: "u-ann", CreatedAt: at}, 2),
+		projectToItem(&domain.Project{ID: pid, Name: "P", OwnerID: "u-ann", CreatedAt: at}, 0),
+		memberToItem(&domain.Member{ProjectID: pid, UserID: "u-ann", Role: "OWNER", JoinedAt: at}),
 		taskToItem(full),
 		taskToItem(bare),
 		tagLinkItem(full, "urgent"),
 		tagLinkItem(bare, "x"),
-		commentToItem(&Comment{ID: commentID("01HZZZZZZZZZZZZZZZZZZZZZZT", "01HZZZZZZZZZZZZZZZZZZZZZZC"), TaskID: tid, AuthorID: "u-ann", Body: "hi", CreatedAt: at}),
+		commentToItem(&domain.Comment{ID: domain.CommentIDOf("01HZZZZZZZZZZZZZZZZZZZZZZT", "01HZZZZZZZZZZZZZZZZZZZZZZC"), TaskID: tid, AuthorID: "u-ann", Body: "hi", CreatedAt: at}),
 		cleanupToItem(cleanupProject, "01HZZZZZZZZZZZZZZZZZZZZZZP", at),
 	}
 }

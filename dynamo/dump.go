@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // A dump is a table's items as text: one line per item in DynamoDB's JSON
@@ -31,7 +32,7 @@ type scanner interface {
 func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 	sc, ok := s.db.(scanner)
 	if !ok {
-		return 0, Errorf(EINTERNAL, "this client cannot scan a table")
+		return 0, domain.Errorf(domain.EINTERNAL, "this client cannot scan a table")
 	}
 	bw := bufio.NewWriter(w)
 	n := 0
@@ -46,7 +47,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 				Item map[string]any `json:"Item"`
 			}{encodeItem(it)})
 			if err != nil {
-				return n, Errorf(EINTERNAL, "encoding an item: %v", err)
+				return n, domain.Errorf(domain.EINTERNAL, "encoding an item: %v", err)
 			}
 			_, _ = bw.Write(append(line, '\n'))
 			n++

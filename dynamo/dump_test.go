@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )

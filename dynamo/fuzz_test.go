@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -50,74 +51,74 @@ func FuzzParseIDs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
-		kind := KindOf(id)
+		kind := domain.KindOf(id)
 
-		pu, perr := ParseProjectID(id)
+		pu, perr := domain.ParseProjectID(id)
 		if perr == nil {
-			if got := projectID(pu); got != id {
+			if got := domain.ProjectIDOf(pu); got != id {
 				t.Errorf("ParseProjectID(%q) = %q, which rebuilds to %q", id, pu, got)
 			}
-			if _, ok := parseULID(pu); !ok {
+			if _, ok := domain.ParseULID(pu); !ok {
 				t.Errorf("ParseProjectID(%q) = %q, not a canonical ULID", id, pu)
 			}
-			if kind != KindProject {
+			if kind != domain.KindProject {
 				t.Errorf("KindOf(%q) = %v, but ParseProjectID accepts it", id, kind)
 			}
-		} else if kind == KindProject {
+		} else if kind == domain.KindProject {
 			t.Errorf("KindOf(%q) = KindProject, but ParseProjectID refuses it: %v", id, perr)
 		}
-		if perr != nil && ErrorCode(perr) != EINVALID {
-			t.Errorf("ParseProjectID(%q) error code %q, want %q", id, ErrorCode(perr), EINVALID)
+		if perr != nil && domain.ErrorCode(perr) != domain.EINVALID {
+			t.Errorf("ParseProjectID(%q) error code %q, want %q", id, domain.ErrorCode(perr), domain.EINVALID)
 		}
 
-		tu, terr := ParseTaskID(id)
+		tu, terr := domain.ParseTaskID(id)
 		if terr == nil {
-			if got := taskID(tu); got != id {
+			if got := domain.TaskIDOf(tu); got != id {
 				t.Errorf("ParseTaskID(%q) = %q, which rebuilds to %q", id, tu, got)
 			}
-			if _, ok := parseULID(tu); !ok {
+			if _, ok := domain.ParseULID(tu); !ok {
 				t.Errorf("ParseTaskID(%q) = %q, not a canonical ULID", id, tu)
 			}
-			if kind != KindTask {
+			if kind != domain.KindTask {
 				t.Errorf("KindOf(%q) = %v, but ParseTaskID accepts it", id, kind)
 			}
-		} else if kind == KindTask {
+		} else if kind == domain.KindTask {
 			t.Errorf("KindOf(%q) = KindTask, but ParseTaskID refuses it: %v", id, terr)
 		}
-		if terr != nil && ErrorCode(terr) != EINVALID {
-			t.Errorf("ParseTaskID(%q) error code %q, want %q", id, ErrorCode(terr), EINVALID)
+		if terr != nil && domain.ErrorCode(terr) != domain.EINVALID {
+			t.Errorf("ParseTaskID(%q) error code %q, want %q", id, domain.ErrorCode(terr), domain.EINVALID)
 		}
 
-		taskOf, cerr := ParseCommentID(id)
-		ct, cc, cerr2 := parseCommentID(id)
+		taskOf, cerr := domain.ParseCommentID(id)
+		ct, cc, cerr2 := domain.SplitCommentID(id)
 		if (cerr == nil) != (cerr2 == nil) {
 			t.Errorf("ParseCommentID(%q) and parseCommentID disagree: %v vs %v", id, cerr, cerr2)
 		}
 		if cerr == nil {
-			if got := commentID(ct, cc); got != id {
+			if got := domain.CommentIDOf(ct, cc); got != id {
 				t.Errorf("parseCommentID(%q) = %q, %q, which rebuilds to %q", id, ct, cc, got)
 			}
-			if taskOf != taskID(ct) {
-				t.Errorf("ParseCommentID(%q) = %q, want the task id %q", id, taskOf, taskID(ct))
+			if taskOf != domain.TaskIDOf(ct) {
+				t.Errorf("ParseCommentID(%q) = %q, want the task id %q", id, taskOf, domain.TaskIDOf(ct))
 			}
-			if tu2, err := ParseTaskID(taskOf); err != nil || tu2 != ct {
+			if tu2, err := domain.ParseTaskID(taskOf); err != nil || tu2 != ct {
 				t.Errorf("ParseCommentID(%q) = %q, which ParseTaskID reads as %q, %v", id, taskOf, tu2, err)
 			}
-			if kind != KindComment {
+			if kind != domain.KindComment {
 				t.Errorf("KindOf(%q) = %v, but ParseCommentID accepts it", id, kind)
 			}
 		} else {
-			if kind == KindComment {
+			if kind == domain.KindComment {
 				t.Errorf("KindOf(%q) = KindComment, but ParseCommentID refuses it: %v", id, cerr)
 			}
-			if ErrorCode(cerr) != EINVALID {
-				t.Errorf("ParseCommentID(%q) error code %q, want %q", id, ErrorCode(cerr), EINVALID)
+			if domain.ErrorCode(cerr) != domain.EINVALID {
+				t.Errorf("ParseCommentID(%q) error code %q, want %q", id, domain.ErrorCode(cerr), domain.EINVALID)
 			}
 		}
 
-		uerr := ValidUserID(id)
+		uerr := domain.ValidUserID(id)
 		if uerr == nil {
-			if kind != KindUser {
+			if kind != domain.KindUser {
 				t.Errorf("KindOf(%q) = %v, but ValidUserID accepts it", id, kind)
 			}
 			if n := utf8.RuneCountInString(id); n < 1 || n > 128 || !utf8.ValidString(id) {
@@ -130,11 +131,11 @@ func FuzzParseIDs(f *testing.F) {
 				t.Errorf("ValidUserID accepts %q, which is not NFKC or holds a format or private-use character", id)
 			}
 		} else {
-			if kind == KindUser {
+			if kind == domain.KindUser {
 				t.Errorf("KindOf(%q) = KindUser, but ValidUserID refuses it: %v", id, uerr)
 			}
-			if ErrorCode(uerr) != EINVALID {
-				t.Errorf("ValidUserID(%q) error code %q, want %q", id, ErrorCode(uerr), EINVALID)
+			if domain.ErrorCode(uerr) != domain.EINVALID {
+				t.Errorf("ValidUserID(%q) error code %q, want %q", id, domain.ErrorCode(uerr), domain.EINVALID)
 			}
 		}
 
@@ -154,7 +155,7 @@ func FuzzParseIDs(f *testing.F) {
 		if n > 1 {
 			t.Errorf("%q is accepted as %d kinds of id", id, n)
 		}
-		if n == 0 && kind != KindUnknown {
+		if n == 0 && kind != domain.KindUnknown {
 			t.Errorf("KindOf(%q) = %v, but every parser refuses it", id, kind)
 		}
 	})
@@ -192,8 +193,8 @@ func FuzzDecodeCursor(f *testing.F) {
 		for _, l := range fzCursorLists {
 			sk, err := decodeCursor(c, l.valid)
 			if err != nil {
-				if ErrorCode(err) != EINVALID {
-					t.Errorf("%s list: decodeCursor(%q) error code %q, want %q", l.name, c, ErrorCode(err), EINVALID)
+				if domain.ErrorCode(err) != domain.EINVALID {
+					t.Errorf("%s list: decodeCursor(%q) error code %q, want %q", l.name, c, domain.ErrorCode(err), domain.EINVALID)
 				}
 				if sk != "" {
 					t.Errorf("%s list: decodeCursor(%q) refused the cursor but returned %q", l.name, c, sk)
@@ -211,8 +212,8 @@ func FuzzDecodeCursor(f *testing.F) {
 				if !ok || !strings.HasSuffix(sk, "#"+tu) {
 					t.Errorf("due-date cursor %q: taskOfDueSK = %q, %v", sk, tu, ok)
 				}
-				if date := sk[len(duePrefix) : len(sk)-ulidLen-1]; date != noDue {
-					if dd, err := ParseDate(date); err != nil || dd.String() != date {
+				if date := sk[len(duePrefix) : len(sk)-domain.ULIDLen-1]; date != noDue {
+					if dd, err := domain.ParseDate(date); err != nil || dd.String() != date {
 						t.Errorf("due-date cursor %q carries the date %q, which is no calendar date", sk, date)
 					}
 				}
@@ -232,8 +233,8 @@ func FuzzDecodeCursor(f *testing.F) {
 	})
 }
 
-func mustFzDate(s string) Date {
-	d, err := ParseDate(s)
+func mustFzDate(s string) domain.Date {
+	d, err := domain.ParseDate(s)
 	if err != nil {
 		panic(err)
 	}
@@ -248,10 +249,10 @@ func FuzzParseDate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := ParseDate(s)
+		d, err := domain.ParseDate(s)
 		if err != nil {
-			if ErrorCode(err) != EINVALID {
-				t.Errorf("ParseDate(%q) error code %q, want %q", s, ErrorCode(err), EINVALID)
+			if domain.ErrorCode(err) != domain.EINVALID {
+				t.Errorf("ParseDate(%q) error code %q, want %q", s, domain.ErrorCode(err), domain.EINVALID)
 			}
 			return
 		}
@@ -279,7 +280,7 @@ func FuzzParseDate(f *testing.F) {
 		if day < 1 || day > days {
 			t.Errorf("ParseDate accepts %q: %d-%02d has %d days", s, y, m, days)
 		}
-		if again := DateOf(time.Date(y, time.Month(m), day, 13, 0, 0, 0, time.UTC)); again != d {
+		if again := domain.DateOf(time.Date(y, time.Month(m), day, 13, 0, 0, 0, time.UTC)); again != d {
 			t.Errorf("ParseDate(%q) = %v, DateOf of that day = %v", s, d, again)
 		}
 		if next := d.AddDays(1).AddDays(-1); next != d {
@@ -297,17 +298,17 @@ func FuzzNormalizeTag(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := NormalizeTag(s)
+		n, err := domain.NormalizeTag(s)
 		if err != nil {
-			if ErrorCode(err) != EINVALID {
-				t.Errorf("NormalizeTag(%q) error code %q, want %q", s, ErrorCode(err), EINVALID)
+			if domain.ErrorCode(err) != domain.EINVALID {
+				t.Errorf("NormalizeTag(%q) error code %q, want %q", s, domain.ErrorCode(err), domain.EINVALID)
 			}
 			return
 		}
 		if !fzTagShape.MatchString(n) {
 			t.Errorf("NormalizeTag(%q) = %q, which is not 1-50 of [a-z0-9._-]", s, n)
 		}
-		if again, err := NormalizeTag(n); err != nil || again != n {
+		if again, err := domain.NormalizeTag(n); err != nil || again != n {
 			t.Errorf("NormalizeTag is not idempotent: %q -> %q -> %q, %v", s, n, again, err)
 		}
 		if want := strings.ToLower(strings.TrimSpace(s)); want != n {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Idempotency keys: a client may send a key with a mutation; the mutation's
@@ -40,11 +41,11 @@ type idem struct{ viewer, key, op, digest string }
 // of A-Z, a-z, 0-9, '-', '_', '.', ':'. Returns EINVALID.
 func WithIdempotencyKey(ctx context.Context, viewer, key, op, digest string) (context.Context, error) {
 	if key == "" || len(key) > maxIdemKeyLen {
-		return ctx, Errorf(EINVALID, "an idempotency key has 1 to %d characters", maxIdemKeyLen)
+		return ctx, domain.Errorf(domain.EINVALID, "an idempotency key has 1 to %d characters", maxIdemKeyLen)
 	}
 	for _, r := range key {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == ':') {
-			return ctx, Errorf(EINVALID, "an idempotency key may only contain A-Z, a-z, 0-9, '-', '_', '.' and ':'")
+			return ctx, domain.Errorf(domain.EINVALID, "an idempotency key may only contain A-Z, a-z, 0-9, '-', '_', '.' and ':'")
 		}
 	}
 	return context.WithValue(ctx, idemCtxKey{}, idem{viewer: viewer, key: key, op: op, digest: digest}), nil
@@ -72,7 +73,7 @@ const typeIdem = "IDEMPOTENCY"
 // with the same key committed first.
 var errReplay = errors.New("idempotency key already used")
 
-var errKeyReused = Errorf(EINVALID,
+var errKeyReused = domain.Errorf(domain.EINVALID,
 	"this idempotency key was used for another mutation or other input; use a new key for a new operation")
 
 // remember adds the idempotency record of ctx, if any, to a transaction
@@ -140,7 +141,7 @@ func once[T any](ctx context.Context, s *Store, run func() (T, error), replay re
 			return zero, rerr
 		}
 		if r == nil {
-			return zero, Errorf(ECONFLICT, "a concurrent call with the same idempotency key is in progress; retry")
+			return zero, domain.Errorf(domain.ECONFLICT, "a concurrent call with the same idempotency key is in progress; retry")
 		}
 		return replay.answer(ctx, s, rec.viewer, r)
 	}
@@ -170,7 +171,7 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 		if err != nil {
 			return zero, err
 		}
-		pu, err := ParseProjectID(r.Project)
+		pu, err := domain.ParseProjectID(r.Project)
 		if err != nil {
 			return zero, errReplayGone
 		}
@@ -185,15 +186,15 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 				return zero, errReplayGone
 			}
 		}
-		var p *Project
-		var m *Member
+		var p *domain.Project
+		var m *domain.Member
 		if items[n] != nil {
-			if p, err = decodeAs[*Project](items[n]); err != nil {
+			if p, err = decodeAs[*domain.Project](items[n]); err != nil {
 				return zero, err
 			}
 		}
 		if items[n+1] != nil {
-			if m, err = decodeAs[*Member](items[n+1]); err != nil {
+			if m, err = decodeAs[*domain.Member](items[n+1]); err != nil {
 				return zero, err
 			}
 		}
@@ -205,8 +206,8 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 }
 
 // replaySelf answers with the viewer's own profile, which they may always see.
-func replaySelf() replayer[*User] {
-	return replayer[*User]{answer: func(ctx context.Context, s *Store, viewer string, r *idemItem) (*User, error) {
+func replaySelf() replayer[*domain.User] {
+	return replayer[*domain.User]{answer: func(ctx context.Context, s *Store, viewer string, r *idemItem) (*domain.User, error) {
 		if r.Result != viewer {
 			return nil, errReplayGone
 		}
@@ -217,23 +218,23 @@ func replaySelf() replayer[*User] {
 		if it == nil {
 			return nil, errReplayGone
 		}
-		return decodeAs[*User](it)
+		return decodeAs[*domain.User](it)
 	}}
 }
 
-var errReplayGone = Errorf(ENOTFOUND, "the result of the first call with this idempotency key was not found")
+var errReplayGone = domain.Errorf(domain.ENOTFOUND, "the result of the first call with this idempotency key was not found")
 
 var (
-	replayProject = replayInProject[*Project](func(id string) ([]key, error) {
-		p, err := ParseProjectID(id)
+	replayProject = replayInProject[*domain.Project](func(id string) ([]key, error) {
+		p, err := domain.ParseProjectID(id)
 		return []key{projectKey(p)}, err
 	})
-	replayTask = replayInProject[*Task](func(id string) ([]key, error) {
-		t, err := ParseTaskID(id)
+	replayTask = replayInProject[*domain.Task](func(id string) ([]key, error) {
+		t, err := domain.ParseTaskID(id)
 		return []key{taskKey(t)}, err
 	})
-	replayComment = replayInProject[*Comment](func(id string) ([]key, error) {
-		t, c, err := parseCommentID(id)
+	replayComment = replayInProject[*domain.Comment](func(id string) ([]key, error) {
+		t, c, err := domain.SplitCommentID(id)
 		return []key{commentKey(t, c), taskKey(t)}, err
 	})
 )

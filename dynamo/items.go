@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 type item = map[string]types.AttributeValue
@@ -164,7 +165,7 @@ const (
 	payloadProject = "project"
 )
 
-func outboxToItem(ev *Event, expires time.Time) item {
+func outboxToItem(ev *domain.Event, expires time.Time) item {
 	k := outboxKey(ev.ID, ev.At)
 	pl := marshal(eventItem{ID: ev.ID, Kind: string(ev.Kind), ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
 		ActorID: ev.ActorID, At: fmtTime(ev.At)})
@@ -184,7 +185,7 @@ func outboxToItem(ev *Event, expires time.Time) item {
 
 // outboxFromItem decodes an outbox item: its event and its expiry (Unix
 // seconds).
-func outboxFromItem(m item) (*Event, int64, error) {
+func outboxFromItem(m item) (*domain.Event, int64, error) {
 	var it struct {
 		ExpiresAt int64 `dynamodbav:"expiresAt"`
 	}
@@ -199,7 +200,7 @@ func outboxFromItem(m item) (*Event, int64, error) {
 	if err := attributevalue.UnmarshalMap(pl.Value, &e); err != nil {
 		return nil, 0, internal(err, "decoding an outbox item")
 	}
-	ev := &Event{ID: e.ID, Kind: EventKind(e.Kind), ProjectID: e.ProjectID, SubjectID: e.SubjectID, ActorID: e.ActorID,
+	ev := &domain.Event{ID: e.ID, Kind: domain.EventKind(e.Kind), ProjectID: e.ProjectID, SubjectID: e.SubjectID, ActorID: e.ActorID,
 		At: parseTime(e.At)}
 	snap := func(attr string) (item, bool) {
 		v, ok := pl.Value[attr].(*types.AttributeValueMemberM)
@@ -210,13 +211,13 @@ func outboxFromItem(m item) (*Event, int64, error) {
 	}
 	var err error
 	if v, ok := snap(payloadTask); ok && err == nil {
-		ev.Task, err = decodeAs[*Task](v)
+		ev.Task, err = decodeAs[*domain.Task](v)
 	}
 	if v, ok := snap(payloadComment); ok && err == nil {
-		ev.Comment, err = decodeAs[*Comment](v)
+		ev.Comment, err = decodeAs[*domain.Comment](v)
 	}
 	if v, ok := snap(payloadProject); ok && err == nil {
-		ev.Project, err = decodeAs[*Project](v)
+		ev.Project, err = decodeAs[*domain.Project](v)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -234,12 +235,12 @@ func marshal(v any) item {
 
 func ulidOf(id string) string { return id[strings.LastIndexByte(id, '#')+1:] }
 
-func userToItem(u *User, rev int) item {
+func userToItem(u *domain.User, rev int) item {
 	return marshal(userItem{PK: userPK(u.ID), SK: profileSK, Type: typeUser, ID: u.ID, Name: u.Name,
 		Email: u.Email, CreatedAt: fmtTime(u.CreatedAt), Rev: rev})
 }
 
-func projectToItem(p *Project, rev int) item {
+func projectToItem(p *domain.Project, rev int) item {
 	return marshal(projectItem{PK: projectPK(ulidOf(p.ID)), SK: projectSK, Type: typeProject, ID: p.ID,
 		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt), Rev: rev})
 }
@@ -253,14 +254,14 @@ func revOf(m item) int {
 	return r.Rev
 }
 
-func memberToItem(m *Member) item {
+func memberToItem(m *domain.Member) item {
 	p := ulidOf(m.ProjectID)
 	return marshal(memberItem{PK: projectPK(p), SK: memberSK(m.UserID), GSI1PK: userProjectsPK(m.UserID),
 		GSI1SK: userProjectsSK(p), Type: typeMember, Project: m.ProjectID, User: m.UserID, Role: string(m.Role),
 		JoinedAt: fmtTime(m.JoinedAt)})
 }
 
-func fieldsOf(t *Task) taskFields {
+func fieldsOf(t *domain.Task) taskFields {
 	f := taskFields{ID: t.ID, Project: t.ProjectID, Title: t.Title, Description: t.Description, Status: string(t.Status),
 		Tags: t.Tags, CreatedAt: fmtTime(t.CreatedAt), UpdatedAt: fmtTime(t.UpdatedAt), Version: t.Version}
 	if len(f.Tags) == 0 {
@@ -275,20 +276,20 @@ func fieldsOf(t *Task) taskFields {
 	return f
 }
 
-func taskToItem(t *Task) item {
+func taskToItem(t *domain.Task) item {
 	it := taskItem{PK: taskPK(ulidOf(t.ID)), SK: taskSK, Type: typeTask, taskFields: fieldsOf(t)}
 	it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK = taskIndexKeys(t)
 	return marshal(it)
 }
 
-func tagLinkItem(t *Task, name string) item {
+func tagLinkItem(t *domain.Task, name string) item {
 	tu := ulidOf(t.ID)
 	return marshal(tagItem{PK: taskPK(tu), SK: tagSK(name), GSI1PK: tagTasksPK(name, ulidOf(t.ProjectID)),
 		GSI1SK: dueSK(t.DueDate, tu), Type: typeTag, Task: t.ID, taskFields: fieldsOf(t)})
 }
 
-func commentToItem(c *Comment) item {
-	t, cu, _ := parseCommentID(c.ID)
+func commentToItem(c *domain.Comment) item {
+	t, cu, _ := domain.SplitCommentID(c.ID)
 	return marshal(commentItem{PK: taskPK(t), SK: commentSK(cu), Type: typeComment, ID: c.ID, Task: c.TaskID,
 		Author: c.AuthorID, Body: c.Body, CreatedAt: fmtTime(c.CreatedAt)})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Every key string of the table is built here and nowhere else, and every
@@ -175,7 +176,7 @@ func assignedPK(u string, open bool) string {
 func unassignedPK(p string) string { return "UNASSIGNED#" + projectPK(p) }
 
 // dueBefore is the bound below which lie the due-date keys of dates before d.
-func dueBefore(d Date) string { return duePrefix + d.String() }
+func dueBefore(d domain.Date) string { return duePrefix + d.String() }
 
 // Pattern 5: a task's comments, oldest first, in the task's own partition
 // (taskPK, SK commentSK).
@@ -204,7 +205,7 @@ var wholePartition = pattern{keySchema: onTable}
 
 // dueSK orders tasks by due date, then by id (ids sort in creation order);
 // tasks without a due date sort last.
-func dueSK(due *Date, t string) string {
+func dueSK(due *domain.Date, t string) string {
 	d := noDue
 	if due != nil {
 		d = due.String()
@@ -214,20 +215,20 @@ func dueSK(due *Date, t string) string {
 
 // taskOfDueSK returns the task ULID at the end of a due-date sort key.
 func taskOfDueSK(sk string) (string, bool) {
-	if len(sk) < len(duePrefix)+ulidLen+2 || sk[:len(duePrefix)] != duePrefix {
+	if len(sk) < len(duePrefix)+domain.ULIDLen+2 || sk[:len(duePrefix)] != duePrefix {
 		return "", false
 	}
 	rest := sk[len(duePrefix):]
-	date, t := rest[:len(rest)-ulidLen-1], rest[len(rest)-ulidLen:]
-	if rest[len(rest)-ulidLen-1] != '#' {
+	date, t := rest[:len(rest)-domain.ULIDLen-1], rest[len(rest)-domain.ULIDLen:]
+	if rest[len(rest)-domain.ULIDLen-1] != '#' {
 		return "", false
 	}
 	if date != noDue {
-		if _, err := ParseDate(date); err != nil {
+		if _, err := domain.ParseDate(date); err != nil {
 			return "", false
 		}
 	}
-	return parseULID(t)
+	return domain.ParseULID(t)
 }
 
 // validDueCursor checks the sort key of a cursor of a due-date list.
@@ -238,7 +239,7 @@ func validDueCursor(sk string) bool { _, ok := taskOfDueSK(sk); return ok }
 func validULIDCursor(prefix string) func(string) bool {
 	return func(sk string) bool {
 		u, ok := strings.CutPrefix(sk, prefix)
-		_, valid := parseULID(u)
+		_, valid := domain.ParseULID(u)
 		return ok && valid
 	}
 }
@@ -248,12 +249,12 @@ func validULIDCursor(prefix string) func(string) bool {
 // under its project's. (A sparse GSI2, with no keys on unassigned tasks,
 // would be cheaper, but the embedded store corrupts an index when an item
 // loses its index keys; see docs/design.md.)
-func taskIndexKeys(t *Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) {
+func taskIndexKeys(t *domain.Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) {
 	tu, pu := ulidOf(t.ID), ulidOf(t.ProjectID)
 	gsi1pk, gsi1sk = projectTasksPK(pu), dueSK(t.DueDate, tu)
 	gsi2pk, gsi2sk = unassignedPK(pu), gsi1sk
 	if t.AssigneeID != nil {
-		gsi2pk = assignedPK(*t.AssigneeID, t.Status != StatusDone)
+		gsi2pk = assignedPK(*t.AssigneeID, t.Status != domain.StatusDone)
 	}
 	return gsi1pk, gsi1sk, gsi2pk, gsi2sk
 }

@@ -1,6 +1,10 @@
 package dynamo
 
-import "time"
+import (
+	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
+)
 
 // Exported key functions, for tests and tools that check the table: they
 // say what keys an item of each kind must have, from the API's ids
@@ -31,10 +35,10 @@ func TaskItemKey(taskID string) (pk, sk string) { return taskKey(ulidOf(taskID))
 // TaskIndexKeys are the index keys of a task's item as its fields make them:
 // GSI1 its project's tasks by due date; GSI2 its assignee's open or done
 // tasks, or its project's unassigned tasks.
-func TaskIndexKeys(t *Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) { return taskIndexKeys(t) }
+func TaskIndexKeys(t *domain.Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) { return taskIndexKeys(t) }
 
 // TagLinkKeys are the key and GSI1 keys of the link of task t to a tag.
-func TagLinkKeys(t *Task, tag string) (pk, sk, gsi1pk, gsi1sk string) {
+func TagLinkKeys(t *domain.Task, tag string) (pk, sk, gsi1pk, gsi1sk string) {
 	tu := ulidOf(t.ID)
 	pk, sk = tagKey(tu, tag).split()
 	return pk, sk, tagTasksPK(tag, ulidOf(t.ProjectID)), dueSK(t.DueDate, tu)
@@ -42,7 +46,7 @@ func TagLinkKeys(t *Task, tag string) (pk, sk, gsi1pk, gsi1sk string) {
 
 // CommentItemKey is the key of a comment's item, from its id alone.
 func CommentItemKey(commentID string) (pk, sk string) {
-	t, c, _ := parseCommentID(commentID)
+	t, c, _ := domain.SplitCommentID(commentID)
 	return commentKey(t, c).split()
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // MaxFirst is the largest page a list returns.
@@ -31,7 +32,7 @@ func decodeCursor(c string, valid func(string) bool) (string, error) {
 	// Only the canonical encoding is a cursor: the decoder would also take
 	// line breaks and stray trailing bits.
 	if err != nil || !ok || !valid(sk) || encodeCursor(sk) != c {
-		return "", Errorf(EINVALID, "after: %q is not a cursor of this list", clip(c))
+		return "", domain.Errorf(domain.EINVALID, "after: %q is not a cursor of this list", domain.Clip(c))
 	}
 	return sk, nil
 }
@@ -62,12 +63,12 @@ type source struct {
 // cursor that pass the filter and keep, and whether more remain. It reads on
 // until it has one item more than the page or the partitions are exhausted,
 // so a page is never short or empty while items remain.
-func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item], error) {
+func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*domain.Conn[item], error) {
 	if page.First < 1 || page.First > MaxFirst {
-		return nil, Errorf(EINVALID, "first must be between 1 and %d, not %d", MaxFirst, page.First)
+		return nil, domain.Errorf(domain.EINVALID, "first must be between 1 and %d, not %d", MaxFirst, page.First)
 	}
 	if spec.cursor == nil {
-		return nil, Errorf(EINTERNAL, "reading a list of a pattern that is not paged")
+		return nil, domain.Errorf(domain.EINTERNAL, "reading a list of a pattern that is not paged")
 	}
 	after := ""
 	if page.After != nil {
@@ -88,7 +89,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page Page) (*Conn[item]
 		}
 	}
 	want := page.First + 1
-	out := &Conn[item]{}
+	out := &domain.Conn[item]{}
 	if lo > hi || len(spec.pks) == 0 {
 		return out, nil
 	}
@@ -316,8 +317,8 @@ func keepAs[T any](f Filter[T], conv func(item) (T, error)) Keep {
 	}
 }
 
-func convConn[T any](c *Conn[item], conv func(item) (T, error)) (*Conn[T], error) {
-	out := &Conn[T]{Items: make([]T, len(c.Items)), Cursors: c.Cursors, HasNext: c.HasNext}
+func convConn[T any](c *domain.Conn[item], conv func(item) (T, error)) (*domain.Conn[T], error) {
+	out := &domain.Conn[T]{Items: make([]T, len(c.Items)), Cursors: c.Cursors, HasNext: c.HasNext}
 	for i, it := range c.Items {
 		v, err := conv(it)
 		if err != nil {
@@ -329,7 +330,7 @@ func convConn[T any](c *Conn[item], conv func(item) (T, error)) (*Conn[T], error
 }
 
 // listAs is list decoding each item as a T, keep seeing decoded candidates.
-func listAs[T any](ctx context.Context, s *Store, spec listSpec, page Page, keep Filter[T]) (*Conn[T], error) {
+func listAs[T any](ctx context.Context, s *Store, spec listSpec, page domain.Page, keep Filter[T]) (*domain.Conn[T], error) {
 	conv := decodedOnce(decodeAs[T])
 	spec.keep = keepAs(keep, conv)
 	c, err := s.list(ctx, spec, page)

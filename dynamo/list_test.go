@@ -10,30 +10,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // taggedDataset has three projects with tasks tagged "x" (and some not), due
 // on overlapping dates, some never, made in an interleaved order.
-func taggedDataset(ts *testStore) (*Dataset, []*Project, []*Task) {
+func taggedDataset(ts *testStore) (*Dataset, []*domain.Project, []*domain.Task) {
 	b := ts.NewDataset(storeTestNow)
 	owner := b.User("owner", "Owner", "")
 	dave := b.User("dave", "Dave", "")
-	var ps []*Project
+	var ps []*domain.Project
 	for i := range 3 {
 		ps = append(ps, b.Project(fmt.Sprintf("P%d", i), "", owner, dave))
 	}
-	today := DateOf(storeTestNow)
+	today := domain.DateOf(storeTestNow)
 	offsets := []int{3, -2, 0, 3, 100, -30, 0}
-	var tagged []*Task
+	var tagged []*domain.Task
 	for i := range 24 {
 		p := ps[i%3]
-		var due *Date
+		var due *domain.Date
 		if i%5 != 4 {
 			d := today.AddDays(offsets[i%len(offsets)])
 			due = &d
 		}
-		status := []TaskStatus{StatusTodo, StatusDone, StatusInProgress, StatusTodo}[i%4]
-		var assignee *User
+		status := []domain.TaskStatus{domain.StatusTodo, domain.StatusDone, domain.StatusInProgress, domain.StatusTodo}[i%4]
+		var assignee *domain.User
 		if i%2 == 0 {
 			assignee = dave
 		}
@@ -49,9 +50,9 @@ func taggedDataset(ts *testStore) (*Dataset, []*Project, []*Task) {
 	return &b.D, ps, tagged
 }
 
-func dueOrder(tasks []*Task) []string {
+func dueOrder(tasks []*domain.Task) []string {
 	s := slices.Clone(tasks)
-	slices.SortStableFunc(s, func(a, b *Task) int {
+	slices.SortStableFunc(s, func(a, b *domain.Task) int {
 		return dueLess(dueEntry{a.DueDate, ulidOf(a.ID)}, dueEntry{b.DueDate, ulidOf(b.ID)})
 	})
 	ids := make([]string, len(s))
@@ -63,7 +64,7 @@ func dueOrder(tasks []*Task) []string {
 
 // pageAll reads every page of a list with page size first and checks the
 // pagination rules on the way; it returns the ids in list order.
-func pageAll[T any](t *testing.T, first int, read func(Page) (*Conn[T], error), id func(T) string) []string {
+func pageAll[T any](t *testing.T, first int, read func(domain.Page) (*domain.Conn[T], error), id func(T) string) []string {
 	t.Helper()
 	var ids []string
 	var after *string
@@ -71,7 +72,7 @@ func pageAll[T any](t *testing.T, first int, read func(Page) (*Conn[T], error), 
 		if n > 200 {
 			t.Fatal("pagination does not end")
 		}
-		c, err := read(Page{First: first, After: after})
+		c, err := read(domain.Page{First: first, After: after})
 		if err != nil {
 			t.Fatalf("page %d: %v", n, err)
 		}
@@ -97,16 +98,16 @@ func TestListMergesPartitions(t *testing.T) {
 	ts.mustImport(t, d)
 	ctx := context.Background()
 	projectIDs := []string{ps[2].ID, ps[0].ID, ps[1].ID}
-	byID := map[string]*Task{}
+	byID := map[string]*domain.Task{}
 	for _, task := range d.Tasks {
 		byID[task.ID] = task
 	}
 	wantTagged := dueOrder(tagged)
-	taskID := func(t *Task) string { return t.ID }
+	taskID := func(t *domain.Task) string { return t.ID }
 
 	for _, first := range []int{1, 2, 5, 7, 100} {
 		t.Run(fmt.Sprintf("TasksByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
-			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
 				return ts.TasksByTag(ctx, " X ", projectIDs, p, nil)
 			}, taskID)
 			if !slices.Equal(got, wantTagged) {
@@ -116,7 +117,7 @@ func TestListMergesPartitions(t *testing.T) {
 	}
 	t.Run("TasksByTag reads each project once for one page", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TasksByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func TestListMergesPartitions(t *testing.T) {
 	})
 	t.Run("TasksByTag with a keep filter fills every page", func(t *testing.T) {
 		keepSeen := 0
-		keep := func(_ context.Context, cand []*Task) ([]bool, error) {
+		keep := func(_ context.Context, cand []*domain.Task) ([]bool, error) {
 			ok := make([]bool, len(cand))
 			for i, task := range cand {
 				keepSeen++
@@ -152,7 +153,7 @@ func TestListMergesPartitions(t *testing.T) {
 			}
 		}
 		for _, first := range []int{1, 3} {
-			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
 				return ts.TasksByTag(ctx, "x", projectIDs, p, keep)
 			}, taskID)
 			if !slices.Equal(got, want) {
@@ -176,7 +177,7 @@ func TestListMergesPartitions(t *testing.T) {
 		if _, err := ts.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(ts.Table()), Item: old}); err != nil {
 			t.Fatal(err)
 		}
-		c, err := ts.TasksByTag(ctx, "x", projectIDs, Page{First: MaxFirst}, nil)
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +190,7 @@ func TestListMergesPartitions(t *testing.T) {
 	})
 	t.Run("TasksByTag with no projects is empty without reading", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TasksByTag(ctx, "x", nil, Page{First: 10}, nil)
+		c, err := ts.TasksByTag(ctx, "x", nil, domain.Page{First: 10}, nil)
 		if err != nil || len(c.Items) != 0 || c.HasNext {
 			t.Errorf("got %+v, %v", c, err)
 		}
@@ -201,21 +202,21 @@ func TestListMergesPartitions(t *testing.T) {
 		for _, c := range []struct {
 			tag  string
 			pids []string
-			page Page
+			page domain.Page
 		}{
-			{"not a tag!", projectIDs, Page{First: 1}},
-			{"x", []string{"prj#nope"}, Page{First: 1}},
-			{"x", projectIDs, Page{First: 0}},
-			{"x", projectIDs, Page{First: MaxFirst + 1}},
-			{"x", projectIDs, Page{First: 1, After: aws.String("garbage")}},
-			{"x", projectIDs, Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
+			{"not a tag!", projectIDs, domain.Page{First: 1}},
+			{"x", []string{"prj#nope"}, domain.Page{First: 1}},
+			{"x", projectIDs, domain.Page{First: 0}},
+			{"x", projectIDs, domain.Page{First: MaxFirst + 1}},
+			{"x", projectIDs, domain.Page{First: 1, After: aws.String("garbage")}},
+			{"x", projectIDs, domain.Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
 		} {
 			_, err := ts.TasksByTag(ctx, c.tag, c.pids, c.page, nil)
-			wantCode(t, fmt.Sprintf("TasksByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, EINVALID)
+			wantCode(t, fmt.Sprintf("TasksByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, domain.EINVALID)
 		}
 	})
 	t.Run("TasksAssignedTo merges open and done tasks by due date", func(t *testing.T) {
-		var mine []*Task
+		var mine []*domain.Task
 		for _, task := range d.Tasks {
 			if task.AssigneeID != nil && *task.AssigneeID == "dave" {
 				mine = append(mine, task)
@@ -223,7 +224,7 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 		want := dueOrder(mine)
 		for _, first := range []int{1, 4, 100} {
-			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
 				return ts.TasksAssignedTo(ctx, "dave", p, nil)
 			}, taskID)
 			if !slices.Equal(got, want) {
@@ -232,10 +233,10 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("OverdueTasks lists open tasks due before the date", func(t *testing.T) {
-		asOf := DateOf(storeTestNow)
-		var overdue []*Task
+		asOf := domain.DateOf(storeTestNow)
+		var overdue []*domain.Task
 		for _, task := range d.Tasks {
-			if task.AssigneeID != nil && task.Status != StatusDone && task.DueDate != nil && task.DueDate.String() < asOf.String() {
+			if task.AssigneeID != nil && task.Status != domain.StatusDone && task.DueDate != nil && task.DueDate.String() < asOf.String() {
 				overdue = append(overdue, task)
 			}
 		}
@@ -244,7 +245,7 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 		want := dueOrder(overdue)
 		for _, first := range []int{1, 2, 100} {
-			got := pageAll(t, first, func(p Page) (*Conn[*Task], error) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
 				return ts.OverdueTasks(ctx, "dave", asOf, p, nil)
 			}, taskID)
 			if !slices.Equal(got, want) {
@@ -253,16 +254,16 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("TasksOfProject with a status filter fills pages", func(t *testing.T) {
-		done := StatusDone
+		done := domain.StatusDone
 		for _, p := range ps {
-			var want []*Task
+			var want []*domain.Task
 			for _, task := range d.Tasks {
-				if task.ProjectID == p.ID && task.Status == StatusDone {
+				if task.ProjectID == p.ID && task.Status == domain.StatusDone {
 					want = append(want, task)
 				}
 			}
 			for _, first := range []int{1, 2} {
-				got := pageAll(t, first, func(pg Page) (*Conn[*Task], error) {
+				got := pageAll(t, first, func(pg domain.Page) (*domain.Conn[*domain.Task], error) {
 					return ts.TasksOfProject(ctx, p.ID, &done, pg)
 				}, taskID)
 				if !slices.Equal(got, dueOrder(want)) {
@@ -273,9 +274,9 @@ func TestListMergesPartitions(t *testing.T) {
 	})
 	t.Run("ProjectsOfUser lists the newest project first", func(t *testing.T) {
 		want := []string{ps[2].ID, ps[1].ID, ps[0].ID}
-		got := pageAll(t, 1, func(p Page) (*Conn[*Member], error) {
+		got := pageAll(t, 1, func(p domain.Page) (*domain.Conn[*domain.Member], error) {
 			return ts.ProjectsOfUser(ctx, "dave", p, nil)
-		}, func(m *Member) string { return m.ProjectID })
+		}, func(m *domain.Member) string { return m.ProjectID })
 		if !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
 		}

@@ -6,10 +6,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 var (
-	errNotAssignable = Errorf(EINVALID, "assigneeId: the assignee must be a member of the project")
+	errNotAssignable = domain.Errorf(domain.EINVALID, "assigneeId: the assignee must be a member of the project")
 	errAlreadyMember = errors.New("already a member")
 )
 
@@ -17,8 +18,8 @@ var (
 
 // ProjectsOfUser is access pattern 2: the user's memberships, newest project
 // first, those keep admits. Returns EINVALID, EUNAVAILABLE.
-func (s *Store) ProjectsOfUser(ctx context.Context, userID string, page Page, keep Filter[*Member]) (*Conn[*Member], error) {
-	if err := ValidUserID(userID); err != nil {
+func (s *Store) ProjectsOfUser(ctx context.Context, userID string, page domain.Page, keep Filter[*domain.Member]) (*domain.Conn[*domain.Member], error) {
+	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
 	return listAs(ctx, s, projectsOfUser.of(userProjectsPK(userID)), page, keep)
@@ -26,32 +27,32 @@ func (s *Store) ProjectsOfUser(ctx context.Context, userID string, page Page, ke
 
 // MembershipsOfUser returns every membership of the user (including those
 // of projects deleted but not yet cleaned up). Returns EINVALID, EUNAVAILABLE.
-func (s *Store) MembershipsOfUser(ctx context.Context, userID string) ([]*Member, error) {
-	if err := ValidUserID(userID); err != nil {
+func (s *Store) MembershipsOfUser(ctx context.Context, userID string) ([]*domain.Member, error) {
+	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
-	return queryAllAs[*Member](ctx, s, projectsOfUser, userProjectsPK(userID))
+	return queryAllAs[*domain.Member](ctx, s, projectsOfUser, userProjectsPK(userID))
 }
 
 // MembersOf returns a project's memberships, ordered by user id. Returns
 // EINVALID, EUNAVAILABLE.
-func (s *Store) MembersOf(ctx context.Context, projectID string) ([]*Member, error) {
-	p, err := ParseProjectID(projectID)
+func (s *Store) MembersOf(ctx context.Context, projectID string) ([]*domain.Member, error) {
+	p, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return nil, err
 	}
-	return queryAllAs[*Member](ctx, s, membersOfProject, projectPK(p))
+	return queryAllAs[*domain.Member](ctx, s, membersOfProject, projectPK(p))
 }
 
 // AddProjectMember makes a user a member of a project; owner only. Adding a
 // member again changes nothing. Returns EINVALID, ENOTFOUND (project or
 // user), EFORBIDDEN.
-func (s *Store) AddProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
-	return once(ctx, s, func() (*Project, error) { return s.addProjectMember(ctx, viewer, projectID, userID) }, replayProject)
+func (s *Store) AddProjectMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
+	return once(ctx, s, func() (*domain.Project, error) { return s.addProjectMember(ctx, viewer, projectID, userID) }, replayProject)
 }
 
-func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
-	if err := ValidUserID(userID); err != nil {
+func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
+	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
 	p, _, _, err := s.access(ctx, viewer, projectID, true)
@@ -65,12 +66,12 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 	now := s.now()
 	var t txn
 	t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
-	t.check(s.table, userKey(userID), exists(), Errorf(ENOTFOUND, "user %s not found", clip(userID)))
-	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: userID, Role: RoleMember, JoinedAt: now}),
+	t.check(s.table, userKey(userID), exists(), domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
+	t.put(s.table, memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}),
 		ptr(absent()), errAlreadyMember)
 	t.result, t.project = p.ID, p.ID
 	// Adding a member again commits nothing (errAlreadyMember): no event.
-	t.event = changeEvent(EventMemberAdded, p.ID, userID, viewer, now, nil, nil, p)
+	t.event = changeEvent(domain.EventMemberAdded, p.ID, userID, viewer, now, nil, nil, p)
 	if err := s.commit(ctx, &t); err != nil && !errors.Is(err, errAlreadyMember) {
 		return nil, err
 	}
@@ -85,26 +86,26 @@ const unassignBatch = 90
 // tasks of the project assigned to them; owner only; the owner cannot be
 // removed. Returns EINVALID, ENOTFOUND (project, or no such member),
 // EFORBIDDEN, ECONFLICT.
-func (s *Store) RemoveProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
-	return once(ctx, s, func() (*Project, error) { return s.removeProjectMember(ctx, viewer, projectID, userID) }, replayProject)
+func (s *Store) RemoveProjectMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
+	return once(ctx, s, func() (*domain.Project, error) { return s.removeProjectMember(ctx, viewer, projectID, userID) }, replayProject)
 }
 
-func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
-	if err := ValidUserID(userID); err != nil {
+func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
+	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
-	return retryOnChange(ctx, "the member's tasks changed while they were being removed; retry", func() (*Project, error) {
+	return retryOnChange(ctx, "the member's tasks changed while they were being removed; retry", func() (*domain.Project, error) {
 		return s.removeMember(ctx, viewer, projectID, userID)
 	})
 }
 
-func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string) (*Project, error) {
+func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
 	p, _, _, err := s.access(ctx, viewer, projectID, true)
 	if err != nil {
 		return nil, err
 	}
 	if userID == p.OwnerID {
-		return nil, Errorf(EINVALID, "userId: the project's owner cannot be removed")
+		return nil, domain.Errorf(domain.EINVALID, "userId: the project's owner cannot be removed")
 	}
 	pu := ulidOf(p.ID)
 	mi, err := s.getOne(ctx, memberKey(pu, userID))
@@ -112,7 +113,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		return nil, err
 	}
 	if mi == nil {
-		return nil, Errorf(ENOTFOUND, "user %s is not a member of the project", clip(userID))
+		return nil, domain.Errorf(domain.ENOTFOUND, "user %s is not a member of the project", domain.Clip(userID))
 	}
 	var seq struct {
 		AssignSeq int `dynamodbav:"assignSeq"`
@@ -120,7 +121,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	if err := attributevalue.UnmarshalMap(mi, &seq); err != nil {
 		return nil, internal(err, "decoding an item")
 	}
-	var tasks []*Task
+	var tasks []*domain.Task
 	for _, open := range []bool{true, false} {
 		items, err := s.queryAll(ctx, tasksOfAssignee, assignedPK(userID, open))
 		if err != nil {
@@ -128,7 +129,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		}
 		for _, it := range items {
 			if str(it, "projectId") == p.ID {
-				t, err := decodeAs[*Task](it)
+				t, err := decodeAs[*domain.Task](it)
 				if err != nil {
 					return nil, err
 				}
@@ -137,7 +138,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		}
 	}
 	now := s.now()
-	unassign := func(t *txn, task *Task) {
+	unassign := func(t *txn, task *domain.Task) {
 		task.AssigneeID = nil
 		task.UpdatedAt = now
 		task.Version++
@@ -167,7 +168,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	t.result, t.project = p.ID, p.ID
 	// One event for the whole removal, in the transaction that deletes the
 	// membership; the tasks it unassigns yield none of their own.
-	t.event = changeEvent(EventMemberRemoved, p.ID, userID, viewer, now, nil, nil, p)
+	t.event = changeEvent(domain.EventMemberRemoved, p.ID, userID, viewer, now, nil, nil, p)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 
 // writes is how many items unassigning the tasks writes: each task and its
 // tag links.
-func writes(tasks []*Task) int {
+func writes(tasks []*domain.Task) int {
 	n := 0
 	for _, t := range tasks {
 		n += 1 + len(t.Tags)

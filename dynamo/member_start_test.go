@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // The live replay (live.Subscription) starts a viewer's history at their
@@ -22,9 +24,9 @@ func TestAMembershipStartsAtTheTimeOfItsOwnEvent(t *testing.T) {
 		if errs[0] != nil {
 			t.Fatalf("reading %s's membership: %v", user, errs[0])
 		}
-		return vals[0].(*Member).JoinedAt
+		return vals[0].(*domain.Member).JoinedAt
 	}
-	last := func() *Event {
+	last := func() *domain.Event {
 		t.Helper()
 		_, got, _ := f.sink.snapshot()
 		return got[len(got)-1]
@@ -33,7 +35,7 @@ func TestAMembershipStartsAtTheTimeOfItsOwnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := joined("outsider")
-	if ev := last(); ev.Kind != EventMemberAdded || ev.SubjectID != "outsider" || !ev.At.Equal(first) {
+	if ev := last(); ev.Kind != domain.EventMemberAdded || ev.SubjectID != "outsider" || !ev.At.Equal(first) {
 		t.Fatalf("%s of %s at %s; the membership began at %s: want its MEMBER_ADDED at that very time",
 			ev.Kind, ev.SubjectID, ev.At.Format(time.RFC3339Nano), first.Format(time.RFC3339Nano))
 	}
@@ -44,16 +46,16 @@ func TestAMembershipStartsAtTheTimeOfItsOwnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := joined("outsider")
-	if ev := last(); ev.Kind != EventMemberAdded || !ev.At.Equal(again) || !again.After(first) {
+	if ev := last(); ev.Kind != domain.EventMemberAdded || !ev.At.Equal(again) || !again.After(first) {
 		t.Errorf("added back: MEMBER_ADDED at %s, membership from %s (first %s); want the re-adding's time for both",
 			ev.At.Format(time.RFC3339Nano), again.Format(time.RFC3339Nano), first.Format(time.RFC3339Nano))
 	}
-	p, err := f.ts.CreateProject(ctx, "owner", ProjectInput{Name: "New"})
+	p, err := f.ts.CreateProject(ctx, "owner", domain.ProjectInput{Name: "New"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	vals, errs := f.ts.Get(ctx, []Ref{MemberRef(p.ID, "owner")})
-	if errs[0] != nil || !vals[0].(*Member).JoinedAt.Equal(p.CreatedAt) {
+	if errs[0] != nil || !vals[0].(*domain.Member).JoinedAt.Equal(p.CreatedAt) {
 		t.Errorf("the owner's membership: %v, %v; want it to begin at the project's creation %s", vals[0], errs[0], p.CreatedAt)
 	}
 }

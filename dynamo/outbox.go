@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // The transactional outbox. With Store.Events set, a mutation that changes a
@@ -56,7 +57,7 @@ const (
 // stageEvent adds the outbox item of t's event, if any and if events are
 // on, to t, with token (the transaction's client request token) as the
 // event's id, and returns the event.
-func (s *Store) stageEvent(t *txn, token string) *Event {
+func (s *Store) stageEvent(t *txn, token string) *domain.Event {
 	if s.Events == nil || t.event == nil {
 		return nil
 	}
@@ -74,7 +75,7 @@ func (s *Store) stageEvent(t *txn, token string) *Event {
 // queues its outbox item for deletion. A failure is logged: the item stays
 // for the sweep. The request's cancellation does not cut the publication
 // short (the change is committed); PublishTimeout bounds it.
-func (s *Store) publish(ctx context.Context, ev *Event) {
+func (s *Store) publish(ctx context.Context, ev *domain.Event) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.publishTimeout())
 	defer cancel()
 	if err := s.Events.Publish(pctx, ev); err != nil {
@@ -275,8 +276,8 @@ func (s *Store) RunOutbox(ctx context.Context, interval, minAge time.Duration) {
 // changeEvent returns the event of a change made by actor at (zero: the
 // commit's time), with copies of the snapshots given (nil for none), so
 // that neither the caller nor the sink sees the other's changes to them.
-func changeEvent(kind EventKind, projectID, subjectID, actor string, at time.Time, task *Task, c *Comment, p *Project) *Event {
-	ev := &Event{Kind: kind, ProjectID: projectID, SubjectID: subjectID, ActorID: actor, At: at}
+func changeEvent(kind domain.EventKind, projectID, subjectID, actor string, at time.Time, task *domain.Task, c *domain.Comment, p *domain.Project) *domain.Event {
+	ev := &domain.Event{Kind: kind, ProjectID: projectID, SubjectID: subjectID, ActorID: actor, At: at}
 	if task != nil {
 		cp := *task
 		cp.Tags = slices.Clone(task.Tags)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // recSink is an EventSink that records what it is given and fails while
@@ -21,14 +22,14 @@ type recSink struct {
 	mu     sync.Mutex
 	fail   bool
 	calls  int
-	got    []*Event // published
-	tried  []*Event // every call, failed ones included
+	got    []*domain.Event // published
+	tried  []*domain.Event // every call, failed ones included
 	onCall func(ctx context.Context)
 }
 
 var errBrokerDown = errors.New("broker down")
 
-func (r *recSink) Publish(ctx context.Context, ev *Event) error {
+func (r *recSink) Publish(ctx context.Context, ev *domain.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.onCall != nil {
@@ -45,10 +46,10 @@ func (r *recSink) Publish(ctx context.Context, ev *Event) error {
 
 func (r *recSink) setFail(f bool) { r.mu.Lock(); r.fail = f; r.mu.Unlock() }
 
-func (r *recSink) snapshot() (calls int, got, tried []*Event) {
+func (r *recSink) snapshot() (calls int, got, tried []*domain.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.calls, append([]*Event(nil), r.got...), append([]*Event(nil), r.tried...)
+	return r.calls, append([]*domain.Event(nil), r.got...), append([]*domain.Event(nil), r.tried...)
 }
 
 // outboxFixture is a store with events on and a small project: owner,
@@ -57,9 +58,9 @@ func (r *recSink) snapshot() (calls int, got, tried []*Event) {
 type outboxFixture struct {
 	ts   *testStore
 	sink *recSink
-	p    *Project
-	tk   *Task
-	cm   *Comment
+	p    *domain.Project
+	tk   *domain.Task
+	cm   *domain.Comment
 }
 
 func newOutboxFixture(t *testing.T, events bool) *outboxFixture {
@@ -70,8 +71,8 @@ func newOutboxFixture(t *testing.T, events bool) *outboxFixture {
 	member := b.User("member", "Member", "")
 	b.User("outsider", "Outsider", "")
 	p := b.Project("P", "the project", owner, member)
-	due := DateOf(storeTestNow).AddDays(3)
-	tk := b.Task(p, "Task", StatusTodo, &due, member, "red", "blue")
+	due := domain.DateOf(storeTestNow).AddDays(3)
+	tk := b.Task(p, "Task", domain.StatusTodo, &due, member, "red", "blue")
 	cm := b.Comment(tk, member, "a comment")
 	ts.mustImport(t, &b.D)
 	f := &outboxFixture{ts: ts, sink: &recSink{}, p: p, tk: tk, cm: cm}
@@ -114,74 +115,74 @@ func (ts *testStore) outboxItems(t *testing.T) []item {
 type eventCase struct {
 	name string
 	do   func(ctx context.Context, f *outboxFixture) (any, error)
-	want func(f *outboxFixture, res any) Event // ID left out; At is the test clock
+	want func(f *outboxFixture, res any) domain.Event // ID left out; At is the test clock
 	// check looks at the snapshots beyond their ids.
-	check func(t *testing.T, f *outboxFixture, res any, ev *Event)
+	check func(t *testing.T, f *outboxFixture, res any, ev *domain.Event)
 }
 
 var eventCases = []eventCase{
 	{"updateProject yields PROJECT_UPDATED with the project as changed", func(ctx context.Context, f *outboxFixture) (any, error) {
 		return f.ts.UpdateProject(ctx, "owner", ProjectPatch{ID: f.p.ID, Name: Some(aws.String("Renamed"))})
-	}, func(f *outboxFixture, _ any) Event {
-		return Event{Kind: EventProjectUpdated, ProjectID: f.p.ID, SubjectID: f.p.ID, ActorID: "owner"}
-	}, func(t *testing.T, f *outboxFixture, res any, ev *Event) {
+	}, func(f *outboxFixture, _ any) domain.Event {
+		return domain.Event{Kind: domain.EventProjectUpdated, ProjectID: f.p.ID, SubjectID: f.p.ID, ActorID: "owner"}
+	}, func(t *testing.T, f *outboxFixture, res any, ev *domain.Event) {
 		if ev.Project == nil || ev.Project.ID != f.p.ID || ev.Project.Name != "Renamed" || aws.ToString(ev.Project.Description) != "the project" {
 			t.Errorf("project snapshot %s, want the renamed project", show(ev.Project))
 		}
 	}},
 	{"deleteProject yields PROJECT_DELETED without snapshots", func(ctx context.Context, f *outboxFixture) (any, error) {
 		return nil, f.ts.DeleteProject(ctx, "owner", f.p.ID)
-	}, func(f *outboxFixture, _ any) Event {
-		return Event{Kind: EventProjectDeleted, ProjectID: f.p.ID, SubjectID: f.p.ID, ActorID: "owner"}
+	}, func(f *outboxFixture, _ any) domain.Event {
+		return domain.Event{Kind: domain.EventProjectDeleted, ProjectID: f.p.ID, SubjectID: f.p.ID, ActorID: "owner"}
 	}, nil},
 	{"addProjectMember yields MEMBER_ADDED about the new member with the project", func(ctx context.Context, f *outboxFixture) (any, error) {
 		return f.ts.AddProjectMember(ctx, "owner", f.p.ID, "outsider")
-	}, func(f *outboxFixture, _ any) Event {
-		return Event{Kind: EventMemberAdded, ProjectID: f.p.ID, SubjectID: "outsider", ActorID: "owner"}
-	}, func(t *testing.T, f *outboxFixture, res any, ev *Event) {
+	}, func(f *outboxFixture, _ any) domain.Event {
+		return domain.Event{Kind: domain.EventMemberAdded, ProjectID: f.p.ID, SubjectID: "outsider", ActorID: "owner"}
+	}, func(t *testing.T, f *outboxFixture, res any, ev *domain.Event) {
 		if ev.Project == nil || ev.Project.ID != f.p.ID || ev.Project.Name != "P" {
 			t.Errorf("project snapshot %s, want project P", show(ev.Project))
 		}
 	}},
 	{"removeProjectMember yields MEMBER_REMOVED about the removed member with the project", func(ctx context.Context, f *outboxFixture) (any, error) {
 		return f.ts.RemoveProjectMember(ctx, "owner", f.p.ID, "member")
-	}, func(f *outboxFixture, _ any) Event {
-		return Event{Kind: EventMemberRemoved, ProjectID: f.p.ID, SubjectID: "member", ActorID: "owner"}
-	}, func(t *testing.T, f *outboxFixture, res any, ev *Event) {
+	}, func(f *outboxFixture, _ any) domain.Event {
+		return domain.Event{Kind: domain.EventMemberRemoved, ProjectID: f.p.ID, SubjectID: "member", ActorID: "owner"}
+	}, func(t *testing.T, f *outboxFixture, res any, ev *domain.Event) {
 		if ev.Project == nil || ev.Project.ID != f.p.ID {
 			t.Errorf("project snapshot %s, want project P", show(ev.Project))
 		}
 	}},
 	{"createTask yields TASK_CREATED with the new task", func(ctx context.Context, f *outboxFixture) (any, error) {
-		return f.ts.CreateTask(ctx, "member", TaskInput{ProjectID: f.p.ID, Title: "New", Tags: []string{"x"}, AssigneeID: aws.String("owner")})
-	}, func(f *outboxFixture, res any) Event {
-		return Event{Kind: EventTaskCreated, ProjectID: f.p.ID, SubjectID: res.(*Task).ID, ActorID: "member"}
-	}, func(t *testing.T, f *outboxFixture, res any, ev *Event) {
+		return f.ts.CreateTask(ctx, "member", domain.TaskInput{ProjectID: f.p.ID, Title: "New", Tags: []string{"x"}, AssigneeID: aws.String("owner")})
+	}, func(f *outboxFixture, res any) domain.Event {
+		return domain.Event{Kind: domain.EventTaskCreated, ProjectID: f.p.ID, SubjectID: res.(*domain.Task).ID, ActorID: "member"}
+	}, func(t *testing.T, f *outboxFixture, res any, ev *domain.Event) {
 		if !reflect.DeepEqual(ev.Task, res) {
 			t.Errorf("task snapshot %s, want the created task %s", show(ev.Task), show(res))
 		}
 	}},
 	{"updateTask yields TASK_UPDATED with the task at its new version", func(ctx context.Context, f *outboxFixture) (any, error) {
 		return f.ts.UpdateTask(ctx, "member", TaskPatch{ID: f.tk.ID, Title: Some(aws.String("Moved")),
-			Status: Some(ptr(StatusInProgress)), AssigneeID: Some[*string](nil)})
-	}, func(f *outboxFixture, _ any) Event {
-		return Event{Kind: EventTaskUpdated, ProjectID: f.p.ID, SubjectID: f.tk.ID, ActorID: "member"}
-	}, func(t *testing.T, f *outboxFixture, res any, ev *Event) {
-		if ev.Task == nil || ev.Task.Version != f.tk.Version+1 || ev.Task.Title != "Moved" || ev.Task.Status != StatusInProgress ||
+			Status: Some(ptr(domain.StatusInProgress)), AssigneeID: Some[*string](nil)})
+	}, func(f *outboxFixture, _ any) domain.Event {
+		return domain.Event{Kind: domain.EventTaskUpdated, ProjectID: f.p.ID, SubjectID: f.tk.ID, ActorID: "member"}
+	}, func(t *testing.T, f *outboxFixture, res any, ev *domain.Event) {
+		if ev.Task == nil || ev.Task.Version != f.tk.Version+1 || ev.Task.Title != "Moved" || ev.Task.Status != domain.StatusInProgress ||
 			ev.Task.AssigneeID != nil || !reflect.DeepEqual(ev.Task, res) {
 			t.Errorf("task snapshot %s, want the updated task %s at version %d", show(ev.Task), show(res), f.tk.Version+1)
 		}
 	}},
 	{"deleteTask yields TASK_DELETED without snapshots", func(ctx context.Context, f *outboxFixture) (any, error) {
 		return nil, f.ts.DeleteTask(ctx, "member", f.tk.ID)
-	}, func(f *outboxFixture, _ any) Event {
-		return Event{Kind: EventTaskDeleted, ProjectID: f.p.ID, SubjectID: f.tk.ID, ActorID: "member"}
+	}, func(f *outboxFixture, _ any) domain.Event {
+		return domain.Event{Kind: domain.EventTaskDeleted, ProjectID: f.p.ID, SubjectID: f.tk.ID, ActorID: "member"}
 	}, nil},
 	{"addComment yields COMMENT_ADDED with the comment and its task", func(ctx context.Context, f *outboxFixture) (any, error) {
-		return f.ts.AddComment(ctx, "owner", CommentInput{TaskID: f.tk.ID, Body: "hello"})
-	}, func(f *outboxFixture, res any) Event {
-		return Event{Kind: EventCommentAdded, ProjectID: f.p.ID, SubjectID: res.(*Comment).ID, ActorID: "owner"}
-	}, func(t *testing.T, f *outboxFixture, res any, ev *Event) {
+		return f.ts.AddComment(ctx, "owner", domain.CommentInput{TaskID: f.tk.ID, Body: "hello"})
+	}, func(f *outboxFixture, res any) domain.Event {
+		return domain.Event{Kind: domain.EventCommentAdded, ProjectID: f.p.ID, SubjectID: res.(*domain.Comment).ID, ActorID: "owner"}
+	}, func(t *testing.T, f *outboxFixture, res any, ev *domain.Event) {
 		if !reflect.DeepEqual(ev.Comment, res) {
 			t.Errorf("comment snapshot %s, want %s", show(ev.Comment), show(res))
 		}
@@ -191,9 +192,9 @@ var eventCases = []eventCase{
 	}},
 	{"deleteComment yields COMMENT_DELETED with the task", func(ctx context.Context, f *outboxFixture) (any, error) {
 		return nil, f.ts.DeleteComment(ctx, "owner", f.cm.ID)
-	}, func(f *outboxFixture, _ any) Event {
-		return Event{Kind: EventCommentDeleted, ProjectID: f.p.ID, SubjectID: f.cm.ID, ActorID: "owner"}
-	}, func(t *testing.T, f *outboxFixture, res any, ev *Event) {
+	}, func(f *outboxFixture, _ any) domain.Event {
+		return domain.Event{Kind: domain.EventCommentDeleted, ProjectID: f.p.ID, SubjectID: f.cm.ID, ActorID: "owner"}
+	}, func(t *testing.T, f *outboxFixture, res any, ev *domain.Event) {
 		if !reflect.DeepEqual(ev.Task, f.tk) {
 			t.Errorf("task snapshot %s, want the task commented on %s", show(ev.Task), show(f.tk))
 		}
@@ -203,11 +204,11 @@ var eventCases = []eventCase{
 var eventIDForm = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // checkEvent compares an event with the case's expectations.
-func checkEvent(t *testing.T, c eventCase, f *outboxFixture, res any, ev *Event) {
+func checkEvent(t *testing.T, c eventCase, f *outboxFixture, res any, ev *domain.Event) {
 	t.Helper()
 	want := c.want(f, res)
-	got := Event{Kind: ev.Kind, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID, ActorID: ev.ActorID}
-	if got != (Event{Kind: want.Kind, ProjectID: want.ProjectID, SubjectID: want.SubjectID, ActorID: want.ActorID}) {
+	got := domain.Event{Kind: ev.Kind, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID, ActorID: ev.ActorID}
+	if got != (domain.Event{Kind: want.Kind, ProjectID: want.ProjectID, SubjectID: want.SubjectID, ActorID: want.ActorID}) {
 		t.Errorf("event %+v, want %+v", got, want)
 	}
 	if !eventIDForm.MatchString(ev.ID) {
@@ -216,9 +217,9 @@ func checkEvent(t *testing.T, c eventCase, f *outboxFixture, res any, ev *Event)
 	if !ev.At.Equal(storeTestNow) {
 		t.Errorf("event at %v, want the commit time %v", ev.At, storeTestNow)
 	}
-	needTask := map[EventKind]bool{EventTaskCreated: true, EventTaskUpdated: true, EventCommentAdded: true, EventCommentDeleted: true}
-	needProject := map[EventKind]bool{EventProjectUpdated: true, EventMemberAdded: true, EventMemberRemoved: true}
-	if (ev.Task != nil) != needTask[ev.Kind] || (ev.Comment != nil) != (ev.Kind == EventCommentAdded) ||
+	needTask := map[domain.EventKind]bool{domain.EventTaskCreated: true, domain.EventTaskUpdated: true, domain.EventCommentAdded: true, domain.EventCommentDeleted: true}
+	needProject := map[domain.EventKind]bool{domain.EventProjectUpdated: true, domain.EventMemberAdded: true, domain.EventMemberRemoved: true}
+	if (ev.Task != nil) != needTask[ev.Kind] || (ev.Comment != nil) != (ev.Kind == domain.EventCommentAdded) ||
 		(ev.Project != nil) != needProject[ev.Kind] {
 		t.Errorf("%s snapshots: task %v comment %v project %v", ev.Kind, ev.Task != nil, ev.Comment != nil, ev.Project != nil)
 	}
@@ -313,7 +314,7 @@ func TestSweepPublishesInCommitOrder(t *testing.T) {
 	for i := range 6 {
 		at := storeTestNow.Add(time.Duration(i) * time.Second)
 		f.ts.Now = func() time.Time { return at }
-		task, err := f.ts.CreateTask(ctx, "owner", TaskInput{ProjectID: f.p.ID, Title: fmt.Sprintf("T%d", i)})
+		task, err := f.ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: f.p.ID, Title: fmt.Sprintf("T%d", i)})
 		if err != nil {
 			t.Fatalf("createTask: %v", err)
 		}
@@ -346,7 +347,7 @@ func TestSweepDropsExpiredItems(t *testing.T) {
 	ctx := context.Background()
 	f := newOutboxFixture(t, true)
 	f.sink.setFail(true)
-	if _, err := f.ts.AddComment(ctx, "owner", CommentInput{TaskID: f.tk.ID, Body: "b"}); err != nil {
+	if _, err := f.ts.AddComment(ctx, "owner", domain.CommentInput{TaskID: f.tk.ID, Body: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	f.sink.setFail(false)
@@ -372,23 +373,23 @@ func TestFailedMutationsYieldNoEvent(t *testing.T) {
 		{"updateTask at a stale expected version", func(ctx context.Context, f *outboxFixture) error {
 			_, err := f.ts.UpdateTask(ctx, "member", TaskPatch{ID: f.tk.ID, Title: Some(aws.String("x")), ExpectedVersion: aws.Int(f.tk.Version + 5)})
 			return err
-		}, ECONFLICT},
+		}, domain.ECONFLICT},
 		{"createTask by a non-member", func(ctx context.Context, f *outboxFixture) error {
-			_, err := f.ts.CreateTask(ctx, "outsider", TaskInput{ProjectID: f.p.ID, Title: "t"})
+			_, err := f.ts.CreateTask(ctx, "outsider", domain.TaskInput{ProjectID: f.p.ID, Title: "t"})
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"createTask assigned to a non-member (a failed condition in the transaction)", func(ctx context.Context, f *outboxFixture) error {
-			_, err := f.ts.CreateTask(ctx, "owner", TaskInput{ProjectID: f.p.ID, Title: "t", AssigneeID: aws.String("outsider")})
+			_, err := f.ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: f.p.ID, Title: "t", AssigneeID: aws.String("outsider")})
 			return err
-		}, EINVALID},
+		}, domain.EINVALID},
 		{"updateProject with an empty name", func(ctx context.Context, f *outboxFixture) error {
 			_, err := f.ts.UpdateProject(ctx, "owner", ProjectPatch{ID: f.p.ID, Name: Some(aws.String("  "))})
 			return err
-		}, EINVALID},
+		}, domain.EINVALID},
 		{"updateProject by a member", func(ctx context.Context, f *outboxFixture) error {
 			_, err := f.ts.UpdateProject(ctx, "member", ProjectPatch{ID: f.p.ID, Name: Some(aws.String("x"))})
 			return err
-		}, EFORBIDDEN},
+		}, domain.EFORBIDDEN},
 		{"addProjectMember of a member again", func(ctx context.Context, f *outboxFixture) error {
 			_, err := f.ts.AddProjectMember(ctx, "owner", f.p.ID, "member")
 			return err
@@ -396,7 +397,7 @@ func TestFailedMutationsYieldNoEvent(t *testing.T) {
 		{"removeProjectMember of the owner", func(ctx context.Context, f *outboxFixture) error {
 			_, err := f.ts.RemoveProjectMember(ctx, "owner", f.p.ID, "owner")
 			return err
-		}, EINVALID},
+		}, domain.EINVALID},
 		{"deleteComment by someone else than its author or the owner", func(ctx context.Context, f *outboxFixture) error {
 			if _, err := f.ts.AddProjectMember(ctx, "owner", f.p.ID, "outsider"); err != nil {
 				return err
@@ -405,12 +406,12 @@ func TestFailedMutationsYieldNoEvent(t *testing.T) {
 			f.sink.calls, f.sink.got, f.sink.tried = 0, nil, nil
 			f.sink.mu.Unlock()
 			return f.ts.DeleteComment(ctx, "outsider", f.cm.ID)
-		}, EFORBIDDEN},
+		}, domain.EFORBIDDEN},
 		{"createProject and updateProfile (no project event)", func(ctx context.Context, f *outboxFixture) error {
-			if _, err := f.ts.CreateProject(ctx, "owner", ProjectInput{Name: "Q"}); err != nil {
+			if _, err := f.ts.CreateProject(ctx, "owner", domain.ProjectInput{Name: "Q"}); err != nil {
 				return err
 			}
-			_, err := f.ts.UpdateProfile(ctx, "owner", ProfileInput{Name: "New name"})
+			_, err := f.ts.UpdateProfile(ctx, "owner", domain.ProfileInput{Name: "New name"})
 			return err
 		}, ""},
 	}
@@ -494,7 +495,7 @@ func TestPublishOutlivesTheRequest(t *testing.T) {
 		value, errAfterCancel = ctx.Value(ctxProbe{}), ctx.Err()
 		deadline, _ = ctx.Deadline()
 	}
-	if _, err := f.ts.AddComment(reqCtx, "owner", CommentInput{TaskID: f.tk.ID, Body: "b"}); err != nil {
+	if _, err := f.ts.AddComment(reqCtx, "owner", domain.CommentInput{TaskID: f.tk.ID, Body: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	if value != "v" || errAfterCancel != nil || deadline.IsZero() || time.Until(deadline) < 30*time.Minute {
@@ -552,7 +553,7 @@ func TestEventCosts(t *testing.T) {
 }
 
 // Some is an input field given as v.
-func Some[T any](v T) Opt[T] { return Opt[T]{Set: true, Value: v} }
+func Some[T any](v T) domain.Opt[T] { return domain.Opt[T]{Set: true, Value: v} }
 
 // TestOutboxSurvivesExportAndImport proves that a dump carries an
 // unpublished event whole: loaded into another table, its sweep publishes
@@ -561,7 +562,7 @@ func TestOutboxSurvivesExportAndImport(t *testing.T) {
 	ctx := context.Background()
 	f := newOutboxFixture(t, true)
 	f.sink.setFail(true)
-	if _, err := f.ts.AddComment(ctx, "owner", CommentInput{TaskID: f.tk.ID, Body: "carried"}); err != nil {
+	if _, err := f.ts.AddComment(ctx, "owner", domain.CommentInput{TaskID: f.tk.ID, Body: "carried"}); err != nil {
 		t.Fatal(err)
 	}
 	var buf strings.Builder

@@ -5,21 +5,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 )
 
 // DataFile keeps the table of an embedded store in a file (a dump, see
 // ReadDump) across restarts. Save writes a whole new file beside the old one,
 // flushes it to disk and renames it over the old one, then flushes the
 // directory: whenever the process stops, even by a crash or power loss, the
-// file holds one complete snapshot, the last one saved. What a crash loses is
-// the changes made since that snapshot.
+// file holds one complete snapshot, the last one saved.
+//
+// With Journal set, every write answered since that snapshot is in the
+// journal beside it (embedded.Store.StartJournal): Load replays it over the
+// snapshot, and Save cuts it once the next snapshot is safely written, so a
+// crash of the process loses no answered write. Without a journal a crash
+// loses the changes made since the last snapshot.
 type DataFile struct {
 	// Path is the file.
 	Path string
@@ -33,17 +41,34 @@ type DataFile struct {
 	// Grown, if set, is called when a save finds more items than
 	// Comfortable and the previous one did not.
 	Grown func(items int)
+	// Journal, if not empty, is the prefix of the journal's files
+	// (JournalPrefix(Path)); JournalSync makes each write wait for its
+	// record to be flushed to disk (see embedded.Store.StartJournal).
+	Journal     string
+	JournalSync bool
+	// Replayed is how many journal records Load applied over the snapshot.
+	Replayed int
 
 	mu    sync.Mutex
 	saved uint64 // Embedded.Writes() at the last load or save
+	dirty bool   // the table holds replayed records no snapshot has
 	items int    // items in the file
+}
+
+// JournalPrefix is the prefix of the journal files beside the data file
+// path: task-manager.jsonl's are task-manager.journal.000001, ….
+func JournalPrefix(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".journal"
 }
 
 // Load puts the file's items into the table, which should be new and empty,
 // and returns how many there were; found is false when there is no file
-// yet. A file that cannot be read whole is an error naming the file: the
-// store never starts empty in its place. Leftovers of saves cut short by a
-// crash are removed.
+// and no journal yet. A file that cannot be read whole is an error naming
+// the file: the store never starts empty in its place. Leftovers of saves
+// cut short by a crash are removed. With Journal, the journal's records
+// are then replayed over the snapshot (a torn last record, a crash in the
+// middle of its append, is dropped with a warning in the store's log) and
+// a new journal file is started.
 func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -52,24 +77,55 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 			_ = os.Remove(t)
 		}
 	}
-	r, err := os.Open(f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		f.saved = f.Embedded.Writes()
-		return 0, false, nil
-	}
+	its, found, err := f.readSnapshot()
 	if err != nil {
-		return 0, false, err
-	}
-	defer r.Close()
-	its, err := ReadDump(r)
-	if err != nil {
-		return 0, true, fmt.Errorf("the data file %s is damaged: %w", f.Path, err)
+		return 0, found, err
 	}
 	if err := f.Store.PutItems(ctx, its); err != nil {
 		return 0, true, fmt.Errorf("loading the data file %s: %w", f.Path, err)
 	}
 	f.saved, f.items = f.Embedded.Writes(), len(its)
-	return len(its), true, nil
+	if f.Journal == "" {
+		return len(its), found, nil
+	}
+	journals, _, err := embedded.JournalFiles(f.Journal)
+	if err != nil {
+		return 0, found, fmt.Errorf("the journal %s: %w", f.Journal, err)
+	}
+	f.Replayed, err = f.Embedded.Replay(f.Journal, func(path string, err error) {
+		f.Store.Log.Warn("the journal ends in a torn record (a crash while it was written): dropped; the writes before it are kept",
+			"file", path, "err", err)
+	})
+	if err != nil {
+		return 0, true, fmt.Errorf("replaying the journal: %w (move %s.* away to start from the snapshot)", err, f.Journal)
+	}
+	f.dirty = f.Replayed > 0 // the next Save snapshots them, then drops the old files
+	if err := f.Embedded.StartJournal(f.Journal, f.JournalSync); err != nil {
+		return 0, true, err
+	}
+	if f.Replayed > 0 {
+		if f.items, err = f.Store.Export(ctx, io.Discard); err != nil {
+			return 0, true, fmt.Errorf("counting the items after the journal: %w", err)
+		}
+	}
+	return f.items, found || len(journals) > 0, nil
+}
+
+// readSnapshot reads the data file whole; found is false when there is none.
+func (f *DataFile) readSnapshot() (its []Item, found bool, err error) {
+	r, err := os.Open(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer r.Close()
+	its, err = ReadDump(r)
+	if err != nil {
+		return nil, true, fmt.Errorf("the data file %s is damaged: %w", f.Path, err)
+	}
+	return its, true, nil
 }
 
 // Save writes a snapshot of the table to the file if any write call reached
@@ -81,17 +137,25 @@ func (f *DataFile) Save(ctx context.Context) (saved bool, err error) {
 	var buf bytes.Buffer
 	release := f.Embedded.HoldWrites()
 	gen := f.Embedded.Writes()
-	if gen == f.saved {
+	if gen == f.saved && !f.dirty {
 		release()
 		return false, nil
 	}
 	n, err := f.Store.Export(ctx, &buf)
+	var drop func() error
+	if err == nil { // the journal's older files hold what the snapshot holds, the new one what comes after
+		drop, err = f.Embedded.CutJournal()
+	}
 	release()
 	if err != nil {
 		return false, fmt.Errorf("reading the table for %s: %w", f.Path, err)
 	}
 	if err := WriteFileAtomic(f.Path, buf.Bytes()); err != nil {
 		return false, err
+	}
+	f.dirty = false
+	if err := drop(); err != nil { // replayed again at the next start: harmless
+		f.Store.Log.Warn("removing the journal's older files", "err", err)
 	}
 	if f.Grown != nil && f.Comfortable > 0 && f.items <= f.Comfortable && n > f.Comfortable {
 		f.Grown(n)

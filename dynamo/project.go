@@ -5,43 +5,38 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 var (
-	errProjectNotFound = Errorf(ENOTFOUND, "project not found")
-	errOwnerOnly       = Errorf(EFORBIDDEN, "only the project's owner may do this")
+	errProjectNotFound = domain.Errorf(domain.ENOTFOUND, "project not found")
+	errOwnerOnly       = domain.Errorf(domain.EFORBIDDEN, "only the project's owner may do this")
 )
 
 // A project is read by reference (ProjectRef, Get); the projects of a user
 // are their memberships (member.go).
 
-// ProjectInput creates a project.
-type ProjectInput struct {
-	Name        string
-	Description *string
-}
-
 // CreateProject creates a project whose owner is the viewer. Returns
 // EINVALID, ENOTFOUND (no profile).
-func (s *Store) CreateProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
-	return once(ctx, s, func() (*Project, error) { return s.createProject(ctx, viewer, in) }, replayProject)
+func (s *Store) CreateProject(ctx context.Context, viewer string, in domain.ProjectInput) (*domain.Project, error) {
+	return once(ctx, s, func() (*domain.Project, error) { return s.createProject(ctx, viewer, in) }, replayProject)
 }
 
-func (s *Store) createProject(ctx context.Context, viewer string, in ProjectInput) (*Project, error) {
-	n, err := name("name", in.Name)
+func (s *Store) createProject(ctx context.Context, viewer string, in domain.ProjectInput) (*domain.Project, error) {
+	n, err := domain.CleanName("name", in.Name)
 	if err != nil {
 		return nil, err
 	}
-	desc, err := text("description", in.Description)
+	desc, err := domain.CleanText("description", in.Description)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	p := &Project{ID: projectID(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
+	p := &domain.Project{ID: domain.ProjectIDOf(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
 	var t txn
 	t.check(s.table, userKey(viewer), exists(), ErrNoProfile)
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
-	t.put(s.table, memberToItem(&Member{ProjectID: p.ID, UserID: viewer, Role: RoleOwner, JoinedAt: now}), ptr(absent()), nil)
+	t.put(s.table, memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), ptr(absent()), nil)
 	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
@@ -52,8 +47,8 @@ func (s *Store) createProject(ctx context.Context, viewer string, in ProjectInpu
 // access reads a project and the viewer's membership of it in one call and
 // reports ENOTFOUND when either is missing, and with owner set, EFORBIDDEN
 // when the viewer is not its owner.
-func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*Project, *Member, item, error) {
-	p, err := ParseProjectID(projectID)
+func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*domain.Project, *domain.Member, item, error) {
+	p, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -61,15 +56,15 @@ func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var proj *Project
-	var m *Member
+	var proj *domain.Project
+	var m *domain.Member
 	if items[0] != nil {
-		if proj, err = decodeAs[*Project](items[0]); err != nil {
+		if proj, err = decodeAs[*domain.Project](items[0]); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	if items[1] != nil {
-		if m, err = decodeAs[*Member](items[1]); err != nil {
+		if m, err = decodeAs[*domain.Member](items[1]); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -89,31 +84,31 @@ func ownedBy(viewer string) expression.ConditionBuilder {
 // ProjectPatch changes a project; fields left out stay as they are.
 type ProjectPatch struct {
 	ID          string
-	Name        Opt[*string] // null is refused: a project must have a name
-	Description Opt[*string] // null clears it
+	Name        domain.Opt[*string] // null is refused: a project must have a name
+	Description domain.Opt[*string] // null clears it
 }
 
 // UpdateProject changes a project's name or description; owner only.
 // Returns EINVALID, ENOTFOUND, EFORBIDDEN, ECONFLICT.
-func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatch) (*Project, error) {
+func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatch) (*domain.Project, error) {
 	var n string
 	var desc *string
 	var err error
 	if in.Name.Set {
 		if in.Name.Value == nil {
-			return nil, Errorf(EINVALID, "name cannot be cleared")
+			return nil, domain.Errorf(domain.EINVALID, "name cannot be cleared")
 		}
-		if n, err = name("name", *in.Name.Value); err != nil {
+		if n, err = domain.CleanName("name", *in.Name.Value); err != nil {
 			return nil, err
 		}
 	}
 	if in.Description.Set {
-		if desc, err = text("description", in.Description.Value); err != nil {
+		if desc, err = domain.CleanText("description", in.Description.Value); err != nil {
 			return nil, err
 		}
 	}
-	return once(ctx, s, func() (*Project, error) {
-		return retryOnChange(ctx, concurrentChange, func() (*Project, error) {
+	return once(ctx, s, func() (*domain.Project, error) {
+		return retryOnChange(ctx, concurrentChange, func() (*domain.Project, error) {
 			p, _, raw, err := s.access(ctx, viewer, in.ID, true)
 			if err != nil {
 				return nil, err
@@ -125,7 +120,7 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 				p.Description = desc
 			}
 			rev := revOf(raw)
-			ev := changeEvent(EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
+			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
 			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)), p.ID, p.ID, ev)
 		})
 	}, replayProject)
@@ -151,7 +146,7 @@ func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 	t.del(s.table, projectKey(pu), ptr(ownedBy(viewer)), errProjectNotFound)
 	t.put(s.table, cleanupToItem(cleanupProject, pu, now), nil, nil)
 	t.result, t.project = p.ID, p.ID
-	t.event = changeEvent(EventProjectDeleted, p.ID, p.ID, viewer, now, nil, nil, nil)
+	t.event = changeEvent(domain.EventProjectDeleted, p.ID, p.ID, viewer, now, nil, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}

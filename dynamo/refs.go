@@ -5,55 +5,58 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Ref names one object for a point read.
 type Ref struct {
-	Kind Kind
+	Kind domain.Kind
 	ID   string // user, project, task or comment id
 	User string // with KindProject and a non-empty User: that user's membership
 }
 
 // UserRef, ProjectRef, MemberRef, TaskRef and CommentRef make Refs.
-func UserRef(id string) Ref              { return Ref{Kind: KindUser, ID: id} }
-func ProjectRef(id string) Ref           { return Ref{Kind: KindProject, ID: id} }
-func MemberRef(project, user string) Ref { return Ref{Kind: KindProject, ID: project, User: user} }
-func TaskRef(id string) Ref              { return Ref{Kind: KindTask, ID: id} }
-func CommentRef(id string) Ref           { return Ref{Kind: KindComment, ID: id} }
+func UserRef(id string) Ref    { return Ref{Kind: domain.KindUser, ID: id} }
+func ProjectRef(id string) Ref { return Ref{Kind: domain.KindProject, ID: id} }
+func MemberRef(project, user string) Ref {
+	return Ref{Kind: domain.KindProject, ID: project, User: user}
+}
+func TaskRef(id string) Ref    { return Ref{Kind: domain.KindTask, ID: id} }
+func CommentRef(id string) Ref { return Ref{Kind: domain.KindComment, ID: id} }
 
 func (r Ref) key() (key, error) {
 	switch r.Kind {
-	case KindUser:
-		if err := ValidUserID(r.ID); err != nil {
+	case domain.KindUser:
+		if err := domain.ValidUserID(r.ID); err != nil {
 			return key{}, err
 		}
 		return userKey(r.ID), nil
-	case KindProject:
-		p, err := ParseProjectID(r.ID)
+	case domain.KindProject:
+		p, err := domain.ParseProjectID(r.ID)
 		if err != nil {
 			return key{}, err
 		}
 		if r.User != "" {
-			if err := ValidUserID(r.User); err != nil {
+			if err := domain.ValidUserID(r.User); err != nil {
 				return key{}, err
 			}
 			return memberKey(p, r.User), nil
 		}
 		return projectKey(p), nil
-	case KindTask:
-		t, err := ParseTaskID(r.ID)
+	case domain.KindTask:
+		t, err := domain.ParseTaskID(r.ID)
 		if err != nil {
 			return key{}, err
 		}
 		return taskKey(t), nil
-	case KindComment:
-		t, c, err := parseCommentID(r.ID)
+	case domain.KindComment:
+		t, c, err := domain.SplitCommentID(r.ID)
 		if err != nil {
 			return key{}, err
 		}
 		return commentKey(t, c), nil
 	}
-	return key{}, Errorf(EINVALID, "%q is not an id", clip(r.ID))
+	return key{}, domain.Errorf(domain.EINVALID, "%q is not an id", domain.Clip(r.ID))
 }
 
 // Get reads many objects by reference in as few BatchGetItem calls as the
@@ -81,7 +84,7 @@ func (s *Store) Get(ctx context.Context, refs []Ref) ([]any, []error) {
 		case err != nil:
 			errs[i] = err
 		case items[j] == nil:
-			errs[i] = Errorf(ENOTFOUND, "%s not found", refs[i].what())
+			errs[i] = domain.Errorf(domain.ENOTFOUND, "%s not found", refs[i].what())
 		default:
 			vals[i], errs[i] = decode(items[j])
 			errs[i] = internal(errs[i], "decoding an item")
@@ -92,15 +95,15 @@ func (s *Store) Get(ctx context.Context, refs []Ref) ([]any, []error) {
 
 func (r Ref) what() string {
 	switch {
-	case r.Kind == KindUser:
-		return "user " + clip(r.ID)
-	case r.Kind == KindProject && r.User != "":
+	case r.Kind == domain.KindUser:
+		return "user " + domain.Clip(r.ID)
+	case r.Kind == domain.KindProject && r.User != "":
 		return "membership"
-	case r.Kind == KindProject:
+	case r.Kind == domain.KindProject:
 		return "project " + r.ID
-	case r.Kind == KindTask:
+	case r.Kind == domain.KindTask:
 		return "task " + r.ID
-	case r.Kind == KindComment:
+	case r.Kind == domain.KindComment:
 		return "comment " + r.ID
 	}
 	return "object"

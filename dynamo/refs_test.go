@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 func TestGetManyRefs(t *testing.T) {
@@ -23,22 +25,22 @@ func TestGetManyRefs(t *testing.T) {
 	// 25 well-formed refs to nothing.
 	var missing []Ref
 	for i := range 5 {
-		missing = append(missing, UserRef(fmt.Sprintf("ghost-%d", i)), ProjectRef(projectID(fresh[i])),
-			TaskRef(taskID(fresh[5+i])), CommentRef(commentID(ulidOf(t0.ID), fresh[10+i])))
+		missing = append(missing, UserRef(fmt.Sprintf("ghost-%d", i)), ProjectRef(domain.ProjectIDOf(fresh[i])),
+			TaskRef(domain.TaskIDOf(fresh[5+i])), CommentRef(domain.CommentIDOf(ulidOf(t0.ID), fresh[10+i])))
 	}
 	for i := range 5 {
 		// u29 is a member of P4 only; fresh[15..] name no project.
 		if i < 4 {
 			missing = append(missing, MemberRef(bd.d.Projects[i].ID, "u29"))
 		} else {
-			missing = append(missing, MemberRef(projectID(fresh[15]), "u00"))
+			missing = append(missing, MemberRef(domain.ProjectIDOf(fresh[15]), "u00"))
 		}
 	}
 	// 10 malformed refs.
 	malformed := []Ref{
 		UserRef(""), UserRef("has space"), UserRef("a#b"), ProjectRef("prj#nope"), ProjectRef(t0.ID),
 		MemberRef(p0.ID, "bad#user"), TaskRef(p0.ID), TaskRef(strings.ToLower(t0.ID)), CommentRef(t0.ID),
-		{Kind: KindUnknown, ID: "u00"},
+		{Kind: domain.KindUnknown, ID: "u00"},
 	}
 	// 40 duplicates of existing and missing refs.
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -82,7 +84,7 @@ func TestGetManyRefs(t *testing.T) {
 	t.Run("missing objects are ENOTFOUND with no value", func(t *testing.T) {
 		for i, r := range refs {
 			if isMissing[r] {
-				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], ENOTFOUND)
+				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], domain.ENOTFOUND)
 				if vals[i] != nil {
 					t.Errorf("ref %d %+v: value %v for a missing object", i, r, show(vals[i]))
 				}
@@ -92,7 +94,7 @@ func TestGetManyRefs(t *testing.T) {
 	t.Run("malformed refs are EINVALID with no value", func(t *testing.T) {
 		for i, r := range refs {
 			if isMalformed[r] {
-				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], EINVALID)
+				wantCode(t, fmt.Sprintf("ref %d %+v", i, r), errs[i], domain.EINVALID)
 				if vals[i] != nil {
 					t.Errorf("ref %d %+v: value %v for a malformed ref", i, r, show(vals[i]))
 				}
@@ -122,7 +124,7 @@ func TestGetManyRefs(t *testing.T) {
 			t.Errorf("only malformed refs still read: %s", ts.calls)
 		}
 		for i := range malformed {
-			wantCode(t, fmt.Sprintf("malformed %d", i), errs[i], EINVALID)
+			wantCode(t, fmt.Sprintf("malformed %d", i), errs[i], domain.EINVALID)
 			if vals[i] != nil {
 				t.Errorf("malformed %d: value %v", i, vals[i])
 			}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Optimistic concurrency: a mutation reads, then writes on the condition
@@ -35,19 +38,19 @@ func retryOnChange[T any](ctx context.Context, conflict string, f func() (T, err
 		}
 		if attempt >= txnRetries || !backoff(ctx, attempt) {
 			var zero T
-			return zero, Errorf(ECONFLICT, "%s", conflict)
+			return zero, domain.Errorf(domain.ECONFLICT, "%s", conflict)
 		}
 	}
 }
 
 // backoff sleeps before retry attempt n (0-based): exponential with full
 // jitter, capped at a second. It returns false, at once, when ctx has ended
-// or the sleep would pass the request's deadline (WithDeadline): there would
+// or the sleep would pass the request's deadline (client.WithDeadline): there would
 // be no time left for the call.
 func backoff(ctx context.Context, n int) bool {
 	d := min(25*time.Millisecond<<min(n, 6), time.Second)
 	d = rand.N(d) + time.Millisecond
-	if t, ok := ctx.Value(deadlineKey{}).(time.Time); ok && time.Until(t) < d {
+	if t, ok := client.DeadlineOf(ctx); ok && time.Until(t) < d {
 		return false
 	}
 	t := time.NewTimer(d)

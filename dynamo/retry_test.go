@@ -4,10 +4,12 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 func TestBackoffStopsAtTheRequestDeadline(t *testing.T) {
-	ctx := WithDeadline(context.Background(), time.Now())
+	ctx := client.WithDeadline(context.Background(), time.Now())
 	for n := range 8 {
 		if backoff(ctx, n) {
 			t.Fatalf("backoff(%d) slept past the request's deadline", n)

@@ -1,5 +1,5 @@
-// Package dynamo is taskgraph's single-table DynamoDB store: the domain types,
-// the key design and the access patterns (keys.go), one method per access
+// Package dynamo is taskgraph's single-table DynamoDB store over the types of
+// package domain: the key design and the access patterns (keys.go), one method per access
 // pattern and per mutation, in one file per noun (profile.go, project.go,
 // member.go, task.go, tag.go, comment.go), and the transactions that keep the
 // table consistent (txn.go). docs/design.md has a map of the files.
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // API is the part of the DynamoDB client the store uses; *dynamodb.Client
@@ -48,7 +49,7 @@ type Store struct {
 	// Events, when set, receives the event of every committed change to a
 	// project, its members, tasks and comments, through the outbox (see
 	// outbox.go). Nil: no events and no outbox items.
-	Events EventSink
+	Events domain.EventSink
 	// PublishTimeout bounds one Events.Publish call.
 	PublishTimeout time.Duration
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -13,6 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -35,7 +38,7 @@ var (
 type testStore struct {
 	*Store
 	client *dynamodb.Client
-	calls  *Calls
+	calls  *client.Calls
 	emb    *embedded.Store
 }
 
@@ -45,7 +48,7 @@ func newTestStore(t *testing.T) *testStore {
 	if testEmbErr != nil {
 		t.Fatalf("starting the embedded store: %v", testEmbErr)
 	}
-	calls := &Calls{}
+	calls := &client.Calls{}
 	client := testEmb.Client(calls.Option)
 	s := New(client, fmt.Sprintf("dynamo-test-%d", testTableN.Add(1)))
 	s.Now = func() time.Time { return storeTestNow }
@@ -128,7 +131,7 @@ type bigDataset struct {
 
 func makeBigDataset(ts *testStore) *bigDataset {
 	b := ts.NewDataset(storeTestNow)
-	var users []*User
+	var users []*domain.User
 	for i := range 30 {
 		email := ""
 		if i%2 == 0 {
@@ -136,24 +139,24 @@ func makeBigDataset(ts *testStore) *bigDataset {
 		}
 		users = append(users, b.User(fmt.Sprintf("u%02d", i), fmt.Sprintf("User %d", i), email))
 	}
-	var projects []*Project
+	var projects []*domain.Project
 	for i := range 5 {
 		owner := users[i*6]
 		projects = append(projects, b.Project(fmt.Sprintf("P%d", i), "", owner, users[i*6+1:i*6+6]...))
 	}
-	var tasks []*Task
+	var tasks []*domain.Task
 	for i := range 60 {
 		p := projects[i%5]
-		var due *Date
+		var due *domain.Date
 		if i%4 != 0 {
-			d := DateOf(storeTestNow).AddDays(i%9 - 4)
+			d := domain.DateOf(storeTestNow).AddDays(i%9 - 4)
 			due = &d
 		}
-		var assignee *User
+		var assignee *domain.User
 		if i%3 == 0 {
 			assignee = users[(i%5)*6+1]
 		}
-		status := []TaskStatus{StatusTodo, StatusInProgress, StatusDone}[i%3]
+		status := []domain.TaskStatus{domain.StatusTodo, domain.StatusInProgress, domain.StatusDone}[i%3]
 		tasks = append(tasks, b.Task(p, fmt.Sprintf("Task %d", i), status, due, assignee, fmt.Sprintf("t%d", i%4)))
 	}
 	for i := range 50 {

@@ -3,8 +3,9 @@ package dynamo
 import (
 	"context"
 	"errors"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"

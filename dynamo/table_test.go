@@ -3,12 +3,13 @@ package dynamo
 import (
 	"bytes"
 	"context"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 )
 
 // recordLog keeps every record of a slog logger, at every level.
@@ -41,7 +42,7 @@ func TestEmbeddedStartLogsNoError(t *testing.T) {
 	}
 	defer func() { _ = emb.Close() }()
 	// Wired as the server wires the embedded store.
-	s := New(emb.Client(CountCalls, Deadlines, TuneHTTP, RetryPolicy(5, 2*time.Second)), "start-log")
+	s := New(emb.Client(client.Options()...), "start-log")
 	h := &recordLog{}
 	s.Log = slog.New(h)
 	created, err := s.EnsureTable(context.Background())

@@ -2,7 +2,8 @@ package dynamo
 
 import (
 	"context"
-	"strings"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // TasksByTag is access pattern 6: the tasks with the tag in the given
@@ -10,24 +11,24 @@ import (
 // project, run at once and merged. The tasks are the copies their tag links
 // carry (written in each task write's own transaction), so no task is read.
 // keep sees the tasks. Returns EINVALID, EUNAVAILABLE.
-func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string, page Page, keep Filter[*Task]) (*Conn[*Task], error) {
-	name, err := NormalizeTag(tag)
+func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string, page domain.Page, keep Filter[*domain.Task]) (*domain.Conn[*domain.Task], error) {
+	name, err := domain.NormalizeTag(tag)
 	if err != nil {
 		return nil, err
 	}
 	pks := make([]string, 0, len(projectIDs))
 	for _, id := range projectIDs {
-		p, err := ParseProjectID(id)
+		p, err := domain.ParseProjectID(id)
 		if err != nil {
 			return nil, err
 		}
 		pks = append(pks, tagTasksPK(name, p))
 	}
-	conv := decodedOnce(func(it item) (*Task, error) { return s.linkedTask(ctx, it) })
+	conv := decodedOnce(func(it item) (*domain.Task, error) { return s.linkedTask(ctx, it) })
 	spec := tasksByTag.of(pks...)
 	// A link whose task is gone (nil) is never listed.
-	spec.keep = keepAs(func(ctx context.Context, ts []*Task) ([]bool, error) {
-		var some []*Task
+	spec.keep = keepAs(func(ctx context.Context, ts []*domain.Task) ([]bool, error) {
+		var some []*domain.Task
 		for _, t := range ts {
 			if t != nil {
 				some = append(some, t)
@@ -59,12 +60,12 @@ func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string,
 
 // linkedTask is the task a tag link carries; for a link written before
 // links carried their task, the task read by id (nil when it is gone).
-func (s *Store) linkedTask(ctx context.Context, it item) (*Task, error) {
+func (s *Store) linkedTask(ctx context.Context, it item) (*domain.Task, error) {
 	t, err := linkedTask(it)
 	if t != nil || err != nil {
 		return t, err
 	}
-	tu, err := ParseTaskID(str(it, "taskId"))
+	tu, err := domain.ParseTaskID(str(it, "taskId"))
 	if err != nil {
 		return nil, internal(err, "decoding a tag link")
 	}
@@ -72,20 +73,5 @@ func (s *Store) linkedTask(ctx context.Context, it item) (*Task, error) {
 	if ti == nil || err != nil {
 		return nil, err
 	}
-	return decodeAs[*Task](ti)
-}
-
-// NormalizeTag trims and lower-cases a tag and checks it: 1-50 characters of
-// a-z, 0-9, '-', '_', '.'. Returns EINVALID.
-func NormalizeTag(tag string) (string, error) {
-	t := strings.ToLower(strings.TrimSpace(tag))
-	if t == "" || len(t) > 50 {
-		return "", Errorf(EINVALID, "tag %q must have 1 to 50 characters", clip(tag))
-	}
-	for _, r := range t {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return "", Errorf(EINVALID, "tag %q may only contain a-z, 0-9, '-', '_' and '.'", clip(tag))
-		}
-	}
-	return t, nil
+	return decodeAs[*domain.Task](ti)
 }

@@ -5,9 +5,10 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
-var errTaskNotFound = Errorf(ENOTFOUND, "task not found")
+var errTaskNotFound = domain.Errorf(domain.ENOTFOUND, "task not found")
 
 // A task is read by reference (TaskRef, Get); the tasks with a tag are in
 // tag.go.
@@ -15,27 +16,27 @@ var errTaskNotFound = Errorf(ENOTFOUND, "task not found")
 // TasksOfProject is access pattern 3: a project's tasks by due date, tasks
 // without a due date last, optionally only those of one status. Returns
 // EINVALID, EUNAVAILABLE.
-func (s *Store) TasksOfProject(ctx context.Context, projectID string, status *TaskStatus, page Page) (*Conn[*Task], error) {
-	p, err := ParseProjectID(projectID)
+func (s *Store) TasksOfProject(ctx context.Context, projectID string, status *domain.TaskStatus, page domain.Page) (*domain.Conn[*domain.Task], error) {
+	p, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return nil, err
 	}
 	spec := tasksOfProject.of(projectTasksPK(p))
 	if status != nil {
 		if !status.Valid() {
-			return nil, Errorf(EINVALID, "%q is not a task status", *status)
+			return nil, domain.Errorf(domain.EINVALID, "%q is not a task status", *status)
 		}
 		f := expression.Name("status").Equal(expression.Value(string(*status)))
 		spec.filter = &f
 	}
-	return listAs[*Task](ctx, s, spec, page, nil)
+	return listAs[*domain.Task](ctx, s, spec, page, nil)
 }
 
 // TasksAssignedTo is access pattern 4: the user's assigned tasks by due date,
 // tasks without a due date last, those keep admits. Returns EINVALID,
 // EUNAVAILABLE.
-func (s *Store) TasksAssignedTo(ctx context.Context, userID string, page Page, keep Filter[*Task]) (*Conn[*Task], error) {
-	if err := ValidUserID(userID); err != nil {
+func (s *Store) TasksAssignedTo(ctx context.Context, userID string, page domain.Page, keep Filter[*domain.Task]) (*domain.Conn[*domain.Task], error) {
+	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
 	return listAs(ctx, s, tasksOfAssignee.of(assignedPK(userID, true), assignedPK(userID, false)), page, keep)
@@ -44,8 +45,8 @@ func (s *Store) TasksAssignedTo(ctx context.Context, userID string, page Page, k
 // OverdueTasks is access pattern 7: the user's assigned tasks that are not
 // DONE and whose due date lies before asOf, by due date, those keep admits.
 // Returns EINVALID, EUNAVAILABLE.
-func (s *Store) OverdueTasks(ctx context.Context, userID string, asOf Date, page Page, keep Filter[*Task]) (*Conn[*Task], error) {
-	if err := ValidUserID(userID); err != nil {
+func (s *Store) OverdueTasks(ctx context.Context, userID string, asOf domain.Date, page domain.Page, keep Filter[*domain.Task]) (*domain.Conn[*domain.Task], error) {
+	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
 	spec := tasksOfAssignee.of(assignedPK(userID, true))
@@ -53,47 +54,37 @@ func (s *Store) OverdueTasks(ctx context.Context, userID string, asOf Date, page
 	return listAs(ctx, s, spec, page, keep)
 }
 
-// TaskInput creates a task.
-type TaskInput struct {
-	ProjectID   string
-	Title       string
-	Description *string
-	DueDate     *Date
-	AssigneeID  *string
-	Tags        []string
-}
-
 // CreateTask creates a task in a project the viewer is a member of.
 // Returns EINVALID (including an assignee who is no member), ENOTFOUND.
-func (s *Store) CreateTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
-	return once(ctx, s, func() (*Task, error) { return s.createTask(ctx, viewer, in) }, replayTask)
+func (s *Store) CreateTask(ctx context.Context, viewer string, in domain.TaskInput) (*domain.Task, error) {
+	return once(ctx, s, func() (*domain.Task, error) { return s.createTask(ctx, viewer, in) }, replayTask)
 }
 
-func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*Task, error) {
-	pu, err := ParseProjectID(in.ProjectID)
+func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInput) (*domain.Task, error) {
+	pu, err := domain.ParseProjectID(in.ProjectID)
 	if err != nil {
 		return nil, err
 	}
-	title, err := name("title", in.Title)
+	title, err := domain.CleanName("title", in.Title)
 	if err != nil {
 		return nil, err
 	}
-	desc, err := text("description", in.Description)
+	desc, err := domain.CleanText("description", in.Description)
 	if err != nil {
 		return nil, err
 	}
-	tg, err := tags(in.Tags)
+	tg, err := domain.CleanTags(in.Tags)
 	if err != nil {
 		return nil, err
 	}
 	if in.AssigneeID != nil {
-		if err := ValidUserID(*in.AssigneeID); err != nil {
-			return nil, Errorf(EINVALID, "assigneeId: %s", ErrorMessage(err))
+		if err := domain.ValidUserID(*in.AssigneeID); err != nil {
+			return nil, domain.Errorf(domain.EINVALID, "assigneeId: %s", domain.ErrorMessage(err))
 		}
 	}
 	now := s.now()
-	task := &Task{ID: taskID(s.ids.next(now)), ProjectID: projectID(pu), Title: title, Description: desc,
-		Status: StatusTodo, DueDate: in.DueDate, AssigneeID: in.AssigneeID, Tags: tg, CreatedAt: now, UpdatedAt: now,
+	task := &domain.Task{ID: domain.TaskIDOf(s.ids.next(now)), ProjectID: domain.ProjectIDOf(pu), Title: title, Description: desc,
+		Status: domain.StatusTodo, DueDate: in.DueDate, AssigneeID: in.AssigneeID, Tags: tg, CreatedAt: now, UpdatedAt: now,
 		Version: 1}
 	var t txn
 	t.check(s.table, projectKey(pu), exists(), errProjectNotFound)
@@ -101,7 +92,7 @@ func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*T
 	t.put(s.table, taskToItem(task), ptr(absent()), nil)
 	s.putTagLinks(&t, task)
 	t.result, t.project = task.ID, task.ProjectID
-	t.event = changeEvent(EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
+	t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -112,24 +103,24 @@ func (s *Store) createTask(ctx context.Context, viewer string, in TaskInput) (*T
 // as null are cleared.
 type TaskPatch struct {
 	ID              string
-	Title           Opt[*string]
-	Description     Opt[*string]
-	Status          Opt[*TaskStatus]
-	DueDate         Opt[*Date]
-	AssigneeID      Opt[*string]
-	Tags            Opt[[]string] // the whole new set; null clears it
+	Title           domain.Opt[*string]
+	Description     domain.Opt[*string]
+	Status          domain.Opt[*domain.TaskStatus]
+	DueDate         domain.Opt[*domain.Date]
+	AssigneeID      domain.Opt[*string]
+	Tags            domain.Opt[[]string] // the whole new set; null clears it
 	ExpectedVersion *int
 }
 
 // UpdateTask applies a patch to a task and increases its version by one.
 // With ExpectedVersion, a task at another version is not changed (ECONFLICT).
 // Returns EINVALID, ENOTFOUND, ECONFLICT.
-func (s *Store) UpdateTask(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
-	return once(ctx, s, func() (*Task, error) { return s.updateTaskOnce(ctx, viewer, in) }, replayTask)
+func (s *Store) UpdateTask(ctx context.Context, viewer string, in TaskPatch) (*domain.Task, error) {
+	return once(ctx, s, func() (*domain.Task, error) { return s.updateTaskOnce(ctx, viewer, in) }, replayTask)
 }
 
-func (s *Store) updateTaskOnce(ctx context.Context, viewer string, in TaskPatch) (*Task, error) {
-	tu, err := ParseTaskID(in.ID)
+func (s *Store) updateTaskOnce(ctx context.Context, viewer string, in TaskPatch) (*domain.Task, error) {
+	tu, err := domain.ParseTaskID(in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -137,44 +128,44 @@ func (s *Store) updateTaskOnce(ctx context.Context, viewer string, in TaskPatch)
 	if err != nil {
 		return nil, err
 	}
-	return retryOnChange(ctx, "the task kept changing while it was being updated; retry", func() (*Task, error) {
+	return retryOnChange(ctx, "the task kept changing while it was being updated; retry", func() (*domain.Task, error) {
 		return s.updateTask(ctx, viewer, tu, in, apply)
 	})
 }
 
 // taskPatcher validates a patch and returns the function that applies it.
-func taskPatcher(in TaskPatch) (func(*Task), error) {
+func taskPatcher(in TaskPatch) (func(*domain.Task), error) {
 	var title string
 	var desc *string
 	var tg []string
 	var err error
 	if in.Title.Set {
 		if in.Title.Value == nil {
-			return nil, Errorf(EINVALID, "title cannot be cleared")
+			return nil, domain.Errorf(domain.EINVALID, "title cannot be cleared")
 		}
-		if title, err = name("title", *in.Title.Value); err != nil {
+		if title, err = domain.CleanName("title", *in.Title.Value); err != nil {
 			return nil, err
 		}
 	}
 	if in.Description.Set {
-		if desc, err = text("description", in.Description.Value); err != nil {
+		if desc, err = domain.CleanText("description", in.Description.Value); err != nil {
 			return nil, err
 		}
 	}
 	if in.Status.Set && (in.Status.Value == nil || !in.Status.Value.Valid()) {
-		return nil, Errorf(EINVALID, "status cannot be cleared")
+		return nil, domain.Errorf(domain.EINVALID, "status cannot be cleared")
 	}
 	if in.AssigneeID.Set && in.AssigneeID.Value != nil {
-		if err := ValidUserID(*in.AssigneeID.Value); err != nil {
-			return nil, Errorf(EINVALID, "assigneeId: %s", ErrorMessage(err))
+		if err := domain.ValidUserID(*in.AssigneeID.Value); err != nil {
+			return nil, domain.Errorf(domain.EINVALID, "assigneeId: %s", domain.ErrorMessage(err))
 		}
 	}
 	if in.Tags.Set {
-		if tg, err = tags(in.Tags.Value); err != nil {
+		if tg, err = domain.CleanTags(in.Tags.Value); err != nil {
 			return nil, err
 		}
 	}
-	return func(t *Task) {
+	return func(t *domain.Task) {
 		if in.Title.Set {
 			t.Title = title
 		}
@@ -198,7 +189,7 @@ func taskPatcher(in TaskPatch) (func(*Task), error) {
 
 // readTask reads a task with the project and the viewer's membership, and
 // reports ENOTFOUND unless the viewer may see it.
-func (s *Store) readTask(ctx context.Context, viewer, tu string) (*Task, *Project, error) {
+func (s *Store) readTask(ctx context.Context, viewer, tu string) (*domain.Task, *domain.Project, error) {
 	ti, err := s.getOne(ctx, taskKey(tu))
 	if err != nil {
 		return nil, nil, err
@@ -206,7 +197,7 @@ func (s *Store) readTask(ctx context.Context, viewer, tu string) (*Task, *Projec
 	if ti == nil {
 		return nil, nil, errTaskNotFound
 	}
-	task, err := decodeAs[*Task](ti)
+	task, err := decodeAs[*domain.Task](ti)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -217,7 +208,7 @@ func (s *Store) readTask(ctx context.Context, viewer, tu string) (*Task, *Projec
 	return task, p, nil
 }
 
-func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch, apply func(*Task)) (*Task, error) {
+func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch, apply func(*domain.Task)) (*domain.Task, error) {
 	old, _, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
@@ -225,9 +216,9 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	versionFail := errRetry
 	if in.ExpectedVersion != nil {
 		if *in.ExpectedVersion != old.Version {
-			return nil, Errorf(ECONFLICT, "expectedVersion %d does not match the task's version %d", *in.ExpectedVersion, old.Version)
+			return nil, domain.Errorf(domain.ECONFLICT, "expectedVersion %d does not match the task's version %d", *in.ExpectedVersion, old.Version)
 		}
-		versionFail = Errorf(ECONFLICT, "the task changed since version %d", *in.ExpectedVersion)
+		versionFail = domain.Errorf(domain.ECONFLICT, "the task changed since version %d", *in.ExpectedVersion)
 	}
 	task := *old
 	task.Tags = slices.Clone(old.Tags)
@@ -251,7 +242,7 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	}
 	s.putTagLinks(&t, &task)
 	t.result, t.project = task.ID, task.ProjectID
-	t.event = changeEvent(EventTaskUpdated, task.ProjectID, task.ID, viewer, task.UpdatedAt, &task, nil, nil)
+	t.event = changeEvent(domain.EventTaskUpdated, task.ProjectID, task.ID, viewer, task.UpdatedAt, &task, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
 	}
@@ -261,7 +252,7 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 // putTagLinks writes the task's tag links as the task now is: each carries
 // a copy of the task's fields, so every write of a task rewrites them all,
 // in its own transaction (the task's version condition covers them).
-func (s *Store) putTagLinks(t *txn, task *Task) {
+func (s *Store) putTagLinks(t *txn, task *domain.Task) {
 	for _, tag := range task.Tags {
 		t.put(s.table, tagLinkItem(task, tag), nil, nil)
 	}
@@ -276,7 +267,7 @@ func (s *Store) DeleteTask(ctx context.Context, viewer, id string) error {
 }
 
 func (s *Store) deleteTaskOnce(ctx context.Context, viewer, id string) error {
-	tu, err := ParseTaskID(id)
+	tu, err := domain.ParseTaskID(id)
 	if err != nil {
 		return err
 	}
@@ -302,7 +293,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 	}
 	t.put(s.table, cleanupToItem(cleanupTask, tu, now), nil, nil)
 	t.result, t.project = task.ID, task.ProjectID
-	t.event = changeEvent(EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)
+	t.event = changeEvent(domain.EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}

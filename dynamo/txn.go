@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 const maxTxnItems = 100
@@ -28,7 +29,7 @@ type txn struct {
 	// set, commit writes it to the outbox with the transaction and
 	// publishes it after (outbox.go). Its ID and, unless set, At are
 	// filled in by commit.
-	event *Event
+	event *domain.Event
 }
 
 func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }
@@ -102,7 +103,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 	token := hex.EncodeToString(tok[:])
 	ev := s.stageEvent(t, token)
 	if len(t.items) > maxTxnItems {
-		return Errorf(EINVALID, "this change would touch %d items, more than the %d one transaction allows", len(t.items), maxTxnItems)
+		return domain.Errorf(domain.EINVALID, "this change would touch %d items, more than the %d one transaction allows", len(t.items), maxTxnItems)
 	}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(token)}
 	for attempt := 0; ; attempt++ {
@@ -124,18 +125,18 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 				if i < len(t.fails) && t.fails[i] != nil {
 					return t.fails[i]
 				}
-				return Errorf(ECONFLICT, concurrentChange)
+				return domain.Errorf(domain.ECONFLICT, concurrentChange)
 			case "TransactionConflict":
 				conflict = true
 			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
-				return &Error{Code: EUNAVAILABLE, Message: "the data store is busy; retry later", Err: err}
+				return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store is busy; retry later", Err: err}
 			}
 		}
 		if !conflict {
 			return wrap(err, "writing a change")
 		}
 		if attempt >= txnRetries || !backoff(ctx, attempt) {
-			return Errorf(ECONFLICT, concurrentChange)
+			return domain.Errorf(domain.ECONFLICT, concurrentChange)
 		}
 	}
 }
@@ -144,7 +145,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 // an idempotency key in ctx, or an event ev while events are on, the item,
 // the key's record (result, project: see txn) and the event's outbox item
 // are written by one transaction.
-func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder, result, project string, ev *Event) error {
+func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuilder, result, project string, ev *domain.Event) error {
 	if _, ok := idemFrom(ctx); ok || (ev != nil && s.Events != nil) {
 		t := txn{result: result, project: project, event: ev}
 		t.put(s.table, it, &cond, errRetry)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 func TestCommitMapsFailedConditions(t *testing.T) {
@@ -18,7 +19,7 @@ func TestCommitMapsFailedConditions(t *testing.T) {
 	other := b.Project("Other", "", outsider)
 	ts.mustImport(t, &b.D)
 	ctx := context.Background()
-	missingProject := projectID(freshULIDs(t, 1)[0])
+	missingProject := domain.ProjectIDOf(freshULIDs(t, 1)[0])
 
 	cases := []struct {
 		name string
@@ -26,37 +27,37 @@ func TestCommitMapsFailedConditions(t *testing.T) {
 		want string
 	}{
 		{"CreateTask in a missing project is ENOTFOUND", func() error {
-			_, err := ts.CreateTask(ctx, "owner", TaskInput{ProjectID: missingProject, Title: "t"})
+			_, err := ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: missingProject, Title: "t"})
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"CreateTask by a non-member is ENOTFOUND", func() error {
-			_, err := ts.CreateTask(ctx, "outsider", TaskInput{ProjectID: p.ID, Title: "t"})
+			_, err := ts.CreateTask(ctx, "outsider", domain.TaskInput{ProjectID: p.ID, Title: "t"})
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"CreateTask assigned to a user who is no member is EINVALID", func() error {
-			_, err := ts.CreateTask(ctx, "owner", TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String(outsider.ID)})
+			_, err := ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String(outsider.ID)})
 			return err
-		}, EINVALID},
+		}, domain.EINVALID},
 		{"CreateTask assigned to a user who does not exist is EINVALID", func() error {
-			_, err := ts.CreateTask(ctx, "owner", TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String("nobody")})
+			_, err := ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String("nobody")})
 			return err
-		}, EINVALID},
+		}, domain.EINVALID},
 		{"CreateTask by a non-member assigning a member is ENOTFOUND", func() error {
-			_, err := ts.CreateTask(ctx, "outsider", TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String(member.ID)})
+			_, err := ts.CreateTask(ctx, "outsider", domain.TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String(member.ID)})
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"CreateTask assigning oneself in another's project is ENOTFOUND", func() error {
-			_, err := ts.CreateTask(ctx, "outsider", TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String(outsider.ID)})
+			_, err := ts.CreateTask(ctx, "outsider", domain.TaskInput{ProjectID: p.ID, Title: "t", AssigneeID: aws.String(outsider.ID)})
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"CreateProject without a profile is ENOTFOUND", func() error {
-			_, err := ts.CreateProject(ctx, "no-profile", ProjectInput{Name: "n"})
+			_, err := ts.CreateProject(ctx, "no-profile", domain.ProjectInput{Name: "n"})
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"AddProjectMember of a user without a profile is ENOTFOUND", func() error {
 			_, err := ts.AddProjectMember(ctx, "owner", p.ID, "nobody")
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"AddProjectMember of a member again succeeds and changes nothing", func() error {
 			_, err := ts.AddProjectMember(ctx, "owner", p.ID, member.ID)
 			return err
@@ -64,14 +65,14 @@ func TestCommitMapsFailedConditions(t *testing.T) {
 		{"AddProjectMember by a member is EFORBIDDEN", func() error {
 			_, err := ts.AddProjectMember(ctx, "member", p.ID, outsider.ID)
 			return err
-		}, EFORBIDDEN},
+		}, domain.EFORBIDDEN},
 		{"AddComment to a task in a missing project is ENOTFOUND", func() error {
-			_, err := ts.AddComment(ctx, "owner", CommentInput{TaskID: taskID(freshULIDs(t, 1)[0]), Body: "b"})
+			_, err := ts.AddComment(ctx, "owner", domain.CommentInput{TaskID: domain.TaskIDOf(freshULIDs(t, 1)[0]), Body: "b"})
 			return err
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 		{"DeleteProject by a non-member is ENOTFOUND", func() error {
 			return ts.DeleteProject(ctx, "owner", other.ID)
-		}, ENOTFOUND},
+		}, domain.ENOTFOUND},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,7 +86,7 @@ func TestCommitMapsFailedConditions(t *testing.T) {
 	}
 
 	t.Run("a failed condition reports the error of its own action", func(t *testing.T) {
-		errA, errB := Errorf(EINVALID, "A"), Errorf(EFORBIDDEN, "B")
+		errA, errB := domain.Errorf(domain.EINVALID, "A"), domain.Errorf(domain.EFORBIDDEN, "B")
 		pu := ulidOf(p.ID)
 		for _, c := range []struct {
 			name  string
@@ -100,12 +101,12 @@ func TestCommitMapsFailedConditions(t *testing.T) {
 			{"third action fails", func(x *txn) {
 				x.check(ts.table, projectKey(pu), exists(), errA)
 				x.check(ts.table, memberKey(pu, "member"), exists(), errA)
-				x.put(ts.table, userToItem(&User{ID: "owner", Name: "X", CreatedAt: storeTestNow}, 0), ptr(absent()), errB)
+				x.put(ts.table, userToItem(&domain.User{ID: "owner", Name: "X", CreatedAt: storeTestNow}, 0), ptr(absent()), errB)
 			}, errB, ""},
 			{"a failed action without an error is ECONFLICT", func(x *txn) {
 				x.check(ts.table, projectKey(pu), exists(), errA)
 				x.del(ts.table, userKey("owner"), ptr(absent()), nil)
-			}, nil, ECONFLICT},
+			}, nil, domain.ECONFLICT},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				before := ts.dump(t)
@@ -125,7 +126,7 @@ func TestCommitMapsFailedConditions(t *testing.T) {
 		}
 	})
 	t.Run("CreateTask assigned to a member succeeds and bumps nothing else", func(t *testing.T) {
-		task, err := ts.CreateTask(ctx, "owner", TaskInput{ProjectID: p.ID, Title: " t ", AssigneeID: aws.String(member.ID),
+		task, err := ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: p.ID, Title: " t ", AssigneeID: aws.String(member.ID),
 			Tags: []string{"A", "a", " b"}})
 		if err != nil {
 			t.Fatal(err)

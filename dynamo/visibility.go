@@ -3,6 +3,9 @@ package dynamo
 import (
 	"context"
 	"sync"
+
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Visibility: a project, and everything under it, is visible to its
@@ -14,7 +17,7 @@ import (
 // idempotent replays (beside the items they read anyway).
 
 // Visible is the rule: the project exists and the viewer is a member.
-func Visible(p *Project, m *Member) bool { return p != nil && m != nil }
+func Visible(p *domain.Project, m *domain.Member) bool { return p != nil && m != nil }
 
 // Membership reads the project (nil when it does not exist) and the
 // memberships of those of users who are its members, in one strongly
@@ -22,8 +25,8 @@ func Visible(p *Project, m *Member) bool { return p != nil && m != nil }
 // the project's members beside a read of the project. The user u may see
 // the project when Visible(p, ms[u]). Returns EINVALID for a malformed
 // project id, EUNAVAILABLE or EINTERNAL when the table fails.
-func (s *Store) Membership(ctx context.Context, project string, users []string) (p *Project, ms map[string]*Member, err error) {
-	ms = make(map[string]*Member, len(users))
+func (s *Store) Membership(ctx context.Context, project string, users []string) (p *domain.Project, ms map[string]*domain.Member, err error) {
+	ms = make(map[string]*domain.Member, len(users))
 	if len(users) < 100 {
 		refs := make([]Ref, 0, len(users)+1)
 		refs = append(refs, ProjectRef(project))
@@ -32,23 +35,23 @@ func (s *Store) Membership(ctx context.Context, project string, users []string) 
 		}
 		vals, errs := s.Get(ctx, refs)
 		for i, err := range errs {
-			if err != nil && !IsNotFound(err) {
+			if err != nil && !domain.IsNotFound(err) {
 				return nil, nil, err
 			}
-			if m, ok := vals[i].(*Member); ok && i > 0 && err == nil {
+			if m, ok := vals[i].(*domain.Member); ok && i > 0 && err == nil {
 				ms[users[i-1]] = m
 			}
 		}
-		p, _ = vals[0].(*Project)
+		p, _ = vals[0].(*domain.Project)
 		return p, ms, nil
 	}
 	var wg sync.WaitGroup
 	var perr error
 	wg.Add(1)
-	Go(func() {
+	client.Go(func() {
 		defer wg.Done()
 		vals, errs := s.Get(ctx, []Ref{ProjectRef(project)})
-		p, _ = vals[0].(*Project)
+		p, _ = vals[0].(*domain.Project)
 		perr = errs[0]
 	})
 	all, err := s.MembersOf(ctx, project)
@@ -56,7 +59,7 @@ func (s *Store) Membership(ctx context.Context, project string, users []string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if perr != nil && !IsNotFound(perr) {
+	if perr != nil && !domain.IsNotFound(perr) {
 		return nil, nil, perr
 	}
 	if perr != nil {

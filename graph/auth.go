@@ -18,7 +18,7 @@ import (
 	"unicode"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Limits on bearer tokens.
@@ -226,7 +226,7 @@ func (a *Authenticator) verifyToken(raw string, now func() time.Time) (sub strin
 	if claims.ExpiresAt.Sub(t) > limit+ClockSkew || claims.IssuedAt != nil && claims.ExpiresAt.Sub(claims.IssuedAt.Time) > limit {
 		return "", time.Time{}, time.Time{}, fmt.Errorf("the token's lifetime exceeds this server's limit of %s", limit)
 	}
-	if dynamo.ValidUserID(claims.Subject) != nil {
+	if domain.ValidUserID(claims.Subject) != nil {
 		return "", time.Time{}, time.Time{}, errors.New("the token's sub is not a valid user id")
 	}
 	notBefore = claims.ExpiresAt.Add(-a.maxLifetime() - ClockSkew) // the lifetime check, for a cached token

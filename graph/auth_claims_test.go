@@ -15,7 +15,7 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -427,7 +427,7 @@ func FuzzTokenClaims(f *testing.F) {
 		if !ok || err != nil || n <= now || n > testenv.Now.Add(graph.DefaultMaxTokenLifetime+graph.ClockSkew).Unix() {
 			t.Errorf("accepted exp %v: %q", p["exp"], payload)
 		}
-		if dynamo.ValidUserID(sub) != nil {
+		if domain.ValidUserID(sub) != nil {
 			t.Errorf("accepted sub %q", sub)
 		}
 	})

@@ -4,25 +4,25 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // seedWide makes one project owned by "owner" with n members and n tasks,
 // task i assigned to member i, with two tags and two comments each.
-func seedWide(e *testenv.Env, n int) *dynamo.Project {
+func seedWide(e *testenv.Env, n int) *domain.Project {
 	e.TB.Helper()
 	b := e.Store.NewDataset(testenv.Now)
 	owner := b.User("owner", "Owner", "")
-	var members []*dynamo.User
+	var members []*domain.User
 	for i := range n {
 		members = append(members, b.User(fmt.Sprintf("member%02d", i), fmt.Sprintf("Member %d", i), ""))
 	}
 	p := b.Project("Wide", "", owner, members...)
 	for i := range n {
-		due := dynamo.DateOf(testenv.Now).AddDays(i - n/2)
-		t := b.Task(p, fmt.Sprintf("Task %02d", i), dynamo.StatusTodo, &due, members[i], "alpha", fmt.Sprintf("t%d", i%3))
+		due := domain.DateOf(testenv.Now).AddDays(i - n/2)
+		t := b.Task(p, fmt.Sprintf("Task %02d", i), domain.StatusTodo, &due, members[i], "alpha", fmt.Sprintf("t%d", i%3))
 		b.Comment(t, owner, "first")
 		b.Comment(t, members[i], "second")
 	}

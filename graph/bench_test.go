@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -14,15 +14,15 @@ import (
 func seedScale(e *testenv.Env, projects, tasks int) int {
 	e.TB.Helper()
 	b := e.Store.NewDataset(testenv.Now)
-	var users []*dynamo.User
+	var users []*domain.User
 	for i := range 5 {
 		users = append(users, b.User(fmt.Sprintf("u%d", i), fmt.Sprintf("User %d", i), ""))
 	}
 	for p := range projects {
 		pr := b.Project(fmt.Sprintf("P%03d", p), "", users[0], users[1:]...)
 		for i := range tasks {
-			due := dynamo.DateOf(testenv.Now).AddDays(i%40 - 20)
-			t := b.Task(pr, fmt.Sprintf("T%03d", i), dynamo.StatusTodo, &due, users[i%5], "alpha", fmt.Sprintf("t%d", i%7))
+			due := domain.DateOf(testenv.Now).AddDays(i%40 - 20)
+			t := b.Task(pr, fmt.Sprintf("T%03d", i), domain.StatusTodo, &due, users[i%5], "alpha", fmt.Sprintf("t%d", i%7))
 			for c := range 3 {
 				b.Comment(t, users[c], "comment")
 			}

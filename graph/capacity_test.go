@@ -21,7 +21,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -49,6 +51,9 @@ type captured struct {
 type capture struct {
 	mu    sync.Mutex
 	calls []captured
+	// wide counts every call of the client (Calls.Option): a call whose
+	// first counter is another one is a request's.
+	wide *client.Calls
 }
 
 func (c *capture) option(o *dynamodb.Options) {
@@ -60,7 +65,7 @@ func (c *capture) option(o *dynamodb.Options) {
 				out, md, err := next.HandleSerialize(ctx, in)
 				c.mu.Lock()
 				c.calls = append(c.calls, captured{op: middleware.GetOperationName(ctx), in: in.Parameters, out: out.Result,
-					inRequest: dynamo.CallsFrom(ctx) != nil})
+					inRequest: client.CallsFrom(ctx) != c.wide})
 				c.mu.Unlock()
 				return out, md, err
 			}), middleware.After)
@@ -78,10 +83,10 @@ func (c *capture) take() []captured {
 // acceptingSink records the events it is handed and accepts them all.
 type acceptingSink struct {
 	mu  sync.Mutex
-	got []*dynamo.Event
+	got []*domain.Event
 }
 
-func (s *acceptingSink) Publish(_ context.Context, ev *dynamo.Event) error {
+func (s *acceptingSink) Publish(_ context.Context, ev *domain.Event) error {
 	s.mu.Lock()
 	s.got = append(s.got, ev)
 	s.mu.Unlock()
@@ -101,9 +106,9 @@ func (s *acceptingSink) len() int {
 // the background once published.
 func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env, *capture) {
 	t.Helper()
-	c := &capture{}
 	e := &testenv.Env{TB: t, Calls: &testenv.Calls{}}
-	opts := wire.ClientOptions(c.option, e.Calls.Option)
+	c := &capture{wide: e.Calls}
+	opts := client.Options(c.option, e.Calls.Option)
 	table := "capacity"
 	if b == testenv.Dynalite {
 		ep := os.Getenv("DYNALITE_ENDPOINT")
@@ -188,7 +193,7 @@ func TestEveryStoreRequestAsksForCapacity(t *testing.T) {
 		if !call.inRequest {
 			background[call.op] = true
 		}
-		if !dynamo.RequestCapacity(call.in) {
+		if !client.RequestCapacity(call.in) {
 			if call.op != "DescribeTable" && call.op != "CreateTable" && call.op != "UpdateTimeToLive" {
 				t.Errorf("%s: the input has no ReturnConsumedCapacity", call.op)
 			}
@@ -571,7 +576,7 @@ func TestCapacityRulesMatchDynalite(t *testing.T) {
 		c.take()
 		mustRun(t, e, sc)
 		for _, call := range c.take() {
-			gotR, gotW := dynamo.ConsumedUnits(call.op, call.out)
+			gotR, gotW := client.ConsumedUnits(call.op, call.out)
 			r, w := estimateUnits(call, nil, nil, nil)
 			if q, ok := call.out.(*dynamodb.QueryOutput); ok && len(q.Items) == 0 && gotR == 0 {
 				empty++
@@ -614,13 +619,13 @@ func TestItemSizeRulesAgainstDynalite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, w := dynamo.ConsumedUnits("PutItem", put)
+		_, w := client.ConsumedUnits("PutItem", put)
 		get, err := e.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: map[string]types.AttributeValue{
 			"PK": item["PK"], "SK": item["SK"]}, ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := dynamo.ConsumedUnits("GetItem", get)
+		r, _ := client.ConsumedUnits("GetItem", get)
 		if w != units(target, 1024) || r != units(target, 4096) {
 			t.Errorf("%d bytes: dynalite counts %v WCU, %v RCU; the rules %v, %v", target, w, r, units(target, 1024), units(target, 4096))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
 )
@@ -11,16 +12,16 @@ import (
 // Helpers of the resolvers: conversions between GraphQL inputs and
 // connections and the store's types.
 
-func opt[T any](o graphql.Omittable[T]) dynamo.Opt[T] {
-	return dynamo.Opt[T]{Set: o.IsSet(), Value: o.Value()}
+func opt[T any](o graphql.Omittable[T]) domain.Opt[T] {
+	return domain.Opt[T]{Set: o.IsSet(), Value: o.Value()}
 }
 
-func pageInfo[T any](c *dynamo.Conn[T]) *model.PageInfo {
+func pageInfo[T any](c *domain.Conn[T]) *model.PageInfo {
 	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: c.EndCursor()}
 }
 
 // edges pairs a page's items with their cursors.
-func edges[T, E any](c *dynamo.Conn[T], edge func(cursor string, node T) E) []E {
+func edges[T, E any](c *domain.Conn[T], edge func(cursor string, node T) E) []E {
 	out := make([]E, len(c.Items))
 	for i, n := range c.Items {
 		out[i] = edge(c.Cursors[i], n)
@@ -28,35 +29,35 @@ func edges[T, E any](c *dynamo.Conn[T], edge func(cursor string, node T) E) []E 
 	return out
 }
 
-func taskConn(c *dynamo.Conn[*dynamo.Task], err error) (*model.TaskConnection, error) {
+func taskConn(c *domain.Conn[*domain.Task], err error) (*model.TaskConnection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model.TaskConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *dynamo.Task) *model.TaskEdge {
+	return &model.TaskConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *domain.Task) *model.TaskEdge {
 		return &model.TaskEdge{Cursor: cur, Node: n}
 	})}, nil
 }
 
-func projectConn(c *dynamo.Conn[*dynamo.Project], err error) (*model.ProjectConnection, error) {
+func projectConn(c *domain.Conn[*domain.Project], err error) (*model.ProjectConnection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model.ProjectConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *dynamo.Project) *model.ProjectEdge {
+	return &model.ProjectConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *domain.Project) *model.ProjectEdge {
 		return &model.ProjectEdge{Cursor: cur, Node: n}
 	})}, nil
 }
 
-func commentConn(c *dynamo.Conn[*dynamo.Comment], err error) (*model.CommentConnection, error) {
+func commentConn(c *domain.Conn[*domain.Comment], err error) (*model.CommentConnection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model.CommentConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *dynamo.Comment) *model.CommentEdge {
+	return &model.CommentConnection{Nodes: c.Items, PageInfo: pageInfo(c), Edges: edges(c, func(cur string, n *domain.Comment) *model.CommentEdge {
 		return &model.CommentEdge{Cursor: cur, Node: n}
 	})}, nil
 }
 
-func taskInput(in model.CreateTaskInput) dynamo.TaskInput {
-	return dynamo.TaskInput{ProjectID: in.ProjectID, Title: in.Title, Description: in.Description.Value(),
+func taskInput(in model.CreateTaskInput) domain.TaskInput {
+	return domain.TaskInput{ProjectID: in.ProjectID, Title: in.Title, Description: in.Description.Value(),
 		DueDate: in.DueDate.Value(), AssigneeID: in.AssigneeID.Value(), Tags: in.Tags.Value()}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -12,7 +13,7 @@ import (
 func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 	e := testenv.New(t)
 	s := e.MustSeed()
-	store := dynamo.New(e.Emb.Client(dynamo.CountCalls), e.Store.Table())
+	store := dynamo.New(e.Emb.Client(client.Record), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, e.Store.Log
 	q := `query($id: ID!) { project(id: $id) { tasks { nodes { assignee { name } } } } }`
 	vars := map[string]any{"id": s.Project("Website relaunch").ID}

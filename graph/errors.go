@@ -12,7 +12,7 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -33,12 +33,12 @@ const (
 )
 
 var codes = map[string]string{
-	dynamo.ENOTFOUND:    CodeNotFound,
-	dynamo.EINVALID:     CodeBadUserInput,
-	dynamo.EFORBIDDEN:   CodeForbidden,
-	dynamo.ECONFLICT:    CodeConflict,
-	dynamo.EUNAVAILABLE: CodeServiceUnavailable,
-	dynamo.EINTERNAL:    CodeInternal,
+	domain.ENOTFOUND:    CodeNotFound,
+	domain.EINVALID:     CodeBadUserInput,
+	domain.EFORBIDDEN:   CodeForbidden,
+	domain.ECONFLICT:    CodeConflict,
+	domain.EUNAVAILABLE: CodeServiceUnavailable,
+	domain.EINTERNAL:    CodeInternal,
 }
 
 // ErrorPresenter gives every error an extensions.code and hides the
@@ -50,15 +50,15 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 			gerr.Extensions = map[string]any{}
 		}
 		var ae *authError
-		var de *dynamo.Error
+		var de *domain.Error
 		switch {
 		case errors.As(err, &ae):
 			gerr.Message = ae.Error()
 			gerr.Extensions["code"] = CodeUnauthenticated
 		case errors.As(err, &de):
-			gerr.Message = dynamo.ErrorMessage(de)
+			gerr.Message = domain.ErrorMessage(de)
 			gerr.Extensions["code"] = codes[de.Code]
-			if de.Code == dynamo.EINTERNAL || de.Code == dynamo.EUNAVAILABLE {
+			if de.Code == domain.EINTERNAL || de.Code == domain.EUNAVAILABLE {
 				log.ErrorContext(ctx, "request failed", "path", gerr.Path.String(), "err", de.Error())
 			}
 		case gerr.Extensions["code"] != nil:
@@ -170,6 +170,6 @@ func isGraphQLRequest(body []byte) bool {
 func Recover(log *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(p))
-		return &dynamo.Error{Code: dynamo.EINTERNAL, Message: "internal server error"}
+		return &domain.Error{Code: domain.EINTERNAL, Message: "internal server error"}
 	}
 }

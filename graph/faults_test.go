@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -25,7 +26,7 @@ func faultEnv(t *testing.T, inject func(*dynamodb.Options)) *testenv.Env {
 	t.Helper()
 	e := testenv.New(t)
 	e.MustSeed()
-	store := dynamo.New(e.Emb.Client(inject, dynamo.Deadlines, dynamo.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
+	store := dynamo.New(e.Emb.Client(inject, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	e.Handler = graph.NewHandler(graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log})

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -12,8 +13,8 @@ import (
 
 // fetchProjectsOfUser reads a page of a user's projects: those that exist
 // and, for another user, that the viewer is a member of too.
-func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Project], error) {
-	keep := func(ctx context.Context, ms []*dynamo.Member) ([]bool, error) {
+func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*domain.Conn[*domain.Project], error) {
+	keep := func(ctx context.Context, ms []*domain.Member) ([]bool, error) {
 		ids := make([]string, len(ms))
 		for i, m := range ms {
 			ids[i] = m.ProjectID
@@ -32,8 +33,8 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*dynamo.C
 	for i, m := range c.Items {
 		refs[i] = dynamo.ProjectRef(m.ProjectID)
 	}
-	items, err := loadAll[*dynamo.Project](ctx, l, refs)
-	return &dynamo.Conn[*dynamo.Project]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
+	items, err := loadAll[*domain.Project](ctx, l, refs)
+	return &domain.Conn[*domain.Project]{Items: items, Cursors: c.Cursors, HasNext: c.HasNext}, err
 }
 
 // loadAll loads objects of one type, all in one batch.
@@ -58,8 +59,8 @@ func loadAll[T any](ctx context.Context, l *Loaders, refs []dynamo.Ref) ([]T, er
 // tasks found reads their projects, and, when the page's nodes select their
 // assignee, the assignees in the same batch: after the viewer's memberships
 // and the Queries, one round trip.
-func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
-	if _, err := dynamo.NormalizeTag(k.id); err != nil {
+func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
+	if _, err := domain.NormalizeTag(k.id); err != nil {
 		return nil, err
 	}
 	ids, err := l.ProjectIDsOfUser(ctx, l.viewer) // primes the viewer's memberships
@@ -67,7 +68,7 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*dynamo.Conn[
 		return nil, err
 	}
 	_, assignees := l.tagAssignees.Load(k)
-	visible := func(ctx context.Context, tasks []*dynamo.Task) ([]bool, error) {
+	visible := func(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
 		if assignees {
 			for _, t := range tasks {
 				if t.AssigneeID != nil {

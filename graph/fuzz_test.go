@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -334,8 +334,8 @@ func FuzzScalars(f *testing.F) {
 
 		d, err := model.UnmarshalDate(v)
 		if err != nil {
-			if dynamo.ErrorCode(err) != dynamo.EINVALID {
-				t.Errorf("UnmarshalDate(%s): error code %q, want %q (BAD_USER_INPUT)", what, dynamo.ErrorCode(err), dynamo.EINVALID)
+			if domain.ErrorCode(err) != domain.EINVALID {
+				t.Errorf("UnmarshalDate(%s): error code %q, want %q (BAD_USER_INPUT)", what, domain.ErrorCode(err), domain.EINVALID)
 			}
 		} else {
 			str := fzMarshaled(t, func(w *bytes.Buffer) { model.MarshalDate(d).MarshalGQL(w) })
@@ -350,8 +350,8 @@ func FuzzScalars(f *testing.F) {
 
 		tm, err := model.UnmarshalTime(v)
 		if err != nil {
-			if dynamo.ErrorCode(err) != dynamo.EINVALID {
-				t.Errorf("UnmarshalTime(%s): error code %q, want %q (BAD_USER_INPUT)", what, dynamo.ErrorCode(err), dynamo.EINVALID)
+			if domain.ErrorCode(err) != domain.EINVALID {
+				t.Errorf("UnmarshalTime(%s): error code %q, want %q (BAD_USER_INPUT)", what, domain.ErrorCode(err), domain.EINVALID)
 			}
 			return
 		}

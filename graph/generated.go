@@ -14,7 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -91,7 +91,7 @@ type ComplexityRoot struct {
 		Members     func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Owner       func(childComplexity int) int
-		Tasks       func(childComplexity int, first *int, after *string, status *dynamo.TaskStatus) int
+		Tasks       func(childComplexity int, first *int, after *string, status *domain.TaskStatus) int
 	}
 
 	ProjectConnection struct {
@@ -172,7 +172,7 @@ type ComplexityRoot struct {
 		Email         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		Name          func(childComplexity int) int
-		OverdueTasks  func(childComplexity int, asOf *dynamo.Date, first *int, after *string) int
+		OverdueTasks  func(childComplexity int, asOf *domain.Date, first *int, after *string) int
 		Projects      func(childComplexity int, first *int, after *string) int
 	}
 }
@@ -182,64 +182,64 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type CommentResolver interface {
-	Author(ctx context.Context, obj *dynamo.Comment) (*dynamo.User, error)
-	Task(ctx context.Context, obj *dynamo.Comment) (*dynamo.Task, error)
+	Author(ctx context.Context, obj *domain.Comment) (*domain.User, error)
+	Task(ctx context.Context, obj *domain.Comment) (*domain.Task, error)
 }
 type MutationResolver interface {
-	UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*dynamo.User, error)
-	CreateProject(ctx context.Context, input model.CreateProjectInput) (*dynamo.Project, error)
-	UpdateProject(ctx context.Context, input model.UpdateProjectInput) (*dynamo.Project, error)
+	UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*domain.User, error)
+	CreateProject(ctx context.Context, input model.CreateProjectInput) (*domain.Project, error)
+	UpdateProject(ctx context.Context, input model.UpdateProjectInput) (*domain.Project, error)
 	DeleteProject(ctx context.Context, id string) (string, error)
-	AddProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error)
-	RemoveProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error)
-	CreateTask(ctx context.Context, input model.CreateTaskInput) (*dynamo.Task, error)
-	UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*dynamo.Task, error)
+	AddProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error)
+	RemoveProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error)
+	CreateTask(ctx context.Context, input model.CreateTaskInput) (*domain.Task, error)
+	UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*domain.Task, error)
 	DeleteTask(ctx context.Context, id string) (string, error)
-	AddComment(ctx context.Context, input model.AddCommentInput) (*dynamo.Comment, error)
+	AddComment(ctx context.Context, input model.AddCommentInput) (*domain.Comment, error)
 	DeleteComment(ctx context.Context, id string) (string, error)
 }
 type ProjectResolver interface {
-	Owner(ctx context.Context, obj *dynamo.Project) (*dynamo.User, error)
-	Members(ctx context.Context, obj *dynamo.Project) ([]*dynamo.Member, error)
+	Owner(ctx context.Context, obj *domain.Project) (*domain.User, error)
+	Members(ctx context.Context, obj *domain.Project) ([]*domain.Member, error)
 
-	Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, status *dynamo.TaskStatus) (*model.TaskConnection, error)
+	Tasks(ctx context.Context, obj *domain.Project, first *int, after *string, status *domain.TaskStatus) (*model.TaskConnection, error)
 }
 type ProjectEventResolver interface {
-	Actor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error)
+	Actor(ctx context.Context, obj *model.ProjectEvent) (*domain.User, error)
 
-	Task(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Task, error)
-	Comment(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Comment, error)
-	Project(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Project, error)
+	Task(ctx context.Context, obj *model.ProjectEvent) (*domain.Task, error)
+	Comment(ctx context.Context, obj *model.ProjectEvent) (*domain.Comment, error)
+	Project(ctx context.Context, obj *model.ProjectEvent) (*domain.Project, error)
 }
 type ProjectMemberResolver interface {
-	User(ctx context.Context, obj *dynamo.Member) (*dynamo.User, error)
+	User(ctx context.Context, obj *domain.Member) (*domain.User, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
-	Me(ctx context.Context) (*dynamo.User, error)
-	User(ctx context.Context, id string) (*dynamo.User, error)
-	Project(ctx context.Context, id string) (*dynamo.Project, error)
-	Task(ctx context.Context, id string) (*dynamo.Task, error)
+	Me(ctx context.Context) (*domain.User, error)
+	User(ctx context.Context, id string) (*domain.User, error)
+	Project(ctx context.Context, id string) (*domain.Project, error)
+	Task(ctx context.Context, id string) (*domain.Task, error)
 	TasksByTag(ctx context.Context, tag string, first *int, after *string) (*model.TaskConnection, error)
 }
 type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error)
 }
 type TagResolver interface {
-	Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error)
+	Tasks(ctx context.Context, obj *domain.Tag, first *int, after *string) (*model.TaskConnection, error)
 }
 type TaskResolver interface {
-	Project(ctx context.Context, obj *dynamo.Task) (*dynamo.Project, error)
-	Assignee(ctx context.Context, obj *dynamo.Task) (*dynamo.User, error)
+	Project(ctx context.Context, obj *domain.Task) (*domain.Project, error)
+	Assignee(ctx context.Context, obj *domain.Task) (*domain.User, error)
 
-	Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error)
+	Comments(ctx context.Context, obj *domain.Task, first *int, after *string) (*model.CommentConnection, error)
 }
 type UserResolver interface {
-	Email(ctx context.Context, obj *dynamo.User) (*string, error)
+	Email(ctx context.Context, obj *domain.User) (*string, error)
 
-	Projects(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.ProjectConnection, error)
-	AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.TaskConnection, error)
-	OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string) (*model.TaskConnection, error)
+	Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error)
+	AssignedTasks(ctx context.Context, obj *domain.User, first *int, after *string) (*model.TaskConnection, error)
+	OverdueTasks(ctx context.Context, obj *domain.User, asOf *domain.Date, first *int, after *string) (*model.TaskConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -504,7 +504,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Project.Tasks(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*dynamo.TaskStatus)), true
+		return e.ComplexityRoot.Project.Tasks(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*domain.TaskStatus)), true
 
 	case "ProjectConnection.edges":
 		if e.ComplexityRoot.ProjectConnection.Edges == nil {
@@ -853,7 +853,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.OverdueTasks(childComplexity, args["asOf"].(*dynamo.Date), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.OverdueTasks(childComplexity, args["asOf"].(*domain.Date), args["first"].(*int), args["after"].(*string)), true
 	case "User.projects":
 		if e.ComplexityRoot.User.Projects == nil {
 			break
@@ -1760,8 +1760,8 @@ func (ec *executionContext) field_Project_tasks_args(ctx context.Context, rawArg
 	}
 	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) (*dynamo.TaskStatus, error) {
-			return ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx, v)
+		func(ctx context.Context, v any) (*domain.TaskStatus, error) {
+			return ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1962,8 +1962,8 @@ func (ec *executionContext) field_User_overdueTasks_args(ctx context.Context, ra
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "asOf",
-		func(ctx context.Context, v any) (*dynamo.Date, error) {
-			return ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, v)
+		func(ctx context.Context, v any) (*domain.Date, error) {
+			return ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2084,7 +2084,7 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2107,7 +2107,7 @@ func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2130,7 +2130,7 @@ func (ec *executionContext) fieldContext_Comment_body(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "String")
 }
 
-func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2142,8 +2142,8 @@ func (ec *executionContext) _Comment_author(ctx context.Context, field graphql.C
 			return ec.Resolvers.Comment().Author(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2162,7 +2162,7 @@ func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_task(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_task(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2174,8 +2174,8 @@ func (ec *executionContext) _Comment_task(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Comment().Task(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2194,7 +2194,7 @@ func (ec *executionContext) fieldContext_Comment_task(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Comment) (ret graphql.Marshaler) {
+func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2261,8 +2261,8 @@ func (ec *executionContext) _CommentConnection_nodes(ctx context.Context, field 
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐCommentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐCommentᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2348,8 +2348,8 @@ func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2381,8 +2381,8 @@ func (ec *executionContext) _Mutation_updateProfile(ctx context.Context, field g
 			return ec.Resolvers.Mutation().UpdateProfile(ctx, fc.Args["input"].(model.UpdateProfileInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2425,8 +2425,8 @@ func (ec *executionContext) _Mutation_createProject(ctx context.Context, field g
 			return ec.Resolvers.Mutation().CreateProject(ctx, fc.Args["input"].(model.CreateProjectInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2469,8 +2469,8 @@ func (ec *executionContext) _Mutation_updateProject(ctx context.Context, field g
 			return ec.Resolvers.Mutation().UpdateProject(ctx, fc.Args["input"].(model.UpdateProjectInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2557,8 +2557,8 @@ func (ec *executionContext) _Mutation_addProjectMember(ctx context.Context, fiel
 			return ec.Resolvers.Mutation().AddProjectMember(ctx, fc.Args["projectId"].(string), fc.Args["userId"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2601,8 +2601,8 @@ func (ec *executionContext) _Mutation_removeProjectMember(ctx context.Context, f
 			return ec.Resolvers.Mutation().RemoveProjectMember(ctx, fc.Args["projectId"].(string), fc.Args["userId"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2645,8 +2645,8 @@ func (ec *executionContext) _Mutation_createTask(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().CreateTask(ctx, fc.Args["input"].(model.CreateTaskInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2689,8 +2689,8 @@ func (ec *executionContext) _Mutation_updateTask(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().UpdateTask(ctx, fc.Args["input"].(model.UpdateTaskInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2777,8 +2777,8 @@ func (ec *executionContext) _Mutation_addComment(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().AddComment(ctx, fc.Args["input"].(model.AddCommentInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2898,7 +2898,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2921,7 +2921,7 @@ func (ec *executionContext) fieldContext_Project_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Project", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Project_name(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_name(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2944,7 +2944,7 @@ func (ec *executionContext) fieldContext_Project_name(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_description(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_description(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2967,7 +2967,7 @@ func (ec *executionContext) fieldContext_Project_description(_ context.Context, 
 	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_owner(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_owner(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2979,8 +2979,8 @@ func (ec *executionContext) _Project_owner(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Project().Owner(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2999,7 +2999,7 @@ func (ec *executionContext) fieldContext_Project_owner(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_members(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_members(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3011,8 +3011,8 @@ func (ec *executionContext) _Project_members(ctx context.Context, field graphql.
 			return ec.Resolvers.Project().Members(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Member) graphql.Marshaler {
-			return ec.marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMemberᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Member) graphql.Marshaler {
+			return ec.marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMemberᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3031,7 +3031,7 @@ func (ec *executionContext) fieldContext_Project_members(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3054,7 +3054,7 @@ func (ec *executionContext) fieldContext_Project_createdAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Project", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Project_tasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_tasks(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3064,7 +3064,7 @@ func (ec *executionContext) _Project_tasks(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Project().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*dynamo.TaskStatus))
+			return ec.Resolvers.Project().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*domain.TaskStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -3142,8 +3142,8 @@ func (ec *executionContext) _ProjectConnection_nodes(ctx context.Context, field 
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProjectᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProjectᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3229,8 +3229,8 @@ func (ec *executionContext) _ProjectEdge_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3284,8 +3284,8 @@ func (ec *executionContext) _ProjectEvent_kind(ctx context.Context, field graphq
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v dynamo.EventKind) graphql.Marshaler {
-			return ec.marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.EventKind) graphql.Marshaler {
+			return ec.marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐEventKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3330,8 +3330,8 @@ func (ec *executionContext) _ProjectEvent_actor(ctx context.Context, field graph
 			return ec.Resolvers.ProjectEvent().Actor(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3408,8 +3408,8 @@ func (ec *executionContext) _ProjectEvent_task(ctx context.Context, field graphq
 			return ec.Resolvers.ProjectEvent().Task(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3440,8 +3440,8 @@ func (ec *executionContext) _ProjectEvent_comment(ctx context.Context, field gra
 			return ec.Resolvers.ProjectEvent().Comment(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
-			return ec.marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3472,8 +3472,8 @@ func (ec *executionContext) _ProjectEvent_project(ctx context.Context, field gra
 			return ec.Resolvers.ProjectEvent().Project(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3492,7 +3492,7 @@ func (ec *executionContext) fieldContext_ProjectEvent_project(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _ProjectMember_user(ctx context.Context, field graphql.CollectedField, obj *dynamo.Member) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectMember_user(ctx context.Context, field graphql.CollectedField, obj *domain.Member) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3504,8 +3504,8 @@ func (ec *executionContext) _ProjectMember_user(ctx context.Context, field graph
 			return ec.Resolvers.ProjectMember().User(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3524,7 +3524,7 @@ func (ec *executionContext) fieldContext_ProjectMember_user(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _ProjectMember_role(ctx context.Context, field graphql.CollectedField, obj *dynamo.Member) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectMember_role(ctx context.Context, field graphql.CollectedField, obj *domain.Member) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3536,8 +3536,8 @@ func (ec *executionContext) _ProjectMember_role(ctx context.Context, field graph
 			return obj.Role, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v dynamo.Role) graphql.Marshaler {
-			return ec.marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.Role) graphql.Marshaler {
+			return ec.marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐRole(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3603,8 +3603,8 @@ func (ec *executionContext) _Query_me(ctx context.Context, field graphql.Collect
 			return ec.Resolvers.Query().Me(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3636,8 +3636,8 @@ func (ec *executionContext) _Query_user(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().User(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3680,8 +3680,8 @@ func (ec *executionContext) _Query_project(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().Project(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3724,8 +3724,8 @@ func (ec *executionContext) _Query_task(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().Task(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3919,7 +3919,7 @@ func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.
 	return fc, nil
 }
 
-func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *dynamo.Tag) (ret graphql.Marshaler) {
+func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *domain.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3942,7 +3942,7 @@ func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
 }
 
-func (ec *executionContext) _Tag_tasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.Tag) (ret graphql.Marshaler) {
+func (ec *executionContext) _Tag_tasks(ctx context.Context, field graphql.CollectedField, obj *domain.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3986,7 +3986,7 @@ func (ec *executionContext) fieldContext_Tag_tasks(ctx context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4009,7 +4009,7 @@ func (ec *executionContext) fieldContext_Task_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Task", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Task_title(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_title(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4032,7 +4032,7 @@ func (ec *executionContext) fieldContext_Task_title(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
 }
 
-func (ec *executionContext) _Task_description(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_description(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4055,7 +4055,7 @@ func (ec *executionContext) fieldContext_Task_description(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
 }
 
-func (ec *executionContext) _Task_status(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_status(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4067,8 +4067,8 @@ func (ec *executionContext) _Task_status(ctx context.Context, field graphql.Coll
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v dynamo.TaskStatus) graphql.Marshaler {
-			return ec.marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskStatus) graphql.Marshaler {
+			return ec.marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4078,7 +4078,7 @@ func (ec *executionContext) fieldContext_Task_status(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Task", field, false, false, "TaskStatus")
 }
 
-func (ec *executionContext) _Task_dueDate(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_dueDate(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4090,8 +4090,8 @@ func (ec *executionContext) _Task_dueDate(ctx context.Context, field graphql.Col
 			return obj.DueDate, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Date) graphql.Marshaler {
-			return ec.marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Date) graphql.Marshaler {
+			return ec.marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4101,7 +4101,7 @@ func (ec *executionContext) fieldContext_Task_dueDate(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Date")
 }
 
-func (ec *executionContext) _Task_project(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_project(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4113,8 +4113,8 @@ func (ec *executionContext) _Task_project(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Task().Project(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4133,7 +4133,7 @@ func (ec *executionContext) fieldContext_Task_project(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_assignee(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_assignee(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4145,8 +4145,8 @@ func (ec *executionContext) _Task_assignee(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Task().Assignee(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4165,7 +4165,7 @@ func (ec *executionContext) fieldContext_Task_assignee(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_tags(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_tags(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4177,8 +4177,8 @@ func (ec *executionContext) _Task_tags(ctx context.Context, field graphql.Collec
 			return obj.TagList(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Tag) graphql.Marshaler {
-			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTagᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTagᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4197,7 +4197,7 @@ func (ec *executionContext) fieldContext_Task_tags(_ context.Context, field grap
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_comments(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_comments(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4241,7 +4241,7 @@ func (ec *executionContext) fieldContext_Task_comments(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Task_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4264,7 +4264,7 @@ func (ec *executionContext) fieldContext_Task_createdAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Task_updatedAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4287,7 +4287,7 @@ func (ec *executionContext) fieldContext_Task_updatedAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("Task", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Task_version(ctx context.Context, field graphql.CollectedField, obj *dynamo.Task) (ret graphql.Marshaler) {
+func (ec *executionContext) _Task_version(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4354,8 +4354,8 @@ func (ec *executionContext) _TaskConnection_nodes(ctx context.Context, field gra
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4441,8 +4441,8 @@ func (ec *executionContext) _TaskEdge_node(ctx context.Context, field graphql.Co
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
-			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4461,7 +4461,7 @@ func (ec *executionContext) fieldContext_TaskEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4484,7 +4484,7 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("User", field, false, false, "ID")
 }
 
-func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4507,7 +4507,7 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
-func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4530,7 +4530,7 @@ func (ec *executionContext) fieldContext_User_email(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("User", field, true, true, "String")
 }
 
-func (ec *executionContext) _User_createdAt(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4553,7 +4553,7 @@ func (ec *executionContext) fieldContext_User_createdAt(_ context.Context, field
 	return graphql.NewScalarFieldContext("User", field, false, false, "Time")
 }
 
-func (ec *executionContext) _User_projects(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_projects(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4597,7 +4597,7 @@ func (ec *executionContext) fieldContext_User_projects(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _User_assignedTasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_assignedTasks(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4641,7 +4641,7 @@ func (ec *executionContext) fieldContext_User_assignedTasks(ctx context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _User_overdueTasks(ctx context.Context, field graphql.CollectedField, obj *dynamo.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_overdueTasks(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4651,7 +4651,7 @@ func (ec *executionContext) _User_overdueTasks(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().OverdueTasks(ctx, obj, fc.Args["asOf"].(*dynamo.Date), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().OverdueTasks(ctx, obj, fc.Args["asOf"].(*domain.Date), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -5897,7 +5897,7 @@ func (ec *executionContext) unmarshalInputCreateTaskInput(ctx context.Context, o
 			it.Description = graphql.OmittableOf(data)
 		case "dueDate":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dueDate"))
-			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, v)
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6079,14 +6079,14 @@ func (ec *executionContext) unmarshalInputUpdateTaskInput(ctx context.Context, o
 			it.Description = graphql.OmittableOf(data)
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx, v)
+			data, err := ec.unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Status = graphql.OmittableOf(data)
 		case "dueDate":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dueDate"))
-			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx, v)
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6137,30 +6137,30 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case dynamo.User:
+	case domain.User:
 		return ec._User(ctx, sel, &obj)
-	case *dynamo.User:
+	case *domain.User:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
-	case dynamo.Task:
+	case domain.Task:
 		return ec._Task(ctx, sel, &obj)
-	case *dynamo.Task:
+	case *domain.Task:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Task(ctx, sel, obj)
-	case dynamo.Project:
+	case domain.Project:
 		return ec._Project(ctx, sel, &obj)
-	case *dynamo.Project:
+	case *domain.Project:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Project(ctx, sel, obj)
-	case dynamo.Comment:
+	case domain.Comment:
 		return ec._Comment(ctx, sel, &obj)
-	case *dynamo.Comment:
+	case *domain.Comment:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -6180,7 +6180,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 var commentImplementors = []string{"Comment", "Node"}
 
-func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *domain.Comment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6467,7 +6467,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var projectImplementors = []string{"Project", "Node"}
 
-func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *domain.Project) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6691,7 +6691,7 @@ func (ec *executionContext) _ProjectEvent(ctx context.Context, sel ast.Selection
 
 var projectMemberImplementors = []string{"ProjectMember"}
 
-func (ec *executionContext) _ProjectMember(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Member) graphql.Marshaler {
+func (ec *executionContext) _ProjectMember(ctx context.Context, sel ast.SelectionSet, obj *domain.Member) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectMemberImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6836,7 +6836,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 
 var tagImplementors = []string{"Tag"}
 
-func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Tag) graphql.Marshaler {
+func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *domain.Tag) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, tagImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6875,7 +6875,7 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 
 var taskImplementors = []string{"Task", "Node"}
 
-func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj *dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj *domain.Task) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, taskImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7047,7 +7047,7 @@ func (ec *executionContext) _TaskEdge(ctx context.Context, sel ast.SelectionSet,
 
 var userImplementors = []string{"User", "Node"}
 
-func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *dynamo.User) graphql.Marshaler {
+func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *domain.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7493,11 +7493,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Comment) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx, sel, v[i])
+		return ec.marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7509,7 +7509,7 @@ func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtas
 	return ret
 }
 
-func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx context.Context, sel ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx context.Context, sel ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Comment!")
 		return graphql.Null
@@ -7595,11 +7595,11 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Project) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx, sel, v[i])
+		return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7611,7 +7611,7 @@ func (ec *executionContext) marshalNProject2ᚕᚖgithubᚗcomᚋtaskgraphᚋtas
 	return ret
 }
 
-func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx context.Context, sel ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx context.Context, sel ast.SelectionSet, v *domain.Project) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Project!")
 		return graphql.Null
@@ -7659,12 +7659,12 @@ func (ec *executionContext) marshalNProjectEvent2ᚖgithubᚗcomᚋtaskgraphᚋt
 	return ec._ProjectEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx context.Context, v any) (dynamo.EventKind, error) {
+func (ec *executionContext) unmarshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐEventKind(ctx context.Context, v any) (domain.EventKind, error) {
 	res, err := model.UnmarshalProjectEventKind(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐEventKind(ctx context.Context, sel ast.SelectionSet, v dynamo.EventKind) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐEventKind(ctx context.Context, sel ast.SelectionSet, v domain.EventKind) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalProjectEventKind(v)
 	if res == graphql.Null {
@@ -7673,11 +7673,11 @@ func (ec *executionContext) marshalNProjectEventKind2githubᚗcomᚋtaskgraphᚋ
 	return res
 }
 
-func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Member) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Member) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMember(ctx, sel, v[i])
+		return ec.marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMember(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7689,7 +7689,7 @@ func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋtaskgraph
 	return ret
 }
 
-func (ec *executionContext) marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐMember(ctx context.Context, sel ast.SelectionSet, v *dynamo.Member) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐMember(ctx context.Context, sel ast.SelectionSet, v *domain.Member) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ProjectMember!")
 		return graphql.Null
@@ -7697,12 +7697,12 @@ func (ec *executionContext) marshalNProjectMember2ᚖgithubᚗcomᚋtaskgraphᚋ
 	return ec._ProjectMember(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx context.Context, v any) (dynamo.Role, error) {
+func (ec *executionContext) unmarshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐRole(ctx context.Context, v any) (domain.Role, error) {
 	res, err := model.UnmarshalProjectRole(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐRole(ctx context.Context, sel ast.SelectionSet, v dynamo.Role) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐRole(ctx context.Context, sel ast.SelectionSet, v domain.Role) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalProjectRole(v)
 	if res == graphql.Null {
@@ -7725,11 +7725,11 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
-func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Tag) graphql.Marshaler {
+func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Tag) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTag(ctx, sel, v[i])
+		return ec.marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTag(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7741,7 +7741,7 @@ func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgra
 	return ret
 }
 
-func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTag(ctx context.Context, sel ast.SelectionSet, v *dynamo.Tag) graphql.Marshaler {
+func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTag(ctx context.Context, sel ast.SelectionSet, v *domain.Tag) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Tag!")
 		return graphql.Null
@@ -7749,11 +7749,11 @@ func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph�
 	return ec._Tag(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx, sel, v[i])
+		return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7765,7 +7765,7 @@ func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgr
 	return ret
 }
 
-func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx context.Context, sel ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx context.Context, sel ast.SelectionSet, v *domain.Task) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Task!")
 		return graphql.Null
@@ -7805,12 +7805,12 @@ func (ec *executionContext) marshalNTaskEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 	return ec._TaskEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, v any) (dynamo.TaskStatus, error) {
+func (ec *executionContext) unmarshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, v any) (domain.TaskStatus, error) {
 	res, err := model.UnmarshalTaskStatus(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v dynamo.TaskStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v domain.TaskStatus) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalTaskStatus(v)
 	if res == graphql.Null {
@@ -7848,7 +7848,7 @@ func (ec *executionContext) unmarshalNUpdateTaskInput2githubᚗcomᚋtaskgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx context.Context, sel ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx context.Context, sel ast.SelectionSet, v *domain.User) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "User!")
 		return graphql.Null
@@ -8028,14 +8028,14 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐComment(ctx context.Context, sel ast.SelectionSet, v *dynamo.Comment) graphql.Marshaler {
+func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐComment(ctx context.Context, sel ast.SelectionSet, v *domain.Comment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Comment(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx context.Context, v any) (*dynamo.Date, error) {
+func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx context.Context, v any) (*domain.Date, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -8043,7 +8043,7 @@ func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgra
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐDate(ctx context.Context, sel ast.SelectionSet, v *dynamo.Date) graphql.Marshaler {
+func (ec *executionContext) marshalODate2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐDate(ctx context.Context, sel ast.SelectionSet, v *domain.Date) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -8096,7 +8096,7 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐProject(ctx context.Context, sel ast.SelectionSet, v *dynamo.Project) graphql.Marshaler {
+func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐProject(ctx context.Context, sel ast.SelectionSet, v *domain.Project) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -8156,14 +8156,14 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTask(ctx context.Context, sel ast.SelectionSet, v *dynamo.Task) graphql.Marshaler {
+func (ec *executionContext) marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTask(ctx context.Context, sel ast.SelectionSet, v *domain.Task) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, v any) (*dynamo.TaskStatus, error) {
+func (ec *executionContext) unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, v any) (*domain.TaskStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -8171,7 +8171,7 @@ func (ec *executionContext) unmarshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋt
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v *dynamo.TaskStatus) graphql.Marshaler {
+func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v *domain.TaskStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -8181,7 +8181,7 @@ func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtas
 	return res
 }
 
-func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdynamoᚐUser(ctx context.Context, sel ast.SelectionSet, v *dynamo.User) graphql.Marshaler {
+func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐUser(ctx context.Context, sel ast.SelectionSet, v *domain.User) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
@@ -65,7 +66,7 @@ type Options struct {
 	CORS Origins
 	// Debug adds extensions.dynamodb to every response: the DynamoDB calls
 	// the operation made, by operation name. The store's client must count
-	// calls (dynamo.CountCalls). Not for production: it tells how data is
+	// calls (client.Calls). Not for production: it tells how data is
 	// stored.
 	Debug bool
 	// TrustedDocuments, when set, maps documentId requests to their
@@ -123,7 +124,7 @@ const (
 // Assumed sizes of lists that take no `first`, for the cost estimate.
 const (
 	membersCost = 20
-	tagsCost    = dynamo.MaxTagsOnTask
+	tagsCost    = domain.MaxTagsOnTask
 )
 
 // NewHandler returns the /query handler: authentication, per-request
@@ -303,7 +304,7 @@ func idempotent(ctx context.Context, next graphql.RootResolver) graphql.Marshale
 func operationDigest(ctx context.Context, f graphql.CollectedField) (string, error) {
 	args, err := json.Marshal(f.ArgumentMap(graphql.GetOperationContext(ctx).Variables))
 	if err != nil { // arguments come from JSON and the document: never seen
-		return "", &dynamo.Error{Code: dynamo.EINTERNAL, Message: "digesting a mutation's input", Err: err}
+		return "", &domain.Error{Code: domain.EINTERNAL, Message: "digesting a mutation's input", Err: err}
 	}
 	sum := sha256.Sum256(append([]byte(f.Name+"\x00"), args...))
 	return hex.EncodeToString(sum[:]), nil
@@ -359,8 +360,8 @@ func setComplexity(c *ComplexityRoot) {
 	page := func(child int, first *int) int { return 1 + child*max(min(firstOr(first), dynamo.MaxFirst), 1) }
 	c.User.Projects = func(child int, first *int, _ *string) int { return page(child, first) }
 	c.User.AssignedTasks = func(child int, first *int, _ *string) int { return page(child, first) }
-	c.User.OverdueTasks = func(child int, _ *dynamo.Date, first *int, _ *string) int { return page(child, first) }
-	c.Project.Tasks = func(child int, first *int, _ *string, _ *dynamo.TaskStatus) int { return page(child, first) }
+	c.User.OverdueTasks = func(child int, _ *domain.Date, first *int, _ *string) int { return page(child, first) }
+	c.Project.Tasks = func(child int, first *int, _ *string, _ *domain.TaskStatus) int { return page(child, first) }
 	c.Project.Members = func(child int) int { return 1 + child*membersCost }
 	c.Task.Comments = func(child int, first *int, _ *string) int { return page(child, first) }
 	c.Task.TagList = func(child int) int { return 1 + child*tagsCost } // Task.tags

@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
@@ -85,8 +86,8 @@ func (s *eventScope) loaders() *Loaders { return s.state().view(s.viewer) }
 
 // finalEvent reports whether ev, for viewer, is the last event of a
 // viewer who may no longer see its project (eventScope.final).
-func finalEvent(ev *dynamo.Event, viewer string) bool {
-	return ev.Kind == dynamo.EventProjectDeleted || ev.Kind == dynamo.EventMemberRemoved && ev.SubjectID == viewer
+func finalEvent(ev *domain.Event, viewer string) bool {
+	return ev.Kind == domain.EventProjectDeleted || ev.Kind == domain.EventMemberRemoved && ev.SubjectID == viewer
 }
 
 // eventObjects reports whether obj's project, task and comment may be
@@ -254,7 +255,7 @@ func (l *liveLimits) acquire(ctx context.Context, viewer string) (release func()
 		sock.mu.Lock()
 		if sock.n >= l.perSocket {
 			sock.mu.Unlock()
-			return nil, dynamo.Errorf(dynamo.EINVALID, "a connection may hold at most %d subscriptions", l.perSocket)
+			return nil, domain.Errorf(domain.EINVALID, "a connection may hold at most %d subscriptions", l.perSocket)
 		}
 		sock.n++
 		sock.mu.Unlock()
@@ -270,7 +271,7 @@ func (l *liveLimits) acquire(ctx context.Context, viewer string) (release func()
 	if l.byViewer[viewer] >= l.perViewer {
 		l.mu.Unlock()
 		unSock()
-		return nil, dynamo.Errorf(dynamo.EINVALID, "a user may hold at most %d subscriptions on one server", l.perViewer)
+		return nil, domain.Errorf(domain.EINVALID, "a user may hold at most %d subscriptions on one server", l.perViewer)
 	}
 	l.byViewer[viewer]++
 	l.mu.Unlock()
@@ -288,7 +289,7 @@ func (l *liveLimits) acquire(ctx context.Context, viewer string) (release func()
 }
 
 // errLiveOff answers subscriptions on a handler without a hub.
-var errLiveOff = dynamo.Errorf(dynamo.EUNAVAILABLE, "live updates are not available on this server")
+var errLiveOff = domain.Errorf(domain.EUNAVAILABLE, "live updates are not available on this server")
 
 // errExpired ends subscriptions when the token expires.
 var errExpired = &authError{errors.New("the token has expired; reconnect with a new token and resume with after: the last cursor received")}
@@ -403,7 +404,7 @@ func cutOff(ctx context.Context, st *liveState) {
 // eventActor resolves ProjectEvent.actor through the event's loaders; the
 // other fields come with the event (enterEvent makes their children's
 // loaders the event's).
-func eventActor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error) {
+func eventActor(ctx context.Context, obj *model.ProjectEvent) (*domain.User, error) {
 	enterEvent(ctx, obj)
 	// The last event of a viewer who left (their own MEMBER_REMOVED,
 	// PROJECT_DELETED) shows who made the change even when the viewer and

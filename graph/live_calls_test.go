@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
@@ -31,12 +31,12 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	e := testenv.New(t)
 	b := e.Store.NewDataset(testenv.Now)
 	owner := b.User("owner", "Owner", "")
-	var members []*dynamo.User
+	var members []*domain.User
 	for i := range subscribers {
 		members = append(members, b.User(fmt.Sprintf("sub%03d", i), fmt.Sprintf("Subscriber %d", i), ""))
 	}
 	p := b.Project("Board", "", owner, members...)
-	task := b.Task(p, "Move me", dynamo.StatusTodo, nil, members[7])
+	task := b.Task(p, "Move me", domain.StatusTodo, nil, members[7])
 	e.MustImport(&b.D)
 	lv, srv := e.StartLive(graph.Options{Debug: true, EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // the re-check closes when all 200 joined
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -87,7 +88,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	task := *seed.Task("Write the landing page copy")
-	publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+	publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	waitPending(t, gate) // bob's resolution reads the task's project
 
 	ctx := context.Background()
@@ -95,7 +96,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	desc := "written after bob left"
-	secret, err := e.Store.CreateTask(ctx, "alice", dynamo.TaskInput{ProjectID: web.ID, Title: "Acquisition plan", Description: &desc})
+	secret, err := e.Store.CreateTask(ctx, "alice", domain.TaskInput{ProjectID: web.ID, Title: "Acquisition plan", Description: &desc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 		bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
-		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 		waitPending(t, gate)
 		time.Sleep(budget + 100*time.Millisecond) // a slow reader: the budget ends before the reads
 		flushing(t, gate)
@@ -215,7 +216,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
-		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 		body := readSSEToEnd(t, res.Body)
 		if strings.Contains(body, "INTERNAL_SERVER_ERROR") || !strings.Contains(body, "SERVICE_UNAVAILABLE") || !strings.Contains(body, "after: the last cursor") ||
 			strings.Contains(body, task.ID) {
@@ -257,7 +258,7 @@ func heaviestSub() string {
 // by actor, reads it from every subscription and returns the DynamoDB
 // calls the event cost: the hub's check, every recipient's resolution and
 // the re-check once resolved.
-func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Server, query string, p *dynamo.Project, actor string, subs []string) map[string]int {
+func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Server, query string, p *domain.Project, actor string, subs []string) map[string]int {
 	t.Helper()
 	type sub struct {
 		c  *testenv.WSClient
@@ -277,7 +278,7 @@ func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Se
 	}
 	testenv.WaitSubscribers(t, lv.Hub, p.ID, len(subs))
 	e.Calls.Reset()
-	publish(t, lv.Broker, dynamo.EventProjectUpdated, actor, p, nil, p.ID)
+	publish(t, lv.Broker, domain.EventProjectUpdated, actor, p, nil, p.ID)
 	// One socket's operations arrive in any order.
 	for v, c := range sockets {
 		n := 0
@@ -325,14 +326,14 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 	e := testenv.New(t)
 	b := e.Store.NewDataset(testenv.Now)
 	boss := b.User("boss", "Boss", "")
-	var viewers []*dynamo.User
+	var viewers []*domain.User
 	for i := range 3 {
 		viewers = append(viewers, b.User(fmt.Sprintf("viewer%d", i), fmt.Sprintf("Viewer %d", i), ""))
 	}
 	p := b.Project("Board", "", boss, viewers...)
-	due, _ := dynamo.ParseDate("2026-01-05")
+	due, _ := domain.ParseDate("2026-01-05")
 	for i := range 3 {
-		b.Task(p, fmt.Sprintf("Overdue %d", i), dynamo.StatusTodo, &due, boss)
+		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
 	}
 	e.MustImport(&b.D)
 	lv, srv := e.StartLive(graph.Options{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // re-checks close when every recipient joined
@@ -417,7 +418,7 @@ func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	task := *seed.Task("Write the landing page copy")
 	for range 5 {
-		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	}
 	for i := range 4 {
 		if got := decodeEvent(t, c.MustNext("1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
@@ -451,7 +452,7 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
 			testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 			task := *seed.Task("Write the landing page copy")
-			publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+			publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 			waitPending(t, gate)
 
 			ctx := context.Background()
@@ -477,13 +478,13 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 						ops = append(ops, "add bob")
 					}
 				case 2, 3:
-					if _, err := e.Store.CreateTask(ctx, "alice", dynamo.TaskInput{ProjectID: web.ID, Title: fmt.Sprintf("Task %d", i)}); err != nil {
+					if _, err := e.Store.CreateTask(ctx, "alice", domain.TaskInput{ProjectID: web.ID, Title: fmt.Sprintf("Task %d", i)}); err != nil {
 						t.Fatal(err)
 					}
 					ops = append(ops, "create a task")
 				case 4:
 					title := fmt.Sprintf("Copy, v%d", i)
-					if _, err := e.Store.UpdateTask(ctx, "alice", dynamo.TaskPatch{ID: task.ID, Title: dynamo.Opt[*string]{Set: true, Value: &title}}); err != nil {
+					if _, err := e.Store.UpdateTask(ctx, "alice", dynamo.TaskPatch{ID: task.ID, Title: domain.Opt[*string]{Set: true, Value: &title}}); err != nil {
 						t.Fatal(err)
 					}
 					ops = append(ops, "update a task")
@@ -501,7 +502,7 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			flushing(t, gate)
 			sentinel := task
 			sentinel.Title = "sentinel"
-			publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &sentinel, task.ID)
+			publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &sentinel, task.ID)
 			var msgs []testenv.WSMessage
 			for {
 				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

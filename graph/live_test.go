@@ -17,7 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/oklog/ulid/v2"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
@@ -38,11 +38,11 @@ func mustUpdateTask(t *testing.T, e *testenv.Env, viewer, id, fields string) {
 // publish records a hand-made event of a task's change straight to the
 // broker, as the store's outbox does, for tests of the delivery alone
 // (their Env makes no mutation, so the stream holds only these).
-func publish(t *testing.T, b *live.Broker, kind dynamo.EventKind, actor string, p *dynamo.Project, task *dynamo.Task, subject string) *dynamo.Event {
+func publish(t *testing.T, b *live.Broker, kind domain.EventKind, actor string, p *domain.Project, task *domain.Task, subject string) *domain.Event {
 	t.Helper()
-	ev := &dynamo.Event{ID: fmt.Sprintf("test-%d-%s", eventIDs.Add(1), ulid.Make()), Kind: kind, ProjectID: p.ID,
+	ev := &domain.Event{ID: fmt.Sprintf("test-%d-%s", eventIDs.Add(1), ulid.Make()), Kind: kind, ProjectID: p.ID,
 		SubjectID: subject, ActorID: actor, At: testenv.Now, Task: task}
-	if kind == dynamo.EventMemberAdded || kind == dynamo.EventMemberRemoved || kind == dynamo.EventProjectUpdated {
+	if kind == domain.EventMemberAdded || kind == domain.EventMemberRemoved || kind == domain.EventProjectUpdated {
 		ev.Project = p
 	}
 	if err := b.Publish(context.Background(), ev); err != nil {
@@ -391,7 +391,7 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 	carol.Subscribe("c", q, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 	task := *seed.Task("Write the landing page copy") // assigned to alice
-	publish(t, lv.Broker, dynamo.EventTaskUpdated, "bob", web, &task, task.ID)
+	publish(t, lv.Broker, domain.EventTaskUpdated, "bob", web, &task, task.ID)
 	type data struct {
 		ProjectEvents struct {
 			Task struct {
@@ -435,14 +435,14 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 	var last string
 	for v := range 2 {
 		task.Version = v + 10
-		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 		last = decodeEvent(t, c.MustNext("1")).ProjectEvents.Cursor
 	}
 	_ = c.Conn.CloseNow()
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
 	for v := range 3 { // missed while disconnected
 		task.Version = v + 20
-		publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	}
 	c = dial(t, e, srv, "bob")
 	c.Subscribe("2", taskEventsSub, map[string]any{"p": web.ID, "after": last})
@@ -452,7 +452,7 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 		}
 	}
 	task.Version = 30
-	publish(t, lv.Broker, dynamo.EventTaskUpdated, "alice", web, &task, task.ID)
+	publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	if got := decodeEvent(t, c.MustNext("2")).ProjectEvents.Task; got == nil || got.Version != 30 {
 		t.Fatalf("after the replay: task %+v, want the live version 30", got)
 	}

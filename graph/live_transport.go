@@ -11,7 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // The transports of subscriptions: WebSocket on /query (graphql-transport-ws
@@ -36,7 +36,7 @@ func isEventStream(r *http.Request) bool {
 
 // errNotAStream refuses a subscription sent over a transport that cannot
 // stream its events.
-var errNotAStream = dynamo.Errorf(dynamo.EINVALID,
+var errNotAStream = domain.Errorf(domain.EINVALID,
 	"a subscription needs a WebSocket (graphql-transport-ws) or server-sent events (POST with Accept: text/event-stream)")
 
 // streams reports whether the operation of ctx came over a transport that

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -163,7 +165,7 @@ func (e *eventShared) closeLater(b *memberBatch, project string, d time.Duration
 			e.closeLater(b, project, wait)
 			return
 		}
-		dynamo.Go(func() { e.read(b, project) })
+		client.Go(func() { e.read(b, project) })
 	})
 }
 
@@ -201,12 +203,12 @@ func checkMembership(ctx context.Context, store *dynamo.Store, project string, u
 
 // errGone ends a subscription whose viewer, when an event was resolved, no
 // longer saw the project (as the hub's own end of such a subscription).
-var errGone = dynamo.Errorf(dynamo.ENOTFOUND, "project not found")
+var errGone = domain.Errorf(domain.ENOTFOUND, "project not found")
 
 // errLate ends a subscription whose event could not be resolved within
 // its read budget (the event timeout): a retryable end, as for a
 // subscriber that fell behind.
-var errLate = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
+var errLate = &domain.Error{Code: domain.EUNAVAILABLE,
 	Message: "an event could not be resolved in time and the subscription was ended; subscribe again with after: the last cursor received"}
 
 // reasonLate is the WebSocket close reason of errLate (at most 123 bytes).

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -27,22 +27,22 @@ const loadClients = 64
 // each, tagged and partly assigned, with a comment each.
 func loadSeed(e *testenv.Env) (users []string, taskProject map[string]string, projects map[string][]string) {
 	b := e.Store.NewDataset(testenv.Now)
-	var us []*dynamo.User
+	var us []*domain.User
 	for i := range 16 {
 		us = append(us, b.User(fmt.Sprintf("load%02d", i), fmt.Sprintf("Load %d", i), ""))
 		users = append(users, us[i].ID)
 	}
 	projects, taskProject = map[string][]string{}, map[string]string{}
 	for p := range 8 {
-		members := []*dynamo.User{us[(p+1)%16], us[(p+2)%16], us[(p+3)%16], us[(p+4)%16], us[(p+5)%16]}
+		members := []*domain.User{us[(p+1)%16], us[(p+2)%16], us[(p+3)%16], us[(p+4)%16], us[(p+5)%16]}
 		pr := b.Project(fmt.Sprintf("Load project %d", p), "", us[p], members...)
 		projects[pr.ID] = []string{us[p].ID}
 		for _, m := range members {
 			projects[pr.ID] = append(projects[pr.ID], m.ID)
 		}
 		for i := range 20 {
-			due := dynamo.DateOf(testenv.Now).AddDays(i - 10)
-			t := b.Task(pr, fmt.Sprintf("Load task %d.%d", p, i), dynamo.StatusTodo, &due, members[i%5], "load", fmt.Sprintf("t%d", i%4))
+			due := domain.DateOf(testenv.Now).AddDays(i - 10)
+			t := b.Task(pr, fmt.Sprintf("Load task %d.%d", p, i), domain.StatusTodo, &due, members[i%5], "load", fmt.Sprintf("t%d", i%4))
 			b.Comment(t, members[i%5], "first")
 			taskProject[t.ID] = pr.ID
 		}
@@ -155,7 +155,7 @@ func TestLoad(t *testing.T) {
 					}
 				case n < 89:
 					post(viewer, `mutation($id: ID!, $d: Date, $s: TaskStatus, $tags: [String!]) { updateTask(input: {id: $id, dueDate: $d, status: $s, tags: $tags}) { version } }`,
-						map[string]any{"id": tid, "d": dynamo.DateOf(testenv.Now).AddDays(r.IntN(30) - 15).String(),
+						map[string]any{"id": tid, "d": domain.DateOf(testenv.Now).AddDays(r.IntN(30) - 15).String(),
 							"s": []string{"TODO", "IN_PROGRESS", "DONE"}[r.IntN(3)], "tags": []string{"load", fmt.Sprintf("t%d", r.IntN(6))}})
 				case n < 95:
 					post(viewer, `mutation($id: ID!) { addComment(input: {taskId: $id, body: "under load"}) { id } }`, map[string]any{"id": tid})

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 )
 
@@ -83,10 +83,10 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 			l.gate.wait()
 		}
 		var out []result[V]
-		// On a pooled goroutine with a grown stack (dynamo.Go): a fetch
+		// On a pooled goroutine with a grown stack (client.Go): a fetch
 		// calls DynamoDB, and dataloader starts a fresh goroutine per batch.
 		read := make(chan struct{})
-		dynamo.Go(func() {
+		client.Go(func() {
 			defer close(read)
 			defer func() {
 				if p := recover(); p != nil {

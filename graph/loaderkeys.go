@@ -3,7 +3,7 @@ package graph
 import (
 	"encoding/json"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Loader keys: a page of a list is one key, built from the list field's
@@ -31,8 +31,8 @@ type pageKey struct {
 	has   bool // after given
 }
 
-func (k pageKey) page() dynamo.Page {
-	p := dynamo.Page{First: k.first}
+func (k pageKey) page() domain.Page {
+	p := domain.Page{First: k.first}
 	if k.has {
 		p.After = &k.after
 	}
@@ -52,10 +52,10 @@ func pageKeyOf(id string, first *int, after *string) pageKey {
 // ("") all.
 type projectTasksKey struct {
 	pageKey
-	status dynamo.TaskStatus
+	status domain.TaskStatus
 }
 
-func projectTasksKeyOf(id string, status *dynamo.TaskStatus, first *int, after *string) projectTasksKey {
+func projectTasksKeyOf(id string, status *domain.TaskStatus, first *int, after *string) projectTasksKey {
 	k := projectTasksKey{pageKey: pageKeyOf(id, first, after)}
 	if status != nil {
 		k.status = *status
@@ -70,7 +70,7 @@ type overdueKey struct {
 }
 
 // overdueKeyOf is the key of a page of overdue tasks; asOf null is today.
-func overdueKeyOf(id string, asOf *dynamo.Date, today dynamo.Date, first *int, after *string) overdueKey {
+func overdueKeyOf(id string, asOf *domain.Date, today domain.Date, first *int, after *string) overdueKey {
 	if asOf != nil {
 		today = *asOf
 	}
@@ -81,8 +81,8 @@ func overdueKeyOf(id string, asOf *dynamo.Date, today dynamo.Date, first *int, a
 type listArgs struct {
 	first  *int
 	after  *string
-	status *dynamo.TaskStatus
-	asOf   *dynamo.Date
+	status *domain.TaskStatus
+	asOf   *domain.Date
 	// badAsOf: asOf is given but no date (the resolver reports it).
 	badAsOf bool
 }
@@ -95,11 +95,11 @@ func listArgsOf(raw map[string]any) listArgs {
 	a.first = intArg(raw["first"])
 	a.after = strArg(raw["after"])
 	if s := strArg(raw["status"]); s != nil {
-		st := dynamo.TaskStatus(*s)
+		st := domain.TaskStatus(*s)
 		a.status = &st
 	}
 	if s := strArg(raw["asOf"]); s != nil {
-		d, err := dynamo.ParseDate(*s)
+		d, err := domain.ParseDate(*s)
 		a.asOf, a.badAsOf = &d, err != nil
 	}
 	return a

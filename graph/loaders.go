@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // DefaultBatchWait is how long a loader waits for more keys before it
@@ -61,13 +63,13 @@ type Loaders struct {
 	objects *loader[dynamo.Ref, any]
 
 	projectIDsOfUser *loader[string, []string]
-	membersOf        *loader[string, []*dynamo.Member]
-	tasksOfProject   *loader[projectTasksKey, *dynamo.Conn[*dynamo.Task]]
-	commentsOf       *loader[pageKey, *dynamo.Conn[*dynamo.Comment]]
-	projectsOfUser   *loader[pageKey, *dynamo.Conn[*dynamo.Project]]
-	assignedTo       *loader[pageKey, *dynamo.Conn[*dynamo.Task]]
-	overdueOf        *loader[overdueKey, *dynamo.Conn[*dynamo.Task]]
-	tasksByTag       *loader[pageKey, *dynamo.Conn[*dynamo.Task]]
+	membersOf        *loader[string, []*domain.Member]
+	tasksOfProject   *loader[projectTasksKey, *domain.Conn[*domain.Task]]
+	commentsOf       *loader[pageKey, *domain.Conn[*domain.Comment]]
+	projectsOfUser   *loader[pageKey, *domain.Conn[*domain.Project]]
+	assignedTo       *loader[pageKey, *domain.Conn[*domain.Task]]
+	overdueOf        *loader[overdueKey, *domain.Conn[*domain.Task]]
+	tasksByTag       *loader[pageKey, *domain.Conn[*domain.Task]]
 }
 
 // newLoaders makes the loaders of one request by viewer; now is the clock.
@@ -93,21 +95,21 @@ func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func()
 		}
 		return ids, err
 	})
-	l.membersOf = each(l, func(ctx context.Context, id string) ([]*dynamo.Member, error) {
+	l.membersOf = each(l, func(ctx context.Context, id string) ([]*domain.Member, error) {
 		ms, err := store.MembersOf(ctx, id)
 		for _, m := range ms {
 			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
 		}
 		return ms, err
 	})
-	l.tasksOfProject = each(l, func(ctx context.Context, k projectTasksKey) (*dynamo.Conn[*dynamo.Task], error) {
-		var st *dynamo.TaskStatus
+	l.tasksOfProject = each(l, func(ctx context.Context, k projectTasksKey) (*domain.Conn[*domain.Task], error) {
+		var st *domain.TaskStatus
 		if k.status != "" {
 			st = &k.status
 		}
 		return l.primeTasks(ctx)(store.TasksOfProject(ctx, k.id, st, k.page()))
 	})
-	l.commentsOf = each(l, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Comment], error) {
+	l.commentsOf = each(l, func(ctx context.Context, k pageKey) (*domain.Conn[*domain.Comment], error) {
 		return store.CommentsOf(ctx, k.id, k.page())
 	})
 	l.nameLoaders()
@@ -120,11 +122,11 @@ func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func()
 func (l *Loaders) viewerLoaders() {
 	store := l.store
 	l.projectsOfUser = each(l, l.fetchProjectsOfUser)
-	l.assignedTo = each(l, func(ctx context.Context, k pageKey) (*dynamo.Conn[*dynamo.Task], error) {
+	l.assignedTo = each(l, func(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
 		return l.primeTasks(ctx)(store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
 	})
-	l.overdueOf = each(l, func(ctx context.Context, k overdueKey) (*dynamo.Conn[*dynamo.Task], error) {
-		asOf, err := dynamo.ParseDate(k.asOf)
+	l.overdueOf = each(l, func(ctx context.Context, k overdueKey) (*domain.Conn[*domain.Task], error) {
+		asOf, err := domain.ParseDate(k.asOf)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +139,7 @@ func (l *Loaders) viewerLoaders() {
 // each makes a loader that de-duplicates keys and runs one fetch per
 // distinct key, all at once: a level of a query is one round trip however
 // wide it is. The fan-out is bounded by the query's cost limit, and the
-// calls to DynamoDB by the client's connection limit (dynamo.TuneHTTP). (A
+// calls to DynamoDB by the client's connection limit (client.TuneHTTP). (A
 // per-request bound would also need to let nested loads through, or a level
 // whose fetches wait on another loader could starve.)
 func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *loader[K, V] {
@@ -152,7 +154,7 @@ func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, er
 		var wg sync.WaitGroup
 		for i, k := range keys {
 			wg.Add(1)
-			dynamo.Go(func() { // a pooled goroutine, its stack grown for DynamoDB calls
+			client.Go(func() { // a pooled goroutine, its stack grown for DynamoDB calls
 				defer wg.Done()
 				defer done()
 				v, err := fetch(ctx, k)
@@ -166,11 +168,11 @@ func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, er
 
 // today is the date of the request's clock: the default asOf of
 // overdueTasks.
-func (l *Loaders) today() dynamo.Date { return dynamo.DateOf(l.now()) }
+func (l *Loaders) today() domain.Date { return domain.DateOf(l.now()) }
 
 // primeTasks puts the tasks of a page into the point-read cache.
-func (l *Loaders) primeTasks(ctx context.Context) func(*dynamo.Conn[*dynamo.Task], error) (*dynamo.Conn[*dynamo.Task], error) {
-	return func(c *dynamo.Conn[*dynamo.Task], err error) (*dynamo.Conn[*dynamo.Task], error) {
+func (l *Loaders) primeTasks(ctx context.Context) func(*domain.Conn[*domain.Task], error) (*domain.Conn[*domain.Task], error) {
+	return func(c *domain.Conn[*domain.Task], err error) (*domain.Conn[*domain.Task], error) {
 		if c != nil {
 			for _, t := range c.Items {
 				l.objects.Prime(ctx, dynamo.TaskRef(t.ID), t)
@@ -204,18 +206,18 @@ func load[T any](ctx context.Context, l *Loaders, ref dynamo.Ref) func() (T, err
 }
 
 // UserByID loads a user (ENOTFOUND when there is no profile).
-func (l *Loaders) UserByID(ctx context.Context, id string) (*dynamo.User, error) {
-	return load[*dynamo.User](ctx, l, dynamo.UserRef(id))()
+func (l *Loaders) UserByID(ctx context.Context, id string) (*domain.User, error) {
+	return load[*domain.User](ctx, l, dynamo.UserRef(id))()
 }
 
 // ProjectByID loads a project (ENOTFOUND when it does not exist).
-func (l *Loaders) ProjectByID(ctx context.Context, id string) (*dynamo.Project, error) {
-	return load[*dynamo.Project](ctx, l, dynamo.ProjectRef(id))()
+func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, error) {
+	return load[*domain.Project](ctx, l, dynamo.ProjectRef(id))()
 }
 
 // TaskByID loads a task (ENOTFOUND when it does not exist).
-func (l *Loaders) TaskByID(ctx context.Context, id string) (*dynamo.Task, error) {
-	return load[*dynamo.Task](ctx, l, dynamo.TaskRef(id))()
+func (l *Loaders) TaskByID(ctx context.Context, id string) (*domain.Task, error) {
+	return load[*domain.Task](ctx, l, dynamo.TaskRef(id))()
 }
 
 // ProjectIDsOfUser loads the ids of every project the user is a member of.
@@ -224,38 +226,38 @@ func (l *Loaders) ProjectIDsOfUser(ctx context.Context, id string) ([]string, er
 }
 
 // MembersByProject loads a project's memberships.
-func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*dynamo.Member, error) {
+func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*domain.Member, error) {
 	return l.membersOf.Load(ctx, id)()
 }
 
 // TasksByProject loads a page of a project's tasks.
-func (l *Loaders) TasksByProject(ctx context.Context, id string, status *dynamo.TaskStatus, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+func (l *Loaders) TasksByProject(ctx context.Context, id string, status *domain.TaskStatus, first *int, after *string) (*domain.Conn[*domain.Task], error) {
 	return l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, status, first, after))()
 }
 
 // CommentsByTask loads a page of a task's comments.
-func (l *Loaders) CommentsByTask(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Comment], error) {
+func (l *Loaders) CommentsByTask(ctx context.Context, id string, first *int, after *string) (*domain.Conn[*domain.Comment], error) {
 	return l.commentsOf.Load(ctx, pageKeyOf(id, first, after))()
 }
 
 // ProjectsByUser loads a page of the user's projects the viewer may see.
-func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Project], error) {
+func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string) (*domain.Conn[*domain.Project], error) {
 	return l.projectsOfUser.Load(ctx, pageKeyOf(id, first, after))()
 }
 
 // TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
-func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string) (*domain.Conn[*domain.Task], error) {
 	return l.assignedTo.Load(ctx, pageKeyOf(id, first, after))()
 }
 
 // OverdueByAssignee loads a page of the user's tasks the viewer may see
 // that are overdue as of asOf (null: today).
-func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *dynamo.Date, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *domain.Date, first *int, after *string) (*domain.Conn[*domain.Task], error) {
 	return l.overdueOf.Load(ctx, overdueKeyOf(id, asOf, l.today(), first, after))()
 }
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
-func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*dynamo.Conn[*dynamo.Task], error) {
+func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string) (*domain.Conn[*domain.Task], error) {
 	k := pageKeyOf(tag, first, after)
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
 		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {

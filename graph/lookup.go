@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -14,15 +15,15 @@ import (
 
 // notFoundAsNil turns ENOTFOUND into a nil result without error.
 func notFoundAsNil[T any](v *T, err error) (*T, error) {
-	if dynamo.IsNotFound(err) {
+	if domain.IsNotFound(err) {
 		return nil, nil
 	}
 	return v, err
 }
 
 // Project returns the project when the viewer may see it, else nil.
-func (l *Loaders) Project(ctx context.Context, id string) (*dynamo.Project, error) {
-	if _, err := dynamo.ParseProjectID(id); err != nil {
+func (l *Loaders) Project(ctx context.Context, id string) (*domain.Project, error) {
+	if _, err := domain.ParseProjectID(id); err != nil {
 		return nil, err
 	}
 	l.prefetch(ctx, id)
@@ -34,8 +35,8 @@ func (l *Loaders) Project(ctx context.Context, id string) (*dynamo.Project, erro
 }
 
 // Task returns the task when the viewer may see it, else nil.
-func (l *Loaders) Task(ctx context.Context, id string) (*dynamo.Task, error) {
-	if _, err := dynamo.ParseTaskID(id); err != nil {
+func (l *Loaders) Task(ctx context.Context, id string) (*domain.Task, error) {
+	if _, err := domain.ParseTaskID(id); err != nil {
 		return nil, err
 	}
 	l.prefetch(ctx, id)
@@ -54,12 +55,12 @@ func (l *Loaders) Task(ctx context.Context, id string) (*dynamo.Task, error) {
 }
 
 // Comment returns the comment when the viewer may see its task, else nil.
-func (l *Loaders) Comment(ctx context.Context, id string) (*dynamo.Comment, error) {
-	taskID, err := dynamo.ParseCommentID(id)
+func (l *Loaders) Comment(ctx context.Context, id string) (*domain.Comment, error) {
+	taskID, err := domain.ParseCommentID(id)
 	if err != nil {
 		return nil, err
 	}
-	cth := load[*dynamo.Comment](ctx, l, dynamo.CommentRef(id))
+	cth := load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
 	t, err := l.Task(ctx, taskID) // read together with the comment
 	c, cerr := notFoundAsNil(cth())
 	if t == nil || err != nil || c == nil || cerr != nil {
@@ -70,8 +71,8 @@ func (l *Loaders) Comment(ctx context.Context, id string) (*dynamo.Comment, erro
 
 // User returns the user when it is the viewer or shares a project with the
 // viewer, else nil.
-func (l *Loaders) User(ctx context.Context, id string) (*dynamo.User, error) {
-	if err := dynamo.ValidUserID(id); err != nil {
+func (l *Loaders) User(ctx context.Context, id string) (*domain.User, error) {
+	if err := domain.ValidUserID(id); err != nil {
 		return nil, err
 	}
 	l.prefetch(ctx, id)
@@ -86,13 +87,13 @@ func (l *Loaders) User(ctx context.Context, id string) (*dynamo.User, error) {
 // read in their visibility check's batch (profileAhead), not in a call of
 // its own beside them; me waits for them, then takes it from the cache (or
 // reads it, when no list needed a check).
-func (l *Loaders) me(ctx context.Context) (*dynamo.User, error) {
+func (l *Loaders) me(ctx context.Context) (*domain.User, error) {
 	l.profileAhead.Store(true)
 	if !l.prefetch(ctx, l.viewer)() {
 		l.profileAhead.Store(false)
 	}
 	u, err := l.UserByID(ctx, l.viewer)
-	if dynamo.IsNotFound(err) {
+	if domain.IsNotFound(err) {
 		return nil, dynamo.ErrNoProfile
 	}
 	return u, err
@@ -100,7 +101,7 @@ func (l *Loaders) me(ctx context.Context) (*dynamo.User, error) {
 
 // optionalUser loads a user that the viewer may see by the path that led
 // here (an assignee); no id or a missing profile is null.
-func (l *Loaders) optionalUser(ctx context.Context, id *string) (*dynamo.User, error) {
+func (l *Loaders) optionalUser(ctx context.Context, id *string) (*domain.User, error) {
 	if id == nil {
 		return nil, nil
 	}
@@ -111,17 +112,17 @@ func (l *Loaders) optionalUser(ctx context.Context, id *string) (*dynamo.User, e
 func (l *Loaders) Node(ctx context.Context, id string) (any, error) {
 	var v any
 	var err error
-	switch dynamo.KindOf(id) {
-	case dynamo.KindUser:
+	switch domain.KindOf(id) {
+	case domain.KindUser:
 		v, err = l.User(ctx, id)
-	case dynamo.KindProject:
+	case domain.KindProject:
 		v, err = l.Project(ctx, id)
-	case dynamo.KindTask:
+	case domain.KindTask:
 		v, err = l.Task(ctx, id)
-	case dynamo.KindComment:
+	case domain.KindComment:
 		v, err = l.Comment(ctx, id)
 	default:
-		return nil, dynamo.Errorf(dynamo.EINVALID, "%q is not an id", id)
+		return nil, domain.Errorf(domain.EINVALID, "%q is not an id", id)
 	}
 	if err != nil || isNilPtr(v) {
 		return nil, err
@@ -131,13 +132,13 @@ func (l *Loaders) Node(ctx context.Context, id string) (any, error) {
 
 func isNilPtr(v any) bool {
 	switch p := v.(type) {
-	case *dynamo.User:
+	case *domain.User:
 		return p == nil
-	case *dynamo.Project:
+	case *domain.Project:
 		return p == nil
-	case *dynamo.Task:
+	case *domain.Task:
 		return p == nil
-	case *dynamo.Comment:
+	case *domain.Comment:
 		return p == nil
 	}
 	return v == nil

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	miniserver "github.com/truora/minidyn/server"
 )
@@ -326,7 +326,7 @@ func mutIds(s *testenv.Seed, titles ...string) []string {
 }
 
 // mutCommentOf returns the first seeded comment by author on the task.
-func mutCommentOf(s *testenv.Seed, title, author string) *dynamo.Comment {
+func mutCommentOf(s *testenv.Seed, title, author string) *domain.Comment {
 	task := s.Task(title)
 	for _, c := range s.Comments {
 		if c.TaskID == task.ID && c.AuthorID == author {
@@ -510,7 +510,7 @@ func TestMutationCreateProject(t *testing.T) {
 		var got result
 		mutRun(t, e, "alice", mutCreateProject, mutVars{"input": mutVars{"name": "Garden", "description": "Plant things"}}, &got)
 		p := got.CreateProject
-		if !strings.HasPrefix(p.ID, "prj#") || slices.ContainsFunc(s.Projects, func(q *dynamo.Project) bool { return q.ID == p.ID }) {
+		if !strings.HasPrefix(p.ID, "prj#") || slices.ContainsFunc(s.Projects, func(q *domain.Project) bool { return q.ID == p.ID }) {
 			t.Errorf("id = %q, want a new prj# id", p.ID)
 		}
 		if p.Name != "Garden" || p.Description == nil || *p.Description != "Plant things" || p.Owner.ID != "alice" ||
@@ -715,18 +715,18 @@ func TestMutationDeleteProject(t *testing.T) {
 		e := testenv.New(t)
 		b := e.Store.NewDataset(testenv.Now)
 		owner := b.User("olga", "Olga Owner", "")
-		var members []*dynamo.User
+		var members []*domain.User
 		for i := range 3 {
 			members = append(members, b.User(fmt.Sprintf("m%d", i), fmt.Sprintf("Member %d", i), ""))
 		}
 		big := b.Project("Big", "", owner, members...)
 		keep := b.Project("Kept", "", owner, members[0])
-		kept := b.Task(keep, "Stays", dynamo.StatusTodo, nil, members[0], "alpha")
+		kept := b.Task(keep, "Stays", domain.StatusTodo, nil, members[0], "alpha")
 		b.Comment(kept, owner, "stays too")
 		needles := []string{testenv.ULIDOf(big.ID)}
 		for i := range 40 {
-			due := dynamo.DateOf(testenv.Now).AddDays(i - 20)
-			task := b.Task(big, fmt.Sprintf("Task %02d", i), dynamo.StatusTodo, &due, members[i%3], "alpha", fmt.Sprintf("t%d", i%5))
+			due := domain.DateOf(testenv.Now).AddDays(i - 20)
+			task := b.Task(big, fmt.Sprintf("Task %02d", i), domain.StatusTodo, &due, members[i%3], "alpha", fmt.Sprintf("t%d", i%5))
 			needles = append(needles, testenv.ULIDOf(task.ID))
 			for j := range i % 3 {
 				b.Comment(task, owner, fmt.Sprintf("comment %d", j))
@@ -924,13 +924,13 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 		owner, busy := b.User("olga", "Olga Owner", ""), b.User("max", "Max Busy", "")
 		big := b.Project("Big", "", owner, busy)
 		other := b.Project("Other", "", owner, busy)
-		stays := b.Task(other, "Elsewhere", dynamo.StatusTodo, nil, busy)
+		stays := b.Task(other, "Elsewhere", domain.StatusTodo, nil, busy)
 		for i := range 95 {
-			status := dynamo.StatusTodo
+			status := domain.StatusTodo
 			if i%4 == 0 {
-				status = dynamo.StatusDone
+				status = domain.StatusDone
 			}
-			due := dynamo.DateOf(testenv.Now).AddDays(i - 50)
+			due := domain.DateOf(testenv.Now).AddDays(i - 50)
 			b.Task(big, fmt.Sprintf("Task %02d", i), status, &due, busy, "alpha")
 		}
 		e.MustImport(&b.D)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // OutcomeOK is the outcome of an operation that answered without errors.
@@ -18,7 +18,7 @@ const OutcomeOK = "OK"
 // its name, type, duration, DynamoDB calls, outcome and, when the request
 // carried a valid W3C traceparent header, its trace id. They name nothing the
 // client sent but the operation's name: no token, variable, document or body.
-func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *graphql.Response, calls *dynamo.Calls) []slog.Attr {
+func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *graphql.Response, calls *client.Calls) []slog.Attr {
 	byOp, total := calls.ByOp(), calls.Total()
 	read, write := calls.Capacity()
 	name, typ := oc.OperationName, ""
@@ -48,7 +48,7 @@ func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *grap
 // logOperation writes the operation's log line. An operation with @defer
 // answers in parts (hasNext true on all but the last): it gets one line, at
 // its last part, with all its calls and the errors of every part.
-func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, calls *dynamo.Calls) {
+func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, calls *client.Calls) {
 	oc := graphql.GetOperationContext(ctx)
 	if st := operationState(ctx); st != nil {
 		st.mu.Lock()

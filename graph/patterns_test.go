@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -144,8 +145,8 @@ func patProjectID(s *testenv.Seed, name string) string {
 	return ""
 }
 
-func patCommentsOf(d *dynamo.Dataset, taskID string) []*dynamo.Comment {
-	var out []*dynamo.Comment
+func patCommentsOf(d *dynamo.Dataset, taskID string) []*domain.Comment {
+	var out []*domain.Comment
 	for _, c := range d.Comments {
 		if c.TaskID == taskID {
 			out = append(out, c)
@@ -1118,10 +1119,10 @@ func TestPatternsAllSevenInOneQueryOnDemoData(t *testing.T) {
 // with visible ones.
 type patWorld struct {
 	*dynamo.Dataset
-	big, same *dynamo.Project
-	commented *dynamo.Task   // 6 comments
-	tagged    *dynamo.Task   // exactly one tag: "spread"
-	sameOrder []*dynamo.Task // the tasks of "Same day" in the order they must be listed
+	big, same *domain.Project
+	commented *domain.Task   // 6 comments
+	tagged    *domain.Task   // exactly one tag: "spread"
+	sameOrder []*domain.Task // the tasks of "Same day" in the order they must be listed
 }
 
 // patSeedPaging builds the paging world:
@@ -1159,18 +1160,18 @@ func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 	b.Project("Hidden D", "", out, ann)
 
 	for i := range 30 {
-		var due *dynamo.Date
+		var due *domain.Date
 		if i%10 != 9 {
 			due = testenv.DayPtr((i*7)%11 - 5)
 		}
-		status := dynamo.StatusTodo
+		status := domain.StatusTodo
 		switch {
 		case i == 4 || i == 13 || i == 22:
-			status = dynamo.StatusDone
+			status = domain.StatusDone
 		case i%3 == 1:
-			status = dynamo.StatusInProgress
+			status = domain.StatusInProgress
 		}
-		var who *dynamo.User
+		var who *domain.User
 		switch i % 5 {
 		case 0:
 			who = ann
@@ -1189,43 +1190,43 @@ func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 			w.commented = task
 		}
 	}
-	for k, p := range []*dynamo.Project{hidA, hidB} {
+	for k, p := range []*domain.Project{hidA, hidB} {
 		for i := range 5 {
-			var due *dynamo.Date
+			var due *domain.Date
 			if i != 4 {
 				due = testenv.DayPtr(i*2 - 5 + k)
 			}
-			status := dynamo.StatusTodo
+			status := domain.StatusTodo
 			if i == 1 {
-				status = dynamo.StatusDone
+				status = domain.StatusDone
 			}
 			b.Task(p, fmt.Sprintf("%s %d", p.Name, i), status, due, ann, "spread")
 		}
 	}
 	for i := range 4 {
-		var who *dynamo.User
+		var who *domain.User
 		if i%2 == 1 {
 			who = vic
 		}
-		b.Task(small, fmt.Sprintf("Small %d", i), dynamo.StatusInProgress, testenv.DayPtr(i*2-4), who, "spread")
+		b.Task(small, fmt.Sprintf("Small %d", i), domain.StatusInProgress, testenv.DayPtr(i*2-4), who, "spread")
 	}
-	first := b.Task(w.same, "Same day: no due date, made first", dynamo.StatusTodo, nil, vic)
+	first := b.Task(w.same, "Same day: no due date, made first", domain.StatusTodo, nil, vic)
 	for i := range 8 {
-		status := dynamo.StatusTodo
+		status := domain.StatusTodo
 		if i%4 == 2 {
-			status = dynamo.StatusDone
+			status = domain.StatusDone
 		}
 		var tags []string
 		if i%5 == 0 {
 			tags = []string{"spread"}
 		}
-		var who *dynamo.User
+		var who *domain.User
 		if i%3 == 0 {
 			who = vic
 		}
 		w.sameOrder = append(w.sameOrder, b.Task(w.same, fmt.Sprintf("Same day %02d", i), status, testenv.DayPtr(2), who, tags...))
 	}
-	last := b.Task(w.same, "Same day: no due date, made last", dynamo.StatusTodo, nil, nil)
+	last := b.Task(w.same, "Same day: no due date, made last", domain.StatusTodo, nil, nil)
 	w.sameOrder = append(w.sameOrder, first, last)
 	for i := range 6 {
 		author := vic
@@ -1250,21 +1251,21 @@ func (w *patWorld) member(user, project string) bool {
 
 // tasks returns the ids of the tasks pred admits, in the contract's order:
 // due date ascending, no due date last, equal due dates by id.
-func (w *patWorld) tasks(pred func(*dynamo.Task) bool) []string {
-	var ts []*dynamo.Task
+func (w *patWorld) tasks(pred func(*domain.Task) bool) []string {
+	var ts []*domain.Task
 	for _, t := range w.Tasks {
 		if pred(t) {
 			ts = append(ts, t)
 		}
 	}
-	key := func(t *dynamo.Task) string {
+	key := func(t *domain.Task) string {
 		var d *string
 		if t.DueDate != nil {
 			d = testenv.Ptr(t.DueDate.String())
 		}
 		return patDueKey(d, t.ID)
 	}
-	slices.SortFunc(ts, func(a, b *dynamo.Task) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(ts, func(a, b *domain.Task) int { return strings.Compare(key(a), key(b)) })
 	ids := []string{}
 	for _, t := range ts {
 		ids = append(ids, t.ID)
@@ -1272,22 +1273,22 @@ func (w *patWorld) tasks(pred func(*dynamo.Task) bool) []string {
 	return ids
 }
 
-func patAssignedTo(user string) func(*dynamo.Task) bool {
-	return func(t *dynamo.Task) bool { return t.AssigneeID != nil && *t.AssigneeID == user }
+func patAssignedTo(user string) func(*domain.Task) bool {
+	return func(t *domain.Task) bool { return t.AssigneeID != nil && *t.AssigneeID == user }
 }
 
-func (w *patWorld) overdue(user string, asOf string) func(*dynamo.Task) bool {
-	return func(t *dynamo.Task) bool {
-		return patAssignedTo(user)(t) && t.Status != dynamo.StatusDone && t.DueDate != nil && t.DueDate.String() < asOf
+func (w *patWorld) overdue(user string, asOf string) func(*domain.Task) bool {
+	return func(t *domain.Task) bool {
+		return patAssignedTo(user)(t) && t.Status != domain.StatusDone && t.DueDate != nil && t.DueDate.String() < asOf
 	}
 }
 
-func (w *patWorld) withTag(tag string) func(*dynamo.Task) bool {
-	return func(t *dynamo.Task) bool { return slices.Contains(t.Tags, tag) }
+func (w *patWorld) withTag(tag string) func(*domain.Task) bool {
+	return func(t *domain.Task) bool { return slices.Contains(t.Tags, tag) }
 }
 
-func (w *patWorld) seenBy(viewer string, pred func(*dynamo.Task) bool) func(*dynamo.Task) bool {
-	return func(t *dynamo.Task) bool { return pred(t) && w.member(viewer, t.ProjectID) }
+func (w *patWorld) seenBy(viewer string, pred func(*domain.Task) bool) func(*domain.Task) bool {
+	return func(t *domain.Task) bool { return pred(t) && w.member(viewer, t.ProjectID) }
 }
 
 // projectsOf returns the ids of user's projects that viewer may see, newest first.
@@ -1340,9 +1341,9 @@ var (
 )
 
 func (w *patWorld) lists() []patList {
-	inBig := func(t *dynamo.Task) bool { return t.ProjectID == w.big.ID }
-	withStatus := func(s dynamo.TaskStatus) func(*dynamo.Task) bool {
-		return func(t *dynamo.Task) bool { return inBig(t) && t.Status == s }
+	inBig := func(t *domain.Task) bool { return t.ProjectID == w.big.ID }
+	withStatus := func(s domain.TaskStatus) func(*domain.Task) bool {
+		return func(t *domain.Task) bool { return inBig(t) && t.Status == s }
 	}
 	var sameIDs []string
 	for _, t := range w.sameOrder {
@@ -1358,9 +1359,9 @@ func (w *patWorld) lists() []patList {
 		{name: "project.tasks", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
 			vars: map[string]any{"id": w.big.ID}, want: w.tasks(inBig)},
 		{name: "project.tasks status DONE, 3 sparse of 30", kind: "task", viewer: "ann", query: patProjectTasksQ, path: xc,
-			vars: map[string]any{"id": w.big.ID, "status": "DONE"}, want: w.tasks(withStatus(dynamo.StatusDone)), all: w.tasks(inBig)},
+			vars: map[string]any{"id": w.big.ID, "status": "DONE"}, want: w.tasks(withStatus(domain.StatusDone)), all: w.tasks(inBig)},
 		{name: "project.tasks status IN_PROGRESS", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
-			vars: map[string]any{"id": w.big.ID, "status": "IN_PROGRESS"}, want: w.tasks(withStatus(dynamo.StatusInProgress)), all: w.tasks(inBig)},
+			vars: map[string]any{"id": w.big.ID, "status": "IN_PROGRESS"}, want: w.tasks(withStatus(domain.StatusInProgress)), all: w.tasks(inBig)},
 		{name: "project.tasks equal due dates by id, no due date last", kind: "task", viewer: "vic", query: patProjectTasksQ, path: xc,
 			vars: map[string]any{"id": w.same.ID}, want: sameIDs},
 		{name: "own assignedTasks in 3 projects", kind: "task", viewer: "ann", query: patAssignedQ, path: xc,
@@ -1505,7 +1506,7 @@ func TestPatternsPagination(t *testing.T) {
 			t.Parallel()
 			const q = `query($id: ID!, $after: String) { project(id: $id) { tasks(after: $after) { nodes { id }
 				pageInfo { hasNextPage endCursor } } } }`
-			want := w.tasks(func(t *dynamo.Task) bool { return t.ProjectID == w.big.ID })
+			want := w.tasks(func(t *domain.Task) bool { return t.ProjectID == w.big.ID })
 			var ids []string
 			var after *string
 			for _, n := range []int{20, 10} {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -59,7 +59,7 @@ import (
 // operation refused before it runs.
 type opState struct {
 	// calls counts the operation's DynamoDB calls (reportCalls, -debug).
-	calls *dynamo.Calls
+	calls *client.Calls
 	// rateKey is whose token buckets pay for it: the viewer's, or the
 	// client address's without a valid token.
 	rateKey string
@@ -98,7 +98,7 @@ func (operationStart) ExtensionName() string                   { return "Operati
 func (operationStart) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (operationStart) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
-	graphql.GetOperationContext(ctx).Stats.SetExtension(opStateName, &opState{calls: &dynamo.Calls{}, rateKey: rateKeyOf(ctx)})
+	graphql.GetOperationContext(ctx).Stats.SetExtension(opStateName, &opState{calls: &client.Calls{}, rateKey: rateKeyOf(ctx)})
 	return nil
 }
 
@@ -131,7 +131,7 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
 		if st := operationState(ctx); st != nil {
-			ctx = dynamo.WithCalls(ctx, st.calls)
+			ctx = client.WithObserver(ctx, st.calls)
 		}
 		if isSubscription(ctx) {
 			return next(context.WithValue(ctx, ctxKey{}, (*Loaders)(nil)))
@@ -144,7 +144,7 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 		}
 		// The deadline bounds the DynamoDB calls, not the operation's own
 		// context: gqlgen answers nothing at all for a cancelled one.
-		ctx = dynamo.WithDeadline(ctx, start.Add(timeout))
+		ctx = client.WithDeadline(ctx, start.Add(timeout))
 		// A WebSocket's operations all carry its upgrade request's headers:
 		// a key there is no one operation's.
 		if k := oc.Headers.Get(IdempotencyHeader); k != "" && ctx.Value(socketKey{}) == nil {

@@ -8,32 +8,33 @@ package graph
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
 )
 
-func (r *commentResolver) Author(ctx context.Context, obj *dynamo.Comment) (*dynamo.User, error) {
+func (r *commentResolver) Author(ctx context.Context, obj *domain.Comment) (*domain.User, error) {
 	return For(ctx).UserByID(ctx, obj.AuthorID)
 }
 
-func (r *commentResolver) Task(ctx context.Context, obj *dynamo.Comment) (*dynamo.Task, error) {
+func (r *commentResolver) Task(ctx context.Context, obj *domain.Comment) (*domain.Task, error) {
 	return For(ctx).TaskByID(ctx, obj.TaskID)
 }
 
-func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*dynamo.User, error) {
-	return as(ctx, func(v string) (*dynamo.User, error) {
-		return r.Store.UpdateProfile(ctx, v, dynamo.ProfileInput{Name: input.Name, Email: opt(input.Email)})
+func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*domain.User, error) {
+	return as(ctx, func(v string) (*domain.User, error) {
+		return r.Store.UpdateProfile(ctx, v, domain.ProfileInput{Name: input.Name, Email: opt(input.Email)})
 	})
 }
 
-func (r *mutationResolver) CreateProject(ctx context.Context, input model.CreateProjectInput) (*dynamo.Project, error) {
-	return as(ctx, func(v string) (*dynamo.Project, error) {
-		return r.Store.CreateProject(ctx, v, dynamo.ProjectInput{Name: input.Name, Description: input.Description.Value()})
+func (r *mutationResolver) CreateProject(ctx context.Context, input model.CreateProjectInput) (*domain.Project, error) {
+	return as(ctx, func(v string) (*domain.Project, error) {
+		return r.Store.CreateProject(ctx, v, domain.ProjectInput{Name: input.Name, Description: input.Description.Value()})
 	})
 }
 
-func (r *mutationResolver) UpdateProject(ctx context.Context, input model.UpdateProjectInput) (*dynamo.Project, error) {
-	return as(ctx, func(v string) (*dynamo.Project, error) {
+func (r *mutationResolver) UpdateProject(ctx context.Context, input model.UpdateProjectInput) (*domain.Project, error) {
+	return as(ctx, func(v string) (*domain.Project, error) {
 		return r.Store.UpdateProject(ctx, v, dynamo.ProjectPatch{ID: input.ID, Name: opt(input.Name), Description: opt(input.Description)})
 	})
 }
@@ -42,29 +43,29 @@ func (r *mutationResolver) DeleteProject(ctx context.Context, id string) (string
 	return as(ctx, func(v string) (string, error) { return id, r.Store.DeleteProject(ctx, v, id) })
 }
 
-func (r *mutationResolver) AddProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error) {
-	return as(ctx, func(v string) (*dynamo.Project, error) { return r.Store.AddProjectMember(ctx, v, projectID, userID) })
+func (r *mutationResolver) AddProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error) {
+	return as(ctx, func(v string) (*domain.Project, error) { return r.Store.AddProjectMember(ctx, v, projectID, userID) })
 }
 
-func (r *mutationResolver) RemoveProjectMember(ctx context.Context, projectID string, userID string) (*dynamo.Project, error) {
-	return as(ctx, func(v string) (*dynamo.Project, error) { return r.Store.RemoveProjectMember(ctx, v, projectID, userID) })
+func (r *mutationResolver) RemoveProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error) {
+	return as(ctx, func(v string) (*domain.Project, error) { return r.Store.RemoveProjectMember(ctx, v, projectID, userID) })
 }
 
-func (r *mutationResolver) CreateTask(ctx context.Context, input model.CreateTaskInput) (*dynamo.Task, error) {
-	return as(ctx, func(v string) (*dynamo.Task, error) { return r.Store.CreateTask(ctx, v, taskInput(input)) })
+func (r *mutationResolver) CreateTask(ctx context.Context, input model.CreateTaskInput) (*domain.Task, error) {
+	return as(ctx, func(v string) (*domain.Task, error) { return r.Store.CreateTask(ctx, v, taskInput(input)) })
 }
 
-func (r *mutationResolver) UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*dynamo.Task, error) {
-	return as(ctx, func(v string) (*dynamo.Task, error) { return r.Store.UpdateTask(ctx, v, taskPatch(input)) })
+func (r *mutationResolver) UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*domain.Task, error) {
+	return as(ctx, func(v string) (*domain.Task, error) { return r.Store.UpdateTask(ctx, v, taskPatch(input)) })
 }
 
 func (r *mutationResolver) DeleteTask(ctx context.Context, id string) (string, error) {
 	return as(ctx, func(v string) (string, error) { return id, r.Store.DeleteTask(ctx, v, id) })
 }
 
-func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommentInput) (*dynamo.Comment, error) {
-	return as(ctx, func(v string) (*dynamo.Comment, error) {
-		return r.Store.AddComment(ctx, v, dynamo.CommentInput{TaskID: input.TaskID, Body: input.Body})
+func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommentInput) (*domain.Comment, error) {
+	return as(ctx, func(v string) (*domain.Comment, error) {
+		return r.Store.AddComment(ctx, v, domain.CommentInput{TaskID: input.TaskID, Body: input.Body})
 	})
 }
 
@@ -72,23 +73,23 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string
 	return as(ctx, func(v string) (string, error) { return id, r.Store.DeleteComment(ctx, v, id) })
 }
 
-func (r *projectResolver) Owner(ctx context.Context, obj *dynamo.Project) (*dynamo.User, error) {
+func (r *projectResolver) Owner(ctx context.Context, obj *domain.Project) (*domain.User, error) {
 	return For(ctx).UserByID(ctx, obj.OwnerID)
 }
 
-func (r *projectResolver) Members(ctx context.Context, obj *dynamo.Project) ([]*dynamo.Member, error) {
+func (r *projectResolver) Members(ctx context.Context, obj *domain.Project) ([]*domain.Member, error) {
 	return For(ctx).MembersByProject(ctx, obj.ID)
 }
 
-func (r *projectResolver) Tasks(ctx context.Context, obj *dynamo.Project, first *int, after *string, status *dynamo.TaskStatus) (*model.TaskConnection, error) {
+func (r *projectResolver) Tasks(ctx context.Context, obj *domain.Project, first *int, after *string, status *domain.TaskStatus) (*model.TaskConnection, error) {
 	return taskConn(For(ctx).TasksByProject(ctx, obj.ID, status, first, after))
 }
 
-func (r *projectEventResolver) Actor(ctx context.Context, obj *model.ProjectEvent) (*dynamo.User, error) {
+func (r *projectEventResolver) Actor(ctx context.Context, obj *model.ProjectEvent) (*domain.User, error) {
 	return eventActor(ctx, obj)
 }
 
-func (r *projectEventResolver) Task(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Task, error) {
+func (r *projectEventResolver) Task(ctx context.Context, obj *model.ProjectEvent) (*domain.Task, error) {
 	enterEvent(ctx, obj)
 	if !eventObjects(obj) {
 		return nil, nil
@@ -96,7 +97,7 @@ func (r *projectEventResolver) Task(ctx context.Context, obj *model.ProjectEvent
 	return obj.Event.Task, nil
 }
 
-func (r *projectEventResolver) Comment(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Comment, error) {
+func (r *projectEventResolver) Comment(ctx context.Context, obj *model.ProjectEvent) (*domain.Comment, error) {
 	enterEvent(ctx, obj)
 	if !eventObjects(obj) {
 		return nil, nil
@@ -104,7 +105,7 @@ func (r *projectEventResolver) Comment(ctx context.Context, obj *model.ProjectEv
 	return obj.Event.Comment, nil
 }
 
-func (r *projectEventResolver) Project(ctx context.Context, obj *model.ProjectEvent) (*dynamo.Project, error) {
+func (r *projectEventResolver) Project(ctx context.Context, obj *model.ProjectEvent) (*domain.Project, error) {
 	enterEvent(ctx, obj)
 	if !eventObjects(obj) {
 		return nil, nil
@@ -112,7 +113,7 @@ func (r *projectEventResolver) Project(ctx context.Context, obj *model.ProjectEv
 	return obj.Event.Project, nil
 }
 
-func (r *projectMemberResolver) User(ctx context.Context, obj *dynamo.Member) (*dynamo.User, error) {
+func (r *projectMemberResolver) User(ctx context.Context, obj *domain.Member) (*domain.User, error) {
 	return For(ctx).UserByID(ctx, obj.UserID)
 }
 
@@ -120,19 +121,19 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	return For(ctx).Node(ctx, id)
 }
 
-func (r *queryResolver) Me(ctx context.Context) (*dynamo.User, error) {
+func (r *queryResolver) Me(ctx context.Context) (*domain.User, error) {
 	return For(ctx).me(ctx)
 }
 
-func (r *queryResolver) User(ctx context.Context, id string) (*dynamo.User, error) {
+func (r *queryResolver) User(ctx context.Context, id string) (*domain.User, error) {
 	return For(ctx).User(ctx, id)
 }
 
-func (r *queryResolver) Project(ctx context.Context, id string) (*dynamo.Project, error) {
+func (r *queryResolver) Project(ctx context.Context, id string) (*domain.Project, error) {
 	return For(ctx).Project(ctx, id)
 }
 
-func (r *queryResolver) Task(ctx context.Context, id string) (*dynamo.Task, error) {
+func (r *queryResolver) Task(ctx context.Context, id string) (*domain.Task, error) {
 	return For(ctx).Task(ctx, id)
 }
 
@@ -144,38 +145,38 @@ func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID stri
 	return r.projectEvents(ctx, projectID, after)
 }
 
-func (r *tagResolver) Tasks(ctx context.Context, obj *dynamo.Tag, first *int, after *string) (*model.TaskConnection, error) {
+func (r *tagResolver) Tasks(ctx context.Context, obj *domain.Tag, first *int, after *string) (*model.TaskConnection, error) {
 	return taskConn(For(ctx).TasksByTag(ctx, obj.Name, first, after))
 }
 
-func (r *taskResolver) Project(ctx context.Context, obj *dynamo.Task) (*dynamo.Project, error) {
+func (r *taskResolver) Project(ctx context.Context, obj *domain.Task) (*domain.Project, error) {
 	return For(ctx).ProjectByID(ctx, obj.ProjectID)
 }
 
-func (r *taskResolver) Assignee(ctx context.Context, obj *dynamo.Task) (*dynamo.User, error) {
+func (r *taskResolver) Assignee(ctx context.Context, obj *domain.Task) (*domain.User, error) {
 	return For(ctx).optionalUser(ctx, obj.AssigneeID)
 }
 
-func (r *taskResolver) Comments(ctx context.Context, obj *dynamo.Task, first *int, after *string) (*model.CommentConnection, error) {
+func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *int, after *string) (*model.CommentConnection, error) {
 	return commentConn(For(ctx).CommentsByTask(ctx, obj.ID, first, after))
 }
 
-func (r *userResolver) Email(ctx context.Context, obj *dynamo.User) (*string, error) {
+func (r *userResolver) Email(ctx context.Context, obj *domain.User) (*string, error) {
 	if v, _ := Viewer(ctx); v != obj.ID {
 		return nil, nil
 	}
 	return obj.Email, nil
 }
 
-func (r *userResolver) Projects(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.ProjectConnection, error) {
+func (r *userResolver) Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error) {
 	return projectConn(For(ctx).ProjectsByUser(ctx, obj.ID, first, after))
 }
 
-func (r *userResolver) AssignedTasks(ctx context.Context, obj *dynamo.User, first *int, after *string) (*model.TaskConnection, error) {
+func (r *userResolver) AssignedTasks(ctx context.Context, obj *domain.User, first *int, after *string) (*model.TaskConnection, error) {
 	return taskConn(For(ctx).TasksByAssignee(ctx, obj.ID, first, after))
 }
 
-func (r *userResolver) OverdueTasks(ctx context.Context, obj *dynamo.User, asOf *dynamo.Date, first *int, after *string) (*model.TaskConnection, error) {
+func (r *userResolver) OverdueTasks(ctx context.Context, obj *domain.User, asOf *domain.Date, first *int, after *string) (*model.TaskConnection, error) {
 	return taskConn(For(ctx).OverdueByAssignee(ctx, obj.ID, asOf, first, after))
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/attribute"
@@ -80,7 +80,7 @@ func observeOperations(t *telemetry.Telemetry) graphql.OperationMiddleware {
 // its end, res nil).
 func endOperation(ctx context.Context, t *telemetry.Telemetry, span trace.Span, oc *graphql.OperationContext, name, typ string, res *graphql.Response) {
 	var read, write float64
-	if calls := dynamo.CallsFrom(ctx); calls != nil {
+	if calls := client.CallsFrom(ctx); calls != nil {
 		read, write = calls.Capacity()
 	}
 	out := OutcomeOK

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -177,7 +177,7 @@ type flakySink struct {
 	failed bool
 }
 
-func (s *flakySink) Publish(context.Context, *dynamo.Event) error {
+func (s *flakySink) Publish(context.Context, *domain.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.failed {

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -500,7 +501,7 @@ func unprocessedOnce(o *dynamodb.Options) {
 				return middleware.InitializeOutput{Result: &dynamodb.BatchGetItemOutput{UnprocessedKeys: req.RequestItems}}, middleware.Metadata{}, nil
 			}
 			return next.HandleInitialize(ctx, in)
-		}), middleware.After) // inside dynamo.Capacity, which sees what it answers
+		}), middleware.After) // inside client.Record, which sees what it answers
 	})
 }
 
@@ -515,8 +516,8 @@ func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	store := dynamo.New(e.Emb.Client(dynamo.Capacity, unprocessedOnce, throttleTwice, dynamo.Deadlines,
-		dynamo.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
+	store := dynamo.New(e.Emb.Client(client.Record, unprocessedOnce, throttleTwice, client.Deadlines,
+		client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
@@ -550,7 +551,7 @@ func TestMetricsLabelFailuresByCode(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	store := dynamo.New(e.Emb.Client(dynamo.Capacity, throttleAlways, dynamo.Deadlines, dynamo.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
+	store := dynamo.New(e.Emb.Client(client.Record, throttleAlways, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Tests of the characters stored text may hold: no control characters
@@ -44,13 +44,13 @@ var textBadLong = []struct{ name, s string }{
 
 func TestTextFieldsRefuseControlCharacters(t *testing.T) {
 	e, s := mutSeeded(t)
-	var project *dynamo.Project
+	var project *domain.Project
 	for _, p := range s.Projects {
 		if p.OwnerID == "alice" {
 			project = p
 		}
 	}
-	var task *dynamo.Task
+	var task *domain.Task
 	for _, tk := range s.Tasks {
 		if tk.ProjectID == project.ID {
 			task = tk
@@ -122,7 +122,7 @@ func TestTextFieldsRefuseControlCharacters(t *testing.T) {
 func TestNamesAreStoredNFC(t *testing.T) {
 	const nfd, nfc = "Cafe\u0301 Zoe\u0308", "Caf\u00e9 Zo\u00eb"
 	e, s := mutSeeded(t)
-	var project *dynamo.Project
+	var project *domain.Project
 	for _, p := range s.Projects {
 		if p.OwnerID == "alice" {
 			project = p

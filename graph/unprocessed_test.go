@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -102,7 +103,7 @@ func leaveUnprocessed(held func(n int) int, count *atomic.Int64) func(*dynamodb.
 // unprocessed (leaveUnprocessed), and a handler on it.
 func throttledStore(e *testenv.Env, held func(int) int, count *atomic.Int64, timeout time.Duration) (*dynamo.Store, *testenv.Env) {
 	e.TB.Helper()
-	store := dynamo.New(e.Emb.Client(leaveUnprocessed(held, count), dynamo.Deadlines, dynamo.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
+	store := dynamo.New(e.Emb.Client(leaveUnprocessed(held, count), client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log, store.CleanupSettle = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), 0
 	f := *e
 	f.Store = store

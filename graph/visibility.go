@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -27,12 +28,12 @@ func (l *Loaders) visibleProjects(ctx context.Context, ids []string) ([]bool, er
 		p, perr := th.p()
 		m, merr := th.m()
 		for _, err := range []error{perr, merr} {
-			if err != nil && !dynamo.IsNotFound(err) {
+			if err != nil && !domain.IsNotFound(err) {
 				return nil, err
 			}
 		}
-		proj, _ := p.(*dynamo.Project)
-		member, _ := m.(*dynamo.Member)
+		proj, _ := p.(*domain.Project)
+		member, _ := m.(*domain.Member)
 		ok[i] = dynamo.Visible(proj, member) // the one rule (dynamo/visibility.go)
 	}
 	return ok, nil
@@ -47,7 +48,7 @@ func (l *Loaders) canSeeProject(ctx context.Context, id string) (bool, error) {
 }
 
 // visibleTasks keeps the tasks whose project the viewer may see.
-func (l *Loaders) visibleTasks(ctx context.Context, tasks []*dynamo.Task) ([]bool, error) {
+func (l *Loaders) visibleTasks(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
 	ids := make([]string, len(tasks))
 	for i, t := range tasks {
 		ids[i] = t.ProjectID

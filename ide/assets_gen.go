@@ -6,7 +6,7 @@ package ide
 
 // integrity is the SRI hash of each embedded file, computed when it was copied.
 var integrity = map[string]string{
-	"static/boot.js":                     "sha384-YGCUPBhaAQmbdGwcgf/y+Pn0+2zWr29hukTUTV8VQEaBv1kpGZ5XL/n9ZM3l8ZU6",
+	"static/boot.js":                     "sha384-YFWjuUrMEdnatBqdumMMIaDI6m6510T8BOoQT7Pin6f3f/g132uvEaR+EbJ86cll",
 	"static/ide.css":                     "sha384-5V3kAQHyfKfku11b/3DJIU/r6txNUDWSPmWJZVTBxNHA2HiBsLCzQB1Qi4WHgRnh",
 	"vendor/graphiql.LICENSE.txt":        "sha384-9JPX1agGTIUB7wtQt2kO3PUO7clmCJp+9e50VMjw1yd8briI77AZnMDBz5VcerBH",
 	"vendor/graphiql.min.css":            "sha384-1el1QShFBnnXTx9x/Cprg82hZWKt0ry29OAYIXt05swbi0KcZDFoj0CWguMpopJr",

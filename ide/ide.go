@@ -54,7 +54,7 @@ var page = template.Must(template.New("ide").Parse(`<!DOCTYPE html>
 {{- end}}
 </head>
 <body>
-<div id="graphiql" data-endpoint="{{.Endpoint}}" data-headers="{{.Headers}}"><div class="loading">Loading…</div></div>
+<div id="graphiql" data-endpoint="{{.Endpoint}}" data-headers="{{.Headers}}" data-query="{{.Query}}"><div class="loading">Loading…</div></div>
 {{- range .Scripts}}
 <script src="{{.URL}}" integrity="{{.Integrity}}" nonce="{{$.Nonce}}"></script>
 {{- end}}
@@ -76,8 +76,10 @@ func links(names []string) []link {
 }
 
 // Page returns the handler of the IDE's page: GraphiQL against endpoint,
-// with headers (e.g. a demo Authorization) filled in its headers pane.
-func Page(title, endpoint string, headers map[string]string) http.Handler {
+// with headers (e.g. a demo Authorization) filled in its headers pane and
+// query (e.g. Example) in its editor on a first visit, when the browser has
+// no saved tabs ("": GraphiQL's welcome text).
+func Page(title, endpoint string, headers map[string]string, query string) http.Handler {
 	if headers == nil {
 		headers = map[string]string{}
 	}
@@ -86,9 +88,9 @@ func Page(title, endpoint string, headers map[string]string) http.Handler {
 		panic(err) // a map of strings always marshals
 	}
 	data := struct {
-		Title, Endpoint, Headers, Nonce string
-		Styles, Scripts                 []link
-	}{Title: title, Endpoint: endpoint, Headers: string(h), Styles: links(styles), Scripts: links(scripts)}
+		Title, Endpoint, Headers, Query, Nonce string
+		Styles, Scripts                        []link
+	}{Title: title, Endpoint: endpoint, Headers: string(h), Query: query, Styles: links(styles), Scripts: links(scripts)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := data
 		d.Nonce = rand.Text()

@@ -41,7 +41,7 @@ func TestEmbeddedFilesMatchTheirIntegrity(t *testing.T) {
 func newServer(t *testing.T, headers map[string]string) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", Page("taskgraph", "/query", headers))
+	mux.Handle("GET /{$}", Page("taskgraph", "/query", headers, Example))
 	mux.Handle("GET "+Prefix, Assets())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -135,6 +135,13 @@ func TestPage(t *testing.T) {
 		}
 		if res.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("Cache-Control = %q; the page holds a token, it must not be stored", res.Header.Get("Cache-Control"))
+		}
+	})
+
+	t.Run("the example query is filled in, escaped", func(t *testing.T) {
+		m := regexp.MustCompile(`data-query="([^"]*)"`).FindStringSubmatch(body)
+		if m == nil || html.UnescapeString(m[1]) != Example {
+			t.Errorf("the page's data-query is %q, want the example", m)
 		}
 	})
 

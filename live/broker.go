@@ -1,8 +1,8 @@
-// Package live carries the events of committed changes (dynamo.Event) from
+// Package live carries the events of committed changes (domain.Event) from
 // the instance that made them to every instance's subscribers, through NATS
 // JetStream: one stream, one subject per project, max-age retention for
 // replay (docs/live.md). The Broker publishes (it is the store's
-// dynamo.EventSink); the Hub fans an instance's share of the stream out to
+// domain.EventSink); the Hub fans an instance's share of the stream out to
 // its local subscribers, checking visibility on every event.
 package live
 
@@ -18,7 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // The stream and its subjects.
@@ -68,7 +68,7 @@ type Config struct {
 }
 
 // Broker publishes events to the stream and reads them back. It implements
-// dynamo.EventSink.
+// domain.EventSink.
 type Broker struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -78,7 +78,7 @@ type Broker struct {
 	log    *slog.Logger
 }
 
-var _ dynamo.EventSink = (*Broker)(nil)
+var _ domain.EventSink = (*Broker)(nil)
 
 // Open connects to the NATS server c names (or starts the embedded one) and
 // creates the stream, or updates its retention and duplicate window.
@@ -175,7 +175,7 @@ func (b *Broker) Close() {
 
 // subject returns the subject of a project's events.
 func subject(projectID string) (string, error) {
-	u, err := dynamo.ParseProjectID(projectID)
+	u, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return "", err
 	}
@@ -185,13 +185,13 @@ func subject(projectID string) (string, error) {
 // Publish records ev in the stream and returns once JetStream acknowledged
 // it. The event's ID is the message id: a second publication within the
 // duplicate window is acknowledged and dropped.
-func (b *Broker) Publish(ctx context.Context, ev *dynamo.Event) error {
+func (b *Broker) Publish(ctx context.Context, ev *domain.Event) error {
 	subj, err := subject(ev.ProjectID)
 	if err != nil {
 		return err
 	}
 	if ev.ID == "" {
-		return dynamo.Errorf(dynamo.EINTERNAL, "an event without an id")
+		return domain.Errorf(domain.EINTERNAL, "an event without an id")
 	}
 	data, err := encodeEvent(ev)
 	if err != nil {
@@ -200,7 +200,7 @@ func (b *Broker) Publish(ctx context.Context, ev *dynamo.Event) error {
 	_, err = b.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: data},
 		jetstream.WithMsgID(ev.ID), jetstream.WithExpectStream(StreamName))
 	if err != nil {
-		return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not record the event", Err: err}
+		return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not record the event", Err: err}
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // The wire form of an event in the stream: JSON of private structs, so that
@@ -58,7 +58,7 @@ type wireProject struct {
 }
 
 // encodeEvent returns the stream form of ev.
-func encodeEvent(ev *dynamo.Event) ([]byte, error) {
+func encodeEvent(ev *domain.Event) ([]byte, error) {
 	w := wireEvent{V: codecVersion, ID: ev.ID, Kind: string(ev.Kind), ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
 		ActorID: ev.ActorID, At: ev.At.UTC()}
 	if t := ev.Task; t != nil {
@@ -80,7 +80,7 @@ func encodeEvent(ev *dynamo.Event) ([]byte, error) {
 }
 
 // decodeEvent reads the stream form of an event.
-func decodeEvent(data []byte) (*dynamo.Event, error) {
+func decodeEvent(data []byte) (*domain.Event, error) {
 	var w wireEvent
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("decoding an event: %w", err)
@@ -88,14 +88,14 @@ func decodeEvent(data []byte) (*dynamo.Event, error) {
 	if w.V != codecVersion {
 		return nil, fmt.Errorf("an event of wire version %d; this server reads version %d", w.V, codecVersion)
 	}
-	ev := &dynamo.Event{ID: w.ID, Kind: dynamo.EventKind(w.Kind), ProjectID: w.ProjectID, SubjectID: w.SubjectID,
+	ev := &domain.Event{ID: w.ID, Kind: domain.EventKind(w.Kind), ProjectID: w.ProjectID, SubjectID: w.SubjectID,
 		ActorID: w.ActorID, At: w.At}
 	if t := w.Task; t != nil {
-		ev.Task = &dynamo.Task{ID: t.ID, ProjectID: t.ProjectID, Title: t.Title, Description: t.Description,
-			Status: dynamo.TaskStatus(t.Status), AssigneeID: t.AssigneeID, Tags: t.Tags, CreatedAt: t.CreatedAt,
+		ev.Task = &domain.Task{ID: t.ID, ProjectID: t.ProjectID, Title: t.Title, Description: t.Description,
+			Status: domain.TaskStatus(t.Status), AssigneeID: t.AssigneeID, Tags: t.Tags, CreatedAt: t.CreatedAt,
 			UpdatedAt: t.UpdatedAt, Version: t.Version}
 		if t.DueDate != nil {
-			d, err := dynamo.ParseDate(*t.DueDate)
+			d, err := domain.ParseDate(*t.DueDate)
 			if err != nil {
 				return nil, fmt.Errorf("decoding an event's task due date: %w", err)
 			}
@@ -103,10 +103,10 @@ func decodeEvent(data []byte) (*dynamo.Event, error) {
 		}
 	}
 	if c := w.Comment; c != nil {
-		ev.Comment = &dynamo.Comment{ID: c.ID, TaskID: c.TaskID, AuthorID: c.AuthorID, Body: c.Body, CreatedAt: c.CreatedAt}
+		ev.Comment = &domain.Comment{ID: c.ID, TaskID: c.TaskID, AuthorID: c.AuthorID, Body: c.Body, CreatedAt: c.CreatedAt}
 	}
 	if p := w.Project; p != nil {
-		ev.Project = &dynamo.Project{ID: p.ID, Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: p.CreatedAt}
+		ev.Project = &domain.Project{ID: p.ID, Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: p.CreatedAt}
 	}
 	return ev, nil
 }

@@ -5,20 +5,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 func TestAnEventSurvivesItsWireForm(t *testing.T) {
 	at := time.Date(2026, 8, 25, 12, 0, 0, 123, time.UTC)
-	due, _ := dynamo.ParseDate("2026-09-01")
+	due, _ := domain.ParseDate("2026-09-01")
 	desc, who := "a description", "bob"
-	full := &dynamo.Event{ID: "tok", Kind: dynamo.EventCommentAdded, ProjectID: "prj#1", SubjectID: "cmt#1", ActorID: "alice", At: at,
-		Task: &dynamo.Task{ID: "tsk#1", ProjectID: "prj#1", Title: "T", Description: &desc, Status: dynamo.StatusDone, DueDate: &due,
+	full := &domain.Event{ID: "tok", Kind: domain.EventCommentAdded, ProjectID: "prj#1", SubjectID: "cmt#1", ActorID: "alice", At: at,
+		Task: &domain.Task{ID: "tsk#1", ProjectID: "prj#1", Title: "T", Description: &desc, Status: domain.StatusDone, DueDate: &due,
 			AssigneeID: &who, Tags: []string{"a", "b"}, CreatedAt: at, UpdatedAt: at, Version: 7},
-		Comment: &dynamo.Comment{ID: "cmt#1", TaskID: "tsk#1", AuthorID: "alice", Body: "hi", CreatedAt: at},
-		Project: &dynamo.Project{ID: "prj#1", Name: "P", Description: &desc, OwnerID: "alice", CreatedAt: at}}
-	bare := &dynamo.Event{ID: "tok2", Kind: dynamo.EventProjectDeleted, ProjectID: "prj#1", SubjectID: "prj#1", ActorID: "alice", At: at}
-	for name, ev := range map[string]*dynamo.Event{"every field": full, "no objects": bare} {
+		Comment: &domain.Comment{ID: "cmt#1", TaskID: "tsk#1", AuthorID: "alice", Body: "hi", CreatedAt: at},
+		Project: &domain.Project{ID: "prj#1", Name: "P", Description: &desc, OwnerID: "alice", CreatedAt: at}}
+	bare := &domain.Event{ID: "tok2", Kind: domain.EventProjectDeleted, ProjectID: "prj#1", SubjectID: "prj#1", ActorID: "alice", At: at}
+	for name, ev := range map[string]*domain.Event{"every field": full, "no objects": bare} {
 		t.Run(name, func(t *testing.T) {
 			b, err := encodeEvent(ev)
 			if err != nil {

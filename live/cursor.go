@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // MinCursorKey is the least length of a cursor key, in bytes.
@@ -48,7 +48,7 @@ const (
 // errBadCursor is the one answer to every cursor this server did not make
 // for the project: malformed, forged, tampered, another project's or
 // another key's.
-var errBadCursor = dynamo.Errorf(dynamo.EINVALID, "after is not a cursor of this project's events")
+var errBadCursor = domain.Errorf(domain.EINVALID, "after is not a cursor of this project's events")
 
 // Cursors makes and reads the cursors of the stream's events under one
 // key (HubConfig.CursorKey). It is safe for concurrent use.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 func mustCursors(t *testing.T, key []byte) *Cursors {
@@ -127,13 +127,13 @@ func TestCursorsRefuseWhatTheyDidNotMake(t *testing.T) {
 	for name, bad := range cases {
 		t.Run(name, func(t *testing.T) {
 			seq, err := c.ParseCursor("prj#A", bad)
-			if dynamo.ErrorCode(err) != dynamo.EINVALID || err.Error() != errBadCursor.Error() {
+			if domain.ErrorCode(err) != domain.EINVALID || err.Error() != errBadCursor.Error() {
 				t.Errorf("%q read as %d, %v; want EINVALID %q", bad, seq, err, errBadCursor)
 			}
 		})
 	}
 	t.Run("another project's", func(t *testing.T) {
-		if seq, err := c.ParseCursor("prj#B", good); dynamo.ErrorCode(err) != dynamo.EINVALID || err.Error() != errBadCursor.Error() {
+		if seq, err := c.ParseCursor("prj#B", good); domain.ErrorCode(err) != domain.EINVALID || err.Error() != errBadCursor.Error() {
 			t.Errorf("read as %d, %v; want EINVALID %q", seq, err, errBadCursor)
 		}
 	})

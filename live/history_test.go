@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -23,7 +23,7 @@ func oldCursor(project string, seq uint64) string {
 }
 
 // at is an event made at a given time.
-func at(p *dynamo.Project, kind dynamo.EventKind, subject string, when time.Time) *dynamo.Event {
+func at(p *domain.Project, kind domain.EventKind, subject string, when time.Time) *domain.Event {
 	ev := event(p, kind, subject)
 	ev.At = when
 	return ev
@@ -36,9 +36,9 @@ func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	s := subscribe(t, in.hub, "alice", web, nil)
 	for i := range 3 {
-		mustPublish(t, in.b, event(web, dynamo.EventTaskUpdated, fmt.Sprint(i)))
+		mustPublish(t, in.b, event(web, domain.EventTaskUpdated, fmt.Sprint(i)))
 	}
-	mustPublish(t, in.b, event(app, dynamo.EventTaskUpdated, "x"))
+	mustPublish(t, in.b, event(app, domain.EventTaskUpdated, "x"))
 	d1, d2 := next(t, s), next(t, s)
 	good := d2.Cursor
 	raw, _ := base64.RawURLEncoding.DecodeString(good)
@@ -49,7 +49,7 @@ func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, want := in.hub.Subscribe(context.Background(), "alice", web.ID, ptr("not-a-cursor"))
-	if dynamo.ErrorCode(want) != dynamo.EINVALID {
+	if domain.ErrorCode(want) != domain.EINVALID {
 		t.Fatalf("a malformed cursor: %v, want EINVALID", want)
 	}
 	for name, c := range map[string]string{
@@ -65,7 +65,7 @@ func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e.Calls.Reset()
 			sub, err := in.hub.Subscribe(context.Background(), "alice", web.ID, &c)
-			if sub != nil || dynamo.ErrorCode(err) != dynamo.EINVALID || err.Error() != want.Error() {
+			if sub != nil || domain.ErrorCode(err) != domain.EINVALID || err.Error() != want.Error() {
 				t.Errorf("got %v, %v; want EINVALID %q, as a malformed cursor", sub, err, want)
 			}
 			if n := e.Calls.Total(); n != 0 {
@@ -90,9 +90,9 @@ func TestCursorsOfOneProjectRevealNoGaps(t *testing.T) {
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	s := subscribe(t, in.hub, "alice", web, nil)
 	for i := range 20 {
-		mustPublish(t, in.b, event(web, dynamo.EventTaskUpdated, fmt.Sprint(i)))
+		mustPublish(t, in.b, event(web, domain.EventTaskUpdated, fmt.Sprint(i)))
 		for range i % 4 { // other projects' events in between: gaps in the stream's sequences
-			mustPublish(t, in.b, event(app, dynamo.EventTaskUpdated, fmt.Sprint(i)))
+			mustPublish(t, in.b, event(app, domain.EventTaskUpdated, fmt.Sprint(i)))
 		}
 	}
 	for i := range 20 {
@@ -132,17 +132,17 @@ func TestAReplayStartsNoEarlierThanTheMembership(t *testing.T) {
 	web := seed.Project("Website relaunch")
 	alice := subscribe(t, in.hub, "alice", web, nil)
 	now := testenv.Now
-	evs := []*dynamo.Event{
-		at(web, dynamo.EventTaskCreated, "tsk#secret", now.Add(-3*time.Hour)), // before bob joined
-		at(web, dynamo.EventCommentDeleted, "cmt#said", now.Add(-2*time.Hour)),
-		at(web, dynamo.EventProjectUpdated, web.ID, now.Add(-time.Nanosecond)),
-		at(web, dynamo.EventMemberAdded, "bob", now), // 3: bob's membership, the first he may replay
-		at(web, dynamo.EventTaskUpdated, "tsk#1", now.Add(time.Minute)),
-		at(web, dynamo.EventMemberRemoved, "bob", now.Add(2*time.Minute)), // 5: removed …
-		at(web, dynamo.EventCommentAdded, "cmt#while-out", now.Add(3*time.Minute)),
-		at(web, dynamo.EventTaskDeleted, "tsk#while-out", now.Add(4*time.Minute)),
-		at(web, dynamo.EventMemberAdded, "bob", now.Add(5*time.Minute)), // 8: … and added back
-		at(web, dynamo.EventTaskUpdated, "tsk#2", now.Add(6*time.Minute)),
+	evs := []*domain.Event{
+		at(web, domain.EventTaskCreated, "tsk#secret", now.Add(-3*time.Hour)), // before bob joined
+		at(web, domain.EventCommentDeleted, "cmt#said", now.Add(-2*time.Hour)),
+		at(web, domain.EventProjectUpdated, web.ID, now.Add(-time.Nanosecond)),
+		at(web, domain.EventMemberAdded, "bob", now), // 3: bob's membership, the first he may replay
+		at(web, domain.EventTaskUpdated, "tsk#1", now.Add(time.Minute)),
+		at(web, domain.EventMemberRemoved, "bob", now.Add(2*time.Minute)), // 5: removed …
+		at(web, domain.EventCommentAdded, "cmt#while-out", now.Add(3*time.Minute)),
+		at(web, domain.EventTaskDeleted, "tsk#while-out", now.Add(4*time.Minute)),
+		at(web, domain.EventMemberAdded, "bob", now.Add(5*time.Minute)), // 8: … and added back
+		at(web, domain.EventTaskUpdated, "tsk#2", now.Add(6*time.Minute)),
 	}
 	var seen []*live.Delivery
 	for _, ev := range evs {
@@ -150,7 +150,7 @@ func TestAReplayStartsNoEarlierThanTheMembership(t *testing.T) {
 		seen = append(seen, next(t, alice))
 	}
 	bob := subscribe(t, in.hub, "bob", web, &seen[0].Cursor)
-	marker := at(web, dynamo.EventProjectUpdated, web.ID, now.Add(time.Hour))
+	marker := at(web, domain.EventProjectUpdated, web.ID, now.Add(time.Hour))
 	mustPublish(t, in.b, marker)
 	var got []int
 	for {
@@ -179,11 +179,11 @@ func TestAMembershipWithoutItsStartCountsFromTheProjectsCreation(t *testing.T) {
 	e.MustImport(&b.D)
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	first := subscribe(t, in.hub, "alice", p, nil)
-	evs := []*dynamo.Event{
-		at(p, dynamo.EventTaskCreated, "tsk#cursor", now.Add(-2*time.Hour)), // bob resumes after this one
-		at(p, dynamo.EventTaskCreated, "tsk#a", now.Add(-time.Hour)),        // before the project was created
-		at(p, dynamo.EventTaskUpdated, "tsk#b", now),
-		at(p, dynamo.EventTaskUpdated, "tsk#c", now.Add(time.Minute)),
+	evs := []*domain.Event{
+		at(p, domain.EventTaskCreated, "tsk#cursor", now.Add(-2*time.Hour)), // bob resumes after this one
+		at(p, domain.EventTaskCreated, "tsk#a", now.Add(-time.Hour)),        // before the project was created
+		at(p, domain.EventTaskUpdated, "tsk#b", now),
+		at(p, domain.EventTaskUpdated, "tsk#c", now.Add(time.Minute)),
 	}
 	var seen []*live.Delivery
 	for _, ev := range evs {
@@ -191,7 +191,7 @@ func TestAMembershipWithoutItsStartCountsFromTheProjectsCreation(t *testing.T) {
 		seen = append(seen, next(t, first))
 	}
 	r := subscribe(t, in.hub, "bob", p, &seen[0].Cursor)
-	marker := at(p, dynamo.EventProjectUpdated, p.ID, now.Add(time.Hour))
+	marker := at(p, domain.EventProjectUpdated, p.ID, now.Add(time.Hour))
 	mustPublish(t, in.b, marker)
 	var got []string
 	for d := next(t, r); d.Event.ID != marker.ID; d = next(t, r) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -28,11 +29,11 @@ const (
 )
 
 // ErrSlow ends a subscription whose subscriber did not keep up.
-var ErrSlow = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
+var ErrSlow = &domain.Error{Code: domain.EUNAVAILABLE,
 	Message: "the subscription fell too far behind and was ended; subscribe again with after: the last cursor received"}
 
 // errGone ends a subscription whose viewer no longer sees the project.
-var errGone = dynamo.Errorf(dynamo.ENOTFOUND, "project not found")
+var errGone = domain.Errorf(domain.ENOTFOUND, "project not found")
 
 // HubConfig configures a Hub.
 type HubConfig struct {
@@ -85,7 +86,7 @@ type Delivery struct {
 	// (Cursors.Cursor: the sequence encrypted, bound to the project).
 	Seq    uint64
 	Cursor string
-	Event  *dynamo.Event
+	Event  *domain.Event
 	// Shared is the same for every local recipient of this event: what they
 	// may share (the per-event loaders), made once.
 	Shared *Shared
@@ -169,7 +170,7 @@ func (h *Hub) Close() {
 }
 
 // errShutdown ends subscriptions when the server stops.
-var errShutdown = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
+var errShutdown = &domain.Error{Code: domain.EUNAVAILABLE,
 	Message: "the server is shutting down; subscribe again with after: the last cursor received"}
 
 // receive takes one message of the live tail.
@@ -266,7 +267,7 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 	var member map[string]bool
 	var err error
 	switch {
-	case ev.Kind == dynamo.EventProjectDeleted: // reaches every subscriber, whatever the table says now
+	case ev.Kind == domain.EventProjectDeleted: // reaches every subscriber, whatever the table says now
 	case len(subs) == 1 && subs[0].recentlyChecked(ev):
 		exists, member = true, map[string]bool{subs[0].viewer: true}
 	default:
@@ -283,15 +284,15 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 		return
 	}
 	for _, s := range subs { // counted before any is pushed: none resolves it before all are counted
-		if exists && member[s.viewer] && !(ev.Kind == dynamo.EventMemberRemoved && ev.SubjectID == s.viewer) && s.keepingUp() {
+		if exists && member[s.viewer] && !(ev.Kind == domain.EventMemberRemoved && ev.SubjectID == s.viewer) && s.keepingUp() {
 			d.Shared.recipients.Add(1)
 		}
 	}
 	for _, s := range subs {
 		switch {
-		case ev.Kind == dynamo.EventProjectDeleted:
+		case ev.Kind == domain.EventProjectDeleted:
 			s.push(d, true, nil)
-		case ev.Kind == dynamo.EventMemberRemoved && ev.SubjectID == s.viewer && !(exists && member[s.viewer]):
+		case ev.Kind == domain.EventMemberRemoved && ev.SubjectID == s.viewer && !(exists && member[s.viewer]):
 			s.push(d, true, nil)
 		case exists && member[s.viewer]:
 			s.push(d, false, nil)
@@ -303,7 +304,7 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 
 // ErrUnchecked ends subscriptions whose visibility could not be checked
 // (the table failed): nothing unchecked is ever delivered.
-var ErrUnchecked = &dynamo.Error{Code: dynamo.EUNAVAILABLE,
+var ErrUnchecked = &domain.Error{Code: domain.EUNAVAILABLE,
 	Message: "the subscription could not be checked and was ended; subscribe again with after: the last cursor received"}
 
 // checkMembers reports whether the project exists and which of users are
@@ -321,7 +322,7 @@ func checkMembers(ctx context.Context, store *dynamo.Store, project string, user
 }
 
 // members is the store's one read of visibility (dynamo.Store.Membership).
-func members(ctx context.Context, store *dynamo.Store, project string, users []string) (*dynamo.Project, map[string]*dynamo.Member, error) {
+func members(ctx context.Context, store *dynamo.Store, project string, users []string) (*domain.Project, map[string]*domain.Member, error) {
 	return store.Membership(ctx, project, users)
 }
 

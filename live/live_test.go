@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/ulid/v2"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
@@ -64,13 +65,13 @@ func newInstance(t *testing.T, store *dynamo.Store, url string, hc live.HubConfi
 
 var n int
 
-func event(p *dynamo.Project, kind dynamo.EventKind, subject string) *dynamo.Event {
+func event(p *domain.Project, kind domain.EventKind, subject string) *domain.Event {
 	n++
-	return &dynamo.Event{ID: fmt.Sprintf("ev-%d-%s", n, ulid.Make()), Kind: kind, ProjectID: p.ID, SubjectID: subject,
+	return &domain.Event{ID: fmt.Sprintf("ev-%d-%s", n, ulid.Make()), Kind: kind, ProjectID: p.ID, SubjectID: subject,
 		ActorID: p.OwnerID, At: testenv.Now, Project: p}
 }
 
-func mustPublish(t *testing.T, b *live.Broker, ev *dynamo.Event) {
+func mustPublish(t *testing.T, b *live.Broker, ev *domain.Event) {
 	t.Helper()
 	if err := b.Publish(context.Background(), ev); err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func next(t *testing.T, s *live.Subscription) *live.Delivery {
 	return d
 }
 
-func subscribe(t *testing.T, h *live.Hub, viewer string, p *dynamo.Project, after *string) *live.Subscription {
+func subscribe(t *testing.T, h *live.Hub, viewer string, p *domain.Project, after *string) *live.Subscription {
 	t.Helper()
 	s, err := h.Subscribe(context.Background(), viewer, p.ID, after)
 	if err != nil {
@@ -104,7 +105,7 @@ func TestAnEventPublishedTwiceIsStoredAndDeliveredOnce(t *testing.T) {
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	s := subscribe(t, in.hub, "bob", web, nil)
-	first, second := event(web, dynamo.EventProjectUpdated, web.ID), event(web, dynamo.EventMemberAdded, "dave")
+	first, second := event(web, domain.EventProjectUpdated, web.ID), event(web, domain.EventMemberAdded, "dave")
 	mustPublish(t, in.b, first)
 	mustPublish(t, in.b, first) // a retry after a lost acknowledgement, or the outbox sweep
 	mustPublish(t, in.b, second)
@@ -124,7 +125,7 @@ func TestChangesThroughOneInstanceReachSubscribersOfAnother(t *testing.T) {
 	s := subscribe(t, b.hub, "carol", web, nil)
 	var sent []string
 	for i := range 5 {
-		ev := event(web, dynamo.EventTaskUpdated, fmt.Sprint(i))
+		ev := event(web, domain.EventTaskUpdated, fmt.Sprint(i))
 		sent = append(sent, ev.ID)
 		mustPublish(t, a.b, ev)
 	}
@@ -142,8 +143,8 @@ func TestResumingReplaysEveryLaterEventOnceThenGoesLive(t *testing.T) {
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	first := subscribe(t, in.hub, "alice", web, nil)
 	for i := range 10 {
-		mustPublish(t, in.b, event(web, dynamo.EventTaskUpdated, fmt.Sprint(i)))
-		mustPublish(t, in.b, event(app, dynamo.EventTaskUpdated, fmt.Sprint(i))) // another project's, interleaved
+		mustPublish(t, in.b, event(web, domain.EventTaskUpdated, fmt.Sprint(i)))
+		mustPublish(t, in.b, event(app, domain.EventTaskUpdated, fmt.Sprint(i))) // another project's, interleaved
 	}
 	var seen []*live.Delivery
 	for range 10 {
@@ -156,7 +157,7 @@ func TestResumingReplaysEveryLaterEventOnceThenGoesLive(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := range 40 {
-			mustPublish(t, in.b, event(web, dynamo.EventTaskUpdated, fmt.Sprint(10+i)))
+			mustPublish(t, in.b, event(web, domain.EventTaskUpdated, fmt.Sprint(10+i)))
 		}
 	}()
 	resumed := subscribe(t, in.hub, "bob", web, &seen[3].Cursor)
@@ -171,7 +172,7 @@ func TestResumingReplaysEveryLaterEventOnceThenGoesLive(t *testing.T) {
 		}
 	}
 	// Live from here: the next event comes once.
-	last := event(web, dynamo.EventProjectUpdated, web.ID)
+	last := event(web, domain.EventProjectUpdated, web.ID)
 	mustPublish(t, in.b, last)
 	if d := next(t, resumed); d.Event.ID != last.ID {
 		t.Errorf("after the replay got %s, want the live %s", d.Event.ID, last.ID)
@@ -186,7 +187,7 @@ func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	s := subscribe(t, in.hub, "alice", web, nil)
 	for range 3 {
-		mustPublish(t, in.b, event(web, dynamo.EventProjectUpdated, web.ID))
+		mustPublish(t, in.b, event(web, domain.EventProjectUpdated, web.ID))
 	}
 	d1, d2, d3 := next(t, s), next(t, s), next(t, s)
 	valid := d3.Cursor
@@ -224,8 +225,8 @@ func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := in.hub.Subscribe(context.Background(), "alice", c.project, &c.cursor)
-			var de *dynamo.Error
-			if !errors.As(err, &de) || de.Code != dynamo.EINVALID {
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Code != domain.EINVALID {
 				t.Errorf("got %v, want EINVALID", err)
 			}
 		})
@@ -241,7 +242,7 @@ func TestAReplayLongerThanTheBufferWaitsForTheSubscriber(t *testing.T) {
 	first := subscribe(t, in.hub, "alice", web, nil)
 	var seen []*live.Delivery
 	for i := range 5 * buffer {
-		mustPublish(t, in.b, event(web, dynamo.EventTaskUpdated, fmt.Sprint(i)))
+		mustPublish(t, in.b, event(web, domain.EventTaskUpdated, fmt.Sprint(i)))
 		seen = append(seen, next(t, first)) // read at once: never behind
 	}
 	resumed := subscribe(t, in.hub, "bob", web, &seen[0].Cursor)
@@ -260,7 +261,7 @@ func TestAReplayLongerThanTheBufferWaitsForTheSubscriber(t *testing.T) {
 			t.Fatalf("replayed event %d is %s@%d, want %s@%d", i, d.Event.ID, d.Seq, want.Event.ID, want.Seq)
 		}
 	}
-	last := event(web, dynamo.EventProjectUpdated, web.ID)
+	last := event(web, domain.EventProjectUpdated, web.ID)
 	mustPublish(t, in.b, last)
 	if d := next(t, resumed); d.Event.ID != last.ID {
 		t.Errorf("after the replay got %s, want the live %s", d.Event.ID, last.ID)
@@ -275,7 +276,7 @@ func TestASlowSubscriberIsCutOffWithoutHarmToOthers(t *testing.T) {
 	slow := subscribe(t, in.hub, "bob", web, nil)
 	fast := subscribe(t, in.hub, "carol", web, nil)
 	for i := range 5 {
-		ev := event(web, dynamo.EventTaskUpdated, fmt.Sprint(i))
+		ev := event(web, domain.EventTaskUpdated, fmt.Sprint(i))
 		mustPublish(t, in.b, ev)
 		if d := next(t, fast); d.Event.ID != ev.ID {
 			t.Fatalf("the fast subscriber got %s, want %s", d.Event.ID, ev.ID)

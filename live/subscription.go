@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Subscription is one subscriber's stream of a project's events. Its
@@ -52,8 +52,8 @@ const replayRecheck = time.Second
 
 // recentlyChecked reports whether, during the replay, a check found the
 // viewer a member within replayRecheck and ev changes no membership.
-func (s *Subscription) recentlyChecked(ev *dynamo.Event) bool {
-	if ev.Kind == dynamo.EventMemberRemoved || ev.Kind == dynamo.EventProjectDeleted {
+func (s *Subscription) recentlyChecked(ev *domain.Event) bool {
+	if ev.Kind == domain.EventMemberRemoved || ev.Kind == domain.EventProjectDeleted {
 		return false
 	}
 	s.mu.Lock()
@@ -111,13 +111,13 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 	if after != nil {
 		info, err := h.b.stream.Info(cctx)
 		if err != nil {
-			return nil, &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+			return nil, &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 		}
 		switch {
 		case from > info.State.LastSeq:
-			return nil, dynamo.Errorf(dynamo.EINVALID, "after is not a cursor of this server's events")
+			return nil, domain.Errorf(domain.EINVALID, "after is not a cursor of this server's events")
 		case from+1 < info.State.FirstSeq: // the event after the cursor was removed: some may be lost
-			return nil, dynamo.Errorf(dynamo.EINVALID,
+			return nil, domain.Errorf(domain.EINVALID,
 				"after is older than the events this server keeps; fetch the project again and subscribe without after")
 		}
 	}
@@ -160,7 +160,7 @@ func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 	case err != nil:
-		s.end(&dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err})
+		s.end(&domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err})
 		return
 	default:
 		upTo = last.Sequence
@@ -201,12 +201,12 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 	cons, err := s.h.b.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj},
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from + 1})
 	if err != nil {
-		return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+		return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 	}
 	// At most a buffer's worth of events fetched ahead of the subscriber.
 	it, err := cons.Messages(jetstream.PullMaxMessages(min(s.h.cfg.Buffer, 500)))
 	if err != nil {
-		return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+		return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 	}
 	defer it.Stop()
 	stop := context.AfterFunc(ctx, it.Stop)
@@ -217,7 +217,7 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 			if ctx.Err() != nil {
 				return errShutdown
 			}
-			return &dynamo.Error{Code: dynamo.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+			return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 		}
 		md, err := msg.Metadata()
 		if err != nil {
@@ -254,7 +254,7 @@ func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo 
 // membership item without it (none is written so; only a hand-made import
 // could lack it) counts from the project's creation: no event of the
 // project precedes it.
-func membershipStart(p *dynamo.Project, m *dynamo.Member) time.Time {
+func membershipStart(p *domain.Project, m *domain.Member) time.Time {
 	if !m.JoinedAt.IsZero() {
 		return m.JoinedAt
 	}
@@ -280,11 +280,11 @@ func (s *Subscription) admit(d *Delivery) bool {
 	}
 	own := ev.SubjectID == s.viewer
 	switch {
-	case own && ev.Kind == dynamo.EventMemberAdded:
+	case own && ev.Kind == domain.EventMemberAdded:
 		s.out = false
 	case s.out:
 		return false
-	case own && ev.Kind == dynamo.EventMemberRemoved:
+	case own && ev.Kind == domain.EventMemberRemoved:
 		s.out = true // delivered: deliver ends the stream unless they are a member again
 	}
 	return true

@@ -31,8 +31,9 @@ type Store struct {
 	Endpoint string
 	http     *http.Server
 
-	gate   sync.RWMutex  // writes hold it shared; HoldWrites exclusively
-	writes atomic.Uint64 // write calls served
+	gate    sync.RWMutex            // writes hold it shared; HoldWrites exclusively
+	writes  atomic.Uint64           // write calls served
+	journal atomic.Pointer[journal] // nil until StartJournal (journal.go)
 }
 
 // Start starts an embedded store on a free loopback port.
@@ -48,7 +49,9 @@ func Start() (*Store, error) {
 }
 
 // serve passes calls on to minidyn, counting the writes, and holding them
-// back while HoldWrites is in force.
+// back while HoldWrites is in force. With a journal (StartJournal), a
+// write is answered once it is journaled: every write to the store passes
+// here.
 func (e *Store) serve(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	switch target[strings.LastIndexByte(target, '.')+1:] {
@@ -57,6 +60,10 @@ func (e *Store) serve(w http.ResponseWriter, r *http.Request) {
 		e.gate.RLock()
 		defer e.gate.RUnlock()
 		defer e.writes.Add(1)
+		if j := e.journal.Load(); j != nil {
+			e.journaled(j, w, r)
+			return
+		}
 	}
 	e.Server.ServeHTTP(w, r)
 }
@@ -102,6 +109,12 @@ func noTTL(o *dynamodb.Options) {
 	})
 }
 
-// Close stops the embedded store at once, dropping its connections; its
-// data is gone.
-func (e *Store) Close() error { return e.http.Close() }
+// Close stops the embedded store at once, dropping its connections, and
+// closes its journal; the data is gone from memory.
+func (e *Store) Close() error {
+	err := e.http.Close()
+	if jerr := e.closeJournal(); err == nil {
+		err = jerr
+	}
+	return err
+}

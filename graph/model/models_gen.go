@@ -4,7 +4,7 @@ package model
 
 import (
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 type AddCommentInput struct {
@@ -14,13 +14,13 @@ type AddCommentInput struct {
 
 type CommentConnection struct {
 	Edges    []*CommentEdge    `json:"edges"`
-	Nodes    []*dynamo.Comment `json:"nodes"`
+	Nodes    []*domain.Comment `json:"nodes"`
 	PageInfo *PageInfo         `json:"pageInfo"`
 }
 
 type CommentEdge struct {
 	Cursor string          `json:"cursor"`
-	Node   *dynamo.Comment `json:"node"`
+	Node   *domain.Comment `json:"node"`
 }
 
 type CreateProjectInput struct {
@@ -32,7 +32,7 @@ type CreateTaskInput struct {
 	ProjectID   string                          `json:"projectId"`
 	Title       string                          `json:"title"`
 	Description graphql.Omittable[*string]      `json:"description,omitempty"`
-	DueDate     graphql.Omittable[*dynamo.Date] `json:"dueDate,omitempty"`
+	DueDate     graphql.Omittable[*domain.Date] `json:"dueDate,omitempty"`
 	// Must be a member of the project.
 	AssigneeID graphql.Omittable[*string]  `json:"assigneeId,omitempty"`
 	Tags       graphql.Omittable[[]string] `json:"tags,omitempty"`
@@ -48,13 +48,13 @@ type PageInfo struct {
 
 type ProjectConnection struct {
 	Edges    []*ProjectEdge    `json:"edges"`
-	Nodes    []*dynamo.Project `json:"nodes"`
+	Nodes    []*domain.Project `json:"nodes"`
 	PageInfo *PageInfo         `json:"pageInfo"`
 }
 
 type ProjectEdge struct {
 	Cursor string          `json:"cursor"`
-	Node   *dynamo.Project `json:"node"`
+	Node   *domain.Project `json:"node"`
 }
 
 type Query struct {
@@ -65,13 +65,13 @@ type Subscription struct {
 
 type TaskConnection struct {
 	Edges    []*TaskEdge    `json:"edges"`
-	Nodes    []*dynamo.Task `json:"nodes"`
+	Nodes    []*domain.Task `json:"nodes"`
 	PageInfo *PageInfo      `json:"pageInfo"`
 }
 
 type TaskEdge struct {
 	Cursor string       `json:"cursor"`
-	Node   *dynamo.Task `json:"node"`
+	Node   *domain.Task `json:"node"`
 }
 
 type UpdateProfileInput struct {
@@ -90,8 +90,8 @@ type UpdateTaskInput struct {
 	ID          string                                `json:"id"`
 	Title       graphql.Omittable[*string]            `json:"title,omitempty"`
 	Description graphql.Omittable[*string]            `json:"description,omitempty"`
-	Status      graphql.Omittable[*dynamo.TaskStatus] `json:"status,omitempty"`
-	DueDate     graphql.Omittable[*dynamo.Date]       `json:"dueDate,omitempty"`
+	Status      graphql.Omittable[*domain.TaskStatus] `json:"status,omitempty"`
+	DueDate     graphql.Omittable[*domain.Date]       `json:"dueDate,omitempty"`
 	AssigneeID  graphql.Omittable[*string]            `json:"assigneeId,omitempty"`
 	// Replaces the task's whole tag set.
 	Tags graphql.Omittable[[]string] `json:"tags,omitempty"`

@@ -1,5 +1,5 @@
 package model
 
-// Node is any object with a global id: *dynamo.User, *dynamo.Project,
-// *dynamo.Task or *dynamo.Comment. The domain types need no marker method.
+// Node is any object with a global id: *domain.User, *domain.Project,
+// *domain.Task or *domain.Comment. The domain types need no marker method.
 type Node interface{}

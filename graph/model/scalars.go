@@ -1,5 +1,5 @@
 // Package model holds the GraphQL-only types: connections, inputs and the
-// Date and Time scalars. The domain types live in package dynamo.
+// Date and Time scalars. The domain types live in package domain.
 package model
 
 import (
@@ -11,21 +11,21 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // MarshalDate writes a Date as "YYYY-MM-DD".
-func MarshalDate(d dynamo.Date) graphql.Marshaler {
+func MarshalDate(d domain.Date) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(d.String())) })
 }
 
 // UnmarshalDate reads a "YYYY-MM-DD" date that exists on the calendar.
-func UnmarshalDate(v any) (dynamo.Date, error) {
+func UnmarshalDate(v any) (domain.Date, error) {
 	s, ok := v.(string)
 	if !ok {
-		return dynamo.Date{}, dynamo.Errorf(dynamo.EINVALID, "a Date is a string of the form YYYY-MM-DD, not %T", v)
+		return domain.Date{}, domain.Errorf(domain.EINVALID, "a Date is a string of the form YYYY-MM-DD, not %T", v)
 	}
-	return dynamo.ParseDate(s)
+	return domain.ParseDate(s)
 }
 
 // MarshalTime writes an instant in RFC 3339, in UTC.
@@ -39,11 +39,11 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, dynamo.Errorf(dynamo.EINVALID, "a Time is an RFC 3339 string, not %T", v)
+		return time.Time{}, domain.Errorf(domain.EINVALID, "a Time is an RFC 3339 string, not %T", v)
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
-		return time.Time{}, dynamo.Errorf(dynamo.EINVALID, "%q is not an RFC 3339 time in years 0000-9999 UTC", s)
+		return time.Time{}, domain.Errorf(domain.EINVALID, "%q is not an RFC 3339 time in years 0000-9999 UTC", s)
 	}
 	return t.UTC(), nil
 }
@@ -81,7 +81,7 @@ func UnmarshalInt(v any) (int, error) {
 		n, ok = int64(v), v == math.Trunc(v) && math.Abs(v) <= 1<<53
 	}
 	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
-		return 0, dynamo.Errorf(dynamo.EINVALID, "an Int is a whole number from %d to %d, not %s", math.MinInt32, math.MaxInt32, ShowInput(v))
+		return 0, domain.Errorf(domain.EINVALID, "an Int is a whole number from %d to %d, not %s", math.MinInt32, math.MaxInt32, ShowInput(v))
 	}
 	return int(n), nil
 }
@@ -93,7 +93,7 @@ func MarshalString(s string) graphql.Marshaler { return graphql.MarshalString(s)
 func UnmarshalString(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", dynamo.Errorf(dynamo.EINVALID, "a String is a string, not %s", ShowInput(v))
+		return "", domain.Errorf(domain.EINVALID, "a String is a string, not %s", ShowInput(v))
 	}
 	return s, nil
 }
@@ -105,30 +105,30 @@ func MarshalBoolean(b bool) graphql.Marshaler { return graphql.MarshalBoolean(b)
 func UnmarshalBoolean(v any) (bool, error) {
 	b, ok := v.(bool)
 	if !ok {
-		return false, dynamo.Errorf(dynamo.EINVALID, "a Boolean is true or false, not %s", ShowInput(v))
+		return false, domain.Errorf(domain.EINVALID, "a Boolean is true or false, not %s", ShowInput(v))
 	}
 	return b, nil
 }
 
 // TaskStatuses are the values of the TaskStatus enum.
-var TaskStatuses = []dynamo.TaskStatus{dynamo.StatusTodo, dynamo.StatusInProgress, dynamo.StatusDone}
+var TaskStatuses = []domain.TaskStatus{domain.StatusTodo, domain.StatusInProgress, domain.StatusDone}
 
 // MarshalTaskStatus writes a TaskStatus (null for a value it does not have).
-func MarshalTaskStatus(s dynamo.TaskStatus) graphql.Marshaler { return marshalEnum(s, TaskStatuses) }
+func MarshalTaskStatus(s domain.TaskStatus) graphql.Marshaler { return marshalEnum(s, TaskStatuses) }
 
 // UnmarshalTaskStatus reads a TaskStatus: exactly one of its names.
-func UnmarshalTaskStatus(v any) (dynamo.TaskStatus, error) {
+func UnmarshalTaskStatus(v any) (domain.TaskStatus, error) {
 	return unmarshalEnum("TaskStatus", v, TaskStatuses)
 }
 
 // ProjectRoles are the values of the ProjectRole enum.
-var ProjectRoles = []dynamo.Role{dynamo.RoleOwner, dynamo.RoleMember}
+var ProjectRoles = []domain.Role{domain.RoleOwner, domain.RoleMember}
 
 // MarshalProjectRole writes a ProjectRole (null for a value it does not have).
-func MarshalProjectRole(r dynamo.Role) graphql.Marshaler { return marshalEnum(r, ProjectRoles) }
+func MarshalProjectRole(r domain.Role) graphql.Marshaler { return marshalEnum(r, ProjectRoles) }
 
 // UnmarshalProjectRole reads a ProjectRole: exactly one of its names.
-func UnmarshalProjectRole(v any) (dynamo.Role, error) {
+func UnmarshalProjectRole(v any) (domain.Role, error) {
 	return unmarshalEnum("ProjectRole", v, ProjectRoles)
 }
 
@@ -146,7 +146,7 @@ func unmarshalEnum[T ~string](enum string, v any, values []T) (T, error) {
 	if s, ok := v.(string); ok && slices.Contains(values, T(s)) {
 		return T(s), nil
 	}
-	return "", dynamo.Errorf(dynamo.EINVALID, "Value %s does not exist in %q enum", ShowInput(v), enum)
+	return "", domain.Errorf(domain.EINVALID, "Value %s does not exist in %q enum", ShowInput(v), enum)
 }
 
 // ShowInput writes a value a client sent as JSON for an error message,

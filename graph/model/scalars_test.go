@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -21,15 +21,15 @@ var enumFuncs = map[string]struct {
 }{
 	"TaskStatus": {
 		func(v any) (string, error) { s, err := model.UnmarshalTaskStatus(v); return string(s), err },
-		func(s string) string { return marshal(model.MarshalTaskStatus(dynamo.TaskStatus(s))) },
+		func(s string) string { return marshal(model.MarshalTaskStatus(domain.TaskStatus(s))) },
 	},
 	"ProjectRole": {
 		func(v any) (string, error) { r, err := model.UnmarshalProjectRole(v); return string(r), err },
-		func(s string) string { return marshal(model.MarshalProjectRole(dynamo.Role(s))) },
+		func(s string) string { return marshal(model.MarshalProjectRole(domain.Role(s))) },
 	},
 	"ProjectEventKind": {
 		func(v any) (string, error) { k, err := model.UnmarshalProjectEventKind(v); return string(k), err },
-		func(s string) string { return marshal(model.MarshalProjectEventKind(dynamo.EventKind(s))) },
+		func(s string) string { return marshal(model.MarshalProjectEventKind(domain.EventKind(s))) },
 	},
 }
 

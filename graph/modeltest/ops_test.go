@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -17,7 +17,7 @@ import (
 
 func modelPick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
-var modelToday = dynamo.DateOf(testenv.Now)
+var modelToday = domain.DateOf(testenv.Now)
 
 func (m *modelRun) randDate() string {
 	if m.rng.IntN(12) == 0 {
@@ -121,7 +121,7 @@ func (m *modelRun) opCreateProject(fail bool) *modelOp {
 		p := &modelProject{id: v.ID, owner: op.viewer, name: name, members: map[string]bool{op.viewer: true}}
 		m.projects = append(m.projects, p)
 		op.keyed = func() *modelKeyed { return &modelKeyed{field: "createProject", vars: op.vars, id: p.id, p: p} }
-		if v.Owner.ID != op.viewer || v.Name != name || dynamo.KindOf(v.ID) != dynamo.KindProject {
+		if v.Owner.ID != op.viewer || v.Name != name || domain.KindOf(v.ID) != domain.KindProject {
 			m.violate("createProject by %s returned %s", op.viewer, testenv.ShortJSON(v))
 		}
 		m.checkMembers("createProject", v.modelMembersView, p)

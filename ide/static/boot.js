@@ -1,6 +1,7 @@
 // Starts GraphiQL in #graphiql against the endpoint in its data-endpoint
 // attribute, with the headers of its data-headers attribute (a JSON object)
-// in the headers pane. A file of its own, not an inline script, so that the
+// in the headers pane and, on a first visit (no saved tabs), the query of
+// its data-query attribute in the editor. A file of its own, not an inline script, so that the
 // page's Content-Security-Policy can allow scripts from the server only.
 (function () {
   'use strict';
@@ -24,6 +25,7 @@
       isHeadersEditorEnabled: true,
       shouldPersistHeaders: true,
       headers: hasHeaders ? JSON.stringify(headers, null, 2) : undefined,
+      defaultQuery: root.dataset.query || undefined,
       defaultEditorToolsVisibility: hasHeaders ? 'headers' : undefined,
       inputValueDeprecation: true,
     }),

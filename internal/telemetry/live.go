@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Live updates and the store's background work: the metrics of
@@ -14,7 +15,7 @@ import (
 // made outside any request (the outbox sweep, the cleanup worker).
 
 // countCall counts a finished DynamoDB call in the call metrics.
-func (t *Telemetry) countCall(c *dynamo.CallInfo, outcome string) {
+func (t *Telemetry) countCall(c *client.Call, outcome string) {
 	m := t.m
 	if m == nil {
 		return
@@ -43,7 +44,7 @@ func (t *Telemetry) countCall(c *dynamo.CallInfo, outcome string) {
 // each time, of little use).
 type background struct{ t *Telemetry }
 
-func (b background) ObserveCall(_ context.Context, c *dynamo.CallInfo) {
+func (b background) ObserveCall(_ context.Context, c *client.Call) {
 	b.t.countCall(c, callOutcome(c.Err))
 }
 
@@ -55,7 +56,7 @@ func (t *Telemetry) Background(ctx context.Context) context.Context {
 	if !t.Metrics() {
 		return ctx
 	}
-	return dynamo.WithCallObserver(ctx, background{t})
+	return client.WithObserver(ctx, background{t})
 }
 
 // EventSink wraps the store's event sink (dynamo.Store.Events) to count the
@@ -63,7 +64,7 @@ func (t *Telemetry) Background(ctx context.Context) context.Context {
 // own event (its context is a request's), "sweep" when the outbox sweep
 // publishes one whose publication failed or was lost; and by outcome (OK,
 // error). sink itself when metrics are off or sink is nil.
-func (t *Telemetry) EventSink(sink dynamo.EventSink) dynamo.EventSink {
+func (t *Telemetry) EventSink(sink domain.EventSink) domain.EventSink {
 	if !t.Metrics() || sink == nil {
 		return sink
 	}
@@ -71,11 +72,11 @@ func (t *Telemetry) EventSink(sink dynamo.EventSink) dynamo.EventSink {
 }
 
 type countingSink struct {
-	sink dynamo.EventSink
+	sink domain.EventSink
 	t    *Telemetry
 }
 
-func (s countingSink) Publish(ctx context.Context, ev *dynamo.Event) error {
+func (s countingSink) Publish(ctx context.Context, ev *domain.Event) error {
 	err := s.sink.Publish(ctx, ev)
 	source, outcome := "sweep", "OK"
 	if FromContext(ctx) != nil {

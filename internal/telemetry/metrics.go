@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -180,9 +180,9 @@ func (t *Telemetry) StartBatch(ctx context.Context, loader string, keys int) (co
 	return ctx, func() { span.End() }
 }
 
-// ObserveCall reports a DynamoDB call (dynamo.CallObserver): the call
+// ObserveCall reports a DynamoDB call (client.Observer): the call
 // metrics and, with tracing, a client span over the call, retries included.
-func (t *Telemetry) ObserveCall(ctx context.Context, c *dynamo.CallInfo) {
+func (t *Telemetry) ObserveCall(ctx context.Context, c *client.Call) {
 	if t == nil {
 		return
 	}

@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/felixge/httpsnoop"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -194,7 +194,7 @@ func FromContext(ctx context.Context) *Telemetry {
 // (its parent from a W3C traceparent header, and the response carrying the
 // request's traceparent); with metrics, the in-flight gauge and the
 // responses by status. The request's context carries t (FromContext) and
-// observes its DynamoDB calls (dynamo.WithCallObserver). A WebSocket or
+// observes its DynamoDB calls (client.WithObserver). A WebSocket or
 // server-sent-events stream (streamTransport) lasts as long as its
 // subscriptions: it gets no span of its own (its traceparent, if any, is
 // still the parent of its operations' spans) and counts in
@@ -204,7 +204,7 @@ func (t *Telemetry) Handler(next http.Handler) http.Handler {
 		return next
 	}
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := dynamo.WithCallObserver(context.WithValue(r.Context(), ctxKey{}, t), t)
+		ctx := client.WithObserver(context.WithValue(r.Context(), ctxKey{}, t), t)
 		if t.tracing {
 			t.prop.Inject(ctx, propagation.HeaderCarrier(w.Header()))
 		}

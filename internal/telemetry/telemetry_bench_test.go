@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -47,7 +47,7 @@ func BenchmarkRequest(b *testing.B) {
 				tel := FromContext(ctx)
 				bctx, end := tel.StartBatch(ctx, "objects", 3)
 				for range 2 {
-					tel.ObserveCall(bctx, &dynamo.CallInfo{Operation: "Query", Table: "t", Start: now, End: now, Attempts: 1, ReadUnits: 1})
+					tel.ObserveCall(bctx, &client.Call{Operation: "Query", Table: "t", Start: now, End: now, Attempts: 1, ReadUnits: 1})
 				}
 				end()
 				tel.ObserveOperation(Operation{Name: "Dashboard", Type: "query", Outcome: "OK", Seconds: 0.01, ReadUnits: 2})

@@ -4,15 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // Day returns the date n days after Now (n may be negative), as YYYY-MM-DD.
 func Day(n int) string { return DayPtr(n).String() }
 
 // DayPtr returns the date n days after Now (n may be negative).
-func DayPtr(n int) *dynamo.Date {
-	d := dynamo.DateOf(Now).AddDays(n)
+func DayPtr(n int) *domain.Date {
+	d := domain.DateOf(Now).AddDays(n)
 	return &d
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
 
@@ -138,9 +139,9 @@ func (c *checker) task(it map[string]any) {
 	if c.item(dynamo.ProjectItemKey(pid)) == nil {
 		c.violate("orphan task %s of project %s (no project)", id, pid)
 	}
-	t := &dynamo.Task{ID: id, ProjectID: pid, Status: dynamo.TaskStatus(str(it, "status"))}
+	t := &domain.Task{ID: id, ProjectID: pid, Status: domain.TaskStatus(str(it, "status"))}
 	if due := str(it, "dueDate"); due != "" {
-		d, err := dynamo.ParseDate(due)
+		d, err := domain.ParseDate(due)
 		if err != nil {
 			c.violate("task %s: due date %q is no date", id, due)
 		}
@@ -228,7 +229,7 @@ func (c *checker) linkCopy(k [2]string, link, task map[string]any) {
 func (c *checker) comment(it map[string]any, profiles map[string]bool) {
 	id, tid := str(it, "id"), str(it, "taskId")
 	c.keys(it, "comment", pair(dynamo.CommentItemKey(id)))
-	if of, err := dynamo.ParseCommentID(id); err != nil || of != tid {
+	if of, err := domain.ParseCommentID(id); err != nil || of != tid {
 		c.violate("comment %s: no comment id of its task %s", id, tid)
 	}
 	if c.item(dynamo.TaskItemKey(tid)) == nil {
@@ -243,14 +244,14 @@ func (c *checker) idempotency(it map[string]any) {
 	op, result, project := str(it, "op"), str(it, "result"), str(it, "project")
 	_, sk := dynamo.IdempotencyItemKey("", "", op)
 	exp, err := strconv.ParseInt(str(it, "expiresAt"), 10, 64)
-	switch kind := dynamo.KindOf(result); {
+	switch kind := domain.KindOf(result); {
 	case op == "" || str(it, "SK") != sk:
 		c.violate("idempotency record %s %s: op %q", str(it, "PK"), str(it, "SK"), op)
 	case str(it, "digest") == "":
 		c.violate("idempotency record %s %s has no digest", str(it, "PK"), str(it, "SK"))
-	case kind != dynamo.KindProject && kind != dynamo.KindTask && kind != dynamo.KindComment:
+	case kind != domain.KindProject && kind != domain.KindTask && kind != domain.KindComment:
 		c.violate("idempotency record %s %s: result %q is no project, task or comment id", str(it, "PK"), str(it, "SK"), result)
-	case project != "" && dynamo.KindOf(project) != dynamo.KindProject:
+	case project != "" && domain.KindOf(project) != domain.KindProject:
 		c.violate("idempotency record %s %s: project %q is no project id", str(it, "PK"), str(it, "SK"), project)
 	case err != nil || exp <= 0:
 		c.violate("idempotency record %s %s: expiresAt %v", str(it, "PK"), str(it, "SK"), it["expiresAt"])
@@ -259,16 +260,16 @@ func (c *checker) idempotency(it map[string]any) {
 
 // eventSnapshots says which snapshots (task, comment, project) each event
 // kind carries.
-var eventSnapshots = map[dynamo.EventKind][3]bool{
-	dynamo.EventProjectUpdated: {false, false, true},
-	dynamo.EventProjectDeleted: {false, false, false},
-	dynamo.EventMemberAdded:    {false, false, true},
-	dynamo.EventMemberRemoved:  {false, false, true},
-	dynamo.EventTaskCreated:    {true, false, false},
-	dynamo.EventTaskUpdated:    {true, false, false},
-	dynamo.EventTaskDeleted:    {false, false, false},
-	dynamo.EventCommentAdded:   {true, true, false},
-	dynamo.EventCommentDeleted: {true, false, false},
+var eventSnapshots = map[domain.EventKind][3]bool{
+	domain.EventProjectUpdated: {false, false, true},
+	domain.EventProjectDeleted: {false, false, false},
+	domain.EventMemberAdded:    {false, false, true},
+	domain.EventMemberRemoved:  {false, false, true},
+	domain.EventTaskCreated:    {true, false, false},
+	domain.EventTaskUpdated:    {true, false, false},
+	domain.EventTaskDeleted:    {false, false, false},
+	domain.EventCommentAdded:   {true, true, false},
+	domain.EventCommentDeleted: {true, false, false},
 }
 
 func (c *checker) outbox(it map[string]any) {
@@ -278,7 +279,7 @@ func (c *checker) outbox(it map[string]any) {
 		c.violate("outbox item %s %s has no payload", pk, sk)
 		return
 	}
-	pid, kind := str(pl, "projectId"), dynamo.EventKind(str(pl, "kind"))
+	pid, kind := str(pl, "projectId"), domain.EventKind(str(pl, "kind"))
 	at, err := time.Parse(time.RFC3339Nano, str(pl, "at"))
 	exp, experr := strconv.ParseInt(str(it, "expiresAt"), 10, 64)
 	want, known := eventSnapshots[kind]
@@ -294,7 +295,7 @@ func (c *checker) outbox(it map[string]any) {
 		c.violate("outbox item %s %s: expiresAt %v", pk, sk, it["expiresAt"])
 	case !known:
 		c.violate("outbox item %s %s: kind %q", pk, sk, kind)
-	case dynamo.KindOf(pid) != dynamo.KindProject:
+	case domain.KindOf(pid) != domain.KindProject:
 		c.violate("outbox item %s %s: project %q is no project id", pk, sk, pid)
 	case str(pl, "actorId") == "" || str(pl, "subjectId") == "":
 		c.violate("outbox item %s %s: no actor or subject", pk, sk)

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -25,9 +26,9 @@ const missing = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 // the cases corrupt.
 type checked struct {
 	e       *testenv.Env
-	task    *dynamo.Task // a task with a due date, an assignee and tags
+	task    *domain.Task // a task with a due date, an assignee and tags
 	member  string       // a member of its project who is not its owner
-	comment *dynamo.Comment
+	comment *domain.Comment
 	idemPK  string // the record of alice's addComment, key "k1"
 	idemSK  string
 	// outboxPK, outboxSK: the outbox item of an updateTask whose event the
@@ -36,9 +37,9 @@ type checked struct {
 }
 
 // refusingSink is an event sink that is down.
-type refusingSink struct{ got []*dynamo.Event }
+type refusingSink struct{ got []*domain.Event }
 
-func (r *refusingSink) Publish(_ context.Context, ev *dynamo.Event) error {
+func (r *refusingSink) Publish(_ context.Context, ev *domain.Event) error {
 	r.got = append(r.got, ev)
 	return errors.New("down")
 }
@@ -59,7 +60,7 @@ func newChecked(t *testing.T) *checked {
 		}
 	}
 	for _, m := range seed.Members {
-		if m.ProjectID == c.task.ProjectID && m.Role == dynamo.RoleMember {
+		if m.ProjectID == c.task.ProjectID && m.Role == domain.RoleMember {
 			c.member = m.UserID
 		}
 	}
@@ -86,7 +87,7 @@ func newChecked(t *testing.T) *checked {
 	sink := &refusingSink{}
 	e.Store.Events = sink
 	_, err := e.Store.UpdateTask(context.Background(), *c.task.AssigneeID, dynamo.TaskPatch{ID: c.task.ID,
-		Title: dynamo.Opt[*string]{Set: true, Value: testenv.Ptr("evented")}})
+		Title: domain.Opt[*string]{Set: true, Value: testenv.Ptr("evented")}})
 	e.Store.Events = nil
 	if err != nil || len(sink.got) != 1 {
 		t.Fatalf("updateTask with the sink down: %v, %d events", err, len(sink.got))
@@ -188,7 +189,7 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 		}, "GSI1 keys"},
 		{"task GSI2 partition of another status", func(t *testing.T, c *checked) {
 			done := *c.task
-			done.Status = map[bool]dynamo.TaskStatus{true: dynamo.StatusTodo, false: dynamo.StatusDone}[c.task.Status == dynamo.StatusDone]
+			done.Status = map[bool]domain.TaskStatus{true: domain.StatusTodo, false: domain.StatusDone}[c.task.Status == domain.StatusDone]
 			_, _, pk2, _ := dynamo.TaskIndexKeys(&done)
 			pk, sk := dynamo.TaskItemKey(c.task.ID)
 			c.set(t, pk, sk, "GSI2PK", s(pk2))
@@ -212,7 +213,7 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 			c.del(t, [2]string{pk, sk})
 		}, "has no tag link"},
 		{"orphan tag link", func(t *testing.T, c *checked) {
-			ghost := &dynamo.Task{ID: "tsk#" + missing, ProjectID: c.task.ProjectID}
+			ghost := &domain.Task{ID: "tsk#" + missing, ProjectID: c.task.ProjectID}
 			pk, sk, g1pk, g1sk := dynamo.TagLinkKeys(ghost, "ghost")
 			c.put(t, map[string]string{"PK": pk, "SK": sk, "GSI1PK": g1pk, "GSI1SK": g1sk, "type": "TAG", "taskId": ghost.ID})
 		}, "orphan tag link"},

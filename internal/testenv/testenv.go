@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +19,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -55,7 +58,7 @@ func Embedded(tb testing.TB) *embedded.Store {
 }
 
 // Calls counts DynamoDB calls by operation name.
-type Calls = dynamo.Calls
+type Calls = client.Calls
 
 // Env is one test's server: a fresh table, the real handler, a fixed clock.
 // The client, the store and the handler are wired as in production
@@ -94,14 +97,14 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	switch b {
 	case Minidyn:
 		e.Emb = Embedded(tb)
-		e.Client = e.Emb.Client(wire.ClientOptions(count)...)
+		e.Client = e.Emb.Client(client.Options(count)...)
 	case Dynalite:
 		ep := os.Getenv("DYNALITE_ENDPOINT")
 		if ep == "" {
 			tb.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
 		}
 		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, wire.ClientOptions(count)...)
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, client.Options(count)...)
 	}
 	// A run id keeps tables apart when several runs share one dynalite.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
@@ -281,7 +284,7 @@ type Seed struct {
 func (e *Env) MustSeed() *Seed {
 	e.TB.Helper()
 	d := e.Store.Demo(Now)
-	d.Users = append(d.Users, &dynamo.User{ID: "eve", Name: "Eve Outsider", CreatedAt: Now})
+	d.Users = append(d.Users, &domain.User{ID: "eve", Name: "Eve Outsider", CreatedAt: Now})
 	e.MustImport(d)
 	e.seed = &Seed{d}
 	return e.seed
@@ -298,7 +301,7 @@ func (e *Env) Seed() *Seed {
 }
 
 // Project returns the seeded project of that name.
-func (s *Seed) Project(name string) *dynamo.Project {
+func (s *Seed) Project(name string) *domain.Project {
 	for _, p := range s.Projects {
 		if p.Name == name {
 			return p
@@ -308,7 +311,7 @@ func (s *Seed) Project(name string) *dynamo.Project {
 }
 
 // Task returns the seeded task of that title.
-func (s *Seed) Task(title string) *dynamo.Task {
+func (s *Seed) Task(title string) *domain.Task {
 	for _, t := range s.Tasks {
 		if t.Title == title {
 			return t

@@ -1,10 +1,11 @@
 // Package wire is the one place where the server's parts are put together:
 // the DynamoDB client's options, the store on that client and the GraphQL
-// handler in front of it. The server (package main), the benchmarks (bench)
-// and the tests (internal/testenv) all wire through it, so what they measure
-// and test is what runs in production. They add what they need after the
-// production options (call counters, a gate, fault injection); a caller that
-// needs another retry policy appends its own dynamo.RetryPolicy, which
+// handler in front of it, and the lifecycle of an instance (App). The server
+// (package main), the benchmarks (bench) and the tests (internal/testenv)
+// all wire through it, so what they measure and test is what runs in
+// production. The client's options are client.Options; callers add what
+// they need after them (call counters, a gate, fault injection), and one
+// that needs another retry policy appends its own client.RetryPolicy, which
 // replaces the production one, and says why.
 package wire
 
@@ -19,26 +20,6 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/live"
 )
-
-// The production retry policy (dynamo.RetryPolicy): five attempts, backoff
-// at most two seconds; a request's time limit (graph.Options.Timeout) bounds
-// the whole.
-const (
-	RetryAttempts   = 5
-	RetryMaxBackoff = 2 * time.Second
-)
-
-// ClientOptions returns the DynamoDB client options of the server, then
-// extra: calls counted per request (dynamo.CountCalls, for the log and
-// -debug), consumed capacity requested on every call and added to those
-// counts (dynamo.Capacity), request deadlines (dynamo.Deadlines), the HTTP
-// client's connection pool (dynamo.TuneHTTP), the retry policy and a leaner
-// middleware stack (Lean). An extra option that replaces the HTTP client
-// must wrap the tuned one (o.HTTPClient).
-func ClientOptions(extra ...func(*dynamodb.Options)) []func(*dynamodb.Options) {
-	return append([]func(*dynamodb.Options){dynamo.CountCalls, dynamo.Capacity, dynamo.Deadlines, dynamo.TuneHTTP,
-		dynamo.RetryPolicy(RetryAttempts, RetryMaxBackoff), Lean}, extra...)
-}
 
 // NewStore returns the store on the named table through db, logging to log
 // (nil: slog.Default()) and reading the clock now (nil: time.Now): the clock

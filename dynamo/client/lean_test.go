@@ -1,4 +1,4 @@
-package wire
+package client
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func stackOf(t *testing.T, endpoint string) ([]string, dynamodb.Options) {
 		final = *o
 	}
 	c := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}, ClientOptions(capture)...)
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}, Options(capture)...)
 	if _, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String("t")}); !errors.Is(err, errStop) {
 		t.Fatalf("Query: %v, want the capture's stop", err)
 	}
@@ -55,7 +55,7 @@ func TestLeanKeepsWhatProductionNeeds(t *testing.T) {
 		}
 	}
 	for _, kept := range []string{"Retry", "Signing", "GetIdentity", "ResolveEndpointV2", "ResolveAuthScheme", "OperationSerializer",
-		"OperationDeserializer", "taskgraphDeadline", "taskgraphCountCalls"} {
+		"OperationDeserializer", "taskgraphDeadline", "taskgraphRecord"} {
 		if !slices.Contains(ids, kept) {
 			t.Errorf("middleware %s is missing from the stack %v", kept, ids)
 		}
@@ -200,7 +200,7 @@ func TestOneWriteSendsTheSameBodyOnEveryRetry(t *testing.T) {
 	defer srv.Close()
 	quickRetry := func(o *dynamodb.Options) { o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond) }
 	c := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}, ClientOptions(quickRetry)...)
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}, Options(quickRetry)...)
 	if _, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String("t")}); err != nil {
 		t.Fatalf("Query: %v, want its retry to succeed", err)
 	}

@@ -1,10 +1,7 @@
-package dynamo
+package domain
 
 import (
-	"crypto/rand"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -20,7 +17,7 @@ const (
 	projectIDPrefix = "prj#"
 	taskIDPrefix    = "tsk#"
 	commentIDPrefix = "cmt#"
-	ulidLen         = 26
+	ULIDLen         = 26
 	maxUserIDLen    = 128
 )
 
@@ -49,7 +46,7 @@ func KindOf(id string) Kind {
 			return KindTask
 		}
 	case strings.HasPrefix(id, commentIDPrefix):
-		if _, _, err := parseCommentID(id); err == nil {
+		if _, _, err := SplitCommentID(id); err == nil {
 			return KindComment
 		}
 	default:
@@ -97,8 +94,8 @@ func invisible(r rune) bool {
 		!unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Zs) // Cn: unassigned
 }
 
-func parseULID(s string) (string, bool) {
-	if len(s) != ulidLen {
+func ParseULID(s string) (string, bool) {
+	if len(s) != ULIDLen {
 		return "", false
 	}
 	u, err := ulid.ParseStrict(s)
@@ -110,75 +107,52 @@ func parseULID(s string) (string, bool) {
 
 // ParseProjectID returns the ULID inside a project id. Returns EINVALID.
 func ParseProjectID(id string) (string, error) {
-	if u, ok := parseULID(strings.TrimPrefix(id, projectIDPrefix)); ok && strings.HasPrefix(id, projectIDPrefix) {
+	if u, ok := ParseULID(strings.TrimPrefix(id, projectIDPrefix)); ok && strings.HasPrefix(id, projectIDPrefix) {
 		return u, nil
 	}
-	return "", Errorf(EINVALID, "%q is not a project id", clip(id))
+	return "", Errorf(EINVALID, "%q is not a project id", Clip(id))
 }
 
 // ParseTaskID returns the ULID inside a task id. Returns EINVALID.
 func ParseTaskID(id string) (string, error) {
-	if u, ok := parseULID(strings.TrimPrefix(id, taskIDPrefix)); ok && strings.HasPrefix(id, taskIDPrefix) {
+	if u, ok := ParseULID(strings.TrimPrefix(id, taskIDPrefix)); ok && strings.HasPrefix(id, taskIDPrefix) {
 		return u, nil
 	}
-	return "", Errorf(EINVALID, "%q is not a task id", clip(id))
+	return "", Errorf(EINVALID, "%q is not a task id", Clip(id))
 }
 
 // parseCommentID returns the task and comment ULIDs inside a comment id.
-func parseCommentID(id string) (task, comment string, err error) {
+func SplitCommentID(id string) (task, comment string, err error) {
 	rest, ok := strings.CutPrefix(id, commentIDPrefix)
-	if ok && len(rest) == 2*ulidLen+1 && rest[ulidLen] == '#' {
-		t, ok1 := parseULID(rest[:ulidLen])
-		c, ok2 := parseULID(rest[ulidLen+1:])
+	if ok && len(rest) == 2*ULIDLen+1 && rest[ULIDLen] == '#' {
+		t, ok1 := ParseULID(rest[:ULIDLen])
+		c, ok2 := ParseULID(rest[ULIDLen+1:])
 		if ok1 && ok2 {
 			return t, c, nil
 		}
 	}
-	return "", "", Errorf(EINVALID, "%q is not a comment id", clip(id))
+	return "", "", Errorf(EINVALID, "%q is not a comment id", Clip(id))
 }
 
 // ParseCommentID checks a comment id and returns the id of its task.
 // Returns EINVALID.
 func ParseCommentID(id string) (taskID string, err error) {
-	t, _, err := parseCommentID(id)
+	t, _, err := SplitCommentID(id)
 	if err != nil {
 		return "", err
 	}
 	return taskIDPrefix + t, nil
 }
 
-func projectID(u string) string       { return projectIDPrefix + u }
-func taskID(u string) string          { return taskIDPrefix + u }
-func commentID(task, c string) string { return commentIDPrefix + task + "#" + c }
+func ProjectIDOf(u string) string       { return projectIDPrefix + u }
+func TaskIDOf(u string) string          { return taskIDPrefix + u }
+func CommentIDOf(task, c string) string { return commentIDPrefix + task + "#" + c }
 
 // clip shortens s for an error message.
-func clip(s string) string {
+func Clip(s string) string {
 	if utf8.RuneCountInString(s) <= 64 {
 		return s
 	}
 	r := []rune(s)
 	return string(r[:64]) + "…"
-}
-
-// idGen issues ULIDs that strictly increase within the process, even when
-// several are made in one millisecond or the clock steps back.
-type idGen struct {
-	mu      sync.Mutex
-	lastMS  uint64
-	entropy *ulid.MonotonicEntropy
-}
-
-func newIDGen() *idGen {
-	return &idGen{entropy: ulid.Monotonic(rand.Reader, 0)}
-}
-
-func (g *idGen) next(now time.Time) string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	ms := ulid.Timestamp(now)
-	if ms < g.lastMS {
-		ms = g.lastMS
-	}
-	g.lastMS = ms
-	return ulid.MustNew(ms, g.entropy).String()
 }

@@ -1,4 +1,4 @@
-package dynamo
+package domain
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestNameRefusesControlAndBidiCharacters(t *testing.T) {
 		{"invalid UTF-8", "a\xffb"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := name("title", c.in)
+			got, err := CleanName("title", c.in)
 			if err == nil {
 				t.Fatalf("name(%q) = %q, want an error", c.in, got)
 			}
@@ -41,7 +41,7 @@ func TestNameIsTrimmedAndNFC(t *testing.T) {
 		{"right-to-left text without controls", "\u05e9\u05dc\u05d5\u05dd", "\u05e9\u05dc\u05d5\u05dd"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := name("name", c.in)
+			got, err := CleanName("name", c.in)
 			if err != nil || got != c.want {
 				t.Fatalf("name(%q) = %q, %v, want %q", c.in, got, err, c.want)
 			}
@@ -49,7 +49,7 @@ func TestNameIsTrimmedAndNFC(t *testing.T) {
 	}
 	t.Run("length counts the NFC form", func(t *testing.T) {
 		in := strings.Repeat("e\u0301", MaxNameLen) // 400 runes in NFD, 200 in NFC
-		got, err := name("name", in)
+		got, err := CleanName("name", in)
 		if err != nil || got != strings.Repeat("\u00e9", MaxNameLen) {
 			t.Fatalf("name(200 x NFD e acute) = %q, %v", got, err)
 		}
@@ -58,14 +58,14 @@ func TestNameIsTrimmedAndNFC(t *testing.T) {
 
 func TestTextAllowsTabNewlineAndCRLFOnly(t *testing.T) {
 	for _, in := range []string{"line 1\nline 2", "line 1\r\nline 2", "a\tb", "\u202eright-to-left override in a long text"} {
-		got, err := text("body", &in)
+		got, err := CleanText("body", &in)
 		if err != nil || got == nil || *got != in {
 			t.Errorf("text(%q) = %v, %v, want it kept", in, got, err)
 		}
 	}
 	for _, in := range []string{"a\x00b", "a\rb", "a\r", "a\r\rb", "a\x1bb", "a\x7fb", "a\u0085b", "a\x0bb", "a\x0cb"} {
 		in := in + " end"
-		got, err := text("body", &in)
+		got, err := CleanText("body", &in)
 		if err == nil {
 			t.Errorf("text(%q) = %q, want an error", in, *got)
 			continue
@@ -76,7 +76,7 @@ func TestTextAllowsTabNewlineAndCRLFOnly(t *testing.T) {
 
 func TestEmailRefusesControlCharacters(t *testing.T) {
 	for _, in := range []string{"a\x00@example.com", "a@exa\x1bmple.com", "a\u202e@example.com", "a@example.com\u0085x", "a\xff@example.com"} {
-		got, err := email(&in)
+		got, err := CleanEmail(&in)
 		if err == nil {
 			t.Errorf("email(%q) = %q, want an error", in, *got)
 			continue

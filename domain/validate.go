@@ -1,4 +1,4 @@
-package dynamo
+package domain
 
 import (
 	"strings"
@@ -27,7 +27,7 @@ type Opt[T any] struct {
 // characters on one line, with no control character (newline and tab
 // included), line or paragraph separator, or bidi embedding, override or
 // isolate control.
-func name(field, s string) (string, error) {
+func CleanName(field, s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", Errorf(EINVALID, "%s is not valid UTF-8", field)
 	}
@@ -57,7 +57,7 @@ func bidiControl(r rune) bool {
 // text checks an optional long text: trimmed, at most MaxTextLen
 // characters, no control characters but tab, newline and CR LF; an empty
 // one after trimming clears it.
-func text(field string, s *string) (*string, error) {
+func CleanText(field string, s *string) (*string, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func text(field string, s *string) (*string, error) {
 	return &t, nil
 }
 
-func email(s *string) (*string, error) {
+func CleanEmail(s *string) (*string, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -96,7 +96,7 @@ func email(s *string) (*string, error) {
 
 // tags normalizes a tag list: trimmed, lower-cased, validated, duplicates
 // dropped, in first-seen order; at most MaxTagsOnTask.
-func tags(in []string) ([]string, error) {
+func CleanTags(in []string) ([]string, error) {
 	out := make([]string, 0, len(in))
 	seen := make(map[string]bool, len(in))
 	for _, t := range in {
@@ -113,4 +113,19 @@ func tags(in []string) ([]string, error) {
 		return nil, Errorf(EINVALID, "a task may have at most %d tags, not %d", MaxTagsOnTask, len(out))
 	}
 	return out, nil
+}
+
+// NormalizeTag trims and lower-cases a tag and checks it: 1-50 characters of
+// a-z, 0-9, '-', '_', '.'. Returns EINVALID.
+func NormalizeTag(tag string) (string, error) {
+	t := strings.ToLower(strings.TrimSpace(tag))
+	if t == "" || len(t) > 50 {
+		return "", Errorf(EINVALID, "tag %q must have 1 to 50 characters", Clip(tag))
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return "", Errorf(EINVALID, "tag %q may only contain a-z, 0-9, '-', '_' and '.'", Clip(tag))
+		}
+	}
+	return t, nil
 }

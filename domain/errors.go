@@ -1,14 +1,8 @@
-package dynamo
+package domain
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/smithy-go"
 )
 
 // Error codes. Every error the store returns carries one of them; the GraphQL
@@ -70,43 +64,3 @@ func ErrorMessage(err error) string {
 
 // IsNotFound reports whether err has the ENOTFOUND code.
 func IsNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }
-
-// internal wraps an error of the store's own making (building an expression,
-// decoding an item) as EINTERNAL; an *Error passes through.
-func internal(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	return &Error{Code: EINTERNAL, Message: what, Err: err}
-}
-
-// wrap turns an SDK error into a coded error: throttling, server errors,
-// exhausted retries and unreachable endpoints become EUNAVAILABLE.
-func wrap(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		switch apiErr.ErrorCode() {
-		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
-			"InternalServerError", "ServiceUnavailable", "LimitExceededException":
-			return &Error{Code: EUNAVAILABLE, Message: "the data store is busy or unavailable; retry later", Err: err}
-		}
-	}
-	var maxErr *retry.MaxAttemptsError
-	var quotaErr ratelimit.QuotaExceededError
-	var netErr net.Error
-	if errors.As(err, &maxErr) || errors.As(err, &quotaErr) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: EUNAVAILABLE, Message: "the data store is busy or unavailable; retry later", Err: err}
-	}
-	return &Error{Code: EINTERNAL, Message: what, Err: err}
-}

@@ -1,13 +1,15 @@
-package dynamo_test
+package client_test
 
 import (
+	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // Every operation of the client whose input can ask for consumed capacity
@@ -24,14 +26,14 @@ func TestRequestCapacityCoversEveryInput(t *testing.T) {
 		in := m.Type.In(2).Elem()
 		f, ok := in.FieldByName("ReturnConsumedCapacity")
 		if !ok {
-			if v := reflect.New(in).Interface(); dynamo.RequestCapacity(v) {
+			if v := reflect.New(in).Interface(); client.RequestCapacity(v) {
 				t.Errorf("%s: RequestCapacity claims an input without the field", m.Name)
 			}
 			continue
 		}
 		n++
 		v := reflect.New(in)
-		if !dynamo.RequestCapacity(v.Interface()) {
+		if !client.RequestCapacity(v.Interface()) {
 			t.Errorf("%s: RequestCapacity does not know %s", m.Name, in.Name())
 			continue
 		}
@@ -43,7 +45,7 @@ func TestRequestCapacityCoversEveryInput(t *testing.T) {
 		t.Fatalf("only %d inputs with ReturnConsumedCapacity found", n)
 	}
 	q := &dynamodb.QueryInput{ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes}
-	if dynamo.RequestCapacity(q); q.ReturnConsumedCapacity != types.ReturnConsumedCapacityIndexes {
+	if client.RequestCapacity(q); q.ReturnConsumedCapacity != types.ReturnConsumedCapacityIndexes {
 		t.Errorf("an explicit INDEXES became %v", q.ReturnConsumedCapacity)
 	}
 }
@@ -73,7 +75,7 @@ func TestConsumedUnits(t *testing.T) {
 		{"no output", "GetItem", nil, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, w := dynamo.ConsumedUnits(c.op, c.out)
+			r, w := client.ConsumedUnits(c.op, c.out)
 			if r != c.read || w != c.write {
 				t.Errorf("got %v/%v, want %v/%v", r, w, c.read, c.write)
 			}
@@ -81,15 +83,34 @@ func TestConsumedUnits(t *testing.T) {
 	}
 }
 
-func TestCallsCapacity(t *testing.T) {
-	var c dynamo.Calls
-	c.AddCapacity(1.5, 0)
-	c.AddCapacity(0.5, 4)
+func TestCallsCountsEachRecordAndItsCapacity(t *testing.T) {
+	var c client.Calls
+	c.ObserveCall(context.Background(), &client.Call{Operation: "Query", ReadUnits: 1.5})
+	c.ObserveCall(context.Background(), &client.Call{Operation: "TransactWriteItems", ReadUnits: 0.5, WriteUnits: 4})
+	c.ObserveCall(context.Background(), &client.Call{Operation: "Query"})
 	if r, w := c.Capacity(); r != 2 || w != 4 {
 		t.Errorf("capacity %v/%v, want 2/4", r, w)
 	}
+	if got := c.String(); got != "Query:2 TransactWriteItems:1" {
+		t.Errorf("counts %q, want Query:2 TransactWriteItems:1", got)
+	}
 	c.Reset()
-	if r, w := c.Capacity(); r != 0 || w != 0 {
-		t.Errorf("after Reset: %v/%v", r, w)
+	if r, w := c.Capacity(); r != 0 || w != 0 || c.Total() != 0 {
+		t.Errorf("after Reset: %v/%v, %d calls", r, w, c.Total())
+	}
+}
+
+// A client given Record twice (the production options and a test's
+// Calls.Option) still counts each call once.
+func TestRecordTwiceCountsEachCallOnce(t *testing.T) {
+	var calls client.Calls
+	opts := append(client.Options(calls.Option), client.Record)
+	c := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://127.0.0.1:1")}, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, _ = c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("t"), Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "x"}}},
+		client.RetryPolicy(1, time.Millisecond))
+	if got := calls.Get("GetItem"); got != 1 {
+		t.Errorf("GetItem counted %d times, want 1", got)
 	}
 }

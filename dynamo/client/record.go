@@ -1,4 +1,4 @@
-package dynamo
+package client
 
 import (
 	"context"
@@ -12,39 +12,24 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// Consumed capacity: every call of a client made with the Capacity option
-// asks DynamoDB for the capacity it consumed (ReturnConsumedCapacity TOTAL,
-// set in one place, so that no call site can forget it), adds what it gets
-// back to the Calls of the call's context, and tells the context's
-// CallObserver, if any, about the call.
+// Every call of a client made with the Record option is described once, when
+// it has ended (its retries included), in a Call, and that record is handed
+// to each Observer of the call's context: the per-operation counter (Calls),
+// metrics and spans (internal/telemetry). Record also asks DynamoDB for the
+// capacity each call consumed (ReturnConsumedCapacity TOTAL, set in this one
+// place so that no call site can forget it). Observers read the record;
+// none of them adds a middleware of its own.
 
-// AddCapacity adds read and write capacity units to the counts.
-func (c *Calls) AddCapacity(read, write float64) {
-	c.mu.Lock()
-	c.rcu += read
-	c.wcu += write
-	c.mu.Unlock()
-}
-
-// Capacity returns the read and write capacity units the calls consumed, as
-// DynamoDB reported them (zero where a store reports none: the embedded
-// store never does).
-func (c *Calls) Capacity() (read, write float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.rcu, c.wcu
-}
-
-// CallInfo describes one DynamoDB call once it has ended, its retries
-// included.
-type CallInfo struct {
+// Call describes one DynamoDB call once it has ended, its retries included.
+type Call struct {
 	Operation  string    // "Query", "BatchGetItem"…
 	Table      string    // the (first) table it named
 	Index      string    // the index a Query or Scan read; "" for the table
 	Start, End time.Time // the first attempt's start, the last one's end
 	Attempts   int       // 1 + the SDK's retries
 	Throttles  int       // attempts refused by throttling
-	// ReadUnits and WriteUnits are the consumed capacity DynamoDB reported.
+	// ReadUnits and WriteUnits are the consumed capacity DynamoDB reported
+	// (zero where a store reports none: the embedded store never does).
 	ReadUnits, WriteUnits float64
 	// Unprocessed is the keys (BatchGetItem) or items (BatchWriteItem) the
 	// call handed back unprocessed; the store sends them again.
@@ -52,57 +37,71 @@ type CallInfo struct {
 	Err         error
 }
 
-// A CallObserver is told about every DynamoDB call made with a context that
-// carries it (WithCallObserver), by a client made with the Capacity option.
-// It runs on the caller's goroutine, after the call: it must be quick.
-type CallObserver interface {
-	ObserveCall(ctx context.Context, c *CallInfo)
+// An Observer is told about every DynamoDB call made with a context that
+// carries it (WithObserver), by a client made with the Record option. It
+// runs on the caller's goroutine, after the call, and must be quick; it
+// must not keep the *Call.
+type Observer interface {
+	ObserveCall(ctx context.Context, c *Call)
 }
 
-type observerKey struct{}
+type observersKey struct{}
 
-// WithCallObserver returns a context whose DynamoDB calls o observes.
-func WithCallObserver(ctx context.Context, o CallObserver) context.Context {
-	return context.WithValue(ctx, observerKey{}, o)
+// WithObserver returns a context whose DynamoDB calls o observes, besides
+// the observers ctx already has.
+func WithObserver(ctx context.Context, o Observer) context.Context {
+	old := observers(ctx)
+	list := make([]Observer, len(old), len(old)+1)
+	copy(list, old)
+	return context.WithValue(ctx, observersKey{}, append(list, o))
 }
 
-// Capacity is a client option: ReturnConsumedCapacity TOTAL on every call
-// whose input has the field (RequestCapacity), the consumed units added to
-// the Calls of the call's context (WithCalls), and the call described to the
-// context's CallObserver (WithCallObserver). Without an observer it costs a
-// context lookup and a type switch per call.
-func Capacity(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("taskgraphCapacity", capacityMiddleware), middleware.After)
-	})
+func observers(ctx context.Context) []Observer {
+	list, _ := ctx.Value(observersKey{}).([]Observer)
+	return list
 }
 
-func capacityMiddleware(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+// Record is a client option, the one middleware of call accounting: it sets
+// ReturnConsumedCapacity TOTAL on every input that has the field
+// (RequestCapacity) and, when the call's context has observers, describes
+// the ended call in a Call and hands it to each. Without observers it costs
+// a context lookup and a type switch per call.
+// A client given Record more than once (Calls.Option brings it too) records
+// each call once.
+func Record(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, addRecord) }
+
+func addRecord(s *middleware.Stack) error {
+	if _, ok := s.Initialize.Get(recordID); ok {
+		return nil
+	}
+	return s.Initialize.Add(middleware.InitializeMiddlewareFunc(recordID, record), middleware.After)
+}
+
+const recordID = "taskgraphRecord"
+
+func record(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 	RequestCapacity(in.Parameters)
-	obs, _ := ctx.Value(observerKey{}).(CallObserver)
-	var start time.Time
-	if obs != nil {
-		start = time.Now()
+	obs := observers(ctx)
+	if len(obs) == 0 {
+		return next.HandleInitialize(ctx, in)
 	}
+	c := Call{Start: time.Now(), Attempts: 1}
 	out, md, err := next.HandleInitialize(ctx, in)
-	op := awsmiddleware.GetOperationName(ctx)
-	read, write := ConsumedUnits(op, out.Result)
-	if c := CallsFrom(ctx); c != nil && read+write > 0 {
-		c.AddCapacity(read, write)
-	}
-	if obs != nil {
-		ci := &CallInfo{Operation: op, Start: start, End: time.Now(), ReadUnits: read, WriteUnits: write,
-			Attempts: 1, Unprocessed: unprocessed(out.Result), Err: err}
-		ci.Table, ci.Index = target(in.Parameters)
-		if ar, ok := retry.GetAttemptResults(md); ok && len(ar.Results) > 0 {
-			ci.Attempts = len(ar.Results)
-			for _, r := range ar.Results {
-				if r.Err != nil && retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(r.Err) == aws.TrueTernary {
-					ci.Throttles++
-				}
+	c.End, c.Err = time.Now(), err
+	c.Operation = awsmiddleware.GetOperationName(ctx)
+	c.ReadUnits, c.WriteUnits = ConsumedUnits(c.Operation, out.Result)
+	c.Unprocessed = unprocessed(out.Result)
+	c.Table, c.Index = target(in.Parameters)
+	if ar, ok := retry.GetAttemptResults(md); ok && len(ar.Results) > 0 {
+		c.Attempts = len(ar.Results)
+		for _, r := range ar.Results {
+			if r.Err != nil && retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(r.Err) == aws.TrueTernary {
+				c.Throttles++
 			}
 		}
-		obs.ObserveCall(ctx, ci)
+	}
+	for _, o := range obs {
+		o.ObserveCall(ctx, &c)
 	}
 	return out, md, err
 }

@@ -1,4 +1,4 @@
-package dynamo
+package domain
 
 import (
 	"time"
@@ -13,7 +13,7 @@ type Date struct {
 func ParseDate(s string) (Date, error) {
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil || len(s) != len(time.DateOnly) {
-		return Date{}, Errorf(EINVALID, "%q is not a date of the form YYYY-MM-DD", clip(s))
+		return Date{}, Errorf(EINVALID, "%q is not a date of the form YYYY-MM-DD", Clip(s))
 	}
 	return Date{t: t}, nil
 }
