@@ -19,7 +19,7 @@ import (
 // in case only).
 
 // decode turns a stored item into its domain object by its type attribute:
-// *User, *Project, *Member, *Task, *Comment, or *tagItem / *cleanupItem.
+// *User, *Project, *Member, *domain.Task, *Comment, or *tagItem / *cleanupItem.
 func decode(m item) (any, error) {
 	var d decoder
 	typ := d.s(m, "type")
@@ -44,27 +44,11 @@ func decode(m item) (any, error) {
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK")
 		d.n(m, "assignSeq")
 	case typeTask:
-		t := &domain.Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
-			Status: domain.TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
-			UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version"), CommentCount: d.n(m, attrCommentCount)}
+		t, err := d.task(m)
+		if err != nil {
+			return nil, err
+		}
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
-		due, assignee := d.s(m, "dueDate"), d.s(m, "assigneeId")
-		if d.err != nil {
-			return nil, d.err
-		}
-		if due != "" {
-			dd, err := domain.ParseDate(due)
-			if err != nil {
-				return nil, err
-			}
-			t.DueDate = &dd
-		}
-		if assignee != "" {
-			t.AssigneeID = &assignee
-		}
-		if t.Tags == nil {
-			t.Tags = []string{}
-		}
 		v = t
 	case typeComment:
 		v = &domain.Comment{ID: d.s(m, "id"), TaskID: d.s(m, "taskId"), AuthorID: d.s(m, "authorId"), Body: d.s(m, "body"),
@@ -72,7 +56,10 @@ func decode(m item) (any, error) {
 		d.keys(m, "PK", "SK")
 	case typeTag:
 		v = &tagItem{PK: d.s(m, "PK"), SK: d.s(m, "SK"), GSI1PK: d.s(m, "GSI1PK"), GSI1SK: d.s(m, "GSI1SK"), Type: typ,
-			Task: d.s(m, "taskId")}
+			Task: d.s(m, "taskId"), taskFields: taskFields{ID: d.s(m, "id"), Project: d.s(m, "projectId"),
+				Title: d.s(m, "title"), Description: d.sp(m, "description"), Status: d.s(m, "status"),
+				DueDate: d.s(m, "dueDate"), Assignee: d.s(m, "assigneeId"), Tags: d.ss(m, "tags"),
+				CreatedAt: d.s(m, "createdAt"), UpdatedAt: d.s(m, "updatedAt"), Version: d.n(m, "version"), CommentCount: d.n(m, attrCommentCount)}}
 	case typeCleanup:
 		v = &cleanupItem{PK: d.s(m, "PK"), SK: d.s(m, "SK"), Type: typ, Kind: d.s(m, "kind"), Target: d.s(m, "target"),
 			CreatedAt: d.s(m, "createdAt")}
@@ -83,6 +70,42 @@ func decode(m item) (any, error) {
 		return nil, d.err
 	}
 	return v, nil
+}
+
+// linkedTask decodes the copy of its task that a tag link carries; nil for
+// a link written before links carried one (no version).
+func linkedTask(m item) (*domain.Task, error) {
+	var d decoder
+	if d.n(m, "version") == 0 || d.err != nil {
+		return nil, d.err
+	}
+	return d.task(m)
+}
+
+// task reads a task's own attributes (taskFields), from its item or from
+// one of its tag links.
+func (d *decoder) task(m item) (*domain.Task, error) {
+	t := &domain.Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
+		Status: domain.TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),
+		UpdatedAt: parseTime(d.s(m, "updatedAt")), Version: d.n(m, "version"), CommentCount: d.n(m, attrCommentCount)}
+	due, assignee := d.s(m, "dueDate"), d.s(m, "assigneeId")
+	if d.err != nil {
+		return nil, d.err
+	}
+	if due != "" {
+		dd, err := domain.ParseDate(due)
+		if err != nil {
+			return nil, err
+		}
+		t.DueDate = &dd
+	}
+	if assignee != "" {
+		t.AssigneeID = &assignee
+	}
+	if t.Tags == nil {
+		t.Tags = []string{}
+	}
+	return t, nil
 }
 
 // decoder reads attributes of an item, keeping the first error.

@@ -76,13 +76,21 @@ type memberItem struct {
 }
 
 type taskItem struct {
-	PK          string
-	SK          string
-	GSI1PK      string
-	GSI1SK      string
-	GSI2PK      string
-	GSI2SK      string
-	Type        string   `dynamodbav:"type"`
+	PK     string
+	SK     string
+	GSI1PK string
+	GSI1SK string
+	GSI2PK string
+	GSI2SK string
+	Type   string `dynamodbav:"type"`
+	taskFields
+}
+
+// taskFields are a task's own attributes, stored on its item and copied
+// onto each of its tag links, so that a page of tagged tasks is read from
+// the links alone (pattern 6). Every write of a task writes its links too,
+// in the same transaction (taskWrites).
+type taskFields struct {
 	ID          string   `dynamodbav:"id"`
 	Project     string   `dynamodbav:"projectId"`
 	Title       string   `dynamodbav:"title"`
@@ -98,6 +106,10 @@ type taskItem struct {
 	CommentCount int `dynamodbav:"commentCount"`
 }
 
+// tagItem is the link of a task to one of its tags: its GSI1 entry lists
+// the tag's tasks in the task's project by due date, and it carries a copy
+// of the task's fields. A link written before the copy (no version) is read
+// through its task.
 type tagItem struct {
 	PK     string
 	SK     string
@@ -105,6 +117,7 @@ type tagItem struct {
 	GSI1SK string
 	Type   string `dynamodbav:"type"`
 	Task   string `dynamodbav:"taskId"`
+	taskFields
 }
 
 type commentItem struct {
@@ -255,28 +268,32 @@ func memberToItem(m *domain.Member) item {
 		JoinedAt: fmtTime(m.JoinedAt)})
 }
 
-func taskToItem(t *domain.Task) item {
-	tu := ulidOf(t.ID)
-	it := taskItem{PK: taskPK(tu), SK: taskSK, Type: typeTask, ID: t.ID, Project: t.ProjectID, Title: t.Title,
-		Description: t.Description, Status: string(t.Status), Tags: t.Tags, CreatedAt: fmtTime(t.CreatedAt),
-		UpdatedAt: fmtTime(t.UpdatedAt), Version: t.Version, CommentCount: t.CommentCount}
-	it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK = taskIndexKeys(t)
-	if len(it.Tags) == 0 {
-		it.Tags = nil // the embedded store garbles empty lists: leave the attribute out
+func fieldsOf(t *domain.Task) taskFields {
+	f := taskFields{ID: t.ID, Project: t.ProjectID, Title: t.Title, Description: t.Description, Status: string(t.Status),
+		Tags: t.Tags, CreatedAt: fmtTime(t.CreatedAt), UpdatedAt: fmtTime(t.UpdatedAt), Version: t.Version,
+		CommentCount: t.CommentCount}
+	if len(f.Tags) == 0 {
+		f.Tags = nil // the embedded store garbles empty lists: leave the attribute out
 	}
 	if t.DueDate != nil {
-		it.DueDate = t.DueDate.String()
+		f.DueDate = t.DueDate.String()
 	}
 	if t.AssigneeID != nil {
-		it.Assignee = *t.AssigneeID
+		f.Assignee = *t.AssigneeID
 	}
+	return f
+}
+
+func taskToItem(t *domain.Task) item {
+	it := taskItem{PK: taskPK(ulidOf(t.ID)), SK: taskSK, Type: typeTask, taskFields: fieldsOf(t)}
+	it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK = taskIndexKeys(t)
 	return marshal(it)
 }
 
 func tagLinkItem(t *domain.Task, name string) item {
 	tu := ulidOf(t.ID)
 	return marshal(tagItem{PK: taskPK(tu), SK: tagSK(name), GSI1PK: tagTasksPK(name, ulidOf(t.ProjectID)),
-		GSI1SK: dueSK(t.DueDate, tu), Type: typeTag, Task: t.ID})
+		GSI1SK: dueSK(t.DueDate, tu), Type: typeTag, Task: t.ID, taskFields: fieldsOf(t)})
 }
 
 func commentToItem(c *domain.Comment) item {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -389,10 +390,36 @@ func convConn[T any](c *domain.Conn[item], conv func(item) (T, error)) (*domain.
 
 // listAs is list decoding each item as a T, keep seeing decoded candidates.
 func listAs[T any](ctx context.Context, s *Store, spec listSpec, page domain.Page, keep Filter[T]) (*domain.Conn[T], error) {
-	spec.keep = keepAs(keep, decodeAs[T])
+	conv := decodedOnce(decodeAs[T])
+	spec.keep = keepAs(keep, conv)
 	c, err := s.list(ctx, spec, page)
 	if err != nil {
 		return nil, err
 	}
-	return convConn(c, decodeAs[T])
+	return convConn(c, conv)
+}
+
+// decodedOnce makes conv remember what it made of each item, so that an
+// item its list's keep has seen is not decoded again for the page. Items
+// are told apart by their sort key's attribute value, a pointer the SDK
+// allocates per item read.
+func decodedOnce[T any](conv func(item) (T, error)) func(item) (T, error) {
+	var mu sync.Mutex
+	seen := map[types.AttributeValue]T{}
+	return func(it item) (T, error) {
+		k := it[attrSK]
+		mu.Lock()
+		v, ok := seen[k]
+		mu.Unlock()
+		if ok && k != nil {
+			return v, nil
+		}
+		v, err := conv(it)
+		if err == nil && k != nil {
+			mu.Lock()
+			seen[k] = v
+			mu.Unlock()
+		}
+		return v, err
+	}
 }

@@ -3,10 +3,13 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -133,22 +136,21 @@ func TestListMergesPartitions(t *testing.T) {
 		byID[task.ID] = task
 	}
 	wantTagged := dueOrder(tagged)
-	self := func(s string) string { return s }
 	taskID := func(t *domain.Task) string { return t.ID }
 
 	for _, first := range []int{1, 2, 5, 7, 100} {
-		t.Run(fmt.Sprintf("TaskIDsByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
-			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[string], error) {
-				return ts.TaskIDsByTag(ctx, " X ", projectIDs, p, nil)
-			}, self)
+		t.Run(fmt.Sprintf("TasksByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
+				return ts.TasksByTag(ctx, " X ", projectIDs, p, nil)
+			}, taskID)
 			if !slices.Equal(got, wantTagged) {
 				t.Errorf("got  %v\nwant %v", got, wantTagged)
 			}
 		})
 	}
-	t.Run("TaskIDsByTag reads each project once for one page", func(t *testing.T) {
+	t.Run("TasksByTag reads each project once for one page", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TaskIDsByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,14 +160,22 @@ func TestListMergesPartitions(t *testing.T) {
 		if got := ts.calls.Get("Query"); got != len(projectIDs) {
 			t.Errorf("Query calls = %d, want %d", got, len(projectIDs))
 		}
+		if got := ts.calls.Get("BatchGetItem") + ts.calls.Get("GetItem"); got != 0 {
+			t.Errorf("%d point reads, want none: the tasks are on their tag links", got)
+		}
+		for _, task := range c.Items {
+			if want := byID[task.ID]; !reflect.DeepEqual(task, want) {
+				t.Errorf("task from its tag link %+v, want %+v", task, want)
+			}
+		}
 	})
-	t.Run("TaskIDsByTag with a keep filter fills every page", func(t *testing.T) {
+	t.Run("TasksByTag with a keep filter fills every page", func(t *testing.T) {
 		keepSeen := 0
-		keep := func(_ context.Context, cand []string) ([]bool, error) {
+		keep := func(_ context.Context, cand []*domain.Task) ([]bool, error) {
 			ok := make([]bool, len(cand))
-			for i, id := range cand {
+			for i, task := range cand {
 				keepSeen++
-				ok[i] = byID[id].ProjectID != ps[1].ID
+				ok[i] = task.ProjectID != ps[1].ID
 			}
 			return ok, nil
 		}
@@ -176,9 +186,9 @@ func TestListMergesPartitions(t *testing.T) {
 			}
 		}
 		for _, first := range []int{1, 3} {
-			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[string], error) {
-				return ts.TaskIDsByTag(ctx, "x", projectIDs, p, keep)
-			}, self)
+			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
+				return ts.TasksByTag(ctx, "x", projectIDs, p, keep)
+			}, taskID)
 			if !slices.Equal(got, want) {
 				t.Errorf("first %d: got  %v\nwant %v", first, got, want)
 			}
@@ -187,8 +197,8 @@ func TestListMergesPartitions(t *testing.T) {
 			t.Error("keep was never called")
 		}
 	})
-	t.Run("TaskIDsByTag between two cursors, either way", func(t *testing.T) {
-		all, err := ts.TaskIDsByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
+	t.Run("TasksByTag between two cursors, either way", func(t *testing.T) {
+		all, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +223,7 @@ func TestListMergesPartitions(t *testing.T) {
 			{"after and before the same item", domain.Page{First: 2, After: after, Before: after}, nil, false},
 			{"after past before", domain.Page{Last: aws.Int(2), After: before, Before: after}, nil, false},
 		} {
-			got, err := ts.TaskIDsByTag(ctx, "x", projectIDs, c.page, nil)
+			got, err := ts.TasksByTag(ctx, "x", projectIDs, c.page, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -221,8 +231,8 @@ func TestListMergesPartitions(t *testing.T) {
 			if c.page.Last != nil {
 				more, other = other, more
 			}
-			if !slices.Equal(got.Items, c.want) || more != c.more || other {
-				t.Errorf("%s: got %v (hasNext %v, hasPrev %v), want %v (more %v)", c.name, got.Items, got.HasNext, got.HasPrev, c.want, c.more)
+			if ids := mapIDs(got.Items, taskID); !slices.Equal(ids, c.want) || more != c.more || other {
+				t.Errorf("%s: got %v (hasNext %v, hasPrev %v), want %v (more %v)", c.name, ids, got.HasNext, got.HasPrev, c.want, c.more)
 			}
 		}
 	})
@@ -248,9 +258,33 @@ func TestListMergesPartitions(t *testing.T) {
 			}
 		}
 	})
-	t.Run("TaskIDsByTag with no projects is empty without reading", func(t *testing.T) {
+	t.Run("TasksByTag reads the task of a link written before links carried it", func(t *testing.T) {
+		task := byID[wantTagged[0]]
+		old := tagLinkItem(task, "x")
+		for attr := range old {
+			switch attr {
+			case attrPK, attrSK, "GSI1PK", "GSI1SK", "type", "taskId":
+			default:
+				delete(old, attr)
+			}
+		}
+		if _, err := ts.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(ts.Table()), Item: old}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Items; len(got) != len(wantTagged) || !reflect.DeepEqual(got[0], task) {
+			t.Errorf("%d tasks, the first %+v; want %d, the first %+v", len(got), got[0], len(wantTagged), task)
+		}
+		if _, err := ts.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(ts.Table()), Item: tagLinkItem(task, "x")}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("TasksByTag with no projects is empty without reading", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TaskIDsByTag(ctx, "x", nil, domain.Page{First: 10}, nil)
+		c, err := ts.TasksByTag(ctx, "x", nil, domain.Page{First: 10}, nil)
 		if err != nil || len(c.Items) != 0 || c.HasNext {
 			t.Errorf("got %+v, %v", c, err)
 		}
@@ -258,7 +292,7 @@ func TestListMergesPartitions(t *testing.T) {
 			t.Errorf("Query calls = %d, want 0", n)
 		}
 	})
-	t.Run("TaskIDsByTag refuses a bad tag, a bad project id, a bad page", func(t *testing.T) {
+	t.Run("TasksByTag refuses a bad tag, a bad project id, a bad page", func(t *testing.T) {
 		for _, c := range []struct {
 			tag  string
 			pids []string
@@ -277,8 +311,8 @@ func TestListMergesPartitions(t *testing.T) {
 			{"x", projectIDs, domain.Page{Last: aws.Int(1), Before: aws.String("garbage")}},
 			{"x", projectIDs, domain.Page{First: 1, Before: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
 		} {
-			_, err := ts.TaskIDsByTag(ctx, c.tag, c.pids, c.page, nil)
-			wantCode(t, fmt.Sprintf("TaskIDsByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, domain.EINVALID)
+			_, err := ts.TasksByTag(ctx, c.tag, c.pids, c.page, nil)
+			wantCode(t, fmt.Sprintf("TasksByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, domain.EINVALID)
 		}
 	})
 	t.Run("TasksAssignedTo merges open and done tasks by due date", func(t *testing.T) {
@@ -347,4 +381,31 @@ func TestListMergesPartitions(t *testing.T) {
 			t.Errorf("got %v, want %v", got, want)
 		}
 	})
+}
+
+// TestDecodedOnce proves that a list's items are decoded once though both
+// its keep and its page ask for them, and that distinct items with equal
+// contents are still decoded apart.
+func TestDecodedOnce(t *testing.T) {
+	n := 0
+	conv := decodedOnce(func(it item) (string, error) { n++; return str(it, attrSK), nil })
+	a := item{attrPK: &types.AttributeValueMemberS{Value: "P"}, attrSK: &types.AttributeValueMemberS{Value: "A"}}
+	b := item{attrPK: &types.AttributeValueMemberS{Value: "P"}, attrSK: &types.AttributeValueMemberS{Value: "A"}}
+	for _, it := range []item{a, a, b, b, a} {
+		if v, err := conv(it); v != "A" || err != nil {
+			t.Fatalf("conv = %q, %v", v, err)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d decodes of 2 items read 5 times, want 2", n)
+	}
+}
+
+// mapIDs returns the ids of items, in order.
+func mapIDs[T any](items []T, id func(T) string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = id(it)
+	}
+	return out
 }

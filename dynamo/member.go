@@ -78,8 +78,8 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 	return p, nil
 }
 
-// unassignBatch is how many task updates one transaction of a member's
-// removal carries besides the membership itself.
+// unassignBatch is how many items (tasks and their tag links) one
+// transaction of a member's removal writes besides the membership itself.
 const unassignBatch = 90
 
 // RemoveProjectMember removes a member from a project and unassigns the
@@ -143,18 +143,21 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		task.UpdatedAt = now
 		task.Version++
 		t.put(s.table, taskToItem(task), taskAt(task.Version-1, task.CommentCount), errRetry)
+		s.putTagLinks(t, task)
 	}
 	// More tasks than one transaction holds: unassign all but the last batch
 	// first. Each batch is atomic; repeating them is harmless.
-	for len(tasks) > unassignBatch {
+	for writes(tasks) > unassignBatch {
 		var t txn
-		for _, task := range tasks[:unassignBatch] {
-			unassign(&t, task)
+		n := 0
+		for n < len(tasks) && len(t.items)+1+len(tasks[n].Tags) <= unassignBatch {
+			unassign(&t, tasks[n])
+			n++
 		}
 		if err := s.commit(ctx, &t); err != nil {
 			return nil, err
 		}
-		tasks = tasks[unassignBatch:]
+		tasks = tasks[n:]
 	}
 	var t txn
 	t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
@@ -170,6 +173,16 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		return nil, err
 	}
 	return p, nil
+}
+
+// writes is how many items unassigning the tasks writes: each task and its
+// tag links.
+func writes(tasks []*domain.Task) int {
+	n := 0
+	for _, t := range tasks {
+		n += 1 + len(t.Tags)
+	}
+	return n
 }
 
 // memberChecks adds the checks that the viewer is a member and, when a task

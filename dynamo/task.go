@@ -90,9 +90,7 @@ func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInp
 	s.countTasks(&t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
 	s.memberChecks(&t, pu, viewer, in.AssigneeID)
 	t.put(s.table, taskToItem(task), ptr(absent()), nil)
-	for _, tag := range tg {
-		t.put(s.table, tagLinkItem(task, tag), nil, nil)
-	}
+	s.putTagLinks(&t, task)
 	t.result, t.project = task.ID, task.ProjectID
 	t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
@@ -242,17 +240,12 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 		assign = task.AssigneeID
 	}
 	s.memberChecks(&t, pu, viewer, assign)
-	dueChanged := !sameDate(old.DueDate, task.DueDate)
 	for _, tag := range old.Tags {
 		if !slices.Contains(task.Tags, tag) {
 			t.del(s.table, tagKey(tu, tag), nil, nil)
 		}
 	}
-	for _, tag := range task.Tags {
-		if dueChanged || !slices.Contains(old.Tags, tag) {
-			t.put(s.table, tagLinkItem(&task, tag), nil, nil)
-		}
-	}
+	s.putTagLinks(&t, &task)
 	t.result, t.project = task.ID, task.ProjectID
 	t.event = changeEvent(domain.EventTaskUpdated, task.ProjectID, task.ID, viewer, task.UpdatedAt, &task, nil, nil)
 	if err := s.commit(ctx, &t); err != nil {
@@ -261,8 +254,13 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	return &task, nil
 }
 
-func sameDate(a, b *domain.Date) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+// putTagLinks writes the task's tag links as the task now is: each carries
+// a copy of the task's fields, so every write of a task rewrites them all,
+// in its own transaction (the task's version condition covers them).
+func (s *Store) putTagLinks(t *txn, task *domain.Task) {
+	for _, tag := range task.Tags {
+		t.put(s.table, tagLinkItem(task, tag), nil, nil)
+	}
 }
 
 // DeleteTask deletes a task with its tag links at once; its comments are

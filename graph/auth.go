@@ -54,6 +54,10 @@ type Authenticator struct {
 	MaxLifetime time.Duration
 	// Now is the clock used for exp, nbf and iat; defaults to time.Now.
 	Now func() time.Time
+
+	// verified remembers tokens verified a moment ago (verifiedTokens);
+	// the fields above must not change once requests are served.
+	verified verifiedTokens
 }
 
 var asymmetric = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -164,12 +168,26 @@ func (a *Authenticator) verify(header string) (string, time.Time, error) {
 	if len(raw) > MaxTokenBytes {
 		return "", time.Time{}, fmt.Errorf("the token is longer than %d bytes", MaxTokenBytes)
 	}
-	if err := checkTokenJSON(raw); err != nil {
-		return "", time.Time{}, err
-	}
 	now := time.Now
 	if a.Now != nil {
 		now = a.Now
+	}
+	if sub, exp, ok := a.verified.get(raw, now()); ok {
+		return sub, exp, nil
+	}
+	sub, exp, nbf, err := a.verifyToken(raw, now)
+	if err == nil {
+		a.verified.put(raw, sub, exp, nbf, now())
+	}
+	return sub, exp, err
+}
+
+// verifyToken checks a token: its JSON, signature, claims and times. It
+// returns the token's sub, its exp and the earliest time at which all its
+// time checks pass (nbf and iat less ClockSkew, and the lifetime limit).
+func (a *Authenticator) verifyToken(raw string, now func() time.Time) (sub string, exp, notBefore time.Time, err error) {
+	if err := checkTokenJSON(raw); err != nil {
+		return "", time.Time{}, time.Time{}, err
 	}
 	var methods []string
 	if len(a.Secret) > 0 {
@@ -189,29 +207,35 @@ func (a *Authenticator) verify(header string) (string, time.Time, error) {
 		opts = append(opts, jwt.WithAudience(a.Audience))
 	}
 	var claims jwt.RegisteredClaims
-	_, err := jwt.ParseWithClaims(raw, &claims, a.key, opts...)
+	_, err = jwt.ParseWithClaims(raw, &claims, a.key, opts...)
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return "", time.Time{}, errors.New("the token has expired")
+		return "", time.Time{}, time.Time{}, errors.New("the token has expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "", time.Time{}, errors.New("the token is not valid yet (its nbf or iat is in the future)")
+		return "", time.Time{}, time.Time{}, errors.New("the token is not valid yet (its nbf or iat is in the future)")
 	case errors.Is(err, errKidAmbiguous):
-		return "", time.Time{}, errKidAmbiguous
+		return "", time.Time{}, time.Time{}, errKidAmbiguous
 	case err != nil:
-		return "", time.Time{}, errMalformed
+		return "", time.Time{}, time.Time{}, errMalformed
 	}
 	t := now()
 	if !t.Before(claims.ExpiresAt.Time) {
-		return "", time.Time{}, errors.New("the token has expired")
+		return "", time.Time{}, time.Time{}, errors.New("the token has expired")
 	}
 	limit := a.maxLifetime()
 	if claims.ExpiresAt.Sub(t) > limit+ClockSkew || claims.IssuedAt != nil && claims.ExpiresAt.Sub(claims.IssuedAt.Time) > limit {
-		return "", time.Time{}, fmt.Errorf("the token's lifetime exceeds this server's limit of %s", limit)
+		return "", time.Time{}, time.Time{}, fmt.Errorf("the token's lifetime exceeds this server's limit of %s", limit)
 	}
 	if domain.ValidUserID(claims.Subject) != nil {
-		return "", time.Time{}, errors.New("the token's sub is not a valid user id")
+		return "", time.Time{}, time.Time{}, errors.New("the token's sub is not a valid user id")
 	}
-	return claims.Subject, claims.ExpiresAt.Time, nil
+	notBefore = claims.ExpiresAt.Add(-a.maxLifetime() - ClockSkew) // the lifetime check, for a cached token
+	for _, d := range []*jwt.NumericDate{claims.NotBefore, claims.IssuedAt} {
+		if d != nil && d.Add(-ClockSkew).After(notBefore) {
+			notBefore = d.Add(-ClockSkew)
+		}
+	}
+	return claims.Subject, claims.ExpiresAt.Time, notBefore, nil
 }
 
 // registeredClaims are the claims jwt.RegisteredClaims decodes; encoding/json

@@ -54,9 +54,11 @@ func loadAll[T any](ctx context.Context, l *Loaders, refs []dynamo.Ref) ([]T, er
 }
 
 // fetchTasksByTag reads a page of the tasks with a tag in the projects the
-// viewer may see: one Query per project of the viewer, merged by due date.
-// The projects' own items are read alongside the Queries (their visibility
-// is checked on the tasks found, so no round trip waits for it).
+// viewer may see: one Query per project of the viewer, merged by due date;
+// the tasks are the copies on their tag links. The visibility check of the
+// tasks found reads their projects, and, when the page's nodes select their
+// assignee, the assignees in the same batch: after the viewer's memberships
+// and the Queries, one round trip.
 func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
 	if _, err := domain.NormalizeTag(k.id); err != nil {
 		return nil, err
@@ -65,46 +67,18 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range ids {
-		l.objects.Load(ctx, dynamo.ProjectRef(id))
-	}
-	visible := func(ctx context.Context, taskIDs []string) ([]bool, error) {
-		refs := make([]dynamo.Ref, len(taskIDs))
-		for i, id := range taskIDs {
-			refs[i] = dynamo.TaskRef(id)
-		}
-		tasks, err := loadSome[domain.Task](ctx, l, refs)
-		if err != nil {
-			return nil, err
-		}
-		var projects []string
-		for _, t := range tasks {
-			if t != nil {
-				projects = append(projects, t.ProjectID)
+	_, assignees := l.tagAssignees.Load(k)
+	visible := func(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
+		if assignees {
+			for _, t := range tasks {
+				if t.AssigneeID != nil {
+					l.objects.Load(ctx, dynamo.UserRef(*t.AssigneeID)) // joins the visibility check's batch
+				}
 			}
 		}
-		vis, err := l.visibleProjects(ctx, projects)
-		if err != nil {
-			return nil, err
-		}
-		ok := make([]bool, len(tasks))
-		for i, t := range tasks {
-			if t != nil {
-				ok[i], vis = vis[0], vis[1:]
-			}
-		}
-		return ok, nil
+		return l.visibleTasks(ctx, tasks)
 	}
-	c, err := l.store.TaskIDsByTag(ctx, k.id, ids, k.page(), visible)
-	if err != nil {
-		return nil, err
-	}
-	refs := make([]dynamo.Ref, len(c.Items))
-	for i, id := range c.Items {
-		refs[i] = dynamo.TaskRef(id)
-	}
-	items, err := loadAll[*domain.Task](ctx, l, refs)
-	return domain.ConnOf(c, items), err
+	return l.primeTasks(ctx)(l.store.TasksByTag(ctx, k.id, ids, k.page(), visible))
 }
 
 // loadSome is loadAll with missing objects as nil.

@@ -3,8 +3,10 @@ package graph
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
@@ -46,6 +48,12 @@ type Loaders struct {
 	// projectsAhead holds, per page of the viewer's projects, what to start
 	// loading for each project as soon as its membership is listed.
 	projectsAhead sync.Map // pageKey → func(context.Context, []string)
+	// tagAssignees holds the pages of tasksByTag whose nodes select their
+	// assignee: fetchTasksByTag reads them with the visibility check.
+	tagAssignees sync.Map // pageKey → struct{}
+	// profileAhead: me waits for the lists under it, whose visibility
+	// checks read the viewer's profile in their batch.
+	profileAhead atomic.Bool
 
 	// steps is the operation's step mode (LoaderConfig.Trigger), or nil.
 	steps *opSteps
@@ -250,5 +258,10 @@ func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *domain
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
 func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	return l.tasksByTag.Load(ctx, pageKeyOf(tag, pageArgs{first, after, last, before}))()
+	k := pageKeyOf(tag, pageArgs{first, after, last, before})
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
+		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {
+		l.tagAssignees.Store(k, struct{}{})
+	}
+	return l.tasksByTag.Load(ctx, k)()
 }

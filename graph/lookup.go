@@ -82,9 +82,16 @@ func (l *Loaders) User(ctx context.Context, id string) (*domain.User, error) {
 	return notFoundAsNil(l.UserByID(ctx, id))
 }
 
-// me returns the viewer's profile, ENOTFOUND until it was created.
+// me returns the viewer's profile, ENOTFOUND until it was created. When
+// lists are selected under it, their reads start first and the profile is
+// read in their visibility check's batch (profileAhead), not in a call of
+// its own beside them; me waits for them, then takes it from the cache (or
+// reads it, when no list needed a check).
 func (l *Loaders) me(ctx context.Context) (*domain.User, error) {
-	l.prefetch(ctx, l.viewer)
+	l.profileAhead.Store(true)
+	if !l.prefetch(ctx, l.viewer)() {
+		l.profileAhead.Store(false)
+	}
 	u, err := l.UserByID(ctx, l.viewer)
 	if domain.IsNotFound(err) {
 		return nil, dynamo.ErrNoProfile

@@ -233,6 +233,25 @@ func TestPatternsProfileVisibility(t *testing.T) {
 			patOn(e, t).MustFail("zed", "NOT_FOUND", `{ me { id name } }`, nil)
 		})
 
+		// me reads the profile in its lists' visibility batch (Loaders.me):
+		// lists that find nothing to check must still end in the profile's
+		// own read, and a profile that lists found is the viewer's.
+		t.Run("me with lists and without a profile is NOT_FOUND", func(t *testing.T) {
+			patOn(e, t).MustFail("zed", "NOT_FOUND", `{ me { id assignedTasks { nodes { id } } overdueTasks { nodes { id } } projects { nodes { id } } } }`, nil)
+		})
+		t.Run("me with lists has the viewer's profile", func(t *testing.T) {
+			var got struct {
+				Me struct {
+					ID, Name      string
+					AssignedTasks struct{ Nodes []struct{ ID string } }
+				}
+			}
+			patOn(e, t).MustQuery("alice", `{ me { id name assignedTasks { nodes { id } } } }`, nil, &got)
+			if got.Me.ID != "alice" || got.Me.Name != "Alice Example" || len(got.Me.AssignedTasks.Nodes) == 0 {
+				t.Errorf("me with its assigned tasks = %+v, want alice's profile and tasks", got.Me)
+			}
+		})
+
 		t.Run("email reached through members is null except one's own", func(t *testing.T) {
 			var got struct {
 				Me struct {

@@ -16,16 +16,29 @@ import (
 
 // prefetch starts, for the object with the given id resolved by the current
 // field, the loads of the lists selected under it.
-func (l *Loaders) prefetch(ctx context.Context, id string) {
+// It returns a function that waits until those lists are read (their
+// results, errors included, are left to their resolvers) and reports
+// whether there were any.
+func (l *Loaders) prefetch(ctx context.Context, id string) func() bool {
 	if l.cfg.NoBatch || !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
-		return
+		return func() bool { return false }
 	}
-	l.prefetchFields(ctx, id, graphql.CollectFieldsCtx(ctx, nil))
+	waits := l.prefetchFields(ctx, id, graphql.CollectFieldsCtx(ctx, nil))
+	return func() bool {
+		for _, w := range waits {
+			w()
+		}
+		return len(waits) > 0
+	}
 }
 
+// waitFor makes a wait of prefetch from a loader's thunk.
+func waitFor[V any](th func() (V, error)) func() { return func() { _, _ = th() } }
+
 // prefetchFields starts the loads of the lists among fields, selected under
-// the object with the given id.
-func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphql.CollectedField) {
+// the object with the given id, and returns the waits of the user's lists
+// among them (prefetch).
+func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphql.CollectedField) (waits []func()) {
 	oc := graphql.GetOperationContext(ctx)
 	vars := oc.Variables
 	for _, f := range fields {
@@ -46,12 +59,12 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 					}
 				})
 			}
-			l.projectsOfUser.Load(ctx, k)
+			waits = append(waits, waitFor(l.projectsOfUser.Load(ctx, k)))
 		case "User.assignedTasks":
-			l.assignedTo.Load(ctx, pageKeyOf(id, a.pageArgs))
+			waits = append(waits, waitFor(l.assignedTo.Load(ctx, pageKeyOf(id, a.pageArgs))))
 		case "User.overdueTasks":
 			if !a.badAsOf {
-				l.overdueOf.Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))
+				waits = append(waits, waitFor(l.overdueOf.Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))))
 			}
 		case "Project.members":
 			l.membersOf.Load(ctx, id)
@@ -74,6 +87,7 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 			}
 		}
 	}
+	return waits
 }
 
 // selects reports whether the current field selects a child of that name.

@@ -15,6 +15,9 @@ import (
 // visibleProjects reports, for each project id, whether the viewer may see
 // it. Every check of a call joins one batch.
 func (l *Loaders) visibleProjects(ctx context.Context, ids []string) ([]bool, error) {
+	if len(ids) > 0 && l.profileAhead.Load() {
+		l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // me waits for it (Loaders.me)
+	}
 	type pair struct{ p, m func() (any, error) }
 	ths := make([]pair, len(ids))
 	for i, id := range ids {

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -20,7 +21,8 @@ import (
 //   - nothing is orphaned: no membership without its project, no task
 //     without its project, no tag link or comment without its task;
 //   - a task's tag links are exactly its tags (no duplicates, no empty tags
-//     list), each in step with the task's project and due date;
+//     list), each in step with the task's project and due date, and each
+//     carrying a copy of every field of the task as it now is;
 //   - a task's GSI2 partition is its assignee's open or done tasks, or its
 //     project's unassigned tasks, and its assignee is a member;
 //   - a membership's role is OWNER exactly for the project's owner, and its
@@ -242,6 +244,33 @@ func (c *checker) tagLink(it map[string]any) {
 		if str(it, "taskId") != str(l.task, "id") || str(it, "GSI1PK") != l.gsi1pk || str(it, "GSI1SK") != l.gsi1sk {
 			c.violate("tag link %s %s out of step with its task: taskId %q GSI1 %q %q, want %q %q %q", k[0], k[1],
 				str(it, "taskId"), str(it, "GSI1PK"), str(it, "GSI1SK"), str(l.task, "id"), l.gsi1pk, l.gsi1sk)
+		}
+		c.linkCopy(k, it, l.task)
+	}
+}
+
+// linkOwn are the attributes of a tag link that are its own, not its
+// task's copy.
+var linkOwn = map[string]bool{"PK": true, "SK": true, "GSI1PK": true, "GSI1SK": true, "type": true, "taskId": true}
+
+// taskOwn are the attributes of a task's item that its tag links do not
+// copy: its keys.
+var taskOwn = map[string]bool{"PK": true, "SK": true, "GSI1PK": true, "GSI1SK": true, "GSI2PK": true, "GSI2SK": true, "type": true}
+
+// linkCopy checks that a tag link carries exactly its task's fields, as
+// the task now is: the copy that tasksByTag answers with.
+func (c *checker) linkCopy(k [2]string, link, task map[string]any) {
+	for a, v := range task {
+		if taskOwn[a] {
+			continue
+		}
+		if got, ok := link[a]; !ok || !reflect.DeepEqual(got, v) {
+			c.violate("tag link %s %s disagrees with its task on %s: %#v, want %#v", k[0], k[1], a, link[a], v)
+		}
+	}
+	for a, v := range link {
+		if _, ok := task[a]; !ok && !linkOwn[a] {
+			c.violate("tag link %s %s disagrees with its task on %s: %#v, the task has none", k[0], k[1], a, v)
 		}
 	}
 }

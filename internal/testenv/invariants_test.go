@@ -228,6 +228,22 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 			pk, sk, _, g1sk := dynamo.TagLinkKeys(&moved, c.task.Tags[0])
 			c.set(t, pk, sk, "GSI1SK", s(g1sk))
 		}, "out of step with its task"},
+		{"tag link with a stale title", func(t *testing.T, c *checked) {
+			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
+			c.set(t, pk, sk, "title", s("an older title"))
+		}, "disagrees with its task on title"},
+		{"tag link with a stale version", func(t *testing.T, c *checked) {
+			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
+			c.set(t, pk, sk, "version", &types.AttributeValueMemberN{Value: "1"})
+		}, "disagrees with its task on version"},
+		{"tag link without the task's assignee", func(t *testing.T, c *checked) {
+			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
+			c.set(t, pk, sk, "assigneeId", nil)
+		}, "disagrees with its task on assigneeId"},
+		{"tag link with a field its task has not", func(t *testing.T, c *checked) {
+			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
+			c.set(t, pk, sk, "extra", s("x"))
+		}, "the task has none"},
 		{"membership without its project", func(t *testing.T, c *checked) {
 			pid := "prj#" + missing
 			pk, sk := dynamo.MemberItemKey(pid, "alice")
