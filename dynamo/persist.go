@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -210,16 +209,5 @@ func WriteFileAtomic(path string, data []byte) error {
 		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if runtime.GOOS == "windows" { // directories cannot be flushed there
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("flushing %s: %w", dir, err)
-	}
-	return nil
+	return embedded.SyncDir(dir)
 }

@@ -224,7 +224,7 @@ func (j *journal) open() error {
 	if err != nil {
 		return fmt.Errorf("starting the journal: %w", err)
 	}
-	if err := syncDir(filepath.Dir(j.prefix)); err != nil {
+	if err := SyncDir(filepath.Dir(j.prefix)); err != nil {
 		_ = f.Close()
 		return err
 	}
@@ -515,8 +515,9 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
-// syncDir flushes a directory, so that a file made or renamed in it stays.
-func syncDir(dir string) error {
+// SyncDir flushes a directory, so that a file made or renamed in it stays
+// (a no-op on Windows, where directories cannot be flushed).
+func SyncDir(dir string) error {
 	if runtime.GOOS == "windows" { // directories cannot be flushed there
 		return nil
 	}
