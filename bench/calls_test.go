@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,7 @@ func TestCallsAndRoundTrips(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds a dataset and runs the suite (about 3 s)")
 	}
-	env, _ := newEnv(t, 1, DefaultQuiet)
-	trig := &graph.BatchTrigger{}
-	h := env.Handler(Mode{Name: "stepped", Loaders: graph.LoaderConfig{Trigger: trig}})
-	env.Gate.SetManual(true)
-	defer env.Gate.SetManual(false)
-	stepper := testenv.StartStepper(trig, env.Gate.Release)
-	defer stepper.Stop()
+	env, h := steppedEnv(t)
 	ctx := context.Background()
 	tests := []struct {
 		name       string
@@ -96,13 +91,7 @@ func TestBackwardCallsAndRoundTrips(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds a dataset and runs the suite (about 3 s)")
 	}
-	env, _ := newEnv(t, 1, DefaultQuiet)
-	trig := &graph.BatchTrigger{}
-	h := env.Handler(Mode{Name: "stepped", Loaders: graph.LoaderConfig{Trigger: trig}})
-	env.Gate.SetManual(true)
-	defer env.Gate.SetManual(false)
-	stepper := testenv.StartStepper(trig, env.Gate.Release)
-	defer stepper.Stop()
+	env, h := steppedEnv(t)
 	ctx := context.Background()
 	backward := 0
 	for _, op := range Suite() {
@@ -130,4 +119,18 @@ func TestBackwardCallsAndRoundTrips(t *testing.T) {
 	if backward < 7 {
 		t.Errorf("%d operations with lists, want 7", backward)
 	}
+}
+
+// steppedEnv seeds the 1× dataset and returns its env and a handler whose
+// loaders' batches are flushed, and the gate's held calls released, level
+// by level by a testenv.Stepper, until the test ends.
+func steppedEnv(t *testing.T) (*Env, http.Handler) {
+	t.Helper()
+	env, _ := newEnv(t, 1, DefaultQuiet)
+	trig := &graph.BatchTrigger{}
+	h := env.Handler(Mode{Name: "stepped", Loaders: graph.LoaderConfig{Trigger: trig}})
+	env.Gate.SetManual(true)
+	stepper := testenv.StartStepper(trig, env.Gate.Release)
+	t.Cleanup(func() { stepper.Stop(); env.Gate.SetManual(false) })
+	return env, h
 }
