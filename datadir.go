@@ -91,6 +91,14 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 			return fail(fmt.Errorf("table %s: %w", s.table, err))
 		}
 	}
+	if !s.createTable && emb == nil { // EnsureTable reads the marker of complete tag indexes otherwise
+		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = store.DetectTagIndex(tctx)
+		cancel()
+		if err != nil {
+			return fail(fmt.Errorf("table %s: %w", s.table, err))
+		}
+	}
 	if emb == nil {
 		return store, nil, created, closeStore, nil
 	}

@@ -51,10 +51,11 @@ func TestCallsAndRoundTrips(t *testing.T) {
 			Calls{"BatchGetItem": 1, "Query": 2}, 2},
 		{"a task's comments start with the task, authors with the visibility check", "taskComments",
 			Calls{"BatchGetItem": 2, "Query": 1}, 2},
-		// The tasks are the copies on their tag links (no task read); the
-		// projects are read by the visibility check, with the assignees.
-		{"tasks by tag: memberships, one tag list per project of the viewer all at once, then projects and assignees in one batch", "tasksByTag",
-			Calls{"BatchGetItem": 1, "Query": 11}, 3},
+		// The viewer's 10 projects' tag indexes in one BatchGetItem; then
+		// the page's tasks with their projects (the visibility check) and
+		// assignees in one more.
+		{"tasks by tag: memberships, the tag indexes of the viewer's projects in one batch, then the page's tasks with their projects and assignees in one batch", "tasksByTag",
+			Calls{"BatchGetItem": 2, "Query": 1}, 3},
 		{"overdue tasks: one partition, then one visibility batch with the profile", "overdueTasks",
 			Calls{"BatchGetItem": 1, "Query": 1}, 2},
 		{"dashboard: projects with the profile and their member and task lists, then users with every comment list", "dashboard",

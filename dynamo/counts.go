@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"github.com/taskgraph/taskgraph/domain"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,7 +107,10 @@ func taskAt(version, commentCount int) *expression.ConditionBuilder {
 // items of its id by status, a task the comment items of its id. Items is
 // a whole table (a dump): loading one makes its counters right whatever
 // wrote it, including a version without counters.
-func recount(items []item) {
+//
+// It returns items without their tag indexes and marker, followed by the
+// tag indexes built afresh from the tasks, and the marker (tagIndexItems).
+func (s *Store) recount(items []item) []item {
 	tasks := map[string]*domain.TaskCounts{} // project id → counts
 	comments := map[string]int{}             // task id → count
 	for _, it := range items {
@@ -137,6 +142,15 @@ func recount(items []item) {
 			}
 		}
 	}
+	kept := slices.DeleteFunc(slices.Clone(items), rebuilt)
+	return append(kept, tagIndexItems(kept, s.tagIndexCap())...)
+}
+
+// rebuilt reports whether recount builds the item afresh: a tag index or
+// the marker.
+func rebuilt(it item) bool {
+	t := str(it, "type")
+	return t == typeTagIndex || t == typeMarker
 }
 
 // Recount counts the whole table's counters afresh from its items
@@ -164,16 +178,33 @@ func (s *Store) Recount(ctx context.Context) (int, error) {
 		}
 		return b.String()
 	}
-	before := make([]string, len(items))
-	for i, it := range items {
-		before[i] = counters(it)
+	before := map[key]string{}
+	old := map[key]item{}
+	for _, it := range items {
+		if rebuilt(it) {
+			old[keyOf(it)] = it
+		} else {
+			before[keyOf(it)] = counters(it)
+		}
 	}
-	recount(items)
 	var reqs []types.WriteRequest
-	for i, it := range items {
-		if counters(it) != before[i] {
+	for _, it := range s.recount(items) {
+		k := keyOf(it)
+		if rebuilt(it) {
+			if o, ok := old[k]; !ok || !reflect.DeepEqual(o, it) {
+				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+			}
+			delete(old, k)
+		} else if counters(it) != before[k] {
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 		}
 	}
-	return len(reqs), s.batchWrite(ctx, reqs)
+	for k := range old { // an index of tags no task has any more
+		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.av()}})
+	}
+	err = s.batchWrite(ctx, reqs)
+	if err == nil {
+		s.tagIndexed.Store(true)
+	}
+	return len(reqs), err
 }

@@ -15,13 +15,19 @@ import (
 // writeTap records the write calls a store makes.
 type writeTap struct {
 	API
-	txns []*dynamodb.TransactWriteItemsInput
-	puts []*dynamodb.PutItemInput
+	txns      []*dynamodb.TransactWriteItemsInput // the committed ones
+	cancelled int                                 // transactions that failed (a tag index made on first use: tagindex.go)
+	puts      []*dynamodb.PutItemInput
 }
 
 func (w *writeTap) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	w.txns = append(w.txns, in)
-	return w.API.TransactWriteItems(ctx, in, o...)
+	out, err := w.API.TransactWriteItems(ctx, in, o...)
+	if err != nil {
+		w.cancelled++
+	} else {
+		w.txns = append(w.txns, in)
+	}
+	return out, err
 }
 
 func (w *writeTap) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {

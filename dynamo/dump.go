@@ -116,15 +116,20 @@ func ReadDump(r io.Reader) ([]Item, error) {
 // items with the same keys. They are written as they are but for the
 // counters of projects and tasks, which are counted afresh from the items
 // (recount, in place): a dump of a version without counters, or of a table
-// scanned while it changed, loads with exact counts. Returns EUNAVAILABLE,
-// EINTERNAL.
+// scanned while it changed, loads with exact counts. The tag indexes and
+// their marker are built afresh too (tagindex.go), so a dump of a version
+// without them loads indexed. Returns EUNAVAILABLE, EINTERNAL.
 func (s *Store) PutItems(ctx context.Context, items []Item) error {
-	recount(items)
+	items = s.recount(items)
 	reqs := make([]types.WriteRequest, len(items))
 	for i, it := range items {
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
 	}
-	return s.batchWrite(ctx, reqs)
+	if err := s.batchWrite(ctx, reqs); err != nil {
+		return err
+	}
+	s.tagIndexed.Store(true)
+	return nil
 }
 
 // encodeItem turns an item into DynamoDB's JSON.

@@ -22,6 +22,7 @@ const (
 	typeComment = "COMMENT"
 	typeCleanup = "CLEANUP"
 	typeOutbox  = "OUTBOX"
+	typeMarker  = "MARKER"
 )
 
 const timeLayout = time.RFC3339Nano

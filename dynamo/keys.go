@@ -22,7 +22,9 @@ import (
 //	task        TASK#<t>        TASK               PROJECT#<p>             DUE#<date|~>#<t>    USER#<u>#OPEN|DONE DUE#<date|~>#<t>
 //	                                                                                           or UNASSIGNED#PROJECT#<p>
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
+//	tag index   PROJECT#<p>     TAGS#<name>
 //	comment     TASK#<t>        COMMENT#<c>
+//	marker      META            TAGINDEX
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
 //	outbox      OUTBOX#<0..15>  <commit time, fixed width>#<event id>
@@ -84,7 +86,13 @@ func commentKey(t, c string) key     { return key{taskPK(t), commentSK(c)} }
 func tagSK(name string) string       { return tagPrefix + name }
 func tagKey(t, name string) key      { return key{taskPK(t), tagSK(name)} }
 func cleanupKey(kind, id string) key { return key{cleanupPK, kind + "#" + id} }
-func idemKey(u, k, op string) key    { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
+func tagIndexKey(p, name string) key { return key{projectPK(p), "TAGS#" + name} }
+
+// tagIndexedKey is the marker of a table whose tag indexes are complete
+// (tagindex.go).
+var tagIndexedKey = key{"META", "TAGINDEX"}
+
+func idemKey(u, k, op string) key { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
 
 // outboxShards is how many partitions the outbox is spread over, so that a
 // busy table does not send every mutation's outbox write to one partition

@@ -44,6 +44,18 @@ func TagLinkKeys(t *domain.Task, tag string) (pk, sk, gsi1pk, gsi1sk string) {
 	return pk, sk, tagTasksPK(tag, ulidOf(t.ProjectID)), dueSK(t.DueDate, tu)
 }
 
+// TagIndexEntry is where task t stands in its project's index of a tag
+// (tagindex.go): the index's key, the entry's key in its map of tasks
+// (attribute "tasks") and its value.
+func TagIndexEntry(t *domain.Task, tag string) (pk, sk, entry, value string) {
+	pk, sk = tagIndexKey(ulidOf(t.ProjectID), tag).split()
+	return pk, sk, ulidOf(t.ID), entryValue(t)
+}
+
+// TagIndexedKey is the key of the marker of a table whose tag indexes are
+// complete.
+func TagIndexedKey() (pk, sk string) { return tagIndexedKey.split() }
+
 // CommentItemKey is the key of a comment's item, from its id alone.
 func CommentItemKey(commentID string) (pk, sk string) {
 	t, c, _ := domain.SplitCommentID(commentID)

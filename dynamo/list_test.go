@@ -138,19 +138,43 @@ func TestListMergesPartitions(t *testing.T) {
 	wantTagged := dueOrder(tagged)
 	taskID := func(t *domain.Task) string { return t.ID }
 
-	for _, first := range []int{1, 2, 5, 7, 100} {
-		t.Run(fmt.Sprintf("TasksByTag merges projects by due date, pages of %d", first), func(t *testing.T) {
-			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
-				return ts.TasksByTag(ctx, " X ", projectIDs, p, nil)
-			}, taskID)
-			if !slices.Equal(got, wantTagged) {
-				t.Errorf("got  %v\nwant %v", got, wantTagged)
-			}
-		})
+	for _, indexed := range []bool{true, false} {
+		ts.tagIndexed.Store(indexed)
+		for _, first := range []int{1, 2, 5, 7, 100} {
+			t.Run(fmt.Sprintf("TasksByTag merges projects by due date, pages of %d, indexed %v", first, indexed), func(t *testing.T) {
+				got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
+					return ts.TasksByTag(ctx, " X ", projectIDs, p, nil, nil)
+				}, taskID)
+				if !slices.Equal(got, wantTagged) {
+					t.Errorf("got  %v\nwant %v", got, wantTagged)
+				}
+			})
+		}
 	}
-	t.Run("TasksByTag reads each project once for one page", func(t *testing.T) {
+	t.Run("TasksByTag reads the projects' tag indexes, then the page's tasks", func(t *testing.T) {
+		ts.tagIndexed.Store(true)
 		ts.calls.Reset()
-		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Items) != len(wantTagged) || c.HasNext {
+			t.Errorf("%d items, hasNext %v; want %d, false", len(c.Items), c.HasNext, len(wantTagged))
+		}
+		if got, q := ts.calls.Get("BatchGetItem"), ts.calls.Get("Query"); got != 2 || q != 0 {
+			t.Errorf("BatchGetItem calls = %d, Query calls = %d; want 2 (the indexes, the tasks) and 0", got, q)
+		}
+		for _, task := range c.Items {
+			if want := byID[task.ID]; !reflect.DeepEqual(task, want) {
+				t.Errorf("task %+v, want %+v", task, want)
+			}
+		}
+	})
+	t.Run("TasksByTag reads each project once for one page without the indexes", func(t *testing.T) {
+		ts.tagIndexed.Store(false)
+		defer ts.tagIndexed.Store(true)
+		ts.calls.Reset()
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +211,7 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 		for _, first := range []int{1, 3} {
 			got := pageAll(t, first, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
-				return ts.TasksByTag(ctx, "x", projectIDs, p, keep)
+				return ts.TasksByTag(ctx, "x", projectIDs, p, keep, nil)
 			}, taskID)
 			if !slices.Equal(got, want) {
 				t.Errorf("first %d: got  %v\nwant %v", first, got, want)
@@ -198,7 +222,7 @@ func TestListMergesPartitions(t *testing.T) {
 		}
 	})
 	t.Run("TasksByTag between two cursors, either way", func(t *testing.T) {
-		all, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
+		all, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +247,7 @@ func TestListMergesPartitions(t *testing.T) {
 			{"after and before the same item", domain.Page{First: 2, After: after, Before: after}, nil, false},
 			{"after past before", domain.Page{Last: aws.Int(2), After: before, Before: after}, nil, false},
 		} {
-			got, err := ts.TasksByTag(ctx, "x", projectIDs, c.page, nil)
+			got, err := ts.TasksByTag(ctx, "x", projectIDs, c.page, nil, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -271,7 +295,7 @@ func TestListMergesPartitions(t *testing.T) {
 		if _, err := ts.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(ts.Table()), Item: old}); err != nil {
 			t.Fatal(err)
 		}
-		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil)
+		c, err := ts.TasksByTag(ctx, "x", projectIDs, domain.Page{First: MaxFirst}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +308,7 @@ func TestListMergesPartitions(t *testing.T) {
 	})
 	t.Run("TasksByTag with no projects is empty without reading", func(t *testing.T) {
 		ts.calls.Reset()
-		c, err := ts.TasksByTag(ctx, "x", nil, domain.Page{First: 10}, nil)
+		c, err := ts.TasksByTag(ctx, "x", nil, domain.Page{First: 10}, nil, nil)
 		if err != nil || len(c.Items) != 0 || c.HasNext {
 			t.Errorf("got %+v, %v", c, err)
 		}
@@ -311,7 +335,7 @@ func TestListMergesPartitions(t *testing.T) {
 			{"x", projectIDs, domain.Page{Last: aws.Int(1), Before: aws.String("garbage")}},
 			{"x", projectIDs, domain.Page{First: 1, Before: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
 		} {
-			_, err := ts.TasksByTag(ctx, c.tag, c.pids, c.page, nil)
+			_, err := ts.TasksByTag(ctx, c.tag, c.pids, c.page, nil, nil)
 			wantCode(t, fmt.Sprintf("TasksByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, domain.EINVALID)
 		}
 	})

@@ -138,49 +138,58 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		}
 	}
 	now := s.now()
-	unassign := func(t *txn, task *domain.Task) {
+	unassign := func(t *txn, old *domain.Task) {
+		task := *old
 		task.AssigneeID = nil
 		task.UpdatedAt = now
 		task.Version++
-		t.put(s.table, taskToItem(task), taskAt(task.Version-1, task.CommentCount), errRetry)
-		s.putTagLinks(t, task)
+		t.put(s.table, taskToItem(&task), taskAt(old.Version, old.CommentCount), errRetry)
+		s.putTagLinks(t, old, &task)
 	}
 	// More tasks than one transaction holds: unassign all but the last batch
 	// first. Each batch is atomic; repeating them is harmless.
 	for writes(tasks) > unassignBatch {
-		var t txn
 		n := 0
-		for n < len(tasks) && len(t.items)+1+len(tasks[n].Tags) <= unassignBatch {
-			unassign(&t, tasks[n])
-			n++
+		for w := 0; n < len(tasks) && w+writes(tasks[n:n+1]) <= unassignBatch; n++ {
+			w += writes(tasks[n : n+1])
 		}
-		if err := s.commit(ctx, &t); err != nil {
+		batch := tasks[:n]
+		err := s.commitIndexed(ctx, func(t *txn) error {
+			for _, task := range batch {
+				unassign(t, task)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 		tasks = tasks[n:]
 	}
-	var t txn
-	t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
-	t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq.AssignSeq))), errRetry)
-	for _, task := range tasks {
-		unassign(&t, task)
-	}
-	t.result, t.project = p.ID, p.ID
-	// One event for the whole removal, in the transaction that deletes the
-	// membership; the tasks it unassigns yield none of their own.
-	t.event = changeEvent(domain.EventMemberRemoved, p.ID, userID, viewer, now, nil, nil, p)
-	if err := s.commit(ctx, &t); err != nil {
+	err = s.commitIndexed(ctx, func(t *txn) error {
+		t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
+		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq.AssignSeq))), errRetry)
+		for _, task := range tasks {
+			unassign(t, task)
+		}
+		t.result, t.project = p.ID, p.ID
+		// One event for the whole removal, in the transaction that deletes the
+		// membership; the tasks it unassigns yield none of their own.
+		t.event = changeEvent(domain.EventMemberRemoved, p.ID, userID, viewer, now, nil, nil, p)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// writes is how many items unassigning the tasks writes: each task and its
-// tag links.
+// writes is how many items unassigning the tasks writes at most: each task,
+// its tag links and, for each tag, the tag index (fewer when tasks share a
+// tag: one update per index).
 func writes(tasks []*domain.Task) int {
 	n := 0
 	for _, t := range tasks {
-		n += 1 + len(t.Tags)
+		n += 1 + 2*len(t.Tags)
 	}
 	return n
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -52,6 +53,14 @@ type Store struct {
 	Events domain.EventSink
 	// PublishTimeout bounds one Events.Publish call.
 	PublishTimeout time.Duration
+
+	// TagIndexCap is how many tasks a tag index lists before it is marked
+	// full (tagindex.go); 0 means DefaultTagIndexCap.
+	TagIndexCap int
+	// tagIndexed: the table's tag indexes are complete (tagIndexedKey).
+	tagIndexed atomic.Bool
+	// fullIndexes are the tag indexes known to be full (key → true).
+	fullIndexes sync.Map
 
 	cleanupMu   sync.Mutex
 	cleanupKick chan struct{}

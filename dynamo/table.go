@@ -48,8 +48,9 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 }
 
 // EnsureTable creates the table with its indexes when it is missing and
-// waits until it and its indexes are active. It reports whether it created
-// the table. Endpoints that report no status (the embedded store) count as
+// waits until it and its indexes are active; then it reads (or, in a new
+// table, writes) the marker of complete tag indexes (tagindex.go). It
+// reports whether it created the table. Endpoints that report no status (the embedded store) count as
 // active.
 func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 	_, err = s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
@@ -76,8 +77,9 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 		if tableActive(out.Table) {
 			if created {
 				s.enableTTL(ctx)
+				return created, s.markTagIndexed(ctx)
 			}
-			return created, nil
+			return created, s.DetectTagIndex(ctx)
 		}
 		select {
 		case <-ctx.Done():

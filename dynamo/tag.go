@@ -2,28 +2,145 @@ package dynamo
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/taskgraph/taskgraph/domain"
 )
 
+// Tagged names a task of a tag index with its project and assignee ("" for
+// none), so that a TaskReader can read all three at once.
+type Tagged struct{ TaskID, ProjectID, AssigneeID string }
+
+// TaskReader reads the tasks named (for TasksByTag), in their order; nil
+// for a task that is gone. Nil: TasksByTag reads them itself.
+type TaskReader func(ctx context.Context, tasks []Tagged) ([]*domain.Task, error)
+
 // TasksByTag is access pattern 6: the tasks with the tag in the given
-// projects, by due date, tasks without a due date last; one Query per
-// project, run at once and merged. The tasks are the copies their tag links
-// carry (written in each task write's own transaction), so no task is read.
-// keep sees the tasks. Returns EINVALID, EUNAVAILABLE.
-func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string, page domain.Page, keep Filter[*domain.Task]) (*domain.Conn[*domain.Task], error) {
+// projects, by due date, tasks without a due date last. It reads the
+// projects' tag indexes (tagindex.go) with one BatchGetItem and the page's
+// tasks with read (one more); where the table has no indexes yet or one is
+// full, it reads the tag links instead, one Query per project, merged, the
+// tasks being the copies the links carry. keep sees the tasks. Returns
+// EINVALID, EUNAVAILABLE.
+func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string, page domain.Page, keep Filter[*domain.Task], read TaskReader) (*domain.Conn[*domain.Task], error) {
 	name, err := domain.NormalizeTag(tag)
 	if err != nil {
 		return nil, err
 	}
-	pks := make([]string, 0, len(projectIDs))
+	pus := make([]string, 0, len(projectIDs))
 	for _, id := range projectIDs {
 		p, err := domain.ParseProjectID(id)
 		if err != nil {
 			return nil, err
 		}
-		pks = append(pks, tagTasksPK(name, p))
+		pus = append(pus, p)
 	}
+	size, back, err := pageSize(page)
+	if err != nil {
+		return nil, err
+	}
+	after, err := cursorArg("after", page.After, validDueCursor)
+	if err != nil {
+		return nil, err
+	}
+	before, err := cursorArg("before", page.Before, validDueCursor)
+	if err != nil {
+		return nil, err
+	}
+	entries, indexed, err := s.tagEntries(ctx, name, pus)
+	if err != nil {
+		return nil, err
+	}
+	if !indexed {
+		return s.tasksByTagLinks(ctx, name, pus, page, keep)
+	}
+	if read == nil {
+		read = s.readTagged
+	}
+	return indexPage(ctx, entries, after, before, size, back, keep, read)
+}
+
+// indexPage is one page of a tag index's entries (in sort-key order),
+// bounded by the cursors after and before: the tasks of the first (or, back,
+// the last) entries that read finds and keep keeps, one more than size
+// asked for so that the page knows whether more remain, read on while too
+// few are.
+func indexPage(ctx context.Context, entries []tagEntry, after, before string, size int, back bool, keep Filter[*domain.Task], read TaskReader) (*domain.Conn[*domain.Task], error) {
+	lo, hi := 0, len(entries)
+	if after != "" {
+		lo, _ = slices.BinarySearchFunc(entries, after, func(e tagEntry, sk string) int { return strings.Compare(e.sk, sk+"\x00") })
+	}
+	if before != "" {
+		hi, _ = slices.BinarySearchFunc(entries, before, func(e tagEntry, sk string) int { return strings.Compare(e.sk, sk) })
+	}
+	window := entries[lo:max(lo, hi)]
+	if back {
+		window = slices.Clone(window)
+		slices.Reverse(window)
+	}
+	var kept []*domain.Task
+	var cursors []string
+	for len(kept) <= size && len(window) > 0 {
+		n := min(len(window), size+1-len(kept))
+		chunk := window[:n]
+		window = window[n:]
+		named := make([]Tagged, n)
+		for i, e := range chunk {
+			named[i] = Tagged{TaskID: e.taskID, ProjectID: e.projectID, AssigneeID: e.assigneeID}
+		}
+		tasks, err := read(ctx, named)
+		if err != nil {
+			return nil, err
+		}
+		var found []*domain.Task
+		var at []string
+		for i, t := range tasks {
+			if t != nil {
+				found, at = append(found, t), append(at, chunk[i].sk)
+			}
+		}
+		ok := make([]bool, len(found))
+		if keep != nil && len(found) > 0 {
+			if ok, err = keep(ctx, found); err != nil {
+				return nil, err
+			}
+		} else {
+			for i := range ok {
+				ok[i] = true
+			}
+		}
+		for i, t := range found {
+			if ok[i] {
+				kept, cursors = append(kept, t), append(cursors, at[i])
+			}
+		}
+	}
+	more := len(kept) > size
+	kept, cursors = kept[:min(len(kept), size)], cursors[:min(len(cursors), size)]
+	c := &domain.Conn[*domain.Task]{Items: kept, Cursors: make([]string, len(kept))}
+	if back {
+		slices.Reverse(c.Items)
+		slices.Reverse(cursors)
+		c.HasPrev = more
+	} else {
+		c.HasNext = more
+	}
+	for i, sk := range cursors {
+		c.Cursors[i] = encodeCursor(sk)
+	}
+	return c, nil
+}
+
+// tasksByTagLinks is TasksByTag through the tag links: one Query per
+// project, run at once and merged. The tasks are the copies their tag links
+// carry (written in each task write's own transaction), so no task is read.
+func (s *Store) tasksByTagLinks(ctx context.Context, name string, pus []string, page domain.Page, keep Filter[*domain.Task]) (*domain.Conn[*domain.Task], error) {
+	pks := make([]string, len(pus))
+	for i, p := range pus {
+		pks[i] = tagTasksPK(name, p)
+	}
+	var err error
 	conv := decodedOnce(func(it item) (*domain.Task, error) { return s.linkedTask(ctx, it) })
 	spec := tasksByTag.of(pks...)
 	// A link whose task is gone (nil) is never listed.
@@ -74,4 +191,24 @@ func (s *Store) linkedTask(ctx context.Context, it item) (*domain.Task, error) {
 		return nil, err
 	}
 	return decodeAs[*domain.Task](ti)
+}
+
+// readTagged is the TaskReader of a caller without one: the tasks alone.
+func (s *Store) readTagged(ctx context.Context, named []Tagged) ([]*domain.Task, error) {
+	refs := make([]Ref, len(named))
+	for i, n := range named {
+		refs[i] = TaskRef(n.TaskID)
+	}
+	vals, errs := s.Get(ctx, refs)
+	out := make([]*domain.Task, len(named))
+	for i := range named {
+		switch {
+		case domain.IsNotFound(errs[i]):
+		case errs[i] != nil:
+			return nil, errs[i]
+		default:
+			out[i], _ = vals[i].(*domain.Task)
+		}
+	}
+	return out, nil
 }

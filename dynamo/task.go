@@ -86,14 +86,16 @@ func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInp
 	task := &domain.Task{ID: domain.TaskIDOf(s.ids.next(now)), ProjectID: domain.ProjectIDOf(pu), Title: title, Description: desc,
 		Status: domain.StatusTodo, DueDate: in.DueDate, AssigneeID: in.AssigneeID, Tags: tg, CreatedAt: now, UpdatedAt: now,
 		Version: 1}
-	var t txn
-	s.countTasks(&t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
-	s.memberChecks(&t, pu, viewer, in.AssigneeID)
-	t.put(s.table, taskToItem(task), ptr(absent()), nil)
-	s.putTagLinks(&t, task)
-	t.result, t.project = task.ID, task.ProjectID
-	t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
-	if err := s.commit(ctx, &t); err != nil {
+	err = s.commitIndexed(ctx, func(t *txn) error {
+		s.countTasks(t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
+		s.memberChecks(t, pu, viewer, in.AssigneeID)
+		t.put(s.table, taskToItem(task), ptr(absent()), nil)
+		s.putTagLinks(t, nil, task)
+		t.result, t.project = task.ID, task.ProjectID
+		t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return task, nil
@@ -228,27 +230,29 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	task.UpdatedAt = s.now()
 	pu := ulidOf(task.ProjectID)
 
-	var t txn
-	t.put(s.table, taskToItem(&task), taskAt(old.Version, old.CommentCount), errRetry)
 	moved := map[domain.TaskStatus]int{}
 	if task.Status != old.Status {
 		moved[old.Status], moved[task.Status] = -1, 1
 	}
-	s.countTasks(&t, pu, moved, errProjectNotFound)
 	var assign *string
 	if task.AssigneeID != nil && (old.AssigneeID == nil || *old.AssigneeID != *task.AssigneeID) {
 		assign = task.AssigneeID
 	}
-	s.memberChecks(&t, pu, viewer, assign)
-	for _, tag := range old.Tags {
-		if !slices.Contains(task.Tags, tag) {
-			t.del(s.table, tagKey(tu, tag), nil, nil)
+	err = s.commitIndexed(ctx, func(t *txn) error {
+		t.put(s.table, taskToItem(&task), taskAt(old.Version, old.CommentCount), errRetry)
+		s.countTasks(t, pu, moved, errProjectNotFound)
+		s.memberChecks(t, pu, viewer, assign)
+		for _, tag := range old.Tags {
+			if !slices.Contains(task.Tags, tag) {
+				t.del(s.table, tagKey(tu, tag), nil, nil)
+			}
 		}
-	}
-	s.putTagLinks(&t, &task)
-	t.result, t.project = task.ID, task.ProjectID
-	t.event = changeEvent(domain.EventTaskUpdated, task.ProjectID, task.ID, viewer, task.UpdatedAt, &task, nil, nil)
-	if err := s.commit(ctx, &t); err != nil {
+		s.putTagLinks(t, old, &task)
+		t.result, t.project = task.ID, task.ProjectID
+		t.event = changeEvent(domain.EventTaskUpdated, task.ProjectID, task.ID, viewer, task.UpdatedAt, &task, nil, nil)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &task, nil
@@ -256,11 +260,14 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 
 // putTagLinks writes the task's tag links as the task now is: each carries
 // a copy of the task's fields, so every write of a task rewrites them all,
-// in its own transaction (the task's version condition covers them).
-func (s *Store) putTagLinks(t *txn, task *domain.Task) {
+// in its own transaction (the task's version condition covers them). It
+// also changes the tag indexes from old (nil: a new task) to task
+// (indexTags). The links of tags the task lost are the caller's to delete.
+func (s *Store) putTagLinks(t *txn, old, task *domain.Task) {
 	for _, tag := range task.Tags {
 		t.put(s.table, tagLinkItem(task, tag), nil, nil)
 	}
+	s.indexTags(t, old, task)
 }
 
 // DeleteTask deletes a task with its tag links at once; its comments are
@@ -289,17 +296,20 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 	}
 	pu := ulidOf(task.ProjectID)
 	now := s.now()
-	var t txn
-	t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
-	s.countTasks(&t, pu, map[domain.TaskStatus]int{task.Status: -1}, errTaskNotFound)
-	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
-	for _, tag := range task.Tags {
-		t.del(s.table, tagKey(tu, tag), nil, nil)
-	}
-	t.put(s.table, cleanupToItem(cleanupTask, tu, now), nil, nil)
-	t.result, t.project = task.ID, task.ProjectID
-	t.event = changeEvent(domain.EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)
-	if err := s.commit(ctx, &t); err != nil {
+	err = s.commitIndexed(ctx, func(t *txn) error {
+		t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
+		s.countTasks(t, pu, map[domain.TaskStatus]int{task.Status: -1}, errTaskNotFound)
+		t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
+		for _, tag := range task.Tags {
+			t.del(s.table, tagKey(tu, tag), nil, nil)
+		}
+		s.indexTags(t, task, nil)
+		t.put(s.table, cleanupToItem(cleanupTask, tu, now), nil, nil)
+		t.result, t.project = task.ID, task.ProjectID
+		t.event = changeEvent(domain.EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	s.KickCleanup()

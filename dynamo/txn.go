@@ -30,6 +30,10 @@ type txn struct {
 	// publishes it after (outbox.go). Its ID and, unless set, At are
 	// filled in by commit.
 	event *domain.Event
+	// index holds the changes of tag indexes (indexTags), written by
+	// commitIndexed as one update per index, in indexOrder.
+	index      map[key]*indexChange
+	indexOrder []key
 }
 
 func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }
@@ -122,6 +126,9 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 		for i, r := range tce.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
+				if full, ok := t.fails[min(i, len(t.fails)-1)].(*tagIndexFull); ok && i < len(t.fails) {
+					return full.with(tce.CancellationReasons[i+1:], t.fails[i+1:])
+				}
 				if i < len(t.fails) && t.fails[i] != nil {
 					return t.fails[i]
 				}

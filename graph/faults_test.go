@@ -57,7 +57,7 @@ func faultAt(step string, fail func(op string, in any) error) func(*dynamodb.Opt
 	}
 }
 
-const faultCreate = `mutation($p: ID!) { createTask(input: {projectId: $p, title: "Survives", tags: ["a", "b"]}) { id } }`
+const faultCreate = `mutation($p: ID!) { createTask(input: {projectId: $p, title: "Survives", tags: ["bug", "urgent"]}) { id } }` // tags the project has: their indexes exist
 
 func faultTasks(e *testenv.Env, title string) int {
 	n := 0

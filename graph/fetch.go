@@ -78,7 +78,20 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[
 		}
 		return l.visibleTasks(ctx, tasks)
 	}
-	return l.primeTasks(ctx)(l.store.TasksByTag(ctx, k.id, ids, k.page(), visible))
+	// The page's tasks are read with what their visibility check and their
+	// assignees need, in one batch.
+	read := func(ctx context.Context, named []dynamo.Tagged) ([]*domain.Task, error) {
+		refs := make([]dynamo.Ref, len(named))
+		for i, n := range named {
+			refs[i] = dynamo.TaskRef(n.TaskID)
+			l.objects.Load(ctx, dynamo.ProjectRef(n.ProjectID))
+			if assignees && n.AssigneeID != "" {
+				l.objects.Load(ctx, dynamo.UserRef(n.AssigneeID))
+			}
+		}
+		return loadSome[domain.Task](ctx, l, refs)
+	}
+	return l.primeTasks(ctx)(l.store.TasksByTag(ctx, k.id, ids, k.page(), visible, read))
 }
 
 // loadSome is loadAll with missing objects as nil.

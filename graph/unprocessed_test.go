@@ -160,7 +160,7 @@ func TestThrottledHalfUnprocessedStillCompletes(t *testing.T) {
 			t.Fatal("no write was left unprocessed: the fault is not in place")
 		}
 		for _, it := range e.Items() {
-			if it["type"] != "USER" {
+			if it["type"] != "USER" && it["type"] != "MARKER" { // the table's marker of complete tag indexes stays
 				t.Errorf("left after the cleanup: %v", it)
 			}
 		}

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -23,6 +24,10 @@ import (
 //   - a task's tag links are exactly its tags (no duplicates, no empty tags
 //     list), each in step with the task's project and due date, and each
 //     carrying a copy of every field of the task as it now is;
+//   - in a table with the marker of complete tag indexes, each project's
+//     index of a tag lists exactly its tasks with the tag, each with its
+//     due date and assignee, and counts them (an index marked full lists
+//     none; one of a tag no task has any more lists none);
 //   - a task's GSI2 partition is its assignee's open or done tasks, or its
 //     project's unassigned tasks, and its assignee is a member;
 //   - a membership's role is OWNER exactly for the project's owner, and its
@@ -41,7 +46,7 @@ import (
 //
 // Items of other types are not checked.
 func CheckTable(items []map[string]any) []string {
-	c := checker{by: map[[2]string]map[string]any{}, links: map[[2]string]tagLink{}}
+	c := checker{by: map[[2]string]map[string]any{}, links: map[[2]string]tagLink{}, indexes: map[[2]string]map[string]string{}}
 	for _, it := range items {
 		c.by[[2]string{str(it, "PK"), str(it, "SK")}] = it
 	}
@@ -77,6 +82,7 @@ func CheckTable(items []map[string]any) []string {
 			c.violate("cleanup job left: %s %s", str(it, "PK"), str(it, "SK"))
 		}
 	}
+	c.tagIndexes(items)
 	c.counters(items)
 	for k, l := range c.links {
 		if !l.seen {
@@ -98,7 +104,9 @@ func CheckCounters(items []map[string]any) []string {
 type checker struct {
 	by    map[[2]string]map[string]any // PK, SK → item
 	links map[[2]string]tagLink        // the tag links the tasks call for
-	out   []string
+	// indexes are the tag index entries the tasks call for: key → attribute → value.
+	indexes map[[2]string]map[string]string
+	out     []string
 }
 
 type tagLink struct {
@@ -192,6 +200,46 @@ func (c *checker) task(it map[string]any) {
 	for _, tag := range tags {
 		pk, sk, lpk, lsk := dynamo.TagLinkKeys(t, tag)
 		c.links[[2]string{pk, sk}] = tagLink{task: it, tag: tag, gsi1pk: lpk, gsi1sk: lsk}
+		ipk, isk, attr, value := dynamo.TagIndexEntry(t, tag)
+		if c.indexes[pair(ipk, isk)] == nil {
+			c.indexes[pair(ipk, isk)] = map[string]string{}
+		}
+		c.indexes[pair(ipk, isk)][attr] = value
+	}
+}
+
+// tagIndexes checks the tag indexes against the entries the tasks call
+// for, in a table with the marker of complete indexes.
+func (c *checker) tagIndexes(items []map[string]any) {
+	if c.item(dynamo.TagIndexedKey()) == nil {
+		return
+	}
+	for _, it := range items {
+		if str(it, "type") != "TAGS" {
+			continue
+		}
+		k := pair(str(it, "PK"), str(it, "SK"))
+		want := c.indexes[k]
+		delete(c.indexes, k)
+		if it["full"] == true {
+			continue
+		}
+		got := map[string]string{}
+		m, _ := it["tasks"].(map[string]any)
+		for tu, v := range m {
+			if tu != "_" { // keeps the map from being empty (tagindex.go)
+				got[tu], _ = v.(string)
+			}
+		}
+		if !maps.Equal(got, want) {
+			c.violate("tag index %s %s lists %v, but its tasks call for %v", k[0], k[1], got, want)
+		}
+		if n, err := strconv.Atoi(str(it, "entries")); err != nil || n != len(want) {
+			c.violate("tag index %s %s counts %v entries, but lists %d", k[0], k[1], it["entries"], len(want))
+		}
+	}
+	for k, want := range c.indexes {
+		c.violate("no tag index %s %s, but its tasks call for %v", k[0], k[1], want)
 	}
 }
 

@@ -136,6 +136,24 @@ func (c *checked) set(t *testing.T, pk, sk, attr string, v types.AttributeValue)
 	}
 }
 
+// setEntry sets (or with the value nil removes) one entry of a tag index's
+// map of tasks.
+func (c *checked) setEntry(t *testing.T, pk, sk, entry string, v types.AttributeValue) {
+	t.Helper()
+	got, err := c.e.Client.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(c.e.Store.Table()),
+		Key: map[string]types.AttributeValue{"PK": s(pk), "SK": s(sk)}, ConsistentRead: aws.Bool(true)})
+	m, ok := got.Item["tasks"].(*types.AttributeValueMemberM)
+	if err != nil || !ok {
+		t.Fatalf("no tag index %s %s to change (%v)", pk, sk, err)
+	}
+	if v == nil {
+		delete(m.Value, entry)
+	} else {
+		m.Value[entry] = v
+	}
+	c.set(t, pk, sk, "tasks", m)
+}
+
 func (c *checked) del(t *testing.T, k [2]string) {
 	t.Helper()
 	pk, sk := k[0], k[1]
@@ -244,6 +262,29 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
 			c.set(t, pk, sk, "extra", s("x"))
 		}, "the task has none"},
+		{"tag index without one of its tasks", func(t *testing.T, c *checked) {
+			pk, sk, entry, _ := dynamo.TagIndexEntry(c.task, c.task.Tags[0])
+			c.setEntry(t, pk, sk, entry, nil)
+		}, "but its tasks call for"},
+		{"tag index with a stale due date", func(t *testing.T, c *checked) {
+			moved := *c.task
+			moved.DueDate = testenv.DayPtr(-400)
+			pk, sk, entry, v := dynamo.TagIndexEntry(&moved, c.task.Tags[0])
+			c.setEntry(t, pk, sk, entry, s(v))
+		}, "but its tasks call for"},
+		{"tag index listing a task without the tag", func(t *testing.T, c *checked) {
+			ghost := &domain.Task{ID: "tsk#" + missing, ProjectID: c.task.ProjectID}
+			pk, sk, entry, v := dynamo.TagIndexEntry(ghost, c.task.Tags[0])
+			c.setEntry(t, pk, sk, entry, s(v))
+		}, "but its tasks call for"},
+		{"tag index miscounted", func(t *testing.T, c *checked) {
+			pk, sk, _, _ := dynamo.TagIndexEntry(c.task, c.task.Tags[0])
+			c.set(t, pk, sk, "entries", &types.AttributeValueMemberN{Value: "99"})
+		}, "counts 99 entries"},
+		{"tag index missing", func(t *testing.T, c *checked) {
+			pk, sk, _, _ := dynamo.TagIndexEntry(c.task, c.task.Tags[0])
+			c.del(t, [2]string{pk, sk})
+		}, "no tag index"},
 		{"membership without its project", func(t *testing.T, c *checked) {
 			pid := "prj#" + missing
 			pk, sk := dynamo.MemberItemKey(pid, "alice")

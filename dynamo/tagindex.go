@@ -1,0 +1,386 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
+)
+
+// The tag index: access pattern 6 without a Query per project. For each
+// project and tag in use there, one item in the project's partition
+// (tagIndexKey) lists the project's tasks with the tag: a map (attrTasks)
+// from each task's ULID to its due date and assignee. A page of tasksByTag reads the indexes of all the
+// viewer's projects with one BatchGetItem, orders their entries as the tag
+// links' GSI1 sort keys order (so cursors are the same either way), and
+// reads only the page's tasks, with their projects and assignees, in one
+// more BatchGetItem.
+//
+// Every write that adds, removes or changes (due date, assignee) a task's
+// tag changes the index in the task's own transaction (indexTags), so the
+// index is exactly the tag links. An index holds at most TagIndexCap
+// entries (about 70 bytes each); the write that would pass the cap marks it
+// full instead, and from then on a page that meets a full index is read
+// through the tag links, one Query per project, as before the index
+// (TasksByTag). A table written by a version without the index says so by
+// lacking the tagIndexed marker (EnsureTable, recount); until an export and
+// import rebuild the indexes, TasksByTag reads the tag links.
+
+const (
+	typeTagIndex = "TAGS"
+	// attrTasks is an index's map of entries; attrEntries counts them;
+	// attrFull marks a full index.
+	attrTasks   = "tasks"
+	attrEntries = "entries"
+	attrFull    = "full"
+	// keepEntry is in every map of tasks, whose keys are otherwise ULIDs,
+	// so that none is ever empty (the embedded store cannot query a
+	// partition holding an empty map).
+	keepEntry = "_"
+
+	// DefaultTagIndexCap is Store.TagIndexCap's default: about 140 KB of
+	// entries, 18 read units for the index read (strongly consistent).
+	DefaultTagIndexCap = 2000
+)
+
+// tagIndexFull is the failed condition of an index update: the index does
+// not exist yet, or it is full or about to be (commitIndexed tries the next
+// form of the update).
+// It names every index of the transaction whose condition failed, as far
+// as the store reports each item's reason (with).
+type tagIndexFull struct{ keys []key }
+
+func (e *tagIndexFull) Error() string { return "a tag index could not be updated as it is" }
+
+// with is e and the indexes among the later items whose conditions failed
+// too (reasons and fails from the item after e's on).
+func (e *tagIndexFull) with(reasons []types.CancellationReason, fails []error) *tagIndexFull {
+	all := &tagIndexFull{keys: slices.Clone(e.keys)}
+	for i, r := range reasons {
+		if f, ok := fails[min(i, len(fails)-1)].(*tagIndexFull); ok && i < len(fails) && aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			all.keys = append(all.keys, f.keys...)
+		}
+	}
+	return all
+}
+
+// entryName is the document path of task tu's entry.
+func entryName(tu string) string { return attrTasks + "." + tu }
+
+// entryValue is the entry of a task: its due date (noDue without one),
+// '|', its assignee's id (empty without one).
+func entryValue(t *domain.Task) string {
+	d := noDue
+	if t.DueDate != nil {
+		d = t.DueDate.String()
+	}
+	a := ""
+	if t.AssigneeID != nil {
+		a = *t.AssigneeID
+	}
+	return d + "|" + a
+}
+
+func (s *Store) tagIndexCap() int {
+	if s.TagIndexCap > 0 {
+		return s.TagIndexCap
+	}
+	return DefaultTagIndexCap
+}
+
+// indexChange is what a transaction changes in one tag index: entries
+// set (added or rewritten) and taken out, and by how many the count moves.
+type indexChange struct {
+	set    map[string]string // entry name → value
+	remove []string
+	added  int
+	delta  int
+}
+
+// indexTags notes in t the changes of the tag indexes of a task's project
+// from the task as it was (old, nil when it is new) to the task as it will
+// be (task, nil when it is deleted): an entry added for a tag it gains, taken
+// out for a tag it loses, rewritten where its due date or assignee moved.
+// commitIndexed turns them into one update per index.
+func (s *Store) indexTags(t *txn, old, task *domain.Task) {
+	ref := task
+	if ref == nil {
+		ref = old
+	}
+	pu, tu := ulidOf(ref.ProjectID), ulidOf(ref.ID)
+	var was, is []string
+	if old != nil {
+		was = old.Tags
+	}
+	if task != nil {
+		is = task.Tags
+	}
+	tags := slices.Clone(is)
+	for _, tag := range was {
+		if !slices.Contains(is, tag) {
+			tags = append(tags, tag)
+		}
+	}
+	for _, tag := range tags {
+		inNew, inOld := slices.Contains(is, tag), slices.Contains(was, tag)
+		moved := inNew && inOld && entryValue(old) != entryValue(task)
+		if inNew == inOld && !moved {
+			continue
+		}
+		k := tagIndexKey(pu, tag)
+		if t.index == nil {
+			t.index = map[key]*indexChange{}
+		}
+		c := t.index[k]
+		if c == nil {
+			c = &indexChange{set: map[string]string{}}
+			t.index[k] = c
+			t.indexOrder = append(t.indexOrder, k)
+		}
+		switch {
+		case inNew && !inOld:
+			c.set[entryName(tu)] = entryValue(task)
+			c.added++
+			c.delta++
+		case inOld && !inNew:
+			c.remove = append(c.remove, entryName(tu))
+			c.delta--
+		default:
+			c.set[entryName(tu)] = entryValue(task)
+		}
+	}
+}
+
+// How commitIndexed writes one tag index, from one attempt to the next
+// when the index's condition fails (indexMode).
+const (
+	indexUpdate  = iota // change the entries of an index that exists and is not full
+	indexCreate         // make the index: it has no entries map yet
+	indexChange2        // it was made meanwhile by another write: change it
+	indexFull           // it is full: mark it so, leave its entries
+)
+
+// writeIndexes adds to t one update per tag index it changes (indexTags),
+// in the form mode says (indexUpdate when absent): on the condition that
+// the index is not full and, where entries are added, has room for them;
+// an index known to be full is only marked full again.
+func (s *Store) writeIndexes(t *txn, mode map[key]int) {
+	for _, k := range t.indexOrder {
+		c := t.index[k]
+		upd := expression.Set(expression.Name("type"), expression.Value(typeTagIndex))
+		if _, full := s.fullIndexes.Load(k); full || mode[k] == indexFull {
+			t.update(s.table, k, upd.Set(expression.Name(attrFull), expression.Value(true)), nil, nil)
+			continue
+		}
+		notFull := expression.AttributeNotExists(expression.Name(attrFull))
+		if mode[k] == indexCreate {
+			m := map[string]string{keepEntry: ""}
+			for n, v := range c.set {
+				m[strings.TrimPrefix(n, attrTasks+".")] = v
+			}
+			cond := notFull.And(expression.AttributeNotExists(expression.Name(attrTasks)))
+			t.update(s.table, k, upd.Set(expression.Name(attrTasks), expression.Value(m)).
+				Set(expression.Name(attrEntries), expression.Value(len(m)-1)), &cond, &tagIndexFull{keys: []key{k}})
+			continue
+		}
+		for _, n := range slices.Sorted(maps.Keys(c.set)) {
+			upd = upd.Set(expression.Name(n), expression.Value(c.set[n]))
+		}
+		for _, n := range c.remove {
+			upd = upd.Remove(expression.Name(n))
+		}
+		if c.delta != 0 {
+			upd = upd.Add(expression.Name(attrEntries), expression.Value(c.delta))
+		}
+		cond := notFull.And(expression.AttributeExists(expression.Name(attrTasks)))
+		if c.added > 0 {
+			cond = cond.And(expression.Name(attrEntries).LessThanEqual(expression.Value(s.tagIndexCap() - c.added)))
+		}
+		t.update(s.table, k, upd, &cond, &tagIndexFull{keys: []key{k}})
+	}
+}
+
+// commitIndexed commits the transaction build makes, with its tag index
+// updates (writeIndexes). When an index's condition fails, it tries the
+// next form of that index's update and commits build's transaction again:
+// a change fails on an index that does not exist yet (then it is made), or
+// on one that is full (then it is marked full, and known to be so from then
+// on); at most three more attempts per index.
+func (s *Store) commitIndexed(ctx context.Context, build func(t *txn) error) error {
+	mode := map[key]int{}
+	for {
+		var t txn
+		if err := build(&t); err != nil {
+			return err
+		}
+		s.writeIndexes(&t, mode)
+		err := s.commit(ctx, &t)
+		var full *tagIndexFull
+		if !errors.As(err, &full) {
+			return err
+		}
+		// An index that gains entries and fails is most often new: try every
+		// such index of the transaction as new at once (a store that
+		// reports only the first failed condition would otherwise cost one
+		// attempt per new index).
+		keys := slices.Clone(full.keys)
+		if c := t.index[full.keys[0]]; c != nil && c.added > 0 && mode[full.keys[0]] == indexUpdate {
+			for _, k := range t.indexOrder {
+				if t.index[k].added > 0 && mode[k] == indexUpdate && !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+		for _, k := range keys {
+			if mode[k]++; mode[k] == indexFull {
+				s.fullIndexes.Store(k, true)
+			}
+			if mode[k] > indexFull {
+				return domain.Errorf(domain.EINTERNAL, "a tag index could not be written") // cannot happen: a full index is only marked
+			}
+		}
+	}
+}
+
+// tagEntry is one task of a tag index, in the order of its tag link's GSI1
+// sort key (sk), which is also the cursor of tasksByTag.
+type tagEntry struct {
+	sk, taskID, projectID, assigneeID string
+}
+
+// tagEntries reads the indexes of tag in the projects (pus, ULIDs) and
+// returns their entries in sort-key order; ok is false when the table has
+// no indexes yet or one of them is full (the caller reads the tag links).
+func (s *Store) tagEntries(ctx context.Context, tag string, pus []string) (entries []tagEntry, ok bool, err error) {
+	if !s.tagIndexed.Load() {
+		return nil, false, nil
+	}
+	keys := make([]key, len(pus))
+	for i, pu := range pus {
+		keys[i] = tagIndexKey(pu, tag)
+	}
+	items, err := s.getItems(ctx, keys)
+	if err != nil {
+		return nil, false, err
+	}
+	for i, it := range items {
+		if it == nil {
+			continue
+		}
+		if _, full := it[attrFull]; full {
+			s.fullIndexes.Store(keys[i], true)
+			return nil, false, nil
+		}
+		es, err := indexEntries(it, domain.ProjectIDOf(pus[i]))
+		if err != nil {
+			return nil, false, err
+		}
+		entries = append(entries, es...)
+	}
+	slices.SortFunc(entries, func(a, b tagEntry) int { return strings.Compare(a.sk, b.sk) })
+	return entries, true, nil
+}
+
+// indexEntries are the entries of an index item of project pid, in no
+// order (none when it lists no map of tasks).
+func indexEntries(it item, pid string) ([]tagEntry, error) {
+	m, _ := it[attrTasks].(*types.AttributeValueMemberM)
+	if m == nil {
+		return nil, nil
+	}
+	var entries []tagEntry
+	for tu, v := range m.Value {
+		if tu == keepEntry {
+			continue
+		}
+		sv, isS := v.(*types.AttributeValueMemberS)
+		var due, assignee string
+		found := false
+		if isS {
+			due, assignee, found = strings.Cut(sv.Value, "|")
+		}
+		if !found || len(tu) != domain.ULIDLen {
+			return nil, domain.Errorf(domain.EINTERNAL, "a tag index entry of project %s is malformed", pid)
+		}
+		entries = append(entries, tagEntry{sk: duePrefix + due + "#" + tu, taskID: domain.TaskIDOf(tu), projectID: pid, assigneeID: assignee})
+	}
+	return entries, nil
+}
+
+// tagIndexItems builds the tag indexes of the tasks among items (a whole
+// table) afresh, with the marker of an indexed table (recount).
+func tagIndexItems(items []item, limit int) []item {
+	byKey := map[key]map[string]types.AttributeValue{}
+	var order []key
+	for _, it := range items {
+		if str(it, "type") != typeTask {
+			continue
+		}
+		t, err := decodeAs[*domain.Task](it)
+		if err != nil {
+			continue // the invariant checker reports it
+		}
+		pu, tu := ulidOf(t.ProjectID), ulidOf(t.ID)
+		for _, tag := range t.Tags {
+			k := tagIndexKey(pu, tag)
+			ix := byKey[k]
+			if ix == nil {
+				ix = map[string]types.AttributeValue{keepEntry: &types.AttributeValueMemberS{Value: ""}}
+				byKey[k] = ix
+				order = append(order, k)
+			}
+			ix[tu] = &types.AttributeValueMemberS{Value: entryValue(t)}
+		}
+	}
+	out := make([]item, 0, len(order)+1)
+	for _, k := range order {
+		pk, sk := k.split()
+		ix := item{attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk},
+			"type": &types.AttributeValueMemberS{Value: typeTagIndex}}
+		if n := len(byKey[k]) - 1; n > limit {
+			ix[attrFull] = &types.AttributeValueMemberBOOL{Value: true}
+		} else {
+			ix[attrTasks] = &types.AttributeValueMemberM{Value: byKey[k]}
+			ix[attrEntries] = &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
+		}
+		out = append(out, ix)
+	}
+	pk, sk := tagIndexedKey.split()
+	return append(out, item{attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk},
+		"type": &types.AttributeValueMemberS{Value: typeMarker}})
+}
+
+// DetectTagIndex sets whether the table's tag indexes can be read: it has
+// the marker that EnsureTable writes into a new table and recount into a
+// rebuilt one. Returns EUNAVAILABLE.
+func (s *Store) DetectTagIndex(ctx context.Context) error {
+	it, err := s.getOne(ctx, tagIndexedKey)
+	if err != nil {
+		return err
+	}
+	s.tagIndexed.Store(it != nil)
+	if it == nil {
+		s.Log.Warn("this table was written by a version without tag indexes: tasksByTag reads one Query per project; an export and import builds them (docs/operations.md)")
+	}
+	return nil
+}
+
+// markTagIndexed writes the marker of a table whose tag indexes are
+// complete (a new, empty table) and reads them from then on.
+func (s *Store) markTagIndexed(ctx context.Context) error {
+	pk, sk := tagIndexedKey.split()
+	err := s.batchWrite(ctx, []types.WriteRequest{{PutRequest: &types.PutRequest{Item: item{
+		attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk},
+		"type": &types.AttributeValueMemberS{Value: typeMarker}}}}})
+	if err == nil {
+		s.tagIndexed.Store(true)
+	}
+	return err
+}

@@ -1,0 +1,118 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/taskgraph/taskgraph/domain"
+)
+
+// tagged lists the ids of tasksByTag's whole answer, in pages of 2.
+func tagged(t *testing.T, ts *testStore, tag string, projectIDs []string) []string {
+	t.Helper()
+	return pageAll(t, 2, func(p domain.Page) (*domain.Conn[*domain.Task], error) {
+		return ts.TasksByTag(context.Background(), tag, projectIDs, p, nil, nil)
+	}, func(t *domain.Task) string { return t.ID })
+}
+
+// A tag index follows every write of its tasks: created with the first
+// task, changed with a due date, emptied by removals; past TagIndexCap it is
+// marked full and tasksByTag reads the tag links instead, with the same
+// answer; a recount builds it afresh (full again, being over the cap).
+func TestTagIndexFollowsItsTasksAndFillsUp(t *testing.T) {
+	ts := newTestStore(t)
+	ts.TagIndexCap = 3
+	d, ps, _ := taggedDataset(ts)
+	ts.mustImport(t, d)
+	ctx := context.Background()
+	p := ps[0].ID
+	projects := []string{p}
+	key := tagIndexKey(ulidOf(p), "z")
+	entries := func() (int, bool) {
+		t.Helper()
+		it, err := ts.getOne(ctx, key)
+		if err != nil || it == nil {
+			t.Fatalf("index %v: %v, %v", key, it, err)
+		}
+		_, full := it[attrFull]
+		return len(entries(t, it)), full
+	}
+	var ids []string
+	for i := range 3 {
+		due := domain.DateOf(storeTestNow).AddDays(10 - i)
+		task, err := ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: p, Title: fmt.Sprint("Z", i), DueDate: &due, Tags: []string{"z"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append([]string{task.ID}, ids...) // later ones are due sooner
+	}
+	if n, full := entries(); n != 3 || full {
+		t.Fatalf("index after 3 tasks: %d entries, full %v; want 3, not full", n, full)
+	}
+	if got := tagged(t, ts, "z", projects); !slices.Equal(got, ids) {
+		t.Fatalf("tasksByTag(z) = %v, want %v", got, ids)
+	}
+	// A due date moved: the order follows.
+	late := domain.DateOf(storeTestNow).AddDays(50)
+	if _, err := ts.UpdateTask(ctx, "owner", TaskPatch{ID: ids[0], DueDate: Some(&late)}); err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids[1:], ids[0])
+	if got := tagged(t, ts, "z", projects); !slices.Equal(got, ids) {
+		t.Fatalf("after moving a due date: %v, want %v", got, ids)
+	}
+	// A fourth passes the cap: the index is marked full, the answer stays.
+	fourth, err := ts.CreateTask(ctx, "owner", domain.TaskInput{ProjectID: p, Title: "Z3", Tags: []string{"z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, fourth.ID) // no due date: last
+	if _, full := entries(); !full {
+		t.Fatal("the index is not marked full past its cap")
+	}
+	ts.calls.Reset()
+	if got := tagged(t, ts, "z", projects); !slices.Equal(got, ids) {
+		t.Fatalf("with the index full: %v, want %v", got, ids)
+	}
+	if ts.calls.Get("Query") == 0 {
+		t.Fatal("no Query: a full index was read as if it listed its tasks")
+	}
+	// Deleting and untagging keep the answer right through the links.
+	if err := ts.DeleteTask(ctx, "owner", ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.UpdateTask(ctx, "owner", TaskPatch{ID: ids[1], Tags: Some([]string{"other"})}); err != nil {
+		t.Fatal(err)
+	}
+	ids = ids[2:]
+	if got := tagged(t, ts, "z", projects); !slices.Equal(got, ids) {
+		t.Fatalf("after a delete and an untag: %v, want %v", got, ids)
+	}
+	// Rebuilt from the tasks, at 2 of a cap of 3, the index lists them again.
+	if _, err := ts.Recount(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, full := entries(); n != 2 || full {
+		t.Fatalf("after the recount: %d entries, full %v; want 2, not full", n, full)
+	}
+	ts.calls.Reset()
+	if got := tagged(t, ts, "z", projects); !slices.Equal(got, ids) || ts.calls.Get("Query") != 0 {
+		t.Fatalf("after the recount: %v with %d Queries, want %v with none", got, ts.calls.Get("Query"), ids)
+	}
+}
+
+// entries are the ids of the tasks an index item lists.
+func entries(t *testing.T, it item) []string {
+	t.Helper()
+	es, err := indexEntries(it, "prj#x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.taskID)
+	}
+	return out
+}
