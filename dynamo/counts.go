@@ -82,17 +82,12 @@ func (s *Store) countTasks(t *txn, pu string, delta map[domain.TaskStatus]int, o
 
 // countComments adds to t the change of a task's comment count from the
 // value read to to, on the condition that the task still exists with the
-// count read (errRetry otherwise: the caller reads again), and the same
-// change to the copies of the task its tag links carry (items.go), which
-// the condition on the task keeps in step.
+// count read (errRetry otherwise: the caller reads again).
 func (s *Store) countComments(t *txn, task *domain.Task, to int) {
 	tu := ulidOf(task.ID)
 	set := expression.Set(expression.Name(attrCommentCount), expression.Value(to))
 	cond := exists().And(expression.Name(attrCommentCount).Equal(expression.Value(task.CommentCount)))
 	t.update(s.table, taskKey(tu), set, &cond, errRetry)
-	for _, tag := range task.Tags {
-		t.update(s.table, tagKey(tu, tag), set, ptr(exists()), errRetry)
-	}
 }
 
 // taskAt is the condition of a whole write of a task read at version
@@ -136,10 +131,6 @@ func (s *Store) recount(items []item) []item {
 			it[attrTodoCount], it[attrInProgressCount], it[attrDoneCount] = n(c.Todo), n(c.InProgress), n(c.Done)
 		case typeTask:
 			it[attrCommentCount] = n(comments[str(it, "id")])
-		case typeTag: // a link's copy of its task (items.go); an old link without one has no version
-			if _, copied := it["version"]; copied {
-				it[attrCommentCount] = n(comments[str(it, "taskId")])
-			}
 		}
 	}
 	kept := slices.DeleteFunc(slices.Clone(items), rebuilt)

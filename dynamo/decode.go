@@ -56,10 +56,7 @@ func decode(m item) (any, error) {
 		d.keys(m, "PK", "SK")
 	case typeTag:
 		v = &tagItem{PK: d.s(m, "PK"), SK: d.s(m, "SK"), GSI1PK: d.s(m, "GSI1PK"), GSI1SK: d.s(m, "GSI1SK"), Type: typ,
-			Task: d.s(m, "taskId"), taskFields: taskFields{ID: d.s(m, "id"), Project: d.s(m, "projectId"),
-				Title: d.s(m, "title"), Description: d.sp(m, "description"), Status: d.s(m, "status"),
-				DueDate: d.s(m, "dueDate"), Assignee: d.s(m, "assigneeId"), Tags: d.ss(m, "tags"),
-				CreatedAt: d.s(m, "createdAt"), UpdatedAt: d.s(m, "updatedAt"), Version: d.n(m, "version"), CommentCount: d.n(m, attrCommentCount)}}
+			Task: d.s(m, "taskId"), Project: d.s(m, "projectId"), Assignee: d.s(m, "assigneeId")}
 	case typeCleanup:
 		v = &cleanupItem{PK: d.s(m, "PK"), SK: d.s(m, "SK"), Type: typ, Kind: d.s(m, "kind"), Target: d.s(m, "target"),
 			CreatedAt: d.s(m, "createdAt")}
@@ -72,18 +69,7 @@ func decode(m item) (any, error) {
 	return v, nil
 }
 
-// linkedTask decodes the copy of its task that a tag link carries; nil for
-// a link written before links carried one (no version).
-func linkedTask(m item) (*domain.Task, error) {
-	var d decoder
-	if d.n(m, "version") == 0 || d.err != nil {
-		return nil, d.err
-	}
-	return d.task(m)
-}
-
-// task reads a task's own attributes (taskFields), from its item or from
-// one of its tag links.
+// task reads a task's own attributes (taskFields) from its item.
 func (d *decoder) task(m item) (*domain.Task, error) {
 	t := &domain.Task{ID: d.s(m, "id"), ProjectID: d.s(m, "projectId"), Title: d.s(m, "title"), Description: d.sp(m, "description"),
 		Status: domain.TaskStatus(d.s(m, "status")), Tags: d.ss(m, "tags"), CreatedAt: parseTime(d.s(m, "createdAt")),

@@ -108,17 +108,20 @@ type taskFields struct {
 }
 
 // tagItem is the link of a task to one of its tags: its GSI1 entry lists
-// the tag's tasks in the task's project by due date, and it carries a copy
-// of the task's fields. A link written before the copy (no version) is read
-// through its task.
+// the tag's tasks in the task's project by due date, with the ids a reader
+// needs to read the task with its project and assignee at once (the tag
+// indexes' entries carry the same; tagindex.go). A link written by an
+// older version also carries a copy of the task's fields, which nothing
+// reads.
 type tagItem struct {
-	PK     string
-	SK     string
-	GSI1PK string
-	GSI1SK string
-	Type   string `dynamodbav:"type"`
-	Task   string `dynamodbav:"taskId"`
-	taskFields
+	PK       string
+	SK       string
+	GSI1PK   string
+	GSI1SK   string
+	Type     string `dynamodbav:"type"`
+	Task     string `dynamodbav:"taskId"`
+	Project  string `dynamodbav:"projectId"`
+	Assignee string `dynamodbav:"assigneeId,omitempty"`
 }
 
 type commentItem struct {
@@ -293,8 +296,12 @@ func taskToItem(t *domain.Task) item {
 
 func tagLinkItem(t *domain.Task, name string) item {
 	tu := ulidOf(t.ID)
-	return marshal(tagItem{PK: taskPK(tu), SK: tagSK(name), GSI1PK: tagTasksPK(name, ulidOf(t.ProjectID)),
-		GSI1SK: dueSK(t.DueDate, tu), Type: typeTag, Task: t.ID, taskFields: fieldsOf(t)})
+	it := tagItem{PK: taskPK(tu), SK: tagSK(name), GSI1PK: tagTasksPK(name, ulidOf(t.ProjectID)),
+		GSI1SK: dueSK(t.DueDate, tu), Type: typeTag, Task: t.ID, Project: t.ProjectID}
+	if t.AssigneeID != nil {
+		it.Assignee = *t.AssigneeID
+	}
+	return marshal(it)
 }
 
 func commentToItem(c *domain.Comment) item {

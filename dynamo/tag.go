@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/taskgraph/taskgraph/domain"
 )
@@ -20,8 +21,8 @@ type TaskReader func(ctx context.Context, tasks []Tagged) ([]*domain.Task, error
 // projects, by due date, tasks without a due date last. It reads the
 // projects' tag indexes (tagindex.go) with one BatchGetItem and the page's
 // tasks with read (one more); where the table has no indexes yet or one is
-// full, it reads the tag links instead, one Query per project, merged, the
-// tasks being the copies the links carry. keep sees the tasks. Returns
+// full, it reads the tag links instead, one Query per project, merged, and
+// their tasks with read. keep sees the tasks. Returns
 // EINVALID, EUNAVAILABLE.
 func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string, page domain.Page, keep Filter[*domain.Task], read TaskReader) (*domain.Conn[*domain.Task], error) {
 	name, err := domain.NormalizeTag(tag)
@@ -52,11 +53,11 @@ func (s *Store) TasksByTag(ctx context.Context, tag string, projectIDs []string,
 	if err != nil {
 		return nil, err
 	}
-	if !indexed {
-		return s.tasksByTagLinks(ctx, name, pus, page, keep)
-	}
 	if read == nil {
 		read = s.readTagged
+	}
+	if !indexed {
+		return s.tasksByTagLinks(ctx, name, pus, page, keep, read)
 	}
 	return indexPage(ctx, entries, after, before, size, back, keep, read)
 }
@@ -133,64 +134,62 @@ func indexPage(ctx context.Context, entries []tagEntry, after, before string, si
 }
 
 // tasksByTagLinks is TasksByTag through the tag links: one Query per
-// project, run at once and merged. The tasks are the copies their tag links
-// carry (written in each task write's own transaction), so no task is read.
-func (s *Store) tasksByTagLinks(ctx context.Context, name string, pus []string, page domain.Page, keep Filter[*domain.Task]) (*domain.Conn[*domain.Task], error) {
+// project, run at once and merged; each batch of candidate links has its
+// tasks read by read (with what their projects' visibility and assignees
+// need, in the graph's batch), and a link whose task is gone is never
+// listed.
+func (s *Store) tasksByTagLinks(ctx context.Context, name string, pus []string, page domain.Page, keep Filter[*domain.Task], read TaskReader) (*domain.Conn[*domain.Task], error) {
 	pks := make([]string, len(pus))
 	for i, p := range pus {
 		pks[i] = tagTasksPK(name, p)
 	}
-	var err error
-	conv := decodedOnce(func(it item) (*domain.Task, error) { return s.linkedTask(ctx, it) })
+	var mu sync.Mutex
+	tasks := map[string]*domain.Task{} // link's key → its task, as read
 	spec := tasksByTag.of(pks...)
-	// A link whose task is gone (nil) is never listed.
-	spec.keep = keepAs(func(ctx context.Context, ts []*domain.Task) ([]bool, error) {
-		var some []*domain.Task
-		for _, t := range ts {
+	spec.keep = func(ctx context.Context, cand []item) ([]bool, error) {
+		named := make([]Tagged, len(cand))
+		for i, it := range cand {
+			named[i] = Tagged{TaskID: str(it, "taskId"), ProjectID: str(it, "projectId"), AssigneeID: str(it, "assigneeId")}
+		}
+		read, err := read(ctx, named)
+		if err != nil {
+			return nil, err
+		}
+		var found []*domain.Task
+		for _, t := range read {
 			if t != nil {
-				some = append(some, t)
+				found = append(found, t)
 			}
 		}
-		ok := make([]bool, len(ts))
 		kept := []bool(nil)
-		if keep != nil && len(some) > 0 {
-			if kept, err = keep(ctx, some); err != nil {
+		if keep != nil && len(found) > 0 {
+			if kept, err = keep(ctx, found); err != nil {
 				return nil, err
 			}
 		}
-		for i, t := range ts {
+		ok := make([]bool, len(cand))
+		mu.Lock()
+		defer mu.Unlock()
+		for i, t := range read {
 			if t != nil {
 				ok[i] = kept == nil || kept[0]
 				if kept != nil {
 					kept = kept[1:]
 				}
+				tasks[keyOf(cand[i]).PK+"/"+keyOf(cand[i]).SK] = t
 			}
 		}
 		return ok, nil
-	}, conv)
+	}
 	c, err := s.list(ctx, spec, page)
 	if err != nil {
 		return nil, err
 	}
-	return convConn(c, conv)
-}
-
-// linkedTask is the task a tag link carries; for a link written before
-// links carried their task, the task read by id (nil when it is gone).
-func (s *Store) linkedTask(ctx context.Context, it item) (*domain.Task, error) {
-	t, err := linkedTask(it)
-	if t != nil || err != nil {
-		return t, err
-	}
-	tu, err := domain.ParseTaskID(str(it, "taskId"))
-	if err != nil {
-		return nil, internal(err, "decoding a tag link")
-	}
-	ti, err := s.getOne(ctx, taskKey(tu))
-	if ti == nil || err != nil {
-		return nil, err
-	}
-	return decodeAs[*domain.Task](ti)
+	return convConn(c, func(it item) (*domain.Task, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return tasks[keyOf(it).PK+"/"+keyOf(it).SK], nil
+	})
 }
 
 // readTagged is the TaskReader of a caller without one: the tasks alone.

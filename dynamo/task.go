@@ -258,14 +258,16 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	return &task, nil
 }
 
-// putTagLinks writes the task's tag links as the task now is: each carries
-// a copy of the task's fields, so every write of a task rewrites them all,
-// in its own transaction (the task's version condition covers them). It
-// also changes the tag indexes from old (nil: a new task) to task
-// (indexTags). The links of tags the task lost are the caller's to delete.
+// putTagLinks writes the tag links that change from the task as it was
+// (old, nil: a new task) to the task as it will be: those of tags it gains,
+// and all of them when its due date (their sort key) or assignee moves. It
+// also changes the tag indexes alike (indexTags). The links of tags the
+// task lost are the caller's to delete.
 func (s *Store) putTagLinks(t *txn, old, task *domain.Task) {
 	for _, tag := range task.Tags {
-		t.put(s.table, tagLinkItem(task, tag), nil, nil)
+		if old == nil || !slices.Contains(old.Tags, tag) || entryValue(old) != entryValue(task) {
+			t.put(s.table, tagLinkItem(task, tag), nil, nil)
+		}
 	}
 	s.indexTags(t, old, task)
 }

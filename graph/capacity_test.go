@@ -491,8 +491,8 @@ var computedCapacity = map[string][][3]float64{
 	"UpdateProfile": {{1, 1, 0}},
 	"CreateProject": {{2, 6, 0}},
 	"CreateTask":    {{1, 16, 1}}, // its 2 tags' indexes, 2 WCU each
-	"MoveTask":      {{4, 12, 1}}, // the task and its 2 tag links (copies of it), 2 WCU each, the event
-	"AddComment":    {{3, 16, 2}}, // its event holds the comment and the task: 1–2 KB; the task's 2 tag links take its count
+	"MoveTask":      {{4, 8, 1}},  // the task, the project's counters, the member check, the event, 2 WCU each
+	"AddComment":    {{3, 12, 2}}, // its event holds the comment and the task: 1–2 KB
 	"DeleteTask":    {{3, 18, 1}}, // its 2 tags' indexes, 2 WCU each
 }
 

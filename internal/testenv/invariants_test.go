@@ -246,14 +246,14 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 			pk, sk, _, g1sk := dynamo.TagLinkKeys(&moved, c.task.Tags[0])
 			c.set(t, pk, sk, "GSI1SK", s(g1sk))
 		}, "out of step with its task"},
-		{"tag link with a stale title", func(t *testing.T, c *checked) {
+		{"tag link carrying its task's title", func(t *testing.T, c *checked) {
 			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
 			c.set(t, pk, sk, "title", s("an older title"))
-		}, "disagrees with its task on title"},
-		{"tag link with a stale version", func(t *testing.T, c *checked) {
+		}, "carries title"},
+		{"tag link carrying its task's version", func(t *testing.T, c *checked) {
 			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
 			c.set(t, pk, sk, "version", &types.AttributeValueMemberN{Value: "1"})
-		}, "disagrees with its task on version"},
+		}, "carries version"},
 		{"tag link without the task's assignee", func(t *testing.T, c *checked) {
 			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
 			c.set(t, pk, sk, "assigneeId", nil)
@@ -261,7 +261,7 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 		{"tag link with a field its task has not", func(t *testing.T, c *checked) {
 			pk, sk, _, _ := dynamo.TagLinkKeys(c.task, c.task.Tags[0])
 			c.set(t, pk, sk, "extra", s("x"))
-		}, "the task has none"},
+		}, "carries extra"},
 		{"tag index without one of its tasks", func(t *testing.T, c *checked) {
 			pk, sk, entry, _ := dynamo.TagIndexEntry(c.task, c.task.Tags[0])
 			c.setEntry(t, pk, sk, entry, nil)
