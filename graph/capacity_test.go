@@ -487,7 +487,7 @@ func sizes(t *testing.T, e *testenv.Env) map[key]int {
 // background: no operation's).
 var computedCapacity = map[string][][3]float64{
 	"Dashboard":     {{22, 0, 0}, {24, 0, 0}}, // as measuredReads says
-	"TasksByTag":    {{5.5, 0, 0}}, // the viewer's 2 tag indexes (1 each), the page's 3 tasks, 0.5 for the memberships' Query
+	"TasksByTag":    {{5.5, 0, 0}},            // the viewer's 2 tag indexes (1 each), the page's 3 tasks, 0.5 for the memberships' Query
 	"UpdateProfile": {{1, 1, 0}},
 	"CreateProject": {{2, 6, 0}},
 	"CreateTask":    {{1, 16, 1}}, // its 2 tags' indexes, 2 WCU each
