@@ -39,7 +39,7 @@ func (l *Loaders) Task(ctx context.Context, id string) (*domain.Task, error) {
 	if _, err := domain.ParseTaskID(id); err != nil {
 		return nil, err
 	}
-	l.prefetch(ctx, id)
+	wait := l.prefetch(ctx, id)
 	t, err := notFoundAsNil(l.TaskByID(ctx, id))
 	if t == nil || err != nil {
 		return nil, err
@@ -47,6 +47,7 @@ func (l *Loaders) Task(ctx context.Context, id string) (*domain.Task, error) {
 	if t.AssigneeID != nil && selects(ctx, "assignee") {
 		l.objects.Load(ctx, dynamo.UserRef(*t.AssigneeID)) // joins the visibility check's batch
 	}
+	wait() // the comments' authors join it too (prefetch)
 	ok, err := l.canSeeProject(ctx, t.ProjectID)
 	if !ok || err != nil {
 		return nil, err

@@ -37,7 +37,8 @@ func waitFor[V any](th func() (V, error)) func() { return func() { _, _ = th() }
 
 // prefetchFields starts the loads of the lists among fields, selected under
 // the object with the given id, and returns the waits of the user's lists
-// among them (prefetch).
+// among them and of a task's comments whose authors are selected, which
+// also asks for the authors (prefetch).
 func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphql.CollectedField) (waits []func()) {
 	oc := graphql.GetOperationContext(ctx)
 	vars := oc.Variables
@@ -73,17 +74,18 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 		case "Task.comments":
 			th := l.commentsOf.Load(ctx, pageKeyOf(id, a.pageArgs))
 			if selectsNode(oc, f, "author") {
-				// The authors are read as soon as the comments are in, with
-				// the task's visibility check rather than after it.
-				done := l.steps.spawn()
-				go func() {
-					defer done()
+				// The authors join the task's visibility check: the task's
+				// lookup waits for the comments, read beside the task (no
+				// round trip more), and asks for their authors just before
+				// its check, so that both are one batch however far apart
+				// the two answers arrive (Loaders.Task).
+				waits = append(waits, func() {
 					if c, err := th(); err == nil {
 						for _, cm := range c.Items {
 							l.objects.Load(ctx, dynamo.UserRef(cm.AuthorID))
 						}
 					}
-				}()
+				})
 			}
 		}
 	}
