@@ -132,22 +132,6 @@ func (s *opSteps) fork(n int) func() {
 	}
 }
 
-// spawn counts a goroutine about to start that nobody waits for; it calls
-// the returned function when it ends.
-func (s *opSteps) spawn() func() {
-	if s == nil {
-		return func() {}
-	}
-	s.mu.Lock()
-	s.active++
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.idle(1)
-		s.mu.Unlock()
-	}
-}
-
 // forked gives ctx's parallel DynamoDB reads (dynamo.WithFork) to s.
 func (s *opSteps) forked(ctx context.Context) context.Context {
 	return dynamo.WithFork(ctx, s.fork)
