@@ -45,9 +45,18 @@ type keyState struct {
 // flushed).
 const stepWait = time.Duration(math.MaxInt64)
 
+// inputCapacity is the buffer of a batch's input channel, through which
+// each Load hands its key to the batch's goroutine (dataloader's default,
+// 1000, is 8 KB zeroed per batch, several batches per request). It bounds
+// nothing: that goroutine takes the keys as they come, holding no lock, so
+// a Load past the buffer waits for it only until it runs (in step mode
+// too, where Load holds opSteps.mu, which that loop never takes).
+const inputCapacity = 32
+
 func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
 	l := &loader[K, V]{steps: steps, gate: c.Gate}
-	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached})}
+	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached}),
+		dataloader.WithInputCapacity[K, V](inputCapacity)}
 	switch {
 	case c.NoBatch:
 		// Every key read at once, alone, and nothing cached.
