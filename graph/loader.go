@@ -19,7 +19,7 @@ import (
 // operation waits on a loader (opSteps, Flush).
 type loader[K comparable, V any] struct {
 	dl   *dataloader.Loader[K, V]
-	name string    // for traces and metrics (nameLoaders)
+	name string    // for traces and metrics (batchTracer)
 	gate *ReadGate // LoaderConfig.Gate
 
 	// Step mode only (steps not nil); under steps.mu.
@@ -53,8 +53,11 @@ const stepWait = time.Duration(math.MaxInt64)
 // too, where Load holds opSteps.mu, which that loop never takes).
 const inputCapacity = 32
 
-func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
-	l := &loader[K, V]{steps: steps, gate: c.Gate}
+// newLoader makes a loader of c whose batches fetch reads; name is its
+// batches' in traces and metrics. In step mode (steps not nil) it joins the
+// operation's loaders, which an operation may make on their first use.
+func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
+	l := &loader[K, V]{steps: steps, gate: c.Gate, name: name}
 	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached}),
 		dataloader.WithInputCapacity[K, V](inputCapacity)}
 	switch {
@@ -65,7 +68,9 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, fetch func(c
 	case steps != nil:
 		opts = append(opts, dataloader.WithWait[K, V](stepWait))
 		l.keys = map[K]*keyState{}
+		steps.mu.Lock()
 		steps.loaders = append(steps.loaders, l)
+		steps.mu.Unlock()
 	default:
 		w := c.Wait
 		if w == 0 {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
 )
 
 // TestBatchTakesMoreKeysThanItsInputBuffer loads three times inputCapacity
@@ -34,7 +36,7 @@ func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 				steps = newOpSteps(&BatchTrigger{})
 				steps.active = 1 // this test's goroutine, as a resolver
 			}
-			l := newLoader(LoaderConfig{Wait: time.Hour}, steps, fetch)
+			l := newLoader(LoaderConfig{Wait: time.Hour}, steps, "test", fetch)
 			n := 3 * inputCapacity
 			ths := make([]func() (int, error), n)
 			for k := range n {
@@ -63,4 +65,35 @@ func lens(batches [][]int) []int {
 		out[i] = len(b)
 	}
 	return out
+}
+
+// TestViewsShareTheListsThatDoNotDependOnTheViewer makes loaders on their
+// first use from an event's view and from the loaders it was made from: the
+// lists that do not depend on the viewer are one loader for both (one read
+// per event), those filtered by the viewer's memberships one per viewer, and
+// concurrent first uses make one loader.
+func TestViewsShareTheListsThatDoNotDependOnTheViewer(t *testing.T) {
+	l := newLoaders(nil, "", LoaderConfig{}, time.Now)
+	v := l.forViewer("viewer")
+	if v.membersOfLoader() != l.membersOfLoader() || v.projectIDsOfUserLoader() != l.projectIDsOfUserLoader() ||
+		v.tasksOfProjectLoader() != l.tasksOfProjectLoader() || v.commentsOfLoader() != l.commentsOfLoader() || v.objects != l.objects {
+		t.Error("a view has a loader of its own for a list that does not depend on the viewer")
+	}
+	if v.assignedToLoader() == l.assignedToLoader() || v.projectsOfUserLoader() == l.projectsOfUserLoader() ||
+		v.overdueOfLoader() == l.overdueOfLoader() || v.tasksByTagLoader() == l.tasksByTagLoader() {
+		t.Error("a view shares a list filtered by the viewer's memberships")
+	}
+	fresh := newLoaders(nil, "", LoaderConfig{}, time.Now)
+	views := []*Loaders{fresh, fresh.forViewer("a"), fresh.forViewer("b")}
+	got := make([]*loader[pageKey, *domain.Conn[*domain.Comment]], 30)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = views[i%len(views)].commentsOfLoader() })
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g != got[0] || g.name != "commentsOf" {
+			t.Fatalf("concurrent first uses got loaders %p (%q) and %p", g, g.name, got[0])
+		}
+	}
 }

@@ -59,19 +59,19 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 					}
 				})
 			}
-			waits = append(waits, waitFor(l.projectsOfUser.Load(ctx, k)))
+			waits = append(waits, waitFor(l.projectsOfUserLoader().Load(ctx, k)))
 		case "User.assignedTasks":
-			waits = append(waits, waitFor(l.assignedTo.Load(ctx, pageKeyOf(id, a.pageArgs))))
+			waits = append(waits, waitFor(l.assignedToLoader().Load(ctx, pageKeyOf(id, a.pageArgs))))
 		case "User.overdueTasks":
 			if !a.badAsOf {
-				waits = append(waits, waitFor(l.overdueOf.Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))))
+				waits = append(waits, waitFor(l.overdueOfLoader().Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))))
 			}
 		case "Project.members":
-			l.membersOf.Load(ctx, id)
+			l.membersOfLoader().Load(ctx, id)
 		case "Project.tasks":
-			l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, a.status, a.pageArgs))
+			l.tasksOfProjectLoader().Load(ctx, projectTasksKeyOf(id, a.status, a.pageArgs))
 		case "Task.comments":
-			th := l.commentsOf.Load(ctx, pageKeyOf(id, a.pageArgs))
+			th := l.commentsOfLoader().Load(ctx, pageKeyOf(id, a.pageArgs))
 			if selectsNode(oc, f, "author") {
 				// The authors are read as soon as the comments are in, with
 				// the task's visibility check rather than after it.
