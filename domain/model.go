@@ -121,8 +121,10 @@ type Tag struct {
 // method, not a resolver, as it needs no read).
 func (t *Task) TagList() []*Tag {
 	out := make([]*Tag, len(t.Tags))
+	tags := make([]Tag, len(t.Tags)) // one allocation for all
 	for i, n := range t.Tags {
-		out[i] = &Tag{Name: n}
+		tags[i].Name = n
+		out[i] = &tags[i]
 	}
 	return out
 }

@@ -101,10 +101,7 @@ func eventObjects(obj *model.ProjectEvent) bool {
 // caches that do not depend on who reads them are l's own (shared); the
 // lists filtered by the viewer's memberships are the viewer's.
 func (l *Loaders) forViewer(viewer string) *Loaders {
-	v := &Loaders{store: l.store, viewer: viewer, cfg: l.cfg, now: l.now, objects: l.objects,
-		projectIDsOfUser: l.projectIDsOfUser, membersOf: l.membersOf, tasksOfProject: l.tasksOfProject, commentsOf: l.commentsOf}
-	v.viewerLoaders()
-	return v
+	return &Loaders{store: l.store, viewer: viewer, cfg: l.cfg, now: l.now, objects: l.objects, origin: l.origin}
 }
 
 // isSubscription reports whether ctx's operation is a subscription.

@@ -19,7 +19,7 @@ import (
 // operation waits on a loader (opSteps, Flush).
 type loader[K comparable, V any] struct {
 	dl   *dataloader.Loader[K, V]
-	name string    // for traces and metrics (nameLoaders)
+	name string    // for traces and metrics (batchTracer)
 	gate *ReadGate // LoaderConfig.Gate
 
 	// Step mode only (steps not nil); under steps.mu.
@@ -45,9 +45,21 @@ type keyState struct {
 // flushed).
 const stepWait = time.Duration(math.MaxInt64)
 
-func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
-	l := &loader[K, V]{steps: steps, gate: c.Gate}
-	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached})}
+// inputCapacity is the buffer of a batch's input channel, through which
+// each Load hands its key to the batch's goroutine (dataloader's default,
+// 1000, is 8 KB zeroed per batch, several batches per request). It bounds
+// nothing: that goroutine takes the keys as they come, holding no lock, so
+// a Load past the buffer waits for it only until it runs (in step mode
+// too, where Load holds opSteps.mu, which that loop never takes).
+const inputCapacity = 32
+
+// newLoader makes a loader of c whose batches fetch reads; name is its
+// batches' in traces and metrics. In step mode (steps not nil) it joins the
+// operation's loaders, which an operation may make on their first use.
+func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
+	l := &loader[K, V]{steps: steps, gate: c.Gate, name: name}
+	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached}),
+		dataloader.WithInputCapacity[K, V](inputCapacity)}
 	switch {
 	case c.NoBatch:
 		// Every key read at once, alone, and nothing cached.
@@ -56,7 +68,9 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, fetch func(c
 	case steps != nil:
 		opts = append(opts, dataloader.WithWait[K, V](stepWait))
 		l.keys = map[K]*keyState{}
+		steps.mu.Lock()
 		steps.loaders = append(steps.loaders, l)
+		steps.mu.Unlock()
 	default:
 		w := c.Wait
 		if w == 0 {

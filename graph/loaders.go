@@ -62,23 +62,42 @@ type Loaders struct {
 	// memberships, tasks, comments) into BatchGetItem calls.
 	objects *loader[dynamo.Ref, any]
 
-	projectIDsOfUser *loader[string, []string]
-	membersOf        *loader[string, []*domain.Member]
-	tasksOfProject   *loader[projectTasksKey, *domain.Conn[*domain.Task]]
-	commentsOf       *loader[pageKey, *domain.Conn[*domain.Comment]]
-	projectsOfUser   *loader[pageKey, *domain.Conn[*domain.Project]]
-	assignedTo       *loader[pageKey, *domain.Conn[*domain.Task]]
-	overdueOf        *loader[overdueKey, *domain.Conn[*domain.Task]]
-	tasksByTag       *loader[pageKey, *domain.Conn[*domain.Task]]
+	// The lists' loaders, each made on its first use (most operations use
+	// one or two of them): those that do not depend on the viewer are
+	// origin's, the Loaders this one shares them with (itself, or the
+	// Loaders a view was made from: forViewer); the lists filtered by the
+	// viewer's memberships are this viewer's own.
+	origin           *Loaders
+	projectIDsOfUser lazy[string, []string]
+	membersOf        lazy[string, []*domain.Member]
+	tasksOfProject   lazy[projectTasksKey, *domain.Conn[*domain.Task]]
+	commentsOf       lazy[pageKey, *domain.Conn[*domain.Comment]]
+	projectsOfUser   lazy[pageKey, *domain.Conn[*domain.Project]]
+	assignedTo       lazy[pageKey, *domain.Conn[*domain.Task]]
+	overdueOf        lazy[overdueKey, *domain.Conn[*domain.Task]]
+	tasksByTag       lazy[pageKey, *domain.Conn[*domain.Task]]
+}
+
+// lazy is a loader made on its first use.
+type lazy[K comparable, V any] struct {
+	once sync.Once
+	l    *loader[K, V]
+}
+
+// get returns the loader, made by mk if it is the first use.
+func (z *lazy[K, V]) get(mk func() *loader[K, V]) *loader[K, V] {
+	z.once.Do(func() { z.l = mk() })
+	return z.l
 }
 
 // newLoaders makes the loaders of one request by viewer; now is the clock.
 func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func() time.Time) *Loaders {
 	l := &Loaders{store: store, viewer: viewer, cfg: cfg, now: now}
+	l.origin = l
 	if cfg.Trigger != nil && !cfg.NoBatch {
 		l.steps = newOpSteps(cfg.Trigger)
 	}
-	l.objects = newLoader(cfg, l.steps, func(ctx context.Context, refs []dynamo.Ref) []result[any] {
+	l.objects = newLoader(cfg, l.steps, "objects", func(ctx context.Context, refs []dynamo.Ref) []result[any] {
 		vals, errs := store.Get(ctx, refs)
 		res := make([]result[any], len(refs))
 		for i := range refs {
@@ -86,54 +105,106 @@ func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func()
 		}
 		return res
 	})
-	l.projectIDsOfUser = each(l, func(ctx context.Context, id string) ([]string, error) {
-		ms, err := store.MembershipsOfUser(ctx, id)
-		ids := make([]string, len(ms))
-		for i, m := range ms {
-			ids[i] = m.ProjectID
-			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
-		}
-		return ids, err
-	})
-	l.membersOf = each(l, func(ctx context.Context, id string) ([]*domain.Member, error) {
-		ms, err := store.MembersOf(ctx, id)
-		for _, m := range ms {
-			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
-		}
-		return ms, err
-	})
-	l.tasksOfProject = each(l, func(ctx context.Context, k projectTasksKey) (*domain.Conn[*domain.Task], error) {
-		var st *domain.TaskStatus
-		if k.status != "" {
-			st = &k.status
-		}
-		return l.primeTasks(ctx)(store.TasksOfProject(ctx, k.id, st, k.page()))
-	})
-	l.commentsOf = each(l, func(ctx context.Context, k pageKey) (*domain.Conn[*domain.Comment], error) {
-		return store.CommentsOf(ctx, k.id, k.page())
-	})
-	l.nameLoaders()
-	l.viewerLoaders()
 	return l
 }
 
-// viewerLoaders makes the loaders whose lists depend on the viewer's
-// memberships (they filter by l.viewer).
-func (l *Loaders) viewerLoaders() {
-	store := l.store
-	l.projectsOfUser = each(l, l.fetchProjectsOfUser)
-	l.assignedTo = each(l, func(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
-		return l.primeTasks(ctx)(store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
+// The loaders of the lists, by the name of their batch spans and metrics.
+// Those that do not depend on the viewer are origin's (its steps and
+// clock), whoever asks.
+
+func (l *Loaders) projectIDsOfUserLoader() *loader[string, []string] {
+	o := l.origin
+	return o.projectIDsOfUser.get(func() *loader[string, []string] {
+		return each(o, "projectIDsOfUser", o.fetchProjectIDsOfUser)
 	})
-	l.overdueOf = each(l, func(ctx context.Context, k overdueKey) (*domain.Conn[*domain.Task], error) {
-		asOf, err := domain.ParseDate(k.asOf)
-		if err != nil {
-			return nil, err
-		}
-		return l.primeTasks(ctx)(store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
+}
+
+func (l *Loaders) membersOfLoader() *loader[string, []*domain.Member] {
+	o := l.origin
+	return o.membersOf.get(func() *loader[string, []*domain.Member] { return each(o, "membersOf", o.fetchMembersOf) })
+}
+
+func (l *Loaders) tasksOfProjectLoader() *loader[projectTasksKey, *domain.Conn[*domain.Task]] {
+	o := l.origin
+	return o.tasksOfProject.get(func() *loader[projectTasksKey, *domain.Conn[*domain.Task]] {
+		return each(o, "tasksOfProject", o.fetchTasksOfProject)
 	})
-	l.tasksByTag = each(l, l.fetchTasksByTag)
-	l.nameViewerLoaders()
+}
+
+func (l *Loaders) commentsOfLoader() *loader[pageKey, *domain.Conn[*domain.Comment]] {
+	o := l.origin
+	return o.commentsOf.get(func() *loader[pageKey, *domain.Conn[*domain.Comment]] {
+		return each(o, "commentsOf", o.fetchCommentsOf)
+	})
+}
+
+func (l *Loaders) projectsOfUserLoader() *loader[pageKey, *domain.Conn[*domain.Project]] {
+	return l.projectsOfUser.get(func() *loader[pageKey, *domain.Conn[*domain.Project]] {
+		return each(l, "projectsOfUser", l.fetchProjectsOfUser)
+	})
+}
+
+func (l *Loaders) assignedToLoader() *loader[pageKey, *domain.Conn[*domain.Task]] {
+	return l.assignedTo.get(func() *loader[pageKey, *domain.Conn[*domain.Task]] {
+		return each(l, "assignedTo", l.fetchAssignedTo)
+	})
+}
+
+func (l *Loaders) overdueOfLoader() *loader[overdueKey, *domain.Conn[*domain.Task]] {
+	return l.overdueOf.get(func() *loader[overdueKey, *domain.Conn[*domain.Task]] {
+		return each(l, "overdueOf", l.fetchOverdueOf)
+	})
+}
+
+func (l *Loaders) tasksByTagLoader() *loader[pageKey, *domain.Conn[*domain.Task]] {
+	return l.tasksByTag.get(func() *loader[pageKey, *domain.Conn[*domain.Task]] {
+		return each(l, "tasksByTag", l.fetchTasksByTag)
+	})
+}
+
+// The fetch functions of the lists that newLoaders's loaders read (the
+// others are in fetch.go).
+
+func (l *Loaders) fetchProjectIDsOfUser(ctx context.Context, id string) ([]string, error) {
+	ms, err := l.store.MembershipsOfUser(ctx, id)
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ProjectID
+		l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
+	}
+	return ids, err
+}
+
+func (l *Loaders) fetchMembersOf(ctx context.Context, id string) ([]*domain.Member, error) {
+	ms, err := l.store.MembersOf(ctx, id)
+	for _, m := range ms {
+		l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
+	}
+	return ms, err
+}
+
+func (l *Loaders) fetchTasksOfProject(ctx context.Context, k projectTasksKey) (*domain.Conn[*domain.Task], error) {
+	var st *domain.TaskStatus
+	if k.status != "" {
+		st = &k.status
+	}
+	return l.primeTasks(ctx)(l.store.TasksOfProject(ctx, k.id, st, k.page()))
+}
+
+func (l *Loaders) fetchCommentsOf(ctx context.Context, k pageKey) (*domain.Conn[*domain.Comment], error) {
+	return l.store.CommentsOf(ctx, k.id, k.page())
+}
+
+func (l *Loaders) fetchAssignedTo(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
+	return l.primeTasks(ctx)(l.store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
+}
+
+func (l *Loaders) fetchOverdueOf(ctx context.Context, k overdueKey) (*domain.Conn[*domain.Task], error) {
+	asOf, err := domain.ParseDate(k.asOf)
+	if err != nil {
+		return nil, err
+	}
+	return l.primeTasks(ctx)(l.store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
 }
 
 // each makes a loader that de-duplicates keys and runs one fetch per
@@ -142,8 +213,8 @@ func (l *Loaders) viewerLoaders() {
 // calls to DynamoDB by the client's connection limit (client.TuneHTTP). (A
 // per-request bound would also need to let nested loads through, or a level
 // whose fetches wait on another loader could starve.)
-func each[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *loader[K, V] {
-	return newLoader(l.cfg, l.steps, func(ctx context.Context, keys []K) []result[V] {
+func each[K comparable, V any](l *Loaders, name string, fetch func(context.Context, K) (V, error)) *loader[K, V] {
+	return newLoader(l.cfg, l.steps, name, func(ctx context.Context, keys []K) []result[V] {
 		res := make([]result[V], len(keys))
 		if len(keys) == 1 {
 			v, err := fetch(ctx, keys[0])
@@ -222,38 +293,38 @@ func (l *Loaders) TaskByID(ctx context.Context, id string) (*domain.Task, error)
 
 // ProjectIDsOfUser loads the ids of every project the user is a member of.
 func (l *Loaders) ProjectIDsOfUser(ctx context.Context, id string) ([]string, error) {
-	return l.projectIDsOfUser.Load(ctx, id)()
+	return l.projectIDsOfUserLoader().Load(ctx, id)()
 }
 
 // MembersByProject loads a project's memberships.
 func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*domain.Member, error) {
-	return l.membersOf.Load(ctx, id)()
+	return l.membersOfLoader().Load(ctx, id)()
 }
 
 // TasksByProject loads a page of a project's tasks.
 func (l *Loaders) TasksByProject(ctx context.Context, id string, status *domain.TaskStatus, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	return l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, status, pageArgs{first, after, last, before}))()
+	return l.tasksOfProjectLoader().Load(ctx, projectTasksKeyOf(id, status, pageArgs{first, after, last, before}))()
 }
 
 // CommentsByTask loads a page of a task's comments.
 func (l *Loaders) CommentsByTask(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Comment], error) {
-	return l.commentsOf.Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
+	return l.commentsOfLoader().Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
 }
 
 // ProjectsByUser loads a page of the user's projects the viewer may see.
 func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Project], error) {
-	return l.projectsOfUser.Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
+	return l.projectsOfUserLoader().Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
 }
 
 // TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
 func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	return l.assignedTo.Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
+	return l.assignedToLoader().Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
 }
 
 // OverdueByAssignee loads a page of the user's tasks the viewer may see
 // that are overdue as of asOf (null: today).
 func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *domain.Date, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	return l.overdueOf.Load(ctx, overdueKeyOf(id, asOf, l.today(), pageArgs{first, after, last, before}))()
+	return l.overdueOfLoader().Load(ctx, overdueKeyOf(id, asOf, l.today(), pageArgs{first, after, last, before}))()
 }
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
@@ -263,5 +334,5 @@ func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after 
 		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {
 		l.tagAssignees.Store(k, struct{}{})
 	}
-	return l.tasksByTag.Load(ctx, k)()
+	return l.tasksByTagLoader().Load(ctx, k)()
 }

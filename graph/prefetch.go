@@ -46,10 +46,11 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 		if f.Definition == nil || f.ObjectDefinition == nil {
 			continue
 		}
-		a := listArgsOf(safeArgs(f.ArgumentMap, vars))
+		// The arguments of the lists only: decoding them allocates.
+		args := func() listArgs { return listArgsOf(safeArgs(f.ArgumentMap, vars)) }
 		switch f.ObjectDefinition.Name + "." + f.Name {
 		case "User.projects":
-			k := pageKeyOf(id, a.pageArgs)
+			k := pageKeyOf(id, args().pageArgs)
 			if nodes := nodeFields(oc, f); id == l.viewer && len(nodes) > 0 {
 				// The viewer's own projects: their lists (members, tasks) can
 				// start as soon as the memberships are listed, with the
@@ -60,19 +61,20 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 					}
 				})
 			}
-			waits = append(waits, waitFor(l.projectsOfUser.Load(ctx, k)))
+			waits = append(waits, waitFor(l.projectsOfUserLoader().Load(ctx, k)))
 		case "User.assignedTasks":
-			waits = append(waits, waitFor(l.assignedTo.Load(ctx, pageKeyOf(id, a.pageArgs))))
+			waits = append(waits, waitFor(l.assignedToLoader().Load(ctx, pageKeyOf(id, args().pageArgs))))
 		case "User.overdueTasks":
-			if !a.badAsOf {
-				waits = append(waits, waitFor(l.overdueOf.Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))))
+			if a := args(); !a.badAsOf {
+				waits = append(waits, waitFor(l.overdueOfLoader().Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))))
 			}
 		case "Project.members":
-			l.membersOf.Load(ctx, id)
+			l.membersOfLoader().Load(ctx, id)
 		case "Project.tasks":
-			l.tasksOfProject.Load(ctx, projectTasksKeyOf(id, a.status, a.pageArgs))
+			a := args()
+			l.tasksOfProjectLoader().Load(ctx, projectTasksKeyOf(id, a.status, a.pageArgs))
 		case "Task.comments":
-			th := l.commentsOf.Load(ctx, pageKeyOf(id, a.pageArgs))
+			th := l.commentsOfLoader().Load(ctx, pageKeyOf(id, args().pageArgs))
 			if selectsNode(oc, f, "author") {
 				// The authors join the task's visibility check: the task's
 				// lookup waits for the comments, read beside the task (no

@@ -118,21 +118,3 @@ func traceID(ctx context.Context, h http.Header) (string, bool) {
 	}
 	return TraceID(h)
 }
-
-// nameLoaders names each loader that does not depend on the viewer, for
-// its batch spans and metrics (an event's recipients share them: forViewer).
-func (l *Loaders) nameLoaders() {
-	l.objects.name = "objects"
-	l.projectIDsOfUser.name = "projectIDsOfUser"
-	l.membersOf.name = "membersOf"
-	l.tasksOfProject.name = "tasksOfProject"
-	l.commentsOf.name = "commentsOf"
-}
-
-// nameViewerLoaders names the loaders that viewerLoaders makes.
-func (l *Loaders) nameViewerLoaders() {
-	l.projectsOfUser.name = "projectsOfUser"
-	l.assignedTo.name = "assignedTo"
-	l.overdueOf.name = "overdueOf"
-	l.tasksByTag.name = "tasksByTag"
-}

@@ -214,6 +214,43 @@ const documentIDExtension = "documentId"
 // JSON object, or whose documentId or extensions have the wrong type, are
 // an error.
 func liftDocumentID(params []byte) ([]byte, error) {
+	if plainParams(params) {
+		return params, nil // what liftDecoded returns for them, without decoding
+	}
+	return liftDecoded(params)
+}
+
+// plainParams reports whether params is one JSON object that has no
+// documentId key, as far as a look at its bytes tells (liftDecoded then
+// returns it as it is): no byte string that spells documentid in any case,
+// and no \u escape that could spell one.
+func plainParams(params []byte) bool {
+	t := bytes.TrimLeft(params, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' || bytes.Contains(params, []byte(`\u`)) || !json.Valid(params) {
+		return false
+	}
+	const key = "documentid"
+	for i := 0; i+len(key) <= len(params); i++ {
+		if asciiFold(params[i:i+len(key)], key) {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiFold reports whether b is lower, a word of lower-case ASCII
+// letters, in any case.
+func asciiFold(b []byte, lower string) bool {
+	for i := range len(lower) {
+		if b[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// liftDecoded is liftDocumentID by decoding params.
+func liftDecoded(params []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.UseNumber()
 	var raw map[string]json.RawMessage

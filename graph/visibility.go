@@ -85,7 +85,7 @@ func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 	if id == l.viewer {
 		return true, nil
 	}
-	theirs := l.projectIDsOfUser.Load(ctx, id)
+	theirs := l.projectIDsOfUserLoader().Load(ctx, id)
 	mine, err := l.ProjectIDsOfUser(ctx, l.viewer)
 	if err != nil {
 		return false, err

@@ -1,0 +1,99 @@
+package graph
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskgraph/taskgraph/domain"
+)
+
+// TestBatchTakesMoreKeysThanItsInputBuffer loads three times inputCapacity
+// keys from one goroutine into one batch, with a window (flushed by hand)
+// and in step mode (where Load holds opSteps.mu): every Load returns, the
+// keys are read by one fetch, and each gets its own value.
+func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		step bool
+	}{{"window", false}, {"step mode", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var batches [][]int
+			fetch := func(_ context.Context, keys []int) []result[int] {
+				mu.Lock()
+				batches = append(batches, append([]int(nil), keys...))
+				mu.Unlock()
+				res := make([]result[int], len(keys))
+				for i, k := range keys {
+					res[i].val = k * 10
+				}
+				return res
+			}
+			var steps *opSteps
+			if tc.step {
+				steps = newOpSteps(&BatchTrigger{})
+				steps.active = 1 // this test's goroutine, as a resolver
+			}
+			l := newLoader(LoaderConfig{Wait: time.Hour}, steps, "test", fetch)
+			n := 3 * inputCapacity
+			ths := make([]func() (int, error), n)
+			for k := range n {
+				ths[k] = l.Load(context.Background(), k)
+			}
+			if !tc.step {
+				l.dl.Flush() // the window, an hour, would not end
+			}
+			for k, th := range ths {
+				if v, err := th(); err != nil || v != k*10 {
+					t.Fatalf("key %d: got %d, %v; want %d", k, v, err, k*10)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(batches) != 1 || len(batches[0]) != n {
+				t.Fatalf("got batches of %v keys, want one of %d", lens(batches), n)
+			}
+		})
+	}
+}
+
+func lens(batches [][]int) []int {
+	out := make([]int, len(batches))
+	for i, b := range batches {
+		out[i] = len(b)
+	}
+	return out
+}
+
+// TestViewsShareTheListsThatDoNotDependOnTheViewer makes loaders on their
+// first use from an event's view and from the loaders it was made from: the
+// lists that do not depend on the viewer are one loader for both (one read
+// per event), those filtered by the viewer's memberships one per viewer, and
+// concurrent first uses make one loader.
+func TestViewsShareTheListsThatDoNotDependOnTheViewer(t *testing.T) {
+	l := newLoaders(nil, "", LoaderConfig{}, time.Now)
+	v := l.forViewer("viewer")
+	if v.membersOfLoader() != l.membersOfLoader() || v.projectIDsOfUserLoader() != l.projectIDsOfUserLoader() ||
+		v.tasksOfProjectLoader() != l.tasksOfProjectLoader() || v.commentsOfLoader() != l.commentsOfLoader() || v.objects != l.objects {
+		t.Error("a view has a loader of its own for a list that does not depend on the viewer")
+	}
+	if v.assignedToLoader() == l.assignedToLoader() || v.projectsOfUserLoader() == l.projectsOfUserLoader() ||
+		v.overdueOfLoader() == l.overdueOfLoader() || v.tasksByTagLoader() == l.tasksByTagLoader() {
+		t.Error("a view shares a list filtered by the viewer's memberships")
+	}
+	fresh := newLoaders(nil, "", LoaderConfig{}, time.Now)
+	views := []*Loaders{fresh, fresh.forViewer("a"), fresh.forViewer("b")}
+	got := make([]*loader[pageKey, *domain.Conn[*domain.Comment]], 30)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = views[i%len(views)].commentsOfLoader() })
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g != got[0] || g.name != "commentsOf" {
+			t.Fatalf("concurrent first uses got loaders %p (%q) and %p", g, g.name, got[0])
+		}
+	}
+}
