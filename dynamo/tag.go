@@ -90,30 +90,13 @@ func indexPage(ctx context.Context, entries []tagEntry, after, before string, si
 		for i, e := range chunk {
 			named[i] = Tagged{TaskID: e.taskID, ProjectID: e.projectID, AssigneeID: e.assigneeID}
 		}
-		tasks, err := read(ctx, named)
+		tasks, ok, err := readKept(ctx, named, read, keep)
 		if err != nil {
 			return nil, err
 		}
-		var found []*domain.Task
-		var at []string
 		for i, t := range tasks {
-			if t != nil {
-				found, at = append(found, t), append(at, chunk[i].sk)
-			}
-		}
-		ok := make([]bool, len(found))
-		if keep != nil && len(found) > 0 {
-			if ok, err = keep(ctx, found); err != nil {
-				return nil, err
-			}
-		} else {
-			for i := range ok {
-				ok[i] = true
-			}
-		}
-		for i, t := range found {
 			if ok[i] {
-				kept, cursors = append(kept, t), append(cursors, at[i])
+				kept, cursors = append(kept, t), append(cursors, chunk[i].sk)
 			}
 		}
 	}
@@ -151,31 +134,14 @@ func (s *Store) tasksByTagLinks(ctx context.Context, name string, pus []string, 
 		for i, it := range cand {
 			named[i] = Tagged{TaskID: str(it, "taskId"), ProjectID: str(it, "projectId"), AssigneeID: str(it, "assigneeId")}
 		}
-		read, err := read(ctx, named)
+		read, ok, err := readKept(ctx, named, read, keep)
 		if err != nil {
 			return nil, err
 		}
-		var found []*domain.Task
-		for _, t := range read {
-			if t != nil {
-				found = append(found, t)
-			}
-		}
-		kept := []bool(nil)
-		if keep != nil && len(found) > 0 {
-			if kept, err = keep(ctx, found); err != nil {
-				return nil, err
-			}
-		}
-		ok := make([]bool, len(cand))
 		mu.Lock()
 		defer mu.Unlock()
 		for i, t := range read {
-			if t != nil {
-				ok[i] = kept == nil || kept[0]
-				if kept != nil {
-					kept = kept[1:]
-				}
+			if ok[i] {
 				tasks[keyOf(cand[i]).PK+"/"+keyOf(cand[i]).SK] = t
 			}
 		}
@@ -190,6 +156,37 @@ func (s *Store) tasksByTagLinks(ctx context.Context, name string, pus []string, 
 		defer mu.Unlock()
 		return tasks[keyOf(it).PK+"/"+keyOf(it).SK], nil
 	})
+}
+
+// readKept reads the named tasks with read and tells which of them are
+// listed: those that exist and that keep (nil: all) keeps.
+func readKept(ctx context.Context, named []Tagged, read TaskReader, keep Filter[*domain.Task]) ([]*domain.Task, []bool, error) {
+	tasks, err := read(ctx, named)
+	if err != nil {
+		return nil, nil, err
+	}
+	var found []*domain.Task
+	for _, t := range tasks {
+		if t != nil {
+			found = append(found, t)
+		}
+	}
+	kept := []bool(nil)
+	if keep != nil && len(found) > 0 {
+		if kept, err = keep(ctx, found); err != nil {
+			return nil, nil, err
+		}
+	}
+	ok := make([]bool, len(tasks))
+	for i, t := range tasks {
+		if t != nil {
+			ok[i] = kept == nil || kept[0]
+			if kept != nil {
+				kept = kept[1:]
+			}
+		}
+	}
+	return tasks, ok, nil
 }
 
 // readTagged is the TaskReader of a caller without one: the tasks alone.

@@ -50,22 +50,21 @@ const (
 	DefaultTagIndexCap = 2000
 )
 
-// tagIndexFull is the failed condition of an index update: the index does
+// tagIndexMiss is the failed condition of an index update: the index does
 // not exist yet, or it is full or about to be (commitIndexed tries the next
-// form of the update).
-// It names every index of the transaction whose condition failed, as far
-// as the store reports each item's reason (with).
-type tagIndexFull struct{ keys []key }
+// form of the update). It names every index of the transaction whose
+// condition failed, as far as the store reports each item's reason (with).
+type tagIndexMiss struct{ keys []key }
 
-func (e *tagIndexFull) Error() string { return "a tag index could not be updated as it is" }
+func (e *tagIndexMiss) Error() string { return "a tag index could not be updated as it is" }
 
 // with is e and the indexes among the later items whose conditions failed
-// too (reasons and fails from the item after e's on).
-func (e *tagIndexFull) with(reasons []types.CancellationReason, fails []error) *tagIndexFull {
-	all := &tagIndexFull{keys: slices.Clone(e.keys)}
+// too (reasons and fails: the items after e's, as many of each).
+func (e *tagIndexMiss) with(reasons []types.CancellationReason, fails []error) *tagIndexMiss {
+	all := &tagIndexMiss{keys: slices.Clone(e.keys)}
 	for i, r := range reasons {
-		if f, ok := fails[min(i, len(fails)-1)].(*tagIndexFull); ok && i < len(fails) && aws.ToString(r.Code) == "ConditionalCheckFailed" {
-			all.keys = append(all.keys, f.keys...)
+		if m, ok := fails[i].(*tagIndexMiss); ok && aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			all.keys = append(all.keys, m.keys...)
 		}
 	}
 	return all
@@ -161,10 +160,10 @@ func (s *Store) indexTags(t *txn, old, task *domain.Task) {
 // How commitIndexed writes one tag index, from one attempt to the next
 // when the index's condition fails (indexMode).
 const (
-	indexUpdate  = iota // change the entries of an index that exists and is not full
-	indexCreate         // make the index: it has no entries map yet
-	indexChange2        // it was made meanwhile by another write: change it
-	indexFull           // it is full: mark it so, leave its entries
+	indexUpdate      = iota // change the entries of an index that exists and is not full
+	indexCreate             // make the index: it has no entries map yet
+	indexUpdateAgain        // it was made meanwhile by another write: change it
+	indexFull               // it is full: mark it so, leave its entries
 )
 
 // writeIndexes adds to t one update per tag index it changes (indexTags),
@@ -187,7 +186,7 @@ func (s *Store) writeIndexes(t *txn, mode map[key]int) {
 			}
 			cond := notFull.And(expression.AttributeNotExists(expression.Name(attrTasks)))
 			t.update(s.table, k, upd.Set(expression.Name(attrTasks), expression.Value(m)).
-				Set(expression.Name(attrEntries), expression.Value(len(m)-1)), &cond, &tagIndexFull{keys: []key{k}})
+				Set(expression.Name(attrEntries), expression.Value(len(m)-1)), &cond, &tagIndexMiss{keys: []key{k}})
 			continue
 		}
 		for _, n := range slices.Sorted(maps.Keys(c.set)) {
@@ -203,7 +202,7 @@ func (s *Store) writeIndexes(t *txn, mode map[key]int) {
 		if c.added > 0 {
 			cond = cond.And(expression.Name(attrEntries).LessThanEqual(expression.Value(s.tagIndexCap() - c.added)))
 		}
-		t.update(s.table, k, upd, &cond, &tagIndexFull{keys: []key{k}})
+		t.update(s.table, k, upd, &cond, &tagIndexMiss{keys: []key{k}})
 	}
 }
 
@@ -222,16 +221,16 @@ func (s *Store) commitIndexed(ctx context.Context, build func(t *txn) error) err
 		}
 		s.writeIndexes(&t, mode)
 		err := s.commit(ctx, &t)
-		var full *tagIndexFull
-		if !errors.As(err, &full) {
+		var miss *tagIndexMiss
+		if !errors.As(err, &miss) {
 			return err
 		}
 		// An index that gains entries and fails is most often new: try every
 		// such index of the transaction as new at once (a store that
 		// reports only the first failed condition would otherwise cost one
 		// attempt per new index).
-		keys := slices.Clone(full.keys)
-		if c := t.index[full.keys[0]]; c != nil && c.added > 0 && mode[full.keys[0]] == indexUpdate {
+		keys := slices.Clone(miss.keys)
+		if c := t.index[miss.keys[0]]; c != nil && c.added > 0 && mode[miss.keys[0]] == indexUpdate {
 			for _, k := range t.indexOrder {
 				if t.index[k].added > 0 && mode[k] == indexUpdate && !slices.Contains(keys, k) {
 					keys = append(keys, k)

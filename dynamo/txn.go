@@ -126,10 +126,10 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 		for i, r := range tce.CancellationReasons {
 			switch aws.ToString(r.Code) {
 			case "ConditionalCheckFailed":
-				if full, ok := t.fails[min(i, len(t.fails)-1)].(*tagIndexFull); ok && i < len(t.fails) {
-					return full.with(tce.CancellationReasons[i+1:], t.fails[i+1:])
-				}
 				if i < len(t.fails) && t.fails[i] != nil {
+					if miss, ok := t.fails[i].(*tagIndexMiss); ok {
+						return miss.with(tce.CancellationReasons[i+1:], t.fails[i+1:])
+					}
 					return t.fails[i]
 				}
 				return domain.Errorf(domain.ECONFLICT, concurrentChange)
