@@ -340,9 +340,8 @@ func tagIndexItems(items []item, limit int) []item {
 	}
 	out := make([]item, 0, len(order)+1)
 	for _, k := range order {
-		pk, sk := k.split()
-		ix := item{attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk},
-			"type": &types.AttributeValueMemberS{Value: typeTagIndex}}
+		ix := k.av()
+		ix["type"] = &types.AttributeValueMemberS{Value: typeTagIndex}
 		if n := len(byKey[k]) - 1; n > limit {
 			ix[attrFull] = &types.AttributeValueMemberBOOL{Value: true}
 		} else {
@@ -351,9 +350,14 @@ func tagIndexItems(items []item, limit int) []item {
 		}
 		out = append(out, ix)
 	}
-	pk, sk := tagIndexedKey.split()
-	return append(out, item{attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk},
-		"type": &types.AttributeValueMemberS{Value: typeMarker}})
+	return append(out, markerItem())
+}
+
+// markerItem is the marker of a table whose tag indexes are complete.
+func markerItem() item {
+	it := tagIndexedKey.av()
+	it["type"] = &types.AttributeValueMemberS{Value: typeMarker}
+	return it
 }
 
 // DetectTagIndex sets whether the table's tag indexes can be read: it has
@@ -374,10 +378,7 @@ func (s *Store) DetectTagIndex(ctx context.Context) error {
 // markTagIndexed writes the marker of a table whose tag indexes are
 // complete (a new, empty table) and reads them from then on.
 func (s *Store) markTagIndexed(ctx context.Context) error {
-	pk, sk := tagIndexedKey.split()
-	err := s.batchWrite(ctx, []types.WriteRequest{{PutRequest: &types.PutRequest{Item: item{
-		attrPK: &types.AttributeValueMemberS{Value: pk}, attrSK: &types.AttributeValueMemberS{Value: sk},
-		"type": &types.AttributeValueMemberS{Value: typeMarker}}}}})
+	err := s.batchWrite(ctx, []types.WriteRequest{{PutRequest: &types.PutRequest{Item: markerItem()}}})
 	if err == nil {
 		s.tagIndexed.Store(true)
 	}
