@@ -150,6 +150,20 @@ func TestTheDefaultAddressIsLoopback(t *testing.T) {
 			}
 		}
 		t.Logf("%d other addresses of the machine tried", tried)
+		if strings.Contains(s.stderr.String(), "listening beyond this machine") {
+			t.Errorf("a loopback start warns that it is open:\n%s", s.stderr)
+		}
+	})
+	t.Run("a start opened to the network warns that whoever reaches it gets the token", func(t *testing.T) {
+		cleanEnv(t)
+		s := mustStart(t, "-data-dir=", "-addr=0.0.0.0:0")
+		defer s.stop()
+		if !strings.Contains(s.stderr.String(), "listening beyond this machine") {
+			t.Errorf("no warning:\n%s", s.stderr)
+		}
+		if !strings.Contains(s.stdout.String(), "The GraphQL IDE at http://localhost:") {
+			t.Errorf("the banner does not name the local URL:\n%s", s.stdout)
+		}
 	})
 }
 

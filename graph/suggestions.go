@@ -28,7 +28,9 @@ var withoutSuggestions = []struct{ with, without core.Rule }{
 // step for every transport, so this holds on each. Outside production the
 // suggestions stay: introspection shows everything anyway.
 func noSuggestions(srv *handler.Server) {
-	srv.SetDisableSuggestion(true) // gqlgen's own swap, of two of the rules below
+	// gqlgen swaps two of the rules itself after the rules function, by
+	// this setting: left false, it would put their suggestions back.
+	srv.SetDisableSuggestion(true)
 	srv.SetValidationRulesFn(rulesWithoutSuggestions)
 }
 
