@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/graph"
 )
@@ -356,4 +358,49 @@ func mustSignAlice(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// DNS rebinding in a real browser: Chromium resolves the attacker's name to
+// the development server (--host-resolver-rules), as the attacker's DNS
+// would once the attacker's page has loaded. The page's own requests, same
+// origin to the browser, get the 421 refusal, not the IDE with the token;
+// the same browser opening localhost gets the IDE.
+func TestARebindingPageInABrowserGetsNoToken(t *testing.T) {
+	chrome := mustFindChromium(t)
+	cleanEnv(t)
+	s := mustStart(t, "-data-dir=")
+	defer s.stop()
+	u, err := url.Parse(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
+		chromedp.Flag("host-resolver-rules", "MAP rebind.attacker.example 127.0.0.1"))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelTimeout()
+	// get fetches path from the page's origin as its script would, and
+	// returns the status and the body.
+	const get = `(() => { const x = new XMLHttpRequest(); x.open('GET', %q, false); x.send(); return x.status + ' ' + x.responseText })()`
+	for _, tc := range []struct {
+		origin string
+		want   string // the status and what the answer holds
+	}{
+		{"http://rebind.attacker.example:" + u.Port(), "421 "},
+		{"http://localhost:" + u.Port(), "200 "},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(tc.origin+"/")); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(get, "/")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(got, tc.want) || strings.Contains(got, s.token) != (tc.want == "200 ") {
+			t.Errorf("a page of %s reading / got %.200q; want %s, the token only from the server's own name", tc.origin, got, tc.want)
+		}
+	}
 }
