@@ -19,9 +19,10 @@ func usage(fs *flag.FlagSet) {
 	w := fs.Output()
 	fmt.Fprint(w, `Usage: taskgraph [flags] [command]
 
-Serves the task-manager GraphQL API on :PORT (POST /query, the GraphQL IDE at /,
-GET /healthz). With no AWS configuration the data lives in an embedded store,
-kept in -data-dir across restarts.
+Serves the task-manager GraphQL API (POST /query, the GraphQL IDE at /,
+GET /healthz) on -addr: 127.0.0.1:8080 (this machine only) by default, :8080
+with -production. With no AWS configuration the data lives in an embedded
+store, kept in -data-dir across restarts.
 
 Commands:
   token USER   print a bearer token (-max-token-lifetime: 30 days outside production) for USER, signed with JWT_SECRET
@@ -37,6 +38,9 @@ Flags:
 	fmt.Fprint(w, `
 Environment:
   PORT                       HTTP port (default 8080)
+  HOST                       the host -addr listens on (default 127.0.0.1, loopback only;
+                             every interface with -production; 0.0.0.0: every interface)
+  ALLOWED_HOSTS              the default of -allowed-hosts
   TABLE_NAME                 the DynamoDB table (default task-manager)
   DATA_DIR                   the default of -data-dir (set but empty: memory only)
   LOG_FORMAT, LOG_LEVEL      the defaults of -log-format and -log-level

@@ -334,7 +334,7 @@ func mustFindChromium(t *testing.T) string {
 }
 
 type startedServer struct {
-	url   string    // as the server prints it, e.g. http://localhost:8080/
+	url   string    // as the server prints it, e.g. http://127.0.0.1:8080/
 	token string    // the printed demo token
 	cmd   *exec.Cmd // the process
 	logs  func() string
@@ -342,7 +342,7 @@ type startedServer struct {
 
 var (
 	tokenLine   = regexp.MustCompile(`Authorization: Bearer (\S+)`)
-	servingLine = regexp.MustCompile(`msg=serving addr=(http://localhost:\d+/)`)
+	servingLine = regexp.MustCompile(`msg=serving addr=(http://127\.0\.0\.1:\d+/)`)
 )
 
 // mustStartServer builds the server and starts it as a newcomer does: no
@@ -373,7 +373,7 @@ func mustRunServer(t *testing.T, bin, dir string) startedServer {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, "AWS_") && !strings.HasPrefix(name, "JWT_") &&
-			name != "PORT" && name != "TABLE_NAME" && name != "CORS_ORIGINS" {
+			name != "PORT" && name != "HOST" && name != "ALLOWED_HOSTS" && name != "TABLE_NAME" && name != "CORS_ORIGINS" {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}

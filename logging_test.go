@@ -56,7 +56,7 @@ func TestLogFormatJSON(t *testing.T) {
 			cleanEnv(t)
 			t.Setenv("LOG_FORMAT", c.env)
 			s, addr := mustStartJSON(t, c.args...)
-			if !strings.HasPrefix(addr, "http://localhost:") {
+			if !strings.HasPrefix(addr, "http://127.0.0.1:") { // loopback only, outside production
 				t.Errorf("serving addr = %q", addr)
 			}
 			if got := mustQuery(t, addr, s.token, `query Me { me { id } }`); got["me"] == nil {

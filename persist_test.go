@@ -45,7 +45,7 @@ func cleanEnv(t *testing.T) {
 	t.Helper()
 	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
 		"AWS_PROFILE", "AWS_ACCESS_KEY_ID", "JWT_SECRET", "JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "TABLE_NAME",
-		"LOG_FORMAT", "LOG_LEVEL", "CURSOR_KEY"} {
+		"LOG_FORMAT", "LOG_LEVEL", "CURSOR_KEY", "HOST", "ALLOWED_HOSTS"} {
 		t.Setenv(v, "")
 	}
 	t.Setenv("PORT", "0")

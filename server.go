@@ -9,10 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,7 +45,9 @@ func main() {
 
 // settings are the server's configuration, from flags and the environment.
 type settings struct {
-	port        string
+	addr         string // -addr, else HOST and PORT: where the API listens (loopback outside production)
+	allowedHosts string // -allowed-hosts, else ALLOWED_HOSTS: more names the API answers to (hosts.go)
+
 	table       string
 	store       string // auto, embedded or aws
 	demo        bool
@@ -75,7 +79,7 @@ const devTokenLifetime = 30 * 24 * time.Hour
 // and the environment. -h prints the usage (see usage) and returns
 // flag.ErrHelp.
 func loadSettings(args []string, stderr io.Writer) (settings, error) {
-	s := settings{port: env("PORT", "8080"), table: env("TABLE_NAME", "task-manager"), secret: os.Getenv("JWT_SECRET")}
+	s := settings{table: env("TABLE_NAME", "task-manager"), secret: os.Getenv("JWT_SECRET")}
 	flag.CommandLine = flag.NewFlagSet("taskgraph", flag.ContinueOnError)
 	flag.CommandLine.SetOutput(stderr)
 	flag.CommandLine.Usage = func() { usage(flag.CommandLine) }
@@ -84,6 +88,8 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 		dataDir = ".taskgraph"
 	}
 	flag.StringVar(&s.dataDir, "data-dir", dataDir, "where the embedded store keeps its data and the development secret; empty: memory only")
+	flag.StringVar(&s.addr, "addr", "", "host:port the API listens on (default from HOST and PORT: 127.0.0.1:8080, this machine only; with -production :8080, every interface); 0.0.0.0:8080 opens a development server to the network")
+	flag.StringVar(&s.allowedHosts, "allowed-hosts", os.Getenv("ALLOWED_HOSTS"), "comma-separated names the API answers to besides localhost, IP addresses and the machine's name (e.g. dev.example.com, .example.com for it and every name under it; * for any); others get 421 (DNS rebinding); with -production, unset: any (default from ALLOWED_HOSTS)")
 	flag.StringVar(&s.store, "store", "auto", "auto: embedded unless AWS is configured; embedded; or aws")
 	flag.BoolVar(&s.demo, "demo", true, "load demo data into a new embedded table")
 	flag.BoolVar(&s.createTable, "create-table", true, "create the table and its indexes when missing")
@@ -128,6 +134,16 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 		s.args = flag.Args()
 	}
 	s.store = storeKind(s.store)
+	if s.addr == "" {
+		host := strings.Trim(os.Getenv("HOST"), "[]")
+		if host == "" && !s.production {
+			host = "127.0.0.1" // a development server serves this machine only (hosts.go)
+		}
+		s.addr = net.JoinHostPort(host, env("PORT", "8080"))
+	}
+	if _, _, err := net.SplitHostPort(s.addr); err != nil {
+		return s, fmt.Errorf("-addr must be host:port (127.0.0.1:8080; 0.0.0.0:8080 for every interface), not %q", s.addr)
+	}
 	if s.journalSync != "commit" && s.journalSync != "off" {
 		return s, fmt.Errorf("-journal-sync must be commit or off, not %q", s.journalSync)
 	}
@@ -207,6 +223,10 @@ func runServing(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if s.command != "" {
 		return runCommand(ctx, s, stdin, stdout, stderr, log)
 	}
+	hosts, err := newHostCheck(s.production, s.allowedHosts, s.addr, log)
+	if err != nil {
+		return err
+	}
 	jwksURL := os.Getenv("JWT_JWKS_URL")
 	if s.production && ((s.secret == "" && jwksURL == "") || s.debug) {
 		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
@@ -283,7 +303,10 @@ func runServing(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		headers["Authorization"] = "Bearer " + tok
 		demoToken = tok
-		fmt.Fprintf(stdout, "\nJWT_SECRET is not set: using %s. A token for the demo user alice (valid %s):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at http://localhost:%s/ has it filled in. Tokens for other users: go run . token bob\n\n", where, s.tokenTTL, tok, s.port)
+		fmt.Fprintf(stdout, "\nJWT_SECRET is not set: using %s. A token for the demo user alice (valid %s):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at %s has it filled in. Tokens for other users: go run . token bob\n\n", where, s.tokenTTL, tok, browseURL(s.addr))
+		if !loopback(s.addr) {
+			log.Warn("listening beyond this machine: whoever reaches the server gets this token at /", "addr", s.addr)
+		}
 	}
 
 	o := s.limits
@@ -298,8 +321,8 @@ func runServing(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	hc := s.liveHub
 	hc.CursorKey = ckey
-	app := &wire.App{Store: store, Auth: auth, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: ":" + s.port, DemoToken: demoToken,
-		Routes: func(query http.Handler) http.Handler { return routes(store, s.production, headers, query) }}
+	app := &wire.App{Store: store, Auth: auth, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: s.addr, DemoToken: demoToken,
+		Routes: func(query http.Handler) http.Handler { return routes(store, s.production, headers, hosts, query) }}
 	if err := app.Open(ctx); err != nil {
 		return err
 	}
@@ -319,22 +342,25 @@ func runServing(ctx context.Context, args []string, stdin io.Reader, stdout, std
 }
 
 // newMux routes the server's paths around o's /query handler
-// (wire.NewHandler): see routes.
-func newMux(o graph.Options, headers map[string]string) *http.ServeMux {
-	return routes(o.Store, o.Production, headers, wire.NewHandler(o.Store, o.Auth, o))
+// (wire.NewHandler), behind the Host check of a server started without
+// -addr or -allowed-hosts: see routes.
+func newMux(o graph.Options, headers map[string]string) http.Handler {
+	hosts, _ := newHostCheck(o.Production, "", "", o.Log)
+	return routes(o.Store, o.Production, headers, hosts, wire.NewHandler(o.Store, o.Auth, o))
 }
 
 // routes routes the server's paths: /query (GraphQL), GET / (the GraphiQL
 // IDE, with headers pre-filled, and its assets under /ide/; not in
-// production) and GET /healthz.
-func routes(store *dynamo.Store, production bool, headers map[string]string, query http.Handler) *http.ServeMux {
+// production) and GET /healthz, every one behind the Host check hosts
+// (healthz open to any Host).
+func routes(store *dynamo.Store, production bool, headers map[string]string, hosts *hostCheck, query http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", query)
 	if !production {
 		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers, ide.Example))
 		mux.Handle("GET "+ide.Prefix, ide.Assets())
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+healthPath, func(w http.ResponseWriter, r *http.Request) {
 		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := store.Ping(c); err != nil {
@@ -343,7 +369,7 @@ func routes(store *dynamo.Store, production bool, headers map[string]string, que
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	return mux
+	return hosts.handler(mux)
 }
 
 // awsConfig loads the SDK's own configuration. For a local endpoint

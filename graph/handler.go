@@ -57,7 +57,8 @@ type Options struct {
 	// Timeout bounds one request's work, DynamoDB calls and their retries
 	// included; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Production turns introspection off.
+	// Production turns introspection off, and the suggestions of names in
+	// validation errors ("Did you mean …?").
 	Production bool
 	// Loaders tunes the per-request loaders.
 	Loaders LoaderConfig
@@ -150,7 +151,9 @@ func NewHandler(o Options) http.Handler {
 	cache := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(cache)
 	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
-	srv.SetDisableSuggestion(true)
+	if o.Production {
+		noSuggestions(srv) // no "Did you mean" where introspection is off (suggestions.go)
+	}
 	srv.SetErrorPresenter(ErrorPresenter(o.Log))
 	srv.SetRecoverFunc(Recover(o.Log))
 
