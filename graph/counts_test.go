@@ -459,7 +459,9 @@ func TestMutationAnswersCarryTheCountsAfterThem(t *testing.T) {
 		{"updateTask", `mutation($id: ID!) { updateTask(input: {id: $id, status: TODO, title: "Recounted"}) { ` + counts + ` } }`, map[string]any{"id": task.ID}},
 	} {
 		before := cntProjectCounts(t, e, "alice", task.ProjectID)
-		var got map[string]struct{ Project struct{ TaskCounts countsView } }
+		var got map[string]struct {
+			Project struct{ TaskCounts countsView }
+		}
 		e.MustQuery("alice", m.query, m.vars, &got)
 		after := cntProjectCounts(t, e, "alice", task.ProjectID)
 		if got[m.name].Project.TaskCounts != after || after == before {
