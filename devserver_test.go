@@ -164,20 +164,33 @@ func TestTheIDEsExampleIsTheREADMEsAndRuns(t *testing.T) {
 	if len(codes) > 0 {
 		t.Fatalf("the example answered errors %v", codes)
 	}
+	// nodes returns a connection's nodes, read from its edges (the
+	// example selects edges { cursor node }, as normalized caches need).
+	nodes := func(conn any) []map[string]any {
+		var out []map[string]any
+		for _, e := range conn.(map[string]any)["edges"].([]any) {
+			e := e.(map[string]any)
+			if e["cursor"].(string) == "" {
+				t.Errorf("an edge without a cursor: %v", e)
+			}
+			out = append(out, e["node"].(map[string]any))
+		}
+		return out
+	}
 	me := data["me"].(map[string]any)
-	project := me["projects"].(map[string]any)["nodes"].([]any)[0].(map[string]any)
+	project := nodes(me["projects"])[0]
 	var comments int
-	for _, task := range project["tasks"].(map[string]any)["nodes"].([]any) {
-		comments += len(task.(map[string]any)["comments"].(map[string]any)["nodes"].([]any))
+	for _, task := range nodes(project["tasks"]) {
+		comments += len(nodes(task["comments"]))
 	}
 	for pattern, n := range map[string]int{
 		"1 profile":       len(me["email"].(string)),
-		"2 projects":      len(me["projects"].(map[string]any)["nodes"].([]any)),
-		"3 project tasks": len(project["tasks"].(map[string]any)["nodes"].([]any)),
-		"4 assigned":      len(me["assignedTasks"].(map[string]any)["nodes"].([]any)),
+		"2 projects":      len(nodes(me["projects"])),
+		"3 project tasks": len(nodes(project["tasks"])),
+		"4 assigned":      len(nodes(me["assignedTasks"])),
 		"5 comments":      comments,
-		"6 tasks by tag":  len(data["tasksByTag"].(map[string]any)["nodes"].([]any)),
-		"7 overdue":       len(me["overdueTasks"].(map[string]any)["nodes"].([]any)),
+		"6 tasks by tag":  len(nodes(data["tasksByTag"])),
+		"7 overdue":       len(nodes(me["overdueTasks"])),
 	} {
 		if n == 0 {
 			t.Errorf("pattern %s answered nothing on the demo data", pattern)

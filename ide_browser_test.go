@@ -134,16 +134,16 @@ func TestIDEInABrowser(t *testing.T) {
 			Data struct {
 				Me struct {
 					Email    string
-					Projects struct{ Nodes []any }
+					Projects struct{ Edges []any }
 				}
-				TasksByTag struct{ Nodes []any }
+				TasksByTag struct{ Edges []any }
 			}
 			Errors []any
 		}
 		if err := json.Unmarshal([]byte(eval(t, "reading the answer", answer)), &got); err != nil {
 			t.Fatalf("the result pane holds no JSON: %v", err)
 		}
-		if len(got.Errors) > 0 || got.Data.Me.Email == "" || len(got.Data.Me.Projects.Nodes) == 0 || len(got.Data.TasksByTag.Nodes) == 0 {
+		if len(got.Errors) > 0 || got.Data.Me.Email == "" || len(got.Data.Me.Projects.Edges) == 0 || len(got.Data.TasksByTag.Edges) == 0 {
 			t.Fatalf("the example answered %+v; want data and no errors", got)
 		}
 	}}, {"a query typed into the editor runs and shows data", func(t *testing.T) {

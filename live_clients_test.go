@@ -170,14 +170,21 @@ func runLiveScript(t *testing.T, nodeModules string, cfg liveConfig) {
 // each of its checks a subtest; a planned check with no result fails.
 func runNodeChecks(t *testing.T, nodeModules, script string, cfg any) {
 	t.Helper()
+	runNodeChecksWith(t, nodeModules, cfg, nil, script)
+}
+
+// runNodeChecksWith is runNodeChecks with more environment variables (env,
+// "NAME=value") and node's arguments (its options, then the script).
+func runNodeChecksWith(t *testing.T, nodeModules string, cfg any, env []string, args ...string) {
+	t.Helper()
 	conf, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard: the script takes seconds
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Env = append(os.Environ(), "LIVE_CONFIG="+string(conf), "NODE_PATH="+nodeModules)
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Env = append(append(os.Environ(), "LIVE_CONFIG="+string(conf), "NODE_PATH="+nodeModules), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -38,16 +38,16 @@ func Suite() []Op {
 				pageInfo { hasNextPage endCursor } } } }`},
 		{Name: "projectTasks", What: "3: project → tasks(20) → assignee, tags",
 			Query: `query ProjectTasks($id: ID!) { project(id: $id) { id name tasks(first: 20) {
-				nodes { id title status dueDate assignee { id name } tags { name } }
+				nodes { id title status dueDate assignee { id name } tags { id name } }
 				pageInfo { hasNextPage endCursor } } } }`,
 			Vars: func(f *Fixture) map[string]any { return map[string]any{"id": f.ProjectID} }},
 		{Name: "assignedTasks", What: "4: me → assignedTasks(20) → project, tags",
 			Query: `query AssignedTasks { me { id assignedTasks(first: 20) {
-				nodes { id title status dueDate project { id name } tags { name } }
+				nodes { id title status dueDate project { id name } tags { id name } }
 				pageInfo { hasNextPage endCursor } } } }`},
 		{Name: "taskComments", What: "5: task → comments(20) → author",
 			Query: `query TaskComments($id: ID!) { task(id: $id) { id title description status dueDate version
-				tags { name } comments(first: 20) { nodes { id body createdAt author { id name } }
+				tags { id name } comments(first: 20) { nodes { id body createdAt author { id name } }
 				pageInfo { hasNextPage endCursor } } } }`,
 			Vars: func(f *Fixture) map[string]any { return map[string]any{"id": f.TaskID} }},
 		{Name: "tasksByTag", What: "6: tasksByTag(20) → project, assignee",
@@ -62,7 +62,7 @@ func Suite() []Op {
 		{Name: "dashboard", What: "me → projects(10) → members → user, tasks(20) → assignee, tags, comments(5) → author",
 			Query: `query Dashboard { me { id name projects(first: 10) { nodes { id name
 				members { role user { id name } }
-				tasks(first: 20) { nodes { id title status dueDate assignee { id name } tags { name }
+				tasks(first: 20) { nodes { id title status dueDate assignee { id name } tags { id name }
 					comments(first: 5) { nodes { id body author { id name } } pageInfo { hasNextPage } } }
 				pageInfo { hasNextPage endCursor } } } } } }`},
 	}

@@ -13,10 +13,13 @@ import (
 // carries its task's ULID, so its key can be derived from the id alone). The
 // '#' keeps them apart from user ids (token subs may not contain '#'); the
 // ULIDs make them sort in creation order. Only the ULIDs ever reach a key.
+// A tag's id is "tag#" and its name: a tag is its name, the same for every
+// viewer, and a name (a-z, 0-9, '-', '_', '.') needs no encoding.
 const (
 	projectIDPrefix = "prj#"
 	taskIDPrefix    = "tsk#"
 	commentIDPrefix = "cmt#"
+	tagIDPrefix     = "tag#"
 	ULIDLen         = 26
 	maxUserIDLen    = 128
 )
@@ -31,6 +34,7 @@ const (
 	KindProject
 	KindTask
 	KindComment
+	KindTag
 )
 
 // KindOf tells which type of object id names, from its form alone; it returns
@@ -48,6 +52,10 @@ func KindOf(id string) Kind {
 	case strings.HasPrefix(id, commentIDPrefix):
 		if _, _, err := SplitCommentID(id); err == nil {
 			return KindComment
+		}
+	case strings.HasPrefix(id, tagIDPrefix):
+		if _, err := ParseTagID(id); err == nil {
+			return KindTag
 		}
 	default:
 		if ValidUserID(id) == nil {
@@ -143,6 +151,21 @@ func ParseCommentID(id string) (taskID string, err error) {
 	}
 	return taskIDPrefix + t, nil
 }
+
+// ParseTagID returns the tag name inside a tag id: "tag#" and a name as
+// NormalizeTag leaves it (lower case, no space), nothing else. Returns
+// EINVALID.
+func ParseTagID(id string) (string, error) {
+	if name, ok := strings.CutPrefix(id, tagIDPrefix); ok {
+		if n, err := NormalizeTag(name); err == nil && n == name {
+			return name, nil
+		}
+	}
+	return "", Errorf(EINVALID, "%q is not a tag id", Clip(id))
+}
+
+// TagIDOf returns the id of the tag with the (normalized) name.
+func TagIDOf(name string) string { return tagIDPrefix + name }
 
 func ProjectIDOf(u string) string       { return projectIDPrefix + u }
 func TaskIDOf(u string) string          { return taskIDPrefix + u }

@@ -132,6 +132,52 @@ func TestParseIDs(t *testing.T) {
 	}
 }
 
+func TestParseTagID(t *testing.T) {
+	for _, name := range []string{"urgent", "a", "v1.2", "front-end_x", strings.Repeat("z", 50)} {
+		t.Run("accepts tag#"+name, func(t *testing.T) {
+			id := TagIDOf(name)
+			got, err := ParseTagID(id)
+			if err != nil || got != name {
+				t.Fatalf("ParseTagID(%q) = %q, %v; want %q", id, got, err, name)
+			}
+			if KindOf(id) != KindTag {
+				t.Errorf("KindOf(%q) = %d, want KindTag", id, KindOf(id))
+			}
+			if (&Tag{Name: name}).ID() != id {
+				t.Errorf("Tag{%q}.ID() = %q, want %q", name, (&Tag{Name: name}).ID(), id)
+			}
+		})
+	}
+	bad := map[string]string{
+		"empty":                  "",
+		"prefix only":            "tag#",
+		"bare name":              "urgent",
+		"upper-case name":        "tag#Urgent",
+		"upper-case prefix":      "TAG#urgent",
+		"leading space in name":  "tag# urgent",
+		"trailing space":         "tag#urgent ",
+		"trailing newline":       "tag#urgent\n",
+		"hash in the name":       "tag#urg#ent",
+		"doubled prefix":         "tag#tag#urgent",
+		"a character no tag has": "tag#urgent!",
+		"51 characters":          "tag#" + strings.Repeat("z", 51),
+		"percent-encoded":        "tag%23urgent",
+		"other type's prefix":    "prj#urgent",
+	}
+	for name, id := range bad {
+		t.Run("rejects "+name, func(t *testing.T) {
+			got, err := ParseTagID(id)
+			if err == nil {
+				t.Fatalf("ParseTagID(%q) = %q, want an error", id, got)
+			}
+			wantCode(t, "ParseTagID", err, EINVALID)
+			if KindOf(id) == KindTag {
+				t.Errorf("KindOf(%q) = KindTag", id)
+			}
+		})
+	}
+}
+
 func TestKindOf(t *testing.T) {
 	u := freshULIDs(t, 2)
 	cases := []struct {
@@ -142,6 +188,8 @@ func TestKindOf(t *testing.T) {
 		{"project id", ProjectIDOf(u[0]), KindProject},
 		{"task id", TaskIDOf(u[0]), KindTask},
 		{"comment id", CommentIDOf(u[0], u[1]), KindComment},
+		{"tag id", TagIDOf("urgent"), KindTag},
+		{"tag id with an upper-case name", "tag#Urgent", KindUnknown},
 		{"plain user id", "alice", KindUser},
 		{"auth0 sub", "auth0|abc123", KindUser},
 		{"UUID sub", "9b2f7c1e-3a4d-4e5f-8a6b-7c8d9e0f1a2b", KindUser},

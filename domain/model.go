@@ -112,10 +112,15 @@ type Comment struct {
 	CreatedAt time.Time
 }
 
-// Tag is a label on tasks; tasks of a tag are listed per viewer.
+// Tag is a label on tasks; tasks of a tag are listed per viewer. A tag is
+// its name: every well-formed name is one, with the same id for everyone.
 type Tag struct {
 	Name string
 }
+
+// ID returns the tag's global id (TagIDOf), made from its name without a
+// read.
+func (t *Tag) ID() string { return TagIDOf(t.Name) }
 
 // TagList returns the task's tags as Tags (the GraphQL field Task.tags: a
 // method, not a resolver, as it needs no read).

@@ -46,6 +46,7 @@ func FuzzParseIDs(f *testing.F) {
 		"alice", "auth0|abc123", "0b5c3e1a-8f0e-4b8e-9a9e-4f6c1a2b3c4d", "a b", "a\tb", "a\u00a0b", "a\u2028b",
 		"a\u0085b", "\x00", "\xff", "é", strings.Repeat("x", 128), strings.Repeat("x", 129), strings.Repeat("é", 128),
 		"ali\u200bce", "\ufeffalice", "\u202eecila", "\uff41lice", "Zoe\u0301", "Zo\u00eb", "alice\ue000", "alice\u0378",
+		"tag#urgent", "tag#", "tag#Urgent", "tag#a#b", "tag# x", "tag#" + strings.Repeat("x", 51),
 		"USER#alice", "prj#" + fzULIDs[2], "tsk#" + fzULIDs[3], "cmt#" + fzULIDs[2] + "#" + fzULIDs[3],
 	} {
 		f.Add(s)
@@ -116,6 +117,21 @@ func FuzzParseIDs(f *testing.F) {
 			}
 		}
 
+		name, gerr := domain.ParseTagID(id)
+		if gerr == nil {
+			if got := domain.TagIDOf(name); got != id {
+				t.Errorf("ParseTagID(%q) = %q, which rebuilds to %q", id, name, got)
+			}
+			if n, err := domain.NormalizeTag(name); err != nil || n != name {
+				t.Errorf("ParseTagID(%q) = %q, which NormalizeTag makes %q, %v", id, name, n, err)
+			}
+			if kind != domain.KindTag {
+				t.Errorf("KindOf(%q) = %v, but ParseTagID accepts it", id, kind)
+			}
+		} else if kind == domain.KindTag {
+			t.Errorf("KindOf(%q) = KindTag, but ParseTagID refuses it: %v", id, gerr)
+		}
+
 		uerr := domain.ValidUserID(id)
 		if uerr == nil {
 			if kind != domain.KindUser {
@@ -139,7 +155,7 @@ func FuzzParseIDs(f *testing.F) {
 			}
 		}
 
-		accepted := perr == nil || terr == nil || cerr == nil || uerr == nil
+		accepted := perr == nil || terr == nil || cerr == nil || gerr == nil || uerr == nil
 		if accepted && fzHasSpace(id) {
 			t.Errorf("an id with white space or a control character is accepted: %q (kind %v)", id, kind)
 		}
@@ -147,7 +163,7 @@ func FuzzParseIDs(f *testing.F) {
 			t.Error("the empty id is accepted")
 		}
 		n := 0
-		for _, err := range []error{perr, terr, cerr, uerr} {
+		for _, err := range []error{perr, terr, cerr, gerr, uerr} {
 			if err == nil {
 				n++
 			}

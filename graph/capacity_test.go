@@ -490,8 +490,8 @@ var computedCapacity = map[string][][3]float64{
 	"TasksByTag":    {{5.5, 0, 0}},            // the viewer's 2 tag indexes (1 each), the page's 3 tasks, 0.5 for the memberships' Query
 	"UpdateProfile": {{1, 1, 0}},
 	"CreateProject": {{2, 6, 0}},
-	"CreateTask":    {{1, 16, 1}}, // its 2 tags' indexes, 2 WCU each
-	"MoveTask":      {{4, 8, 1}},  // the task, the project's counters, the member check, the event, 2 WCU each
+	"CreateTask":    {{2, 16, 1}}, // its 2 tags' indexes, 2 WCU each; the project read back for the answer's counts
+	"MoveTask":      {{5, 8, 1}},  // the task, the project's counters, the member check, the event, 2 WCU each; the project read back for the answer's counts
 	"AddComment":    {{3, 12, 2}}, // its event holds the comment and the task: 1–2 KB
 	"DeleteTask":    {{3, 18, 1}}, // its 2 tags' indexes, 2 WCU each
 }

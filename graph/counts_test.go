@@ -440,3 +440,32 @@ func TestBoardCountsCostNoCall(t *testing.T) {
 		t.Errorf("the board with counts makes calls %v, want %v", with, want)
 	}
 }
+
+// TestMutationAnswersCarryTheCountsAfterThem: a task's creation, move and
+// edit answer their project's taskCounts as the change left them (what the
+// clients' mutations select so that a normalized cache updates every
+// screen showing the counts without a refetch).
+func TestMutationAnswersCarryTheCountsAfterThem(t *testing.T) {
+	e := testenv.New(t)
+	s := e.MustSeed()
+	task := s.Task("Write the landing page copy") // in progress
+	const counts = `project { taskCounts { total todo inProgress done } }`
+	for _, m := range []struct {
+		name, query string
+		vars        map[string]any
+	}{
+		{"createTask", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "Counted"}) { ` + counts + ` } }`, map[string]any{"p": task.ProjectID}},
+		{"updateTask", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE}) { ` + counts + ` } }`, map[string]any{"id": task.ID}},
+		{"updateTask", `mutation($id: ID!) { updateTask(input: {id: $id, status: TODO, title: "Recounted"}) { ` + counts + ` } }`, map[string]any{"id": task.ID}},
+	} {
+		before := cntProjectCounts(t, e, "alice", task.ProjectID)
+		var got map[string]struct {
+			Project struct{ TaskCounts countsView }
+		}
+		e.MustQuery("alice", m.query, m.vars, &got)
+		after := cntProjectCounts(t, e, "alice", task.ProjectID)
+		if got[m.name].Project.TaskCounts != after || after == before {
+			t.Errorf("%s answered the counts %+v; the project's are %+v after it, %+v before", m.name, got[m.name].Project.TaskCounts, after, before)
+		}
+	}
+}

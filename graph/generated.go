@@ -139,6 +139,7 @@ type ComplexityRoot struct {
 	}
 
 	Tag struct {
+		ID    func(childComplexity int) int
 		Name  func(childComplexity int) int
 		Tasks func(childComplexity int, first *int, after *string, last *int, before *string) int
 	}
@@ -709,6 +710,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.ProjectEvents(childComplexity, args["projectId"].(string), args["after"].(*string)), true
 
+	case "Tag.id":
+		if e.ComplexityRoot.Tag.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.ID(childComplexity), true
 	case "Tag.name":
 		if e.ComplexityRoot.Tag.Name == nil {
 			break
@@ -1055,7 +1062,9 @@ scalar Time
 """
 Relay global object identification. A user's id is the ` + "`" + `sub` + "`" + ` of their token;
 every other id is issued by the server, opaque, unique across types, and never
-equal to a user id.
+equal to a user id. The lookups by id (` + "`" + `node` + "`" + `, ` + "`" + `user` + "`" + `, ` + "`" + `project` + "`" + `, ` + "`" + `task` + "`" + `)
+answer null for any id that names no object the viewer may see, whatever its
+form: missing, hidden, of another type, or malformed alike.
 """
 interface Node {
   id: ID!
@@ -1156,7 +1165,13 @@ type Comment implements Node {
   createdAt: Time!
 }
 
-type Tag {
+"""
+A label on tasks. A tag is its name: its id is the same for every viewer, and
+` + "`" + `node(id:)` + "`" + ` answers it for any well-formed name (its tasks are only those the
+viewer may see, possibly none).
+"""
+type Tag implements Node {
+  id: ID!
   "Lower case, 1-50 characters of a-z, 0-9, '-', '_', '.'."
   name: String!
   "Access pattern 6: tasks with this tag that the viewer may see, by due date ascending."
@@ -1464,6 +1479,8 @@ func (ec *executionContext) childFields_ProjectMember(ctx context.Context, field
 
 func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Tag_id(ctx, field)
 	case "name":
 		return ec.fieldContext_Tag_name(ctx, field)
 	case "tasks":
@@ -4215,6 +4232,29 @@ func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Tag_id(ctx context.Context, field graphql.CollectedField, obj *domain.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, true, false, "ID")
+}
+
 func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *domain.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6562,6 +6602,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Task(ctx, sel, obj)
+	case domain.Tag:
+		return ec._Tag(ctx, sel, &obj)
+	case *domain.Tag:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Tag(ctx, sel, obj)
 	case domain.Project:
 		return ec._Project(ctx, sel, &obj)
 	case *domain.Project:
@@ -7260,7 +7307,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
-var tagImplementors = []string{"Tag"}
+var tagImplementors = []string{"Tag", "Node"}
 
 func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *domain.Tag) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, tagImplementors)
@@ -7271,6 +7318,11 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Tag")
+		case "id":
+			out.Values[i] = ec._Tag_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "name":
 			out.Values[i] = ec._Tag_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -261,7 +261,7 @@ func TestRequestErrorStatusesByAccept(t *testing.T) {
 	}
 	t.Run("a field error keeps its data and 200 with either", func(t *testing.T) {
 		for _, accept := range []string{"application/json", "application/graphql-response+json"} {
-			a := sendHTTP(t, e, e.Handler, http.MethodPost, "alice", accept, map[string]any{"query": `{ task(id: "nope") { id } }`})
+			a := sendHTTP(t, e, e.Handler, http.MethodPost, "alice", accept, map[string]any{"query": `{ tasksByTag(tag: "no such tag!") { edges { cursor } } }`})
 			if a.status != http.StatusOK || a.res.Data == nil || a.code() != graph.CodeBadUserInput {
 				t.Errorf("accepting %s: HTTP %d: %s; want 200, data and BAD_USER_INPUT", accept, a.status, a.body)
 			}

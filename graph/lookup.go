@@ -10,8 +10,11 @@ import (
 
 // Lookups by id: the root fields (node, user, project, task) return an
 // object only when the viewer may see it (visibility.go) and null otherwise,
-// hidden and missing alike, so that an id reveals nothing. The viewer's own
-// profile (me) and a task's assignee are looked up here too.
+// hidden and missing alike, so that an id reveals nothing. An id of a form no
+// object of the field's type has (malformed, or another type's) names no
+// such object either: null too, before any read (lookup, the one place of
+// that rule). The viewer's own profile (me) and a task's assignee are looked
+// up here too.
 
 // notFoundAsNil turns ENOTFOUND into a nil result without error.
 func notFoundAsNil[T any](v *T, err error) (*T, error) {
@@ -21,11 +24,67 @@ func notFoundAsNil[T any](v *T, err error) (*T, error) {
 	return v, err
 }
 
-// Project returns the project when the viewer may see it, else nil.
-func (l *Loaders) Project(ctx context.Context, id string) (*domain.Project, error) {
-	if _, err := domain.ParseProjectID(id); err != nil {
+// lookup returns the object id names when the viewer may see it, else nil:
+// node(id:) with want KindUnknown (any kind), the typed root fields with
+// their kind. An id that is not of the kind wanted, or of no kind at all,
+// is nil without a read.
+func (l *Loaders) lookup(ctx context.Context, id string, want domain.Kind) (any, error) {
+	kind := domain.KindOf(id)
+	if kind == domain.KindUnknown || want != domain.KindUnknown && kind != want {
+		return nil, nil
+	}
+	var v any
+	var err error
+	switch kind {
+	case domain.KindUser:
+		v, err = l.user(ctx, id)
+	case domain.KindProject:
+		v, err = l.project(ctx, id)
+	case domain.KindTask:
+		v, err = l.task(ctx, id)
+	case domain.KindComment:
+		v, err = l.comment(ctx, id)
+	case domain.KindTag:
+		// A tag is its name: nothing to read, nothing hidden (its tasks
+		// are the viewer's alone, Tag.tasks).
+		name, _ := domain.ParseTagID(id)
+		v = &domain.Tag{Name: name}
+	}
+	if err != nil || isNilPtr(v) {
 		return nil, err
 	}
+	return v, nil
+}
+
+// Node returns the object with the id when the viewer may see it, else nil.
+func (l *Loaders) Node(ctx context.Context, id string) (any, error) {
+	return l.lookup(ctx, id, domain.KindUnknown)
+}
+
+// Project returns the project when the viewer may see it, else nil.
+func (l *Loaders) Project(ctx context.Context, id string) (*domain.Project, error) {
+	return typed[*domain.Project](l.lookup(ctx, id, domain.KindProject))
+}
+
+// Task returns the task when the viewer may see it, else nil.
+func (l *Loaders) Task(ctx context.Context, id string) (*domain.Task, error) {
+	return typed[*domain.Task](l.lookup(ctx, id, domain.KindTask))
+}
+
+// User returns the user when it is the viewer or shares a project with the
+// viewer, else nil.
+func (l *Loaders) User(ctx context.Context, id string) (*domain.User, error) {
+	return typed[*domain.User](l.lookup(ctx, id, domain.KindUser))
+}
+
+// typed converts lookup's answer for a typed root field.
+func typed[T any](v any, err error) (T, error) {
+	t, _ := v.(T)
+	return t, err
+}
+
+// project reads a project (a well-formed id) for lookup.
+func (l *Loaders) project(ctx context.Context, id string) (*domain.Project, error) {
 	l.prefetch(ctx, id)
 	ok, err := l.canSeeProject(ctx, id)
 	if !ok || err != nil {
@@ -34,11 +93,9 @@ func (l *Loaders) Project(ctx context.Context, id string) (*domain.Project, erro
 	return notFoundAsNil(l.ProjectByID(ctx, id))
 }
 
-// Task returns the task when the viewer may see it, else nil.
-func (l *Loaders) Task(ctx context.Context, id string) (*domain.Task, error) {
-	if _, err := domain.ParseTaskID(id); err != nil {
-		return nil, err
-	}
+// task reads a task (a well-formed id) and checks its project for lookup
+// and comment.
+func (l *Loaders) task(ctx context.Context, id string) (*domain.Task, error) {
 	wait := l.prefetch(ctx, id)
 	t, err := notFoundAsNil(l.TaskByID(ctx, id))
 	if t == nil || err != nil {
@@ -55,14 +112,15 @@ func (l *Loaders) Task(ctx context.Context, id string) (*domain.Task, error) {
 	return t, nil
 }
 
-// Comment returns the comment when the viewer may see its task, else nil.
-func (l *Loaders) Comment(ctx context.Context, id string) (*domain.Comment, error) {
+// comment reads a comment (a well-formed id) for lookup: it is there when
+// the viewer may see its task.
+func (l *Loaders) comment(ctx context.Context, id string) (*domain.Comment, error) {
 	taskID, err := domain.ParseCommentID(id)
 	if err != nil {
 		return nil, err
 	}
 	cth := load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
-	t, err := l.Task(ctx, taskID) // read together with the comment
+	t, err := l.task(ctx, taskID) // read together with the comment
 	c, cerr := notFoundAsNil(cth())
 	if t == nil || err != nil || c == nil || cerr != nil {
 		return nil, cmp.Or(err, cerr)
@@ -70,12 +128,9 @@ func (l *Loaders) Comment(ctx context.Context, id string) (*domain.Comment, erro
 	return c, nil
 }
 
-// User returns the user when it is the viewer or shares a project with the
-// viewer, else nil.
-func (l *Loaders) User(ctx context.Context, id string) (*domain.User, error) {
-	if err := domain.ValidUserID(id); err != nil {
-		return nil, err
-	}
+// user reads a user (a well-formed id) for lookup: it is there when it is
+// the viewer or shares a project with the viewer.
+func (l *Loaders) user(ctx context.Context, id string) (*domain.User, error) {
 	l.prefetch(ctx, id)
 	if ok, err := l.canSeeUser(ctx, id); !ok || err != nil {
 		return nil, err
@@ -109,28 +164,6 @@ func (l *Loaders) optionalUser(ctx context.Context, id *string) (*domain.User, e
 	return notFoundAsNil(l.UserByID(ctx, *id))
 }
 
-// Node returns the object with the id when the viewer may see it, else nil.
-func (l *Loaders) Node(ctx context.Context, id string) (any, error) {
-	var v any
-	var err error
-	switch domain.KindOf(id) {
-	case domain.KindUser:
-		v, err = l.User(ctx, id)
-	case domain.KindProject:
-		v, err = l.Project(ctx, id)
-	case domain.KindTask:
-		v, err = l.Task(ctx, id)
-	case domain.KindComment:
-		v, err = l.Comment(ctx, id)
-	default:
-		return nil, domain.Errorf(domain.EINVALID, "%q is not an id", id)
-	}
-	if err != nil || isNilPtr(v) {
-		return nil, err
-	}
-	return v, nil
-}
-
 func isNilPtr(v any) bool {
 	switch p := v.(type) {
 	case *domain.User:
@@ -140,6 +173,8 @@ func isNilPtr(v any) bool {
 	case *domain.Task:
 		return p == nil
 	case *domain.Comment:
+		return p == nil
+	case *domain.Tag:
 		return p == nil
 	}
 	return v == nil

@@ -758,7 +758,7 @@ func TestPatternsOverdueTasks(t *testing.T) {
 // ------------------------------------------------- node(id), task(id), project(id)
 
 const patNodeQuery = `query($id: ID!) { node(id: $id) { __typename id
-	... on User { name } ... on Project { name } ... on Task { title } ... on Comment { body } } }`
+	... on User { name } ... on Project { name } ... on Task { title } ... on Comment { body } ... on Tag { name } } }`
 
 func TestPatternsNodeByID(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
@@ -787,6 +787,9 @@ func TestPatternsNodeByID(t *testing.T) {
 			{"comment of another member", "dave", c7.ID, "Comment", "Stack trace attached to the ticket."},
 			{"comment of a non-member is null", "dave", c1.ID, "", ""},
 			{"comment for an outsider is null", "eve", c7.ID, "", ""},
+			{"tag of a member", "alice", "tag#urgent", "Tag", "urgent"},
+			{"tag for an outsider: a tag is its name", "eve", "tag#urgent", "Tag", "urgent"},
+			{"tag no task has", "alice", "tag#never-used", "Tag", "never-used"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -886,10 +889,35 @@ func TestPatternsByIDNullAndMalformed(t *testing.T) {
 			{"task id without ULID", tq, "tsk#nope"},
 			{"user id with '#'", `query($id: ID!) { user(id: $id) { id } }`, "abc#"},
 			{"user with a project id", `query($id: ID!) { user(id: $id) { id } }`, web.ID},
+			{"user with a tag id", `query($id: ID!) { user(id: $id) { id } }`, "tag#urgent"},
+			{"project with a tag id", pq, "tag#urgent"},
+			{"task with a tag id", tq, "tag#urgent"},
+			{"node comment id with a bad ULID", patNodeQuery, "cmt#x"},
+			{"node tag id with an upper-case name", patNodeQuery, "tag#Urgent"},
+			{"node tag id with a space", patNodeQuery, "tag#a b"},
+			{"node tag id without a name", patNodeQuery, "tag#"},
 		}
+		// An id of a form no object of the field's type has names no such
+		// object: null, as a missing one, and nothing is read.
 		for _, c := range malformed {
-			t.Run("BAD_USER_INPUT: "+c.name, func(t *testing.T) {
-				patOn(e, t).MustFail("alice", "BAD_USER_INPUT", c.query, map[string]any{"id": c.id})
+			t.Run("null without a read: "+c.name, func(t *testing.T) {
+				e.Calls.Reset()
+				res := patOn(e, t).Query("alice", c.query, map[string]any{"id": c.id})
+				if len(res.Errors) > 0 {
+					t.Fatalf("errors %+v, want none", res.Errors)
+				}
+				var data map[string]json.RawMessage
+				if err := json.Unmarshal(res.Data, &data); err != nil || len(data) != 1 {
+					t.Fatalf("data %s: %v", res.Data, err)
+				}
+				for field, v := range data {
+					if string(v) != "null" {
+						t.Errorf("%s(%q) = %s, want null", field, c.id, v)
+					}
+				}
+				if n := e.Calls.Total(); n != 0 {
+					t.Errorf("%d DynamoDB calls (%v), want none", n, e.Calls)
+				}
 			})
 		}
 	})

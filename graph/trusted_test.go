@@ -120,7 +120,7 @@ func body(t *testing.T, v map[string]any) string {
 func TestTrustedDocumentsRequests(t *testing.T) {
 	keys, docs := mustManifest(t)
 	dashVars := map[string]any{"projects": 10, "tasks": 5, "comments": 2}
-	untrusted := "query { me { name email projects(first: 50) { nodes { name } } } }"
+	untrusted := "query { me { name email projects(first: 50) { edges { node { name } } } } }"
 	for _, production := range []bool{true, false} {
 		mode := map[bool]string{true: "production", false: "development"}[production]
 		t.Run(mode, func(t *testing.T) {
@@ -135,10 +135,12 @@ func TestTrustedDocumentsRequests(t *testing.T) {
 				var data struct {
 					Me struct {
 						Name     string
-						Projects struct{ Nodes []struct{ Name string } }
+						Projects struct {
+							Edges []struct{ Node struct{ Name string } }
+						}
 					}
 				}
-				if err := json.Unmarshal(res.Data, &data); err != nil || data.Me.Name == "" || len(data.Me.Projects.Nodes) == 0 {
+				if err := json.Unmarshal(res.Data, &data); err != nil || data.Me.Name == "" || len(data.Me.Projects.Edges) == 0 || data.Me.Projects.Edges[0].Node.Name == "" {
 					t.Fatalf("data %s (%v)", res.Data, err)
 				}
 				if e.Calls.Total() == 0 {

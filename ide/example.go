@@ -7,25 +7,25 @@ package ide
 // runs on the demo data without errors.
 const Example = `{
   me {                                              # 1: the viewer's profile
-    name email
+    id name email
     projects(first: 10) {                           # 2: my projects, newest first
-      nodes {
-        name
-        members { role user { name } }
+      edges { cursor node {
+        id name
+        members { role user { id name } }
         tasks(first: 5) {                           # 3: by due date, none last
-          nodes {
-            title dueDate status
-            assignee { name }
-            tags { name }
-            comments(last: 5) { nodes { body author { name } } }    # 5: the latest 5, oldest first
-          }
+          edges { cursor node {
+            id title dueDate status
+            assignee { id name }
+            tags { id name }
+            comments(last: 5) { edges { cursor node { id body author { id name } } } }  # 5: the latest 5
+          } }
           pageInfo { hasNextPage endCursor }        # then after: endCursor (or last/before)
         }
-      }
+      } }
     }
-    assignedTasks { nodes { title dueDate status } } # 4: assigned to me, by due date
-    overdueTasks { nodes { title dueDate } }         # 7: not DONE, due before today
+    assignedTasks { edges { cursor node { id title dueDate status } } }  # 4: assigned to me, by due date
+    overdueTasks { edges { cursor node { id title dueDate } } }          # 7: not DONE, due before today
   }
-  tasksByTag(tag: "urgent") { nodes { title project { name } } }   # 6: in my projects only
+  tasksByTag(tag: "urgent") { edges { cursor node { id title project { id name } } } }  # 6: in my projects only
 }
 `

@@ -107,29 +107,29 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 		if me.Name != "Alice" || me.Email == nil || *me.Email != "alice@example.com" {
 			t.Fatalf("me = %+v", me)
 		}
-		if len(me.Projects.Nodes) != 1 {
-			t.Fatalf("projects = %+v", me.Projects.Nodes)
+		if len(me.Projects.Edges) != 1 || me.Projects.Edges[0].Cursor == "" {
+			t.Fatalf("projects = %+v", me.Projects.Edges)
 		}
-		proj := me.Projects.Nodes[0]
+		proj := me.Projects.Edges[0].Node
 		if proj.Name != "Launch" || proj.Owner.Name != "Alice" || proj.Tasks.PageInfo.HasNextPage {
 			t.Fatalf("project = %+v", proj)
 		}
 		var titles []string
-		for _, task := range proj.Tasks.Nodes {
-			titles = append(titles, task.Title)
+		for _, e := range proj.Tasks.Edges {
+			titles = append(titles, e.Node.Title)
 		}
 		if want := []string{"step 1", "step 2", "step 3", "step 4", "step 5"}; !slices.Equal(titles, want) {
 			t.Fatalf("task titles = %v, want %v (by due date)", titles, want)
 		}
-		first := proj.Tasks.Nodes[0]
-		if first.Assignee == nil || first.Assignee.Name != "Alice" || first.Tags[0].Name == "" || first.CommentCount != 0 {
+		first := proj.Tasks.Edges[0].Node
+		if first.Assignee == nil || first.Assignee.Name != "Alice" || first.Tags[0].Id != "tag#"+first.Tags[0].Name || first.CommentCount != 0 {
 			t.Fatalf("first task card = %+v", first.TaskCard)
 		}
 		if c := proj.TaskCounts; c.Total != 5 || c.Todo != 5 || c.InProgress != 0 || c.Done != 0 {
 			t.Fatalf("project counts = %+v, want 5 to do", c)
 		}
-		if len(me.AssignedTasks.Nodes) != 1 || me.AssignedTasks.Nodes[0].Id != created[0] {
-			t.Fatalf("assigned = %+v", me.AssignedTasks.Nodes)
+		if len(me.AssignedTasks.Edges) != 1 || me.AssignedTasks.Edges[0].Node.Id != created[0] {
+			t.Fatalf("assigned = %+v", me.AssignedTasks.Edges)
 		}
 	})
 
@@ -145,10 +145,11 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 				t.Fatalf("TasksByTag page %d: %v", page, err)
 			}
 			conn := res.TasksByTag
-			if len(conn.Nodes) == 0 {
+			if len(conn.Edges) == 0 {
 				t.Fatalf("page %d is empty", page)
 			}
-			for _, n := range conn.Nodes {
+			for _, e := range conn.Edges {
+				n := e.Node
 				if slices.Contains(seen, n.Id) {
 					t.Fatalf("task %s on two pages", n.Id)
 				}
@@ -191,8 +192,8 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 			}
 			conn := res.Task.Comments
 			var ids []string
-			for _, n := range conn.Nodes {
-				ids = append(ids, n.Id)
+			for _, e := range conn.Edges {
+				ids = append(ids, e.Node.Id)
 			}
 			seen = append(ids, seen...)
 			if !conn.PageInfo.HasPreviousPage {
@@ -205,6 +206,89 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 		}
 		if !slices.Equal(seen, want) {
 			t.Fatalf("pages newest first, each oldest first = %v, want %v", seen, want)
+		}
+	})
+
+	t.Run("a tag's page through node(id:), by the id a task card shows", func(t *testing.T) {
+		d, err := client.Dashboard(ctx, c, ptr(10), ptr(20), ptr(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tagID := d.Me.Projects.Edges[0].Node.Tasks.Edges[0].Node.Tags[0].Id
+		var seen []string
+		var after *string
+		for page := 1; page <= 3; page++ {
+			res, err := client.TagPage(ctx, c, tagID, ptr(2), after)
+			if err != nil {
+				t.Fatalf("TagPage page %d: %v", page, err)
+			}
+			tag, ok := (*res.Node).(*client.TagPageNodeTag)
+			if !ok || tag.Id != tagID || "tag#"+tag.Name != tagID {
+				t.Fatalf("node(%s) = %#v, want the tag", tagID, *res.Node)
+			}
+			for _, e := range tag.Tasks.Edges {
+				seen = append(seen, e.Node.Id)
+			}
+			if !tag.Tasks.PageInfo.HasNextPage {
+				break
+			}
+			after = tag.Tasks.PageInfo.EndCursor
+		}
+		if !slices.Equal(seen, created) {
+			t.Fatalf("the tag's pages = %v, want %v", seen, created)
+		}
+	})
+
+	t.Run("a project's tasks backwards from the end", func(t *testing.T) {
+		var seen []string
+		var before *string
+		for page := 1; page <= 3; page++ {
+			res, err := client.ProjectTasks(ctx, c, p.Id, nil, nil, ptr(2), before)
+			if err != nil {
+				t.Fatalf("ProjectTasks page %d: %v", page, err)
+			}
+			conn := res.Project.Tasks
+			var ids []string
+			for _, e := range conn.Edges {
+				ids = append(ids, e.Node.Id)
+			}
+			seen = append(ids, seen...)
+			if !conn.PageInfo.HasPreviousPage {
+				break
+			}
+			before = conn.PageInfo.StartCursor
+		}
+		if !slices.Equal(seen, created) {
+			t.Fatalf("the pages backwards = %v, want %v", seen, created)
+		}
+	})
+
+	t.Run("an edit changes only the fields given and answers the project's counts; a member leaves", func(t *testing.T) {
+		res, err := client.EditTask(ctx, c, client.UpdateTaskInput{Id: created[4], Status: ptr(client.TaskStatusDone), Tags: []string{"release"}})
+		if err != nil {
+			t.Fatalf("EditTask: %v", err)
+		}
+		task := res.UpdateTask
+		if task.Status != client.TaskStatusDone || task.Title != "step 5" || task.DueDate == nil || len(task.Tags) != 1 {
+			t.Fatalf("edited task = %+v", task.TaskCard)
+		}
+		if c := task.Project.TaskCounts; c.Total != 5 || c.Done != 1 {
+			t.Fatalf("counts after the edit = %+v, want 1 of 5 done", c)
+		}
+		if _, err := env.Store.UpdateProfile(ctx, "bob", domain.ProfileInput{Name: "Bob"}); err != nil {
+			t.Fatal(err)
+		}
+		added, err := client.AddMember(ctx, c, p.Id, "bob")
+		if err != nil || len(added.AddProjectMember.Members) != 2 {
+			t.Fatalf("AddMember: %+v, %v", added, err)
+		}
+		removed, err := client.RemoveMember(ctx, c, p.Id, "bob")
+		if err != nil || len(removed.RemoveProjectMember.Members) != 1 {
+			t.Fatalf("RemoveMember: %+v, %v", removed, err)
+		}
+		board, err := client.ProjectBoard(ctx, c, p.Id)
+		if err != nil || board.Project.TaskCounts.Done != 1 || len(board.Project.Members) != 1 {
+			t.Fatalf("ProjectBoard: %+v, %v", board, err)
 		}
 	})
 
@@ -228,9 +312,25 @@ func TestGeneratedClientEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range res.TasksByTag.Nodes {
-			if n.Id == created[1] && (n.Status != client.TaskStatusInProgress || n.Version != 2) {
+		for _, e := range res.TasksByTag.Edges {
+			if n := e.Node; n.Id == created[1] && (n.Status != client.TaskStatusInProgress || n.Version != 2) {
 				t.Fatalf("the refused move changed the task: %+v", n.TaskCard)
+			}
+		}
+	})
+
+	t.Run("a deleted task answers its id and is gone", func(t *testing.T) {
+		res, err := client.DeleteTask(ctx, c, created[0])
+		if err != nil || res.DeleteTask != created[0] {
+			t.Fatalf("DeleteTask: %+v, %v", res, err)
+		}
+		board, err := client.ProjectTasks(ctx, c, p.Id, ptr(10), nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range board.Project.Tasks.Edges {
+			if e.Node.Id == created[0] {
+				t.Fatalf("the deleted task is still listed")
 			}
 		}
 	})

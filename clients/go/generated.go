@@ -5,10 +5,62 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
 )
+
+// AddMemberAddProjectMemberProject includes the requested fields of the GraphQL type Project.
+type AddMemberAddProjectMemberProject struct {
+	Id      string                                                 `json:"id"`
+	Members []AddMemberAddProjectMemberProjectMembersProjectMember `json:"members"`
+}
+
+// GetId returns AddMemberAddProjectMemberProject.Id, and is useful for accessing the field via an interface.
+func (v *AddMemberAddProjectMemberProject) GetId() string { return v.Id }
+
+// GetMembers returns AddMemberAddProjectMemberProject.Members, and is useful for accessing the field via an interface.
+func (v *AddMemberAddProjectMemberProject) GetMembers() []AddMemberAddProjectMemberProjectMembersProjectMember {
+	return v.Members
+}
+
+// AddMemberAddProjectMemberProjectMembersProjectMember includes the requested fields of the GraphQL type ProjectMember.
+type AddMemberAddProjectMemberProjectMembersProjectMember struct {
+	Role ProjectRole                                              `json:"role"`
+	User AddMemberAddProjectMemberProjectMembersProjectMemberUser `json:"user"`
+}
+
+// GetRole returns AddMemberAddProjectMemberProjectMembersProjectMember.Role, and is useful for accessing the field via an interface.
+func (v *AddMemberAddProjectMemberProjectMembersProjectMember) GetRole() ProjectRole { return v.Role }
+
+// GetUser returns AddMemberAddProjectMemberProjectMembersProjectMember.User, and is useful for accessing the field via an interface.
+func (v *AddMemberAddProjectMemberProjectMembersProjectMember) GetUser() AddMemberAddProjectMemberProjectMembersProjectMemberUser {
+	return v.User
+}
+
+// AddMemberAddProjectMemberProjectMembersProjectMemberUser includes the requested fields of the GraphQL type User.
+type AddMemberAddProjectMemberProjectMembersProjectMemberUser struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns AddMemberAddProjectMemberProjectMembersProjectMemberUser.Id, and is useful for accessing the field via an interface.
+func (v *AddMemberAddProjectMemberProjectMembersProjectMemberUser) GetId() string { return v.Id }
+
+// GetName returns AddMemberAddProjectMemberProjectMembersProjectMemberUser.Name, and is useful for accessing the field via an interface.
+func (v *AddMemberAddProjectMemberProjectMembersProjectMemberUser) GetName() string { return v.Name }
+
+// AddMemberResponse is returned by AddMember on success.
+type AddMemberResponse struct {
+	// OWNER only. The user's profile must exist.
+	AddProjectMember AddMemberAddProjectMemberProject `json:"addProjectMember"`
+}
+
+// GetAddProjectMember returns AddMemberResponse.AddProjectMember, and is useful for accessing the field via an interface.
+func (v *AddMemberResponse) GetAddProjectMember() AddMemberAddProjectMemberProject {
+	return v.AddProjectMember
+}
 
 // CommentThreadResponse is returned by CommentThread on success.
 type CommentThreadResponse struct {
@@ -36,13 +88,13 @@ func (v *CommentThreadTask) GetComments() CommentThreadTaskCommentsCommentConnec
 
 // CommentThreadTaskCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
 type CommentThreadTaskCommentsCommentConnection struct {
-	Nodes    []CommentThreadTaskCommentsCommentConnectionNodesComment `json:"nodes"`
-	PageInfo CommentThreadTaskCommentsCommentConnectionPageInfo       `json:"pageInfo"`
+	Edges    []CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+	PageInfo CommentThreadTaskCommentsCommentConnectionPageInfo           `json:"pageInfo"`
 }
 
-// GetNodes returns CommentThreadTaskCommentsCommentConnection.Nodes, and is useful for accessing the field via an interface.
-func (v *CommentThreadTaskCommentsCommentConnection) GetNodes() []CommentThreadTaskCommentsCommentConnectionNodesComment {
-	return v.Nodes
+// GetEdges returns CommentThreadTaskCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnection) GetEdges() []CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
 }
 
 // GetPageInfo returns CommentThreadTaskCommentsCommentConnection.PageInfo, and is useful for accessing the field via an interface.
@@ -50,43 +102,63 @@ func (v *CommentThreadTaskCommentsCommentConnection) GetPageInfo() CommentThread
 	return v.PageInfo
 }
 
-// CommentThreadTaskCommentsCommentConnectionNodesComment includes the requested fields of the GraphQL type Comment.
-type CommentThreadTaskCommentsCommentConnectionNodesComment struct {
-	Id        string                                                           `json:"id"`
-	Body      string                                                           `json:"body"`
-	CreatedAt time.Time                                                        `json:"createdAt"`
-	Author    CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser `json:"author"`
+// CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+type CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge struct {
+	Cursor string                                                                `json:"cursor"`
+	Node   CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
 }
 
-// GetId returns CommentThreadTaskCommentsCommentConnectionNodesComment.Id, and is useful for accessing the field via an interface.
-func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetId() string { return v.Id }
+// GetCursor returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge) GetCursor() string {
+	return v.Cursor
+}
 
-// GetBody returns CommentThreadTaskCommentsCommentConnectionNodesComment.Body, and is useful for accessing the field via an interface.
-func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetBody() string { return v.Body }
+// GetNode returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdge) GetNode() CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
 
-// GetCreatedAt returns CommentThreadTaskCommentsCommentConnectionNodesComment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetCreatedAt() time.Time {
+// CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+type CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	Id        string                                                                          `json:"id"`
+	Body      string                                                                          `json:"body"`
+	CreatedAt time.Time                                                                       `json:"createdAt"`
+	Author    CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser `json:"author"`
+}
+
+// GetId returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetCreatedAt returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetCreatedAt() time.Time {
 	return v.CreatedAt
 }
 
-// GetAuthor returns CommentThreadTaskCommentsCommentConnectionNodesComment.Author, and is useful for accessing the field via an interface.
-func (v *CommentThreadTaskCommentsCommentConnectionNodesComment) GetAuthor() CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser {
+// GetAuthor returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.Author, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetAuthor() CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser {
 	return v.Author
 }
 
-// CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser includes the requested fields of the GraphQL type User.
-type CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser struct {
+// CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser includes the requested fields of the GraphQL type User.
+type CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
 }
 
-// GetId returns CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser.Id, and is useful for accessing the field via an interface.
-func (v *CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser) GetId() string {
+// GetId returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser.Id, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser) GetId() string {
 	return v.Id
 }
 
-// GetName returns CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser.Name, and is useful for accessing the field via an interface.
-func (v *CommentThreadTaskCommentsCommentConnectionNodesCommentAuthorUser) GetName() string {
+// GetName returns CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser.Name, and is useful for accessing the field via an interface.
+func (v *CommentThreadTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser) GetName() string {
 	return v.Name
 }
 
@@ -221,11 +293,15 @@ func (v *CreateProjectResponse) GetCreateProject() CreateProjectCreateProject { 
 // CreateTaskCreateTask includes the requested fields of the GraphQL type Task.
 type CreateTaskCreateTask struct {
 	TaskCard  `json:"-"`
-	CreatedAt time.Time `json:"createdAt"`
+	CreatedAt time.Time                   `json:"createdAt"`
+	Project   CreateTaskCreateTaskProject `json:"project"`
 }
 
 // GetCreatedAt returns CreateTaskCreateTask.CreatedAt, and is useful for accessing the field via an interface.
 func (v *CreateTaskCreateTask) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetProject returns CreateTaskCreateTask.Project, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTask) GetProject() CreateTaskCreateTaskProject { return v.Project }
 
 // GetId returns CreateTaskCreateTask.Id, and is useful for accessing the field via an interface.
 func (v *CreateTaskCreateTask) GetId() string { return v.TaskCard.Id }
@@ -279,6 +355,8 @@ func (v *CreateTaskCreateTask) UnmarshalJSON(b []byte) error {
 type __premarshalCreateTaskCreateTask struct {
 	CreatedAt time.Time `json:"createdAt"`
 
+	Project CreateTaskCreateTaskProject `json:"project"`
+
 	Id string `json:"id"`
 
 	Title string `json:"title"`
@@ -308,6 +386,7 @@ func (v *CreateTaskCreateTask) __premarshalJSON() (*__premarshalCreateTaskCreate
 	var retval __premarshalCreateTaskCreateTask
 
 	retval.CreatedAt = v.CreatedAt
+	retval.Project = v.Project
 	retval.Id = v.TaskCard.Id
 	retval.Title = v.TaskCard.Title
 	retval.Status = v.TaskCard.Status
@@ -318,6 +397,43 @@ func (v *CreateTaskCreateTask) __premarshalJSON() (*__premarshalCreateTaskCreate
 	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
+
+// CreateTaskCreateTaskProject includes the requested fields of the GraphQL type Project.
+type CreateTaskCreateTaskProject struct {
+	Id         string                                `json:"id"`
+	TaskCounts CreateTaskCreateTaskProjectTaskCounts `json:"taskCounts"`
+}
+
+// GetId returns CreateTaskCreateTaskProject.Id, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTaskProject) GetId() string { return v.Id }
+
+// GetTaskCounts returns CreateTaskCreateTaskProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTaskProject) GetTaskCounts() CreateTaskCreateTaskProjectTaskCounts {
+	return v.TaskCounts
+}
+
+// CreateTaskCreateTaskProjectTaskCounts includes the requested fields of the GraphQL type TaskCounts.
+// The GraphQL type's documentation follows.
+//
+// How many of a project's tasks are in each status; exact at every moment.
+type CreateTaskCreateTaskProjectTaskCounts struct {
+	Total      int `json:"total"`
+	Todo       int `json:"todo"`
+	InProgress int `json:"inProgress"`
+	Done       int `json:"done"`
+}
+
+// GetTotal returns CreateTaskCreateTaskProjectTaskCounts.Total, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTaskProjectTaskCounts) GetTotal() int { return v.Total }
+
+// GetTodo returns CreateTaskCreateTaskProjectTaskCounts.Todo, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTaskProjectTaskCounts) GetTodo() int { return v.Todo }
+
+// GetInProgress returns CreateTaskCreateTaskProjectTaskCounts.InProgress, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTaskProjectTaskCounts) GetInProgress() int { return v.InProgress }
+
+// GetDone returns CreateTaskCreateTaskProjectTaskCounts.Done, and is useful for accessing the field via an interface.
+func (v *CreateTaskCreateTaskProjectTaskCounts) GetDone() int { return v.Done }
 
 // CreateTaskResponse is returned by CreateTask on success.
 type CreateTaskResponse struct {
@@ -365,68 +481,90 @@ func (v *DashboardMeUser) GetOverdueTasks() DashboardMeUserOverdueTasksTaskConne
 
 // DashboardMeUserAssignedTasksTaskConnection includes the requested fields of the GraphQL type TaskConnection.
 type DashboardMeUserAssignedTasksTaskConnection struct {
-	Nodes []DashboardMeUserAssignedTasksTaskConnectionNodesTask `json:"nodes"`
+	Edges    []DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge `json:"edges"`
+	PageInfo DashboardMeUserAssignedTasksTaskConnectionPageInfo        `json:"pageInfo"`
 }
 
-// GetNodes returns DashboardMeUserAssignedTasksTaskConnection.Nodes, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnection) GetNodes() []DashboardMeUserAssignedTasksTaskConnectionNodesTask {
-	return v.Nodes
+// GetEdges returns DashboardMeUserAssignedTasksTaskConnection.Edges, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnection) GetEdges() []DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge {
+	return v.Edges
 }
 
-// DashboardMeUserAssignedTasksTaskConnectionNodesTask includes the requested fields of the GraphQL type Task.
-type DashboardMeUserAssignedTasksTaskConnectionNodesTask struct {
+// GetPageInfo returns DashboardMeUserAssignedTasksTaskConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnection) GetPageInfo() DashboardMeUserAssignedTasksTaskConnectionPageInfo {
+	return v.PageInfo
+}
+
+// DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge includes the requested fields of the GraphQL type TaskEdge.
+type DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge struct {
+	Cursor string                                                          `json:"cursor"`
+	Node   DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask `json:"node"`
+}
+
+// GetCursor returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge.Node, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdge) GetNode() DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask {
+	return v.Node
+}
+
+// DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask includes the requested fields of the GraphQL type Task.
+type DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
 	TaskCard `json:"-"`
 }
 
-// GetId returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.Id, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetId() string { return v.TaskCard.Id }
+// GetId returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.Id, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetId() string {
+	return v.TaskCard.Id
+}
 
-// GetTitle returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.Title, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetTitle() string {
+// GetTitle returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.Title, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTitle() string {
 	return v.TaskCard.Title
 }
 
-// GetStatus returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.Status, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetStatus() TaskStatus {
+// GetStatus returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.Status, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetStatus() TaskStatus {
 	return v.TaskCard.Status
 }
 
-// GetDueDate returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.DueDate, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetDueDate() *string {
+// GetDueDate returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.DueDate, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetDueDate() *string {
 	return v.TaskCard.DueDate
 }
 
-// GetVersion returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.Version, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetVersion() int {
+// GetVersion returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.Version, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetVersion() int {
 	return v.TaskCard.Version
 }
 
-// GetAssignee returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.Assignee, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetAssignee() *TaskCardAssigneeUser {
+// GetAssignee returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.Assignee, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetAssignee() *TaskCardAssigneeUser {
 	return v.TaskCard.Assignee
 }
 
-// GetTags returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.Tags, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetTags() []TaskCardTagsTag {
+// GetTags returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.Tags, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTags() []TaskCardTagsTag {
 	return v.TaskCard.Tags
 }
 
-// GetCommentCount returns DashboardMeUserAssignedTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) GetCommentCount() int {
+// GetCommentCount returns DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) GetCommentCount() int {
 	return v.TaskCard.CommentCount
 }
 
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
 		return nil
 	}
 
 	var firstPass struct {
-		*DashboardMeUserAssignedTasksTaskConnectionNodesTask
+		*DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask
 		graphql.NoUnmarshalJSON
 	}
-	firstPass.DashboardMeUserAssignedTasksTaskConnectionNodesTask = v
+	firstPass.DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask = v
 
 	err := json.Unmarshal(b, &firstPass)
 	if err != nil {
@@ -441,7 +579,7 @@ func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) UnmarshalJSON(b []
 	return nil
 }
 
-type __premarshalDashboardMeUserAssignedTasksTaskConnectionNodesTask struct {
+type __premarshalDashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
 	Id string `json:"id"`
 
 	Title string `json:"title"`
@@ -459,7 +597,7 @@ type __premarshalDashboardMeUserAssignedTasksTaskConnectionNodesTask struct {
 	CommentCount int `json:"commentCount"`
 }
 
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) MarshalJSON() ([]byte, error) {
 	premarshaled, err := v.__premarshalJSON()
 	if err != nil {
 		return nil, err
@@ -467,8 +605,8 @@ func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) MarshalJSON() ([]b
 	return json.Marshal(premarshaled)
 }
 
-func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) __premarshalJSON() (*__premarshalDashboardMeUserAssignedTasksTaskConnectionNodesTask, error) {
-	var retval __premarshalDashboardMeUserAssignedTasksTaskConnectionNodesTask
+func (v *DashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask) __premarshalJSON() (*__premarshalDashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask, error) {
+	var retval __premarshalDashboardMeUserAssignedTasksTaskConnectionEdgesTaskEdgeNodeTask
 
 	retval.Id = v.TaskCard.Id
 	retval.Title = v.TaskCard.Title
@@ -479,72 +617,119 @@ func (v *DashboardMeUserAssignedTasksTaskConnectionNodesTask) __premarshalJSON()
 	retval.Tags = v.TaskCard.Tags
 	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
+}
+
+// DashboardMeUserAssignedTasksTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
+type DashboardMeUserAssignedTasksTaskConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns DashboardMeUserAssignedTasksTaskConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns DashboardMeUserAssignedTasksTaskConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserAssignedTasksTaskConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
 }
 
 // DashboardMeUserOverdueTasksTaskConnection includes the requested fields of the GraphQL type TaskConnection.
 type DashboardMeUserOverdueTasksTaskConnection struct {
-	Nodes []DashboardMeUserOverdueTasksTaskConnectionNodesTask `json:"nodes"`
+	Edges    []DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge `json:"edges"`
+	PageInfo DashboardMeUserOverdueTasksTaskConnectionPageInfo        `json:"pageInfo"`
 }
 
-// GetNodes returns DashboardMeUserOverdueTasksTaskConnection.Nodes, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnection) GetNodes() []DashboardMeUserOverdueTasksTaskConnectionNodesTask {
-	return v.Nodes
+// GetEdges returns DashboardMeUserOverdueTasksTaskConnection.Edges, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnection) GetEdges() []DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge {
+	return v.Edges
 }
 
-// DashboardMeUserOverdueTasksTaskConnectionNodesTask includes the requested fields of the GraphQL type Task.
-type DashboardMeUserOverdueTasksTaskConnectionNodesTask struct {
+// GetPageInfo returns DashboardMeUserOverdueTasksTaskConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnection) GetPageInfo() DashboardMeUserOverdueTasksTaskConnectionPageInfo {
+	return v.PageInfo
+}
+
+// DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge includes the requested fields of the GraphQL type TaskEdge.
+type DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge struct {
+	Cursor string                                                         `json:"cursor"`
+	Node   DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask `json:"node"`
+}
+
+// GetCursor returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge.Node, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdge) GetNode() DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask {
+	return v.Node
+}
+
+// DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask includes the requested fields of the GraphQL type Task.
+type DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
 	TaskCard `json:"-"`
 }
 
-// GetId returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.Id, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetId() string { return v.TaskCard.Id }
+// GetId returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.Id, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetId() string {
+	return v.TaskCard.Id
+}
 
-// GetTitle returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.Title, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetTitle() string {
+// GetTitle returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.Title, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTitle() string {
 	return v.TaskCard.Title
 }
 
-// GetStatus returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.Status, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetStatus() TaskStatus {
+// GetStatus returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.Status, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetStatus() TaskStatus {
 	return v.TaskCard.Status
 }
 
-// GetDueDate returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.DueDate, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetDueDate() *string {
+// GetDueDate returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.DueDate, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetDueDate() *string {
 	return v.TaskCard.DueDate
 }
 
-// GetVersion returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.Version, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetVersion() int {
+// GetVersion returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.Version, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetVersion() int {
 	return v.TaskCard.Version
 }
 
-// GetAssignee returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.Assignee, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetAssignee() *TaskCardAssigneeUser {
+// GetAssignee returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.Assignee, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetAssignee() *TaskCardAssigneeUser {
 	return v.TaskCard.Assignee
 }
 
-// GetTags returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.Tags, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetTags() []TaskCardTagsTag {
+// GetTags returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.Tags, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTags() []TaskCardTagsTag {
 	return v.TaskCard.Tags
 }
 
-// GetCommentCount returns DashboardMeUserOverdueTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) GetCommentCount() int {
+// GetCommentCount returns DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) GetCommentCount() int {
 	return v.TaskCard.CommentCount
 }
 
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
 		return nil
 	}
 
 	var firstPass struct {
-		*DashboardMeUserOverdueTasksTaskConnectionNodesTask
+		*DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask
 		graphql.NoUnmarshalJSON
 	}
-	firstPass.DashboardMeUserOverdueTasksTaskConnectionNodesTask = v
+	firstPass.DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask = v
 
 	err := json.Unmarshal(b, &firstPass)
 	if err != nil {
@@ -559,7 +744,7 @@ func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) UnmarshalJSON(b []b
 	return nil
 }
 
-type __premarshalDashboardMeUserOverdueTasksTaskConnectionNodesTask struct {
+type __premarshalDashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
 	Id string `json:"id"`
 
 	Title string `json:"title"`
@@ -577,7 +762,7 @@ type __premarshalDashboardMeUserOverdueTasksTaskConnectionNodesTask struct {
 	CommentCount int `json:"commentCount"`
 }
 
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) MarshalJSON() ([]byte, error) {
 	premarshaled, err := v.__premarshalJSON()
 	if err != nil {
 		return nil, err
@@ -585,8 +770,8 @@ func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) MarshalJSON() ([]by
 	return json.Marshal(premarshaled)
 }
 
-func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) __premarshalJSON() (*__premarshalDashboardMeUserOverdueTasksTaskConnectionNodesTask, error) {
-	var retval __premarshalDashboardMeUserOverdueTasksTaskConnectionNodesTask
+func (v *DashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask) __premarshalJSON() (*__premarshalDashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask, error) {
+	var retval __premarshalDashboardMeUserOverdueTasksTaskConnectionEdgesTaskEdgeNodeTask
 
 	retval.Id = v.TaskCard.Id
 	retval.Title = v.TaskCard.Title
@@ -599,15 +784,40 @@ func (v *DashboardMeUserOverdueTasksTaskConnectionNodesTask) __premarshalJSON() 
 	return &retval, nil
 }
 
-// DashboardMeUserProjectsProjectConnection includes the requested fields of the GraphQL type ProjectConnection.
-type DashboardMeUserProjectsProjectConnection struct {
-	Nodes    []DashboardMeUserProjectsProjectConnectionNodesProject `json:"nodes"`
-	PageInfo DashboardMeUserProjectsProjectConnectionPageInfo       `json:"pageInfo"`
+// DashboardMeUserOverdueTasksTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
+type DashboardMeUserOverdueTasksTaskConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor"`
 }
 
-// GetNodes returns DashboardMeUserProjectsProjectConnection.Nodes, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnection) GetNodes() []DashboardMeUserProjectsProjectConnectionNodesProject {
-	return v.Nodes
+// GetHasNextPage returns DashboardMeUserOverdueTasksTaskConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns DashboardMeUserOverdueTasksTaskConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserOverdueTasksTaskConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// DashboardMeUserProjectsProjectConnection includes the requested fields of the GraphQL type ProjectConnection.
+type DashboardMeUserProjectsProjectConnection struct {
+	Edges    []DashboardMeUserProjectsProjectConnectionEdgesProjectEdge `json:"edges"`
+	PageInfo DashboardMeUserProjectsProjectConnectionPageInfo           `json:"pageInfo"`
+}
+
+// GetEdges returns DashboardMeUserProjectsProjectConnection.Edges, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnection) GetEdges() []DashboardMeUserProjectsProjectConnectionEdgesProjectEdge {
+	return v.Edges
 }
 
 // GetPageInfo returns DashboardMeUserProjectsProjectConnection.PageInfo, and is useful for accessing the field via an interface.
@@ -615,59 +825,75 @@ func (v *DashboardMeUserProjectsProjectConnection) GetPageInfo() DashboardMeUser
 	return v.PageInfo
 }
 
-// DashboardMeUserProjectsProjectConnectionNodesProject includes the requested fields of the GraphQL type Project.
-type DashboardMeUserProjectsProjectConnectionNodesProject struct {
-	ProjectHeader `json:"-"`
-	// Access pattern 3: the project's tasks by due date ascending, tasks without a due date last.
-	Tasks DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection `json:"tasks"`
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdge includes the requested fields of the GraphQL type ProjectEdge.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdge struct {
+	Cursor string                                                              `json:"cursor"`
+	Node   DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject `json:"node"`
 }
 
-// GetTasks returns DashboardMeUserProjectsProjectConnectionNodesProject.Tasks, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetTasks() DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection {
+// GetCursor returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdge) GetCursor() string {
+	return v.Cursor
+}
+
+// GetNode returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdge.Node, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdge) GetNode() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject {
+	return v.Node
+}
+
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject includes the requested fields of the GraphQL type Project.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject struct {
+	ProjectHeader `json:"-"`
+	// Access pattern 3: the project's tasks by due date ascending, tasks without a due date last.
+	Tasks DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection `json:"tasks"`
+}
+
+// GetTasks returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject.Tasks, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) GetTasks() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection {
 	return v.Tasks
 }
 
-// GetId returns DashboardMeUserProjectsProjectConnectionNodesProject.Id, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetId() string {
+// GetId returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject.Id, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) GetId() string {
 	return v.ProjectHeader.Id
 }
 
-// GetName returns DashboardMeUserProjectsProjectConnectionNodesProject.Name, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetName() string {
+// GetName returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject.Name, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) GetName() string {
 	return v.ProjectHeader.Name
 }
 
-// GetDescription returns DashboardMeUserProjectsProjectConnectionNodesProject.Description, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetDescription() *string {
+// GetDescription returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject.Description, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) GetDescription() *string {
 	return v.ProjectHeader.Description
 }
 
-// GetOwner returns DashboardMeUserProjectsProjectConnectionNodesProject.Owner, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetOwner() ProjectHeaderOwnerUser {
+// GetOwner returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject.Owner, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) GetOwner() ProjectHeaderOwnerUser {
 	return v.ProjectHeader.Owner
 }
 
-// GetMembers returns DashboardMeUserProjectsProjectConnectionNodesProject.Members, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetMembers() []ProjectHeaderMembersProjectMember {
+// GetMembers returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject.Members, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) GetMembers() []ProjectHeaderMembersProjectMember {
 	return v.ProjectHeader.Members
 }
 
-// GetTaskCounts returns DashboardMeUserProjectsProjectConnectionNodesProject.TaskCounts, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) GetTaskCounts() ProjectHeaderTaskCounts {
+// GetTaskCounts returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) GetTaskCounts() ProjectHeaderTaskCounts {
 	return v.ProjectHeader.TaskCounts
 }
 
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) UnmarshalJSON(b []byte) error {
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
 		return nil
 	}
 
 	var firstPass struct {
-		*DashboardMeUserProjectsProjectConnectionNodesProject
+		*DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject
 		graphql.NoUnmarshalJSON
 	}
-	firstPass.DashboardMeUserProjectsProjectConnectionNodesProject = v
+	firstPass.DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject = v
 
 	err := json.Unmarshal(b, &firstPass)
 	if err != nil {
@@ -682,8 +908,8 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProject) UnmarshalJSON(b [
 	return nil
 }
 
-type __premarshalDashboardMeUserProjectsProjectConnectionNodesProject struct {
-	Tasks DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection `json:"tasks"`
+type __premarshalDashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject struct {
+	Tasks DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection `json:"tasks"`
 
 	Id string `json:"id"`
 
@@ -698,7 +924,7 @@ type __premarshalDashboardMeUserProjectsProjectConnectionNodesProject struct {
 	TaskCounts ProjectHeaderTaskCounts `json:"taskCounts"`
 }
 
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) MarshalJSON() ([]byte, error) {
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) MarshalJSON() ([]byte, error) {
 	premarshaled, err := v.__premarshalJSON()
 	if err != nil {
 		return nil, err
@@ -706,8 +932,8 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProject) MarshalJSON() ([]
 	return json.Marshal(premarshaled)
 }
 
-func (v *DashboardMeUserProjectsProjectConnectionNodesProject) __premarshalJSON() (*__premarshalDashboardMeUserProjectsProjectConnectionNodesProject, error) {
-	var retval __premarshalDashboardMeUserProjectsProjectConnectionNodesProject
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject) __premarshalJSON() (*__premarshalDashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject, error) {
+	var retval __premarshalDashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProject
 
 	retval.Tasks = v.Tasks
 	retval.Id = v.ProjectHeader.Id
@@ -719,85 +945,101 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProject) __premarshalJSON(
 	return &retval, nil
 }
 
-// DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection includes the requested fields of the GraphQL type TaskConnection.
-type DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection struct {
-	Nodes    []DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask `json:"nodes"`
-	PageInfo DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo    `json:"pageInfo"`
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection includes the requested fields of the GraphQL type TaskConnection.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection struct {
+	Edges    []DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge `json:"edges"`
+	PageInfo DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo        `json:"pageInfo"`
 }
 
-// GetNodes returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection.Nodes, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection) GetNodes() []DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask {
-	return v.Nodes
+// GetEdges returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection.Edges, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection) GetEdges() []DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge {
+	return v.Edges
 }
 
-// GetPageInfo returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection.PageInfo, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection) GetPageInfo() DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo {
+// GetPageInfo returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnection) GetPageInfo() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo {
 	return v.PageInfo
 }
 
-// DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask includes the requested fields of the GraphQL type Task.
-type DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask struct {
-	TaskCard `json:"-"`
-	// Access pattern 5: comments oldest first.
-	Comments DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnection `json:"comments"`
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge includes the requested fields of the GraphQL type TaskEdge.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge struct {
+	Cursor string                                                                                                      `json:"cursor"`
+	Node   DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask `json:"node"`
 }
 
-// GetComments returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.Comments, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetComments() DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnection {
+// GetCursor returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge) GetCursor() string {
+	return v.Cursor
+}
+
+// GetNode returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge.Node, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdge) GetNode() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask {
+	return v.Node
+}
+
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask includes the requested fields of the GraphQL type Task.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
+	TaskCard `json:"-"`
+	// Access pattern 5: comments oldest first.
+	Comments DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection `json:"comments"`
+}
+
+// GetComments returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Comments, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetComments() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection {
 	return v.Comments
 }
 
-// GetId returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.Id, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetId() string {
+// GetId returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Id, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetId() string {
 	return v.TaskCard.Id
 }
 
-// GetTitle returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.Title, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetTitle() string {
+// GetTitle returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Title, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTitle() string {
 	return v.TaskCard.Title
 }
 
-// GetStatus returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.Status, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetStatus() TaskStatus {
+// GetStatus returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Status, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetStatus() TaskStatus {
 	return v.TaskCard.Status
 }
 
-// GetDueDate returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.DueDate, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetDueDate() *string {
+// GetDueDate returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.DueDate, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetDueDate() *string {
 	return v.TaskCard.DueDate
 }
 
-// GetVersion returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.Version, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetVersion() int {
+// GetVersion returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Version, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetVersion() int {
 	return v.TaskCard.Version
 }
 
-// GetAssignee returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.Assignee, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetAssignee() *TaskCardAssigneeUser {
+// GetAssignee returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Assignee, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetAssignee() *TaskCardAssigneeUser {
 	return v.TaskCard.Assignee
 }
 
-// GetTags returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.Tags, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetTags() []TaskCardTagsTag {
+// GetTags returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Tags, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTags() []TaskCardTagsTag {
 	return v.TaskCard.Tags
 }
 
-// GetCommentCount returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) GetCommentCount() int {
+// GetCommentCount returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetCommentCount() int {
 	return v.TaskCard.CommentCount
 }
 
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
 		return nil
 	}
 
 	var firstPass struct {
-		*DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask
+		*DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask
 		graphql.NoUnmarshalJSON
 	}
-	firstPass.DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask = v
+	firstPass.DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask = v
 
 	err := json.Unmarshal(b, &firstPass)
 	if err != nil {
@@ -812,8 +1054,8 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 	return nil
 }
 
-type __premarshalDashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask struct {
-	Comments DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnection `json:"comments"`
+type __premarshalDashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
+	Comments DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection `json:"comments"`
 
 	Id string `json:"id"`
 
@@ -832,7 +1074,7 @@ type __premarshalDashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskCo
 	CommentCount int `json:"commentCount"`
 }
 
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) MarshalJSON() ([]byte, error) {
 	premarshaled, err := v.__premarshalJSON()
 	if err != nil {
 		return nil, err
@@ -840,8 +1082,8 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 	return json.Marshal(premarshaled)
 }
 
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask) __premarshalJSON() (*__premarshalDashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask, error) {
-	var retval __premarshalDashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTask
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) __premarshalJSON() (*__premarshalDashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask, error) {
+	var retval __premarshalDashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTask
 
 	retval.Comments = v.Comments
 	retval.Id = v.TaskCard.Id
@@ -855,61 +1097,83 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 	return &retval, nil
 }
 
-// DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
-type DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnection struct {
-	Nodes []DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment `json:"nodes"`
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection struct {
+	Edges    []DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+	PageInfo DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo           `json:"pageInfo"`
 }
 
-// GetNodes returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnection.Nodes, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnection) GetNodes() []DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment {
-	return v.Nodes
+// GetEdges returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection) GetEdges() []DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
 }
 
-// DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment includes the requested fields of the GraphQL type Comment.
-type DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment struct {
-	Id        string                                                                                                                          `json:"id"`
-	Body      string                                                                                                                          `json:"body"`
-	CreatedAt time.Time                                                                                                                       `json:"createdAt"`
-	Author    DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser `json:"author"`
+// GetPageInfo returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnection) GetPageInfo() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo {
+	return v.PageInfo
 }
 
-// GetId returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment.Id, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment) GetId() string {
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge struct {
+	Cursor string                                                                                                                                                          `json:"cursor"`
+	Node   DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetCursor returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge) GetCursor() string {
+	return v.Cursor
+}
+
+// GetNode returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdge) GetNode() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	Id        string                                                                                                                                                                    `json:"id"`
+	Body      string                                                                                                                                                                    `json:"body"`
+	CreatedAt time.Time                                                                                                                                                                 `json:"createdAt"`
+	Author    DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser `json:"author"`
+}
+
+// GetId returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
 	return v.Id
 }
 
-// GetBody returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment.Body, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment) GetBody() string {
+// GetBody returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
 	return v.Body
 }
 
-// GetCreatedAt returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment) GetCreatedAt() time.Time {
+// GetCreatedAt returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetCreatedAt() time.Time {
 	return v.CreatedAt
 }
 
-// GetAuthor returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment.Author, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesComment) GetAuthor() DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser {
+// GetAuthor returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment.Author, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetAuthor() DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser {
 	return v.Author
 }
 
-// DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser includes the requested fields of the GraphQL type User.
-type DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser struct {
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser includes the requested fields of the GraphQL type User.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
 }
 
-// GetId returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser.Id, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser) GetId() string {
+// GetId returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser.Id, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser) GetId() string {
 	return v.Id
 }
 
-// GetName returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser.Name, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionNodesTaskCommentsCommentConnectionNodesCommentAuthorUser) GetName() string {
+// GetName returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser.Name, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthorUser) GetName() string {
 	return v.Name
 }
 
-// DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
 // The GraphQL type's documentation follows.
 //
 // Where a page of a connection lies in its list. Every connection field pages
@@ -918,19 +1182,44 @@ func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnection
 // whichever end it is read from, and `first` together with `last` is
 // BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
 // then taken from the items between them.
-type DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo struct {
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo struct {
 	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor"`
 }
 
-// GetHasNextPage returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo) GetHasNextPage() bool {
+// GetHasNextPage returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo) GetHasNextPage() bool {
 	return v.HasNextPage
 }
 
-// GetEndCursor returns DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
-func (v *DashboardMeUserProjectsProjectConnectionNodesProjectTasksTaskConnectionPageInfo) GetEndCursor() *string {
+// GetEndCursor returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionEdgesTaskEdgeNodeTaskCommentsCommentConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
+type DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *DashboardMeUserProjectsProjectConnectionEdgesProjectEdgeNodeProjectTasksTaskConnectionPageInfo) GetEndCursor() *string {
 	return v.EndCursor
 }
 
@@ -966,6 +1255,175 @@ type DashboardResponse struct {
 // GetMe returns DashboardResponse.Me, and is useful for accessing the field via an interface.
 func (v *DashboardResponse) GetMe() DashboardMeUser { return v.Me }
 
+// DeleteTaskResponse is returned by DeleteTask on success.
+type DeleteTaskResponse struct {
+	// Deletes the task with its comments and tag links. Returns the id.
+	DeleteTask string `json:"deleteTask"`
+}
+
+// GetDeleteTask returns DeleteTaskResponse.DeleteTask, and is useful for accessing the field via an interface.
+func (v *DeleteTaskResponse) GetDeleteTask() string { return v.DeleteTask }
+
+// EditTaskResponse is returned by EditTask on success.
+type EditTaskResponse struct {
+	UpdateTask EditTaskUpdateTask `json:"updateTask"`
+}
+
+// GetUpdateTask returns EditTaskResponse.UpdateTask, and is useful for accessing the field via an interface.
+func (v *EditTaskResponse) GetUpdateTask() EditTaskUpdateTask { return v.UpdateTask }
+
+// EditTaskUpdateTask includes the requested fields of the GraphQL type Task.
+type EditTaskUpdateTask struct {
+	TaskCard    `json:"-"`
+	Description *string                   `json:"description"`
+	UpdatedAt   time.Time                 `json:"updatedAt"`
+	Project     EditTaskUpdateTaskProject `json:"project"`
+}
+
+// GetDescription returns EditTaskUpdateTask.Description, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetDescription() *string { return v.Description }
+
+// GetUpdatedAt returns EditTaskUpdateTask.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// GetProject returns EditTaskUpdateTask.Project, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetProject() EditTaskUpdateTaskProject { return v.Project }
+
+// GetId returns EditTaskUpdateTask.Id, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetId() string { return v.TaskCard.Id }
+
+// GetTitle returns EditTaskUpdateTask.Title, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetTitle() string { return v.TaskCard.Title }
+
+// GetStatus returns EditTaskUpdateTask.Status, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetStatus() TaskStatus { return v.TaskCard.Status }
+
+// GetDueDate returns EditTaskUpdateTask.DueDate, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetDueDate() *string { return v.TaskCard.DueDate }
+
+// GetVersion returns EditTaskUpdateTask.Version, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetVersion() int { return v.TaskCard.Version }
+
+// GetAssignee returns EditTaskUpdateTask.Assignee, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetAssignee() *TaskCardAssigneeUser { return v.TaskCard.Assignee }
+
+// GetTags returns EditTaskUpdateTask.Tags, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetTags() []TaskCardTagsTag { return v.TaskCard.Tags }
+
+// GetCommentCount returns EditTaskUpdateTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTask) GetCommentCount() int { return v.TaskCard.CommentCount }
+
+func (v *EditTaskUpdateTask) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*EditTaskUpdateTask
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.EditTaskUpdateTask = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TaskCard)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalEditTaskUpdateTask struct {
+	Description *string `json:"description"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	Project EditTaskUpdateTaskProject `json:"project"`
+
+	Id string `json:"id"`
+
+	Title string `json:"title"`
+
+	Status TaskStatus `json:"status"`
+
+	DueDate *string `json:"dueDate"`
+
+	Version int `json:"version"`
+
+	Assignee *TaskCardAssigneeUser `json:"assignee"`
+
+	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
+}
+
+func (v *EditTaskUpdateTask) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *EditTaskUpdateTask) __premarshalJSON() (*__premarshalEditTaskUpdateTask, error) {
+	var retval __premarshalEditTaskUpdateTask
+
+	retval.Description = v.Description
+	retval.UpdatedAt = v.UpdatedAt
+	retval.Project = v.Project
+	retval.Id = v.TaskCard.Id
+	retval.Title = v.TaskCard.Title
+	retval.Status = v.TaskCard.Status
+	retval.DueDate = v.TaskCard.DueDate
+	retval.Version = v.TaskCard.Version
+	retval.Assignee = v.TaskCard.Assignee
+	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
+	return &retval, nil
+}
+
+// EditTaskUpdateTaskProject includes the requested fields of the GraphQL type Project.
+type EditTaskUpdateTaskProject struct {
+	Id         string                              `json:"id"`
+	TaskCounts EditTaskUpdateTaskProjectTaskCounts `json:"taskCounts"`
+}
+
+// GetId returns EditTaskUpdateTaskProject.Id, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTaskProject) GetId() string { return v.Id }
+
+// GetTaskCounts returns EditTaskUpdateTaskProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTaskProject) GetTaskCounts() EditTaskUpdateTaskProjectTaskCounts {
+	return v.TaskCounts
+}
+
+// EditTaskUpdateTaskProjectTaskCounts includes the requested fields of the GraphQL type TaskCounts.
+// The GraphQL type's documentation follows.
+//
+// How many of a project's tasks are in each status; exact at every moment.
+type EditTaskUpdateTaskProjectTaskCounts struct {
+	Total      int `json:"total"`
+	Todo       int `json:"todo"`
+	InProgress int `json:"inProgress"`
+	Done       int `json:"done"`
+}
+
+// GetTotal returns EditTaskUpdateTaskProjectTaskCounts.Total, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTaskProjectTaskCounts) GetTotal() int { return v.Total }
+
+// GetTodo returns EditTaskUpdateTaskProjectTaskCounts.Todo, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTaskProjectTaskCounts) GetTodo() int { return v.Todo }
+
+// GetInProgress returns EditTaskUpdateTaskProjectTaskCounts.InProgress, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTaskProjectTaskCounts) GetInProgress() int { return v.InProgress }
+
+// GetDone returns EditTaskUpdateTaskProjectTaskCounts.Done, and is useful for accessing the field via an interface.
+func (v *EditTaskUpdateTaskProjectTaskCounts) GetDone() int { return v.Done }
+
 // MoveTaskResponse is returned by MoveTask on success.
 type MoveTaskResponse struct {
 	UpdateTask MoveTaskUpdateTask `json:"updateTask"`
@@ -977,11 +1435,15 @@ func (v *MoveTaskResponse) GetUpdateTask() MoveTaskUpdateTask { return v.UpdateT
 // MoveTaskUpdateTask includes the requested fields of the GraphQL type Task.
 type MoveTaskUpdateTask struct {
 	TaskCard  `json:"-"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	UpdatedAt time.Time                 `json:"updatedAt"`
+	Project   MoveTaskUpdateTaskProject `json:"project"`
 }
 
 // GetUpdatedAt returns MoveTaskUpdateTask.UpdatedAt, and is useful for accessing the field via an interface.
 func (v *MoveTaskUpdateTask) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// GetProject returns MoveTaskUpdateTask.Project, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTask) GetProject() MoveTaskUpdateTaskProject { return v.Project }
 
 // GetId returns MoveTaskUpdateTask.Id, and is useful for accessing the field via an interface.
 func (v *MoveTaskUpdateTask) GetId() string { return v.TaskCard.Id }
@@ -1035,6 +1497,8 @@ func (v *MoveTaskUpdateTask) UnmarshalJSON(b []byte) error {
 type __premarshalMoveTaskUpdateTask struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 
+	Project MoveTaskUpdateTaskProject `json:"project"`
+
 	Id string `json:"id"`
 
 	Title string `json:"title"`
@@ -1064,6 +1528,7 @@ func (v *MoveTaskUpdateTask) __premarshalJSON() (*__premarshalMoveTaskUpdateTask
 	var retval __premarshalMoveTaskUpdateTask
 
 	retval.UpdatedAt = v.UpdatedAt
+	retval.Project = v.Project
 	retval.Id = v.TaskCard.Id
 	retval.Title = v.TaskCard.Title
 	retval.Status = v.TaskCard.Status
@@ -1074,6 +1539,115 @@ func (v *MoveTaskUpdateTask) __premarshalJSON() (*__premarshalMoveTaskUpdateTask
 	retval.CommentCount = v.TaskCard.CommentCount
 	return &retval, nil
 }
+
+// MoveTaskUpdateTaskProject includes the requested fields of the GraphQL type Project.
+type MoveTaskUpdateTaskProject struct {
+	Id         string                              `json:"id"`
+	TaskCounts MoveTaskUpdateTaskProjectTaskCounts `json:"taskCounts"`
+}
+
+// GetId returns MoveTaskUpdateTaskProject.Id, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTaskProject) GetId() string { return v.Id }
+
+// GetTaskCounts returns MoveTaskUpdateTaskProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTaskProject) GetTaskCounts() MoveTaskUpdateTaskProjectTaskCounts {
+	return v.TaskCounts
+}
+
+// MoveTaskUpdateTaskProjectTaskCounts includes the requested fields of the GraphQL type TaskCounts.
+// The GraphQL type's documentation follows.
+//
+// How many of a project's tasks are in each status; exact at every moment.
+type MoveTaskUpdateTaskProjectTaskCounts struct {
+	Todo       int `json:"todo"`
+	InProgress int `json:"inProgress"`
+	Done       int `json:"done"`
+}
+
+// GetTodo returns MoveTaskUpdateTaskProjectTaskCounts.Todo, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTaskProjectTaskCounts) GetTodo() int { return v.Todo }
+
+// GetInProgress returns MoveTaskUpdateTaskProjectTaskCounts.InProgress, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTaskProjectTaskCounts) GetInProgress() int { return v.InProgress }
+
+// GetDone returns MoveTaskUpdateTaskProjectTaskCounts.Done, and is useful for accessing the field via an interface.
+func (v *MoveTaskUpdateTaskProjectTaskCounts) GetDone() int { return v.Done }
+
+// ProjectBoardProject includes the requested fields of the GraphQL type Project.
+type ProjectBoardProject struct {
+	Id         string                                    `json:"id"`
+	Name       string                                    `json:"name"`
+	TaskCounts ProjectBoardProjectTaskCounts             `json:"taskCounts"`
+	Members    []ProjectBoardProjectMembersProjectMember `json:"members"`
+}
+
+// GetId returns ProjectBoardProject.Id, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProject) GetId() string { return v.Id }
+
+// GetName returns ProjectBoardProject.Name, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProject) GetName() string { return v.Name }
+
+// GetTaskCounts returns ProjectBoardProject.TaskCounts, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProject) GetTaskCounts() ProjectBoardProjectTaskCounts { return v.TaskCounts }
+
+// GetMembers returns ProjectBoardProject.Members, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProject) GetMembers() []ProjectBoardProjectMembersProjectMember {
+	return v.Members
+}
+
+// ProjectBoardProjectMembersProjectMember includes the requested fields of the GraphQL type ProjectMember.
+type ProjectBoardProjectMembersProjectMember struct {
+	Role ProjectRole                                 `json:"role"`
+	User ProjectBoardProjectMembersProjectMemberUser `json:"user"`
+}
+
+// GetRole returns ProjectBoardProjectMembersProjectMember.Role, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProjectMembersProjectMember) GetRole() ProjectRole { return v.Role }
+
+// GetUser returns ProjectBoardProjectMembersProjectMember.User, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProjectMembersProjectMember) GetUser() ProjectBoardProjectMembersProjectMemberUser {
+	return v.User
+}
+
+// ProjectBoardProjectMembersProjectMemberUser includes the requested fields of the GraphQL type User.
+type ProjectBoardProjectMembersProjectMemberUser struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns ProjectBoardProjectMembersProjectMemberUser.Id, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProjectMembersProjectMemberUser) GetId() string { return v.Id }
+
+// GetName returns ProjectBoardProjectMembersProjectMemberUser.Name, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProjectMembersProjectMemberUser) GetName() string { return v.Name }
+
+// ProjectBoardProjectTaskCounts includes the requested fields of the GraphQL type TaskCounts.
+// The GraphQL type's documentation follows.
+//
+// How many of a project's tasks are in each status; exact at every moment.
+type ProjectBoardProjectTaskCounts struct {
+	Todo       int `json:"todo"`
+	InProgress int `json:"inProgress"`
+	Done       int `json:"done"`
+}
+
+// GetTodo returns ProjectBoardProjectTaskCounts.Todo, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProjectTaskCounts) GetTodo() int { return v.Todo }
+
+// GetInProgress returns ProjectBoardProjectTaskCounts.InProgress, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProjectTaskCounts) GetInProgress() int { return v.InProgress }
+
+// GetDone returns ProjectBoardProjectTaskCounts.Done, and is useful for accessing the field via an interface.
+func (v *ProjectBoardProjectTaskCounts) GetDone() int { return v.Done }
+
+// ProjectBoardResponse is returned by ProjectBoard on success.
+type ProjectBoardResponse struct {
+	// Null when it does not exist or the viewer is not a member.
+	Project *ProjectBoardProject `json:"project"`
+}
+
+// GetProject returns ProjectBoardResponse.Project, and is useful for accessing the field via an interface.
+func (v *ProjectBoardResponse) GetProject() *ProjectBoardProject { return v.Project }
 
 // ProjectHeader includes the GraphQL fields of Project requested by the fragment ProjectHeader.
 type ProjectHeader struct {
@@ -1176,6 +1750,709 @@ var AllProjectRole = []ProjectRole{
 	ProjectRoleMember,
 }
 
+// ProjectTasksProject includes the requested fields of the GraphQL type Project.
+type ProjectTasksProject struct {
+	Id string `json:"id"`
+	// Access pattern 3: the project's tasks by due date ascending, tasks without a due date last.
+	Tasks ProjectTasksProjectTasksTaskConnection `json:"tasks"`
+}
+
+// GetId returns ProjectTasksProject.Id, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProject) GetId() string { return v.Id }
+
+// GetTasks returns ProjectTasksProject.Tasks, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProject) GetTasks() ProjectTasksProjectTasksTaskConnection { return v.Tasks }
+
+// ProjectTasksProjectTasksTaskConnection includes the requested fields of the GraphQL type TaskConnection.
+type ProjectTasksProjectTasksTaskConnection struct {
+	Edges    []ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge `json:"edges"`
+	PageInfo ProjectTasksProjectTasksTaskConnectionPageInfo        `json:"pageInfo"`
+}
+
+// GetEdges returns ProjectTasksProjectTasksTaskConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnection) GetEdges() []ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns ProjectTasksProjectTasksTaskConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnection) GetPageInfo() ProjectTasksProjectTasksTaskConnectionPageInfo {
+	return v.PageInfo
+}
+
+// ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge includes the requested fields of the GraphQL type TaskEdge.
+type ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge struct {
+	Cursor string                                                      `json:"cursor"`
+	Node   ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask `json:"node"`
+}
+
+// GetCursor returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge.Node, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdge) GetNode() ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask {
+	return v.Node
+}
+
+// ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask includes the requested fields of the GraphQL type Task.
+type ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
+	TaskCard `json:"-"`
+}
+
+// GetId returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Id, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetId() string {
+	return v.TaskCard.Id
+}
+
+// GetTitle returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Title, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTitle() string {
+	return v.TaskCard.Title
+}
+
+// GetStatus returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Status, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetStatus() TaskStatus {
+	return v.TaskCard.Status
+}
+
+// GetDueDate returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.DueDate, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetDueDate() *string {
+	return v.TaskCard.DueDate
+}
+
+// GetVersion returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Version, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetVersion() int {
+	return v.TaskCard.Version
+}
+
+// GetAssignee returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Assignee, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetAssignee() *TaskCardAssigneeUser {
+	return v.TaskCard.Assignee
+}
+
+// GetTags returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.Tags, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTags() []TaskCardTagsTag {
+	return v.TaskCard.Tags
+}
+
+// GetCommentCount returns ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TaskCard)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
+	Id string `json:"id"`
+
+	Title string `json:"title"`
+
+	Status TaskStatus `json:"status"`
+
+	DueDate *string `json:"dueDate"`
+
+	Version int `json:"version"`
+
+	Assignee *TaskCardAssigneeUser `json:"assignee"`
+
+	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
+}
+
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask) __premarshalJSON() (*__premarshalProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask, error) {
+	var retval __premarshalProjectTasksProjectTasksTaskConnectionEdgesTaskEdgeNodeTask
+
+	retval.Id = v.TaskCard.Id
+	retval.Title = v.TaskCard.Title
+	retval.Status = v.TaskCard.Status
+	retval.DueDate = v.TaskCard.DueDate
+	retval.Version = v.TaskCard.Version
+	retval.Assignee = v.TaskCard.Assignee
+	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
+	return &retval, nil
+}
+
+// ProjectTasksProjectTasksTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
+type ProjectTasksProjectTasksTaskConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor"`
+	// True when items come before this page (backward pagination: last/before). Exact on backward pages; false on forward ones.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the page's first item; null on an empty page.
+	StartCursor *string `json:"startCursor"`
+}
+
+// GetHasNextPage returns ProjectTasksProjectTasksTaskConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns ProjectTasksProjectTasksTaskConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// GetHasPreviousPage returns ProjectTasksProjectTasksTaskConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns ProjectTasksProjectTasksTaskConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *ProjectTasksProjectTasksTaskConnectionPageInfo) GetStartCursor() *string {
+	return v.StartCursor
+}
+
+// ProjectTasksResponse is returned by ProjectTasks on success.
+type ProjectTasksResponse struct {
+	// Null when it does not exist or the viewer is not a member.
+	Project *ProjectTasksProject `json:"project"`
+}
+
+// GetProject returns ProjectTasksResponse.Project, and is useful for accessing the field via an interface.
+func (v *ProjectTasksResponse) GetProject() *ProjectTasksProject { return v.Project }
+
+// RemoveMemberRemoveProjectMemberProject includes the requested fields of the GraphQL type Project.
+type RemoveMemberRemoveProjectMemberProject struct {
+	Id      string                                                       `json:"id"`
+	Members []RemoveMemberRemoveProjectMemberProjectMembersProjectMember `json:"members"`
+}
+
+// GetId returns RemoveMemberRemoveProjectMemberProject.Id, and is useful for accessing the field via an interface.
+func (v *RemoveMemberRemoveProjectMemberProject) GetId() string { return v.Id }
+
+// GetMembers returns RemoveMemberRemoveProjectMemberProject.Members, and is useful for accessing the field via an interface.
+func (v *RemoveMemberRemoveProjectMemberProject) GetMembers() []RemoveMemberRemoveProjectMemberProjectMembersProjectMember {
+	return v.Members
+}
+
+// RemoveMemberRemoveProjectMemberProjectMembersProjectMember includes the requested fields of the GraphQL type ProjectMember.
+type RemoveMemberRemoveProjectMemberProjectMembersProjectMember struct {
+	Role ProjectRole                                                    `json:"role"`
+	User RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser `json:"user"`
+}
+
+// GetRole returns RemoveMemberRemoveProjectMemberProjectMembersProjectMember.Role, and is useful for accessing the field via an interface.
+func (v *RemoveMemberRemoveProjectMemberProjectMembersProjectMember) GetRole() ProjectRole {
+	return v.Role
+}
+
+// GetUser returns RemoveMemberRemoveProjectMemberProjectMembersProjectMember.User, and is useful for accessing the field via an interface.
+func (v *RemoveMemberRemoveProjectMemberProjectMembersProjectMember) GetUser() RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser {
+	return v.User
+}
+
+// RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser includes the requested fields of the GraphQL type User.
+type RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser.Id, and is useful for accessing the field via an interface.
+func (v *RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser) GetId() string { return v.Id }
+
+// GetName returns RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser.Name, and is useful for accessing the field via an interface.
+func (v *RemoveMemberRemoveProjectMemberProjectMembersProjectMemberUser) GetName() string {
+	return v.Name
+}
+
+// RemoveMemberResponse is returned by RemoveMember on success.
+type RemoveMemberResponse struct {
+	// OWNER only; the owner cannot be removed. Tasks assigned to the removed user become unassigned.
+	RemoveProjectMember RemoveMemberRemoveProjectMemberProject `json:"removeProjectMember"`
+}
+
+// GetRemoveProjectMember returns RemoveMemberResponse.RemoveProjectMember, and is useful for accessing the field via an interface.
+func (v *RemoveMemberResponse) GetRemoveProjectMember() RemoveMemberRemoveProjectMemberProject {
+	return v.RemoveProjectMember
+}
+
+// TagPageNode includes the requested fields of the GraphQL interface Node.
+//
+// TagPageNode is implemented by the following types:
+// TagPageNodeComment
+// TagPageNodeProject
+// TagPageNodeTag
+// TagPageNodeTask
+// TagPageNodeUser
+// The GraphQL type's documentation follows.
+//
+// Relay global object identification. A user's id is the `sub` of their token;
+// every other id is issued by the server, opaque, unique across types, and never
+// equal to a user id. The lookups by id (`node`, `user`, `project`, `task`)
+// answer null for any id that names no object the viewer may see, whatever its
+// form: missing, hidden, of another type, or malformed alike.
+type TagPageNode interface {
+	implementsGraphQLInterfaceTagPageNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+	// GetId returns the interface-field "id" from its implementation.
+	GetId() string
+}
+
+func (v *TagPageNodeComment) implementsGraphQLInterfaceTagPageNode() {}
+func (v *TagPageNodeProject) implementsGraphQLInterfaceTagPageNode() {}
+func (v *TagPageNodeTag) implementsGraphQLInterfaceTagPageNode()     {}
+func (v *TagPageNodeTask) implementsGraphQLInterfaceTagPageNode()    {}
+func (v *TagPageNodeUser) implementsGraphQLInterfaceTagPageNode()    {}
+
+func __unmarshalTagPageNode(b []byte, v *TagPageNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "Comment":
+		*v = new(TagPageNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Project":
+		*v = new(TagPageNodeProject)
+		return json.Unmarshal(b, *v)
+	case "Tag":
+		*v = new(TagPageNodeTag)
+		return json.Unmarshal(b, *v)
+	case "Task":
+		*v = new(TagPageNodeTask)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(TagPageNodeUser)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for TagPageNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalTagPageNode(v *TagPageNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *TagPageNodeComment:
+		typename = "Comment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*TagPageNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *TagPageNodeProject:
+		typename = "Project"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*TagPageNodeProject
+		}{typename, v}
+		return json.Marshal(result)
+	case *TagPageNodeTag:
+		typename = "Tag"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*TagPageNodeTag
+		}{typename, v}
+		return json.Marshal(result)
+	case *TagPageNodeTask:
+		typename = "Task"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*TagPageNodeTask
+		}{typename, v}
+		return json.Marshal(result)
+	case *TagPageNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*TagPageNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for TagPageNode: "%T"`, v)
+	}
+}
+
+// TagPageNodeComment includes the requested fields of the GraphQL type Comment.
+type TagPageNodeComment struct {
+	Typename *string `json:"__typename"`
+	Id       string  `json:"id"`
+}
+
+// GetTypename returns TagPageNodeComment.Typename, and is useful for accessing the field via an interface.
+func (v *TagPageNodeComment) GetTypename() *string { return v.Typename }
+
+// GetId returns TagPageNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *TagPageNodeComment) GetId() string { return v.Id }
+
+// TagPageNodeProject includes the requested fields of the GraphQL type Project.
+type TagPageNodeProject struct {
+	Typename *string `json:"__typename"`
+	Id       string  `json:"id"`
+}
+
+// GetTypename returns TagPageNodeProject.Typename, and is useful for accessing the field via an interface.
+func (v *TagPageNodeProject) GetTypename() *string { return v.Typename }
+
+// GetId returns TagPageNodeProject.Id, and is useful for accessing the field via an interface.
+func (v *TagPageNodeProject) GetId() string { return v.Id }
+
+// TagPageNodeTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A label on tasks. A tag is its name: its id is the same for every viewer, and
+// `node(id:)` answers it for any well-formed name (its tasks are only those the
+// viewer may see, possibly none).
+type TagPageNodeTag struct {
+	Typename *string `json:"__typename"`
+	Id       string  `json:"id"`
+	// Lower case, 1-50 characters of a-z, 0-9, '-', '_', '.'.
+	Name string `json:"name"`
+	// Access pattern 6: tasks with this tag that the viewer may see, by due date ascending.
+	Tasks TagPageNodeTagTasksTaskConnection `json:"tasks"`
+}
+
+// GetTypename returns TagPageNodeTag.Typename, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTag) GetTypename() *string { return v.Typename }
+
+// GetId returns TagPageNodeTag.Id, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTag) GetId() string { return v.Id }
+
+// GetName returns TagPageNodeTag.Name, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTag) GetName() string { return v.Name }
+
+// GetTasks returns TagPageNodeTag.Tasks, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTag) GetTasks() TagPageNodeTagTasksTaskConnection { return v.Tasks }
+
+// TagPageNodeTagTasksTaskConnection includes the requested fields of the GraphQL type TaskConnection.
+type TagPageNodeTagTasksTaskConnection struct {
+	Edges    []TagPageNodeTagTasksTaskConnectionEdgesTaskEdge `json:"edges"`
+	PageInfo TagPageNodeTagTasksTaskConnectionPageInfo        `json:"pageInfo"`
+}
+
+// GetEdges returns TagPageNodeTagTasksTaskConnection.Edges, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnection) GetEdges() []TagPageNodeTagTasksTaskConnectionEdgesTaskEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns TagPageNodeTagTasksTaskConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnection) GetPageInfo() TagPageNodeTagTasksTaskConnectionPageInfo {
+	return v.PageInfo
+}
+
+// TagPageNodeTagTasksTaskConnectionEdgesTaskEdge includes the requested fields of the GraphQL type TaskEdge.
+type TagPageNodeTagTasksTaskConnectionEdgesTaskEdge struct {
+	Cursor string                                                 `json:"cursor"`
+	Node   TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask `json:"node"`
+}
+
+// GetCursor returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdge.Node, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdge) GetNode() TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask {
+	return v.Node
+}
+
+// TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask includes the requested fields of the GraphQL type Task.
+type TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
+	TaskCard `json:"-"`
+	Project  TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject `json:"project"`
+}
+
+// GetProject returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.Project, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetProject() TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject {
+	return v.Project
+}
+
+// GetId returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.Id, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetId() string { return v.TaskCard.Id }
+
+// GetTitle returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.Title, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTitle() string {
+	return v.TaskCard.Title
+}
+
+// GetStatus returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.Status, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetStatus() TaskStatus {
+	return v.TaskCard.Status
+}
+
+// GetDueDate returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.DueDate, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetDueDate() *string {
+	return v.TaskCard.DueDate
+}
+
+// GetVersion returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.Version, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetVersion() int {
+	return v.TaskCard.Version
+}
+
+// GetAssignee returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.Assignee, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetAssignee() *TaskCardAssigneeUser {
+	return v.TaskCard.Assignee
+}
+
+// GetTags returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.Tags, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetTags() []TaskCardTagsTag {
+	return v.TaskCard.Tags
+}
+
+// GetCommentCount returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) GetCommentCount() int {
+	return v.TaskCard.CommentCount
+}
+
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.TaskCard)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalTagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask struct {
+	Project TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject `json:"project"`
+
+	Id string `json:"id"`
+
+	Title string `json:"title"`
+
+	Status TaskStatus `json:"status"`
+
+	DueDate *string `json:"dueDate"`
+
+	Version int `json:"version"`
+
+	Assignee *TaskCardAssigneeUser `json:"assignee"`
+
+	Tags []TaskCardTagsTag `json:"tags"`
+
+	CommentCount int `json:"commentCount"`
+}
+
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask) __premarshalJSON() (*__premarshalTagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask, error) {
+	var retval __premarshalTagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTask
+
+	retval.Project = v.Project
+	retval.Id = v.TaskCard.Id
+	retval.Title = v.TaskCard.Title
+	retval.Status = v.TaskCard.Status
+	retval.DueDate = v.TaskCard.DueDate
+	retval.Version = v.TaskCard.Version
+	retval.Assignee = v.TaskCard.Assignee
+	retval.Tags = v.TaskCard.Tags
+	retval.CommentCount = v.TaskCard.CommentCount
+	return &retval, nil
+}
+
+// TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject includes the requested fields of the GraphQL type Project.
+type TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject.Id, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject) GetId() string { return v.Id }
+
+// GetName returns TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject.Name, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionEdgesTaskEdgeNodeTaskProject) GetName() string {
+	return v.Name
+}
+
+// TagPageNodeTagTasksTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection lies in its list. Every connection field pages
+// forwards with `first` (default 20) and `after`, or backwards with `last` and
+// `before` (Relay's cursor connections): a page keeps the connection's order
+// whichever end it is read from, and `first` together with `last` is
+// BAD_USER_INPUT. `after` and `before` may be combined with either: the page is
+// then taken from the items between them.
+type TagPageNodeTagTasksTaskConnectionPageInfo struct {
+	// True when items follow this page. Exact on forward pages (first); false on backward ones (last).
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns TagPageNodeTagTasksTaskConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns TagPageNodeTagTasksTaskConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTagTasksTaskConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// TagPageNodeTask includes the requested fields of the GraphQL type Task.
+type TagPageNodeTask struct {
+	Typename *string `json:"__typename"`
+	Id       string  `json:"id"`
+}
+
+// GetTypename returns TagPageNodeTask.Typename, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTask) GetTypename() *string { return v.Typename }
+
+// GetId returns TagPageNodeTask.Id, and is useful for accessing the field via an interface.
+func (v *TagPageNodeTask) GetId() string { return v.Id }
+
+// TagPageNodeUser includes the requested fields of the GraphQL type User.
+type TagPageNodeUser struct {
+	Typename *string `json:"__typename"`
+	Id       string  `json:"id"`
+}
+
+// GetTypename returns TagPageNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *TagPageNodeUser) GetTypename() *string { return v.Typename }
+
+// GetId returns TagPageNodeUser.Id, and is useful for accessing the field via an interface.
+func (v *TagPageNodeUser) GetId() string { return v.Id }
+
+// TagPageResponse is returned by TagPage on success.
+type TagPageResponse struct {
+	// Refetch any object by id; null when it does not exist or the viewer may not see it.
+	Node *TagPageNode `json:"-"`
+}
+
+// GetNode returns TagPageResponse.Node, and is useful for accessing the field via an interface.
+func (v *TagPageResponse) GetNode() *TagPageNode { return v.Node }
+
+func (v *TagPageResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*TagPageResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.TagPageResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(TagPageNode)
+			err = __unmarshalTagPageNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal TagPageResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalTagPageResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *TagPageResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *TagPageResponse) __premarshalJSON() (*__premarshalTagPageResponse, error) {
+	var retval __premarshalTagPageResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalTagPageNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal TagPageResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // TaskCard includes the GraphQL fields of Task requested by the fragment TaskCard.
 type TaskCard struct {
 	Id      string     `json:"id"`
@@ -1227,10 +2504,19 @@ func (v *TaskCardAssigneeUser) GetId() string { return v.Id }
 func (v *TaskCardAssigneeUser) GetName() string { return v.Name }
 
 // TaskCardTagsTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A label on tasks. A tag is its name: its id is the same for every viewer, and
+// `node(id:)` answers it for any well-formed name (its tasks are only those the
+// viewer may see, possibly none).
 type TaskCardTagsTag struct {
+	Id string `json:"id"`
 	// Lower case, 1-50 characters of a-z, 0-9, '-', '_', '.'.
 	Name string `json:"name"`
 }
+
+// GetId returns TaskCardTagsTag.Id, and is useful for accessing the field via an interface.
+func (v *TaskCardTagsTag) GetId() string { return v.Id }
 
 // GetName returns TaskCardTagsTag.Name, and is useful for accessing the field via an interface.
 func (v *TaskCardTagsTag) GetName() string { return v.Name }
@@ -1260,13 +2546,13 @@ func (v *TasksByTagResponse) GetTasksByTag() TasksByTagTasksByTagTaskConnection 
 
 // TasksByTagTasksByTagTaskConnection includes the requested fields of the GraphQL type TaskConnection.
 type TasksByTagTasksByTagTaskConnection struct {
-	Nodes    []TasksByTagTasksByTagTaskConnectionNodesTask `json:"nodes"`
-	PageInfo TasksByTagTasksByTagTaskConnectionPageInfo    `json:"pageInfo"`
+	Edges    []TasksByTagTasksByTagTaskConnectionEdgesTaskEdge `json:"edges"`
+	PageInfo TasksByTagTasksByTagTaskConnectionPageInfo        `json:"pageInfo"`
 }
 
-// GetNodes returns TasksByTagTasksByTagTaskConnection.Nodes, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnection) GetNodes() []TasksByTagTasksByTagTaskConnectionNodesTask {
-	return v.Nodes
+// GetEdges returns TasksByTagTasksByTagTaskConnection.Edges, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnection) GetEdges() []TasksByTagTasksByTagTaskConnectionEdgesTaskEdge {
+	return v.Edges
 }
 
 // GetPageInfo returns TasksByTagTasksByTagTaskConnection.PageInfo, and is useful for accessing the field via an interface.
@@ -1274,60 +2560,82 @@ func (v *TasksByTagTasksByTagTaskConnection) GetPageInfo() TasksByTagTasksByTagT
 	return v.PageInfo
 }
 
-// TasksByTagTasksByTagTaskConnectionNodesTask includes the requested fields of the GraphQL type Task.
-type TasksByTagTasksByTagTaskConnectionNodesTask struct {
-	TaskCard `json:"-"`
-	Project  TasksByTagTasksByTagTaskConnectionNodesTaskProject `json:"project"`
+// TasksByTagTasksByTagTaskConnectionEdgesTaskEdge includes the requested fields of the GraphQL type TaskEdge.
+type TasksByTagTasksByTagTaskConnectionEdgesTaskEdge struct {
+	Cursor string                                                  `json:"cursor"`
+	Node   TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask `json:"node"`
 }
 
-// GetProject returns TasksByTagTasksByTagTaskConnectionNodesTask.Project, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetProject() TasksByTagTasksByTagTaskConnectionNodesTaskProject {
+// GetCursor returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdge.Node, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdge) GetNode() TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask {
+	return v.Node
+}
+
+// TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask includes the requested fields of the GraphQL type Task.
+type TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask struct {
+	TaskCard `json:"-"`
+	Project  TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject `json:"project"`
+}
+
+// GetProject returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.Project, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetProject() TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject {
 	return v.Project
 }
 
-// GetId returns TasksByTagTasksByTagTaskConnectionNodesTask.Id, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetId() string { return v.TaskCard.Id }
+// GetId returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.Id, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetId() string {
+	return v.TaskCard.Id
+}
 
-// GetTitle returns TasksByTagTasksByTagTaskConnectionNodesTask.Title, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetTitle() string { return v.TaskCard.Title }
+// GetTitle returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.Title, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetTitle() string {
+	return v.TaskCard.Title
+}
 
-// GetStatus returns TasksByTagTasksByTagTaskConnectionNodesTask.Status, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetStatus() TaskStatus {
+// GetStatus returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.Status, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetStatus() TaskStatus {
 	return v.TaskCard.Status
 }
 
-// GetDueDate returns TasksByTagTasksByTagTaskConnectionNodesTask.DueDate, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetDueDate() *string { return v.TaskCard.DueDate }
+// GetDueDate returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.DueDate, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetDueDate() *string {
+	return v.TaskCard.DueDate
+}
 
-// GetVersion returns TasksByTagTasksByTagTaskConnectionNodesTask.Version, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetVersion() int { return v.TaskCard.Version }
+// GetVersion returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.Version, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetVersion() int {
+	return v.TaskCard.Version
+}
 
-// GetAssignee returns TasksByTagTasksByTagTaskConnectionNodesTask.Assignee, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetAssignee() *TaskCardAssigneeUser {
+// GetAssignee returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.Assignee, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetAssignee() *TaskCardAssigneeUser {
 	return v.TaskCard.Assignee
 }
 
-// GetTags returns TasksByTagTasksByTagTaskConnectionNodesTask.Tags, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetTags() []TaskCardTagsTag {
+// GetTags returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.Tags, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetTags() []TaskCardTagsTag {
 	return v.TaskCard.Tags
 }
 
-// GetCommentCount returns TasksByTagTasksByTagTaskConnectionNodesTask.CommentCount, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) GetCommentCount() int {
+// GetCommentCount returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask.CommentCount, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) GetCommentCount() int {
 	return v.TaskCard.CommentCount
 }
 
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) UnmarshalJSON(b []byte) error {
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
 		return nil
 	}
 
 	var firstPass struct {
-		*TasksByTagTasksByTagTaskConnectionNodesTask
+		*TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask
 		graphql.NoUnmarshalJSON
 	}
-	firstPass.TasksByTagTasksByTagTaskConnectionNodesTask = v
+	firstPass.TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask = v
 
 	err := json.Unmarshal(b, &firstPass)
 	if err != nil {
@@ -1342,8 +2650,8 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTask) UnmarshalJSON(b []byte) er
 	return nil
 }
 
-type __premarshalTasksByTagTasksByTagTaskConnectionNodesTask struct {
-	Project TasksByTagTasksByTagTaskConnectionNodesTaskProject `json:"project"`
+type __premarshalTasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask struct {
+	Project TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject `json:"project"`
 
 	Id string `json:"id"`
 
@@ -1362,7 +2670,7 @@ type __premarshalTasksByTagTasksByTagTaskConnectionNodesTask struct {
 	CommentCount int `json:"commentCount"`
 }
 
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) MarshalJSON() ([]byte, error) {
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) MarshalJSON() ([]byte, error) {
 	premarshaled, err := v.__premarshalJSON()
 	if err != nil {
 		return nil, err
@@ -1370,8 +2678,8 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTask) MarshalJSON() ([]byte, err
 	return json.Marshal(premarshaled)
 }
 
-func (v *TasksByTagTasksByTagTaskConnectionNodesTask) __premarshalJSON() (*__premarshalTasksByTagTasksByTagTaskConnectionNodesTask, error) {
-	var retval __premarshalTasksByTagTasksByTagTaskConnectionNodesTask
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask) __premarshalJSON() (*__premarshalTasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask, error) {
+	var retval __premarshalTasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTask
 
 	retval.Project = v.Project
 	retval.Id = v.TaskCard.Id
@@ -1385,17 +2693,19 @@ func (v *TasksByTagTasksByTagTaskConnectionNodesTask) __premarshalJSON() (*__pre
 	return &retval, nil
 }
 
-// TasksByTagTasksByTagTaskConnectionNodesTaskProject includes the requested fields of the GraphQL type Project.
-type TasksByTagTasksByTagTaskConnectionNodesTaskProject struct {
+// TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject includes the requested fields of the GraphQL type Project.
+type TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject struct {
 	Id   string `json:"id"`
 	Name string `json:"name"`
 }
 
-// GetId returns TasksByTagTasksByTagTaskConnectionNodesTaskProject.Id, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTaskProject) GetId() string { return v.Id }
+// GetId returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject.Id, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject) GetId() string { return v.Id }
 
-// GetName returns TasksByTagTasksByTagTaskConnectionNodesTaskProject.Name, and is useful for accessing the field via an interface.
-func (v *TasksByTagTasksByTagTaskConnectionNodesTaskProject) GetName() string { return v.Name }
+// GetName returns TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject.Name, and is useful for accessing the field via an interface.
+func (v *TasksByTagTasksByTagTaskConnectionEdgesTaskEdgeNodeTaskProject) GetName() string {
+	return v.Name
+}
 
 // TasksByTagTasksByTagTaskConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
 // The GraphQL type's documentation follows.
@@ -1445,6 +2755,56 @@ func (v *UpdateProfileUpdateProfileUser) GetName() string { return v.Name }
 
 // GetEmail returns UpdateProfileUpdateProfileUser.Email, and is useful for accessing the field via an interface.
 func (v *UpdateProfileUpdateProfileUser) GetEmail() *string { return v.Email }
+
+// Fields left out stay as they are; a field given as null is cleared (title and status cannot be cleared).
+type UpdateTaskInput struct {
+	Id          string      `json:"id"`
+	Title       *string     `json:"title,omitempty"`
+	Description *string     `json:"description,omitempty"`
+	Status      *TaskStatus `json:"status,omitempty"`
+	DueDate     *string     `json:"dueDate,omitempty"`
+	AssigneeId  *string     `json:"assigneeId,omitempty"`
+	// Replaces the task's whole tag set.
+	Tags []string `json:"tags,omitempty"`
+	// When given and not the task's current version, the update fails with CONFLICT and changes nothing.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+}
+
+// GetId returns UpdateTaskInput.Id, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetId() string { return v.Id }
+
+// GetTitle returns UpdateTaskInput.Title, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetTitle() *string { return v.Title }
+
+// GetDescription returns UpdateTaskInput.Description, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetDescription() *string { return v.Description }
+
+// GetStatus returns UpdateTaskInput.Status, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetStatus() *TaskStatus { return v.Status }
+
+// GetDueDate returns UpdateTaskInput.DueDate, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetDueDate() *string { return v.DueDate }
+
+// GetAssigneeId returns UpdateTaskInput.AssigneeId, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetAssigneeId() *string { return v.AssigneeId }
+
+// GetTags returns UpdateTaskInput.Tags, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetTags() []string { return v.Tags }
+
+// GetExpectedVersion returns UpdateTaskInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *UpdateTaskInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// __AddMemberInput is used internally by genqlient
+type __AddMemberInput struct {
+	ProjectId string `json:"projectId"`
+	UserId    string `json:"userId"`
+}
+
+// GetProjectId returns __AddMemberInput.ProjectId, and is useful for accessing the field via an interface.
+func (v *__AddMemberInput) GetProjectId() string { return v.ProjectId }
+
+// GetUserId returns __AddMemberInput.UserId, and is useful for accessing the field via an interface.
+func (v *__AddMemberInput) GetUserId() string { return v.UserId }
 
 // __CommentThreadInput is used internally by genqlient
 type __CommentThreadInput struct {
@@ -1514,6 +2874,22 @@ func (v *__DashboardInput) GetTasks() *int { return v.Tasks }
 // GetComments returns __DashboardInput.Comments, and is useful for accessing the field via an interface.
 func (v *__DashboardInput) GetComments() *int { return v.Comments }
 
+// __DeleteTaskInput is used internally by genqlient
+type __DeleteTaskInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DeleteTaskInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteTaskInput) GetId() string { return v.Id }
+
+// __EditTaskInput is used internally by genqlient
+type __EditTaskInput struct {
+	Input UpdateTaskInput `json:"input"`
+}
+
+// GetInput returns __EditTaskInput.Input, and is useful for accessing the field via an interface.
+func (v *__EditTaskInput) GetInput() UpdateTaskInput { return v.Input }
+
 // __MoveTaskInput is used internally by genqlient
 type __MoveTaskInput struct {
 	Id              string     `json:"id"`
@@ -1529,6 +2905,66 @@ func (v *__MoveTaskInput) GetStatus() TaskStatus { return v.Status }
 
 // GetExpectedVersion returns __MoveTaskInput.ExpectedVersion, and is useful for accessing the field via an interface.
 func (v *__MoveTaskInput) GetExpectedVersion() int { return v.ExpectedVersion }
+
+// __ProjectBoardInput is used internally by genqlient
+type __ProjectBoardInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ProjectBoardInput.Id, and is useful for accessing the field via an interface.
+func (v *__ProjectBoardInput) GetId() string { return v.Id }
+
+// __ProjectTasksInput is used internally by genqlient
+type __ProjectTasksInput struct {
+	Id     string  `json:"id"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
+}
+
+// GetId returns __ProjectTasksInput.Id, and is useful for accessing the field via an interface.
+func (v *__ProjectTasksInput) GetId() string { return v.Id }
+
+// GetFirst returns __ProjectTasksInput.First, and is useful for accessing the field via an interface.
+func (v *__ProjectTasksInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __ProjectTasksInput.After, and is useful for accessing the field via an interface.
+func (v *__ProjectTasksInput) GetAfter() *string { return v.After }
+
+// GetLast returns __ProjectTasksInput.Last, and is useful for accessing the field via an interface.
+func (v *__ProjectTasksInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __ProjectTasksInput.Before, and is useful for accessing the field via an interface.
+func (v *__ProjectTasksInput) GetBefore() *string { return v.Before }
+
+// __RemoveMemberInput is used internally by genqlient
+type __RemoveMemberInput struct {
+	ProjectId string `json:"projectId"`
+	UserId    string `json:"userId"`
+}
+
+// GetProjectId returns __RemoveMemberInput.ProjectId, and is useful for accessing the field via an interface.
+func (v *__RemoveMemberInput) GetProjectId() string { return v.ProjectId }
+
+// GetUserId returns __RemoveMemberInput.UserId, and is useful for accessing the field via an interface.
+func (v *__RemoveMemberInput) GetUserId() string { return v.UserId }
+
+// __TagPageInput is used internally by genqlient
+type __TagPageInput struct {
+	Id    string  `json:"id"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetId returns __TagPageInput.Id, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetId() string { return v.Id }
+
+// GetFirst returns __TagPageInput.First, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __TagPageInput.After, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetAfter() *string { return v.After }
 
 // __TasksByTagInput is used internally by genqlient
 type __TasksByTagInput struct {
@@ -1558,19 +2994,65 @@ func (v *__UpdateProfileInput) GetName() string { return v.Name }
 // GetEmail returns __UpdateProfileInput.Email, and is useful for accessing the field via an interface.
 func (v *__UpdateProfileInput) GetEmail() *string { return v.Email }
 
+// The mutation executed by AddMember.
+const AddMember_Operation = `
+mutation AddMember ($projectId: ID!, $userId: ID!) {
+	addProjectMember(projectId: $projectId, userId: $userId) {
+		id
+		members {
+			role
+			user {
+				id
+				name
+			}
+		}
+	}
+}
+`
+
+func AddMember(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	projectId string,
+	userId string,
+) (data_ *AddMemberResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AddMember",
+		Query:  AddMember_Operation,
+		Variables: &__AddMemberInput{
+			ProjectId: projectId,
+			UserId:    userId,
+		},
+	}
+
+	data_ = &AddMemberResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by CommentThread.
 const CommentThread_Operation = `
 query CommentThread ($task: ID!, $last: Int!, $before: String) {
 	task(id: $task) {
 		id
 		comments(last: $last, before: $before) {
-			nodes {
-				id
-				body
-				createdAt
-				author {
+			edges {
+				cursor
+				node {
 					id
-					name
+					body
+					createdAt
+					author {
+						id
+						name
+					}
 				}
 			}
 			pageInfo {
@@ -1679,6 +3161,15 @@ mutation CreateTask ($projectId: ID!, $title: String!, $dueDate: Date, $assignee
 	createTask(input: {projectId:$projectId,title:$title,dueDate:$dueDate,assigneeId:$assigneeId,tags:$tags}) {
 		... TaskCard
 		createdAt
+		project {
+			id
+			taskCounts {
+				total
+				todo
+				inProgress
+				done
+			}
+		}
 	}
 }
 fragment TaskCard on Task {
@@ -1692,6 +3183,7 @@ fragment TaskCard on Task {
 		name
 	}
 	tags {
+		id
 		name
 	}
 	commentCount
@@ -1739,26 +3231,39 @@ query Dashboard ($projects: Int = 10, $tasks: Int = 20, $comments: Int = 5) {
 		name
 		email
 		projects(first: $projects) {
-			nodes {
-				... ProjectHeader
-				tasks(first: $tasks) {
-					nodes {
-						... TaskCard
-						comments(first: $comments) {
-							nodes {
-								id
-								body
-								createdAt
-								author {
-									id
-									name
+			edges {
+				cursor
+				node {
+					... ProjectHeader
+					tasks(first: $tasks) {
+						edges {
+							cursor
+							node {
+								... TaskCard
+								comments(first: $comments) {
+									edges {
+										cursor
+										node {
+											id
+											body
+											createdAt
+											author {
+												id
+												name
+											}
+										}
+									}
+									pageInfo {
+										hasNextPage
+										endCursor
+									}
 								}
 							}
 						}
-					}
-					pageInfo {
-						hasNextPage
-						endCursor
+						pageInfo {
+							hasNextPage
+							endCursor
+						}
 					}
 				}
 			}
@@ -1768,13 +3273,27 @@ query Dashboard ($projects: Int = 10, $tasks: Int = 20, $comments: Int = 5) {
 			}
 		}
 		assignedTasks(first: 10) {
-			nodes {
-				... TaskCard
+			edges {
+				cursor
+				node {
+					... TaskCard
+				}
+			}
+			pageInfo {
+				hasNextPage
+				endCursor
 			}
 		}
 		overdueTasks(first: 10) {
-			nodes {
-				... TaskCard
+			edges {
+				cursor
+				node {
+					... TaskCard
+				}
+			}
+			pageInfo {
+				hasNextPage
+				endCursor
 			}
 		}
 	}
@@ -1812,6 +3331,7 @@ fragment TaskCard on Task {
 		name
 	}
 	tags {
+		id
 		name
 	}
 	commentCount
@@ -1820,6 +3340,9 @@ fragment TaskCard on Task {
 
 // The home screen: the viewer, their projects with the first tasks of each
 // (with the latest comments), and what is assigned to them and overdue.
+// Lists are read as edges { cursor node }, the shape the normalized caches'
+// pagination helpers merge (Apollo's relayStylePagination, urql's
+// relayPagination, Relay's @connection).
 func Dashboard(
 	ctx_ context.Context,
 	client_ graphql.Client,
@@ -1849,12 +3372,57 @@ func Dashboard(
 	return data_, err_
 }
 
-// The mutation executed by MoveTask.
-const MoveTask_Operation = `
-mutation MoveTask ($id: ID!, $status: TaskStatus!, $expectedVersion: Int!) {
-	updateTask(input: {id:$id,status:$status,expectedVersion:$expectedVersion}) {
+// The mutation executed by DeleteTask.
+const DeleteTask_Operation = `
+mutation DeleteTask ($id: ID!) {
+	deleteTask(id: $id)
+}
+`
+
+// Returns the id only: a cache removes the task's edges itself (clients/:
+// Apollo's deleteTaskFromCache, urql's updates.Mutation.deleteTask, Relay's
+// @deleteEdge).
+func DeleteTask(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DeleteTaskResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteTask",
+		Query:  DeleteTask_Operation,
+		Variables: &__DeleteTaskInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DeleteTaskResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by EditTask.
+const EditTask_Operation = `
+mutation EditTask ($input: UpdateTaskInput!) {
+	updateTask(input: $input) {
 		... TaskCard
+		description
 		updatedAt
+		project {
+			id
+			taskCounts {
+				total
+				todo
+				inProgress
+				done
+			}
+		}
 	}
 }
 fragment TaskCard on Task {
@@ -1868,12 +3436,75 @@ fragment TaskCard on Task {
 		name
 	}
 	tags {
+		id
 		name
 	}
 	commentCount
 }
 `
 
+// A field of the input left out keeps its value, one sent as null is
+// cleared: genqlient leaves nil fields out (omitempty).
+func EditTask(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateTaskInput,
+) (data_ *EditTaskResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "EditTask",
+		Query:  EditTask_Operation,
+		Variables: &__EditTaskInput{
+			Input: input,
+		},
+	}
+
+	data_ = &EditTaskResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by MoveTask.
+const MoveTask_Operation = `
+mutation MoveTask ($id: ID!, $status: TaskStatus!, $expectedVersion: Int!) {
+	updateTask(input: {id:$id,status:$status,expectedVersion:$expectedVersion}) {
+		... TaskCard
+		updatedAt
+		project {
+			id
+			taskCounts {
+				todo
+				inProgress
+				done
+			}
+		}
+	}
+}
+fragment TaskCard on Task {
+	id
+	title
+	status
+	dueDate
+	version
+	assignee {
+		id
+		name
+	}
+	tags {
+		id
+		name
+	}
+	commentCount
+}
+`
+
+// The board's move: the card and the counts of the board's columns.
 func MoveTask(
 	ctx_ context.Context,
 	client_ graphql.Client,
@@ -1903,15 +3534,261 @@ func MoveTask(
 	return data_, err_
 }
 
+// The query executed by ProjectBoard.
+const ProjectBoard_Operation = `
+query ProjectBoard ($id: ID!) {
+	project(id: $id) {
+		id
+		name
+		taskCounts {
+			todo
+			inProgress
+			done
+		}
+		members {
+			role
+			user {
+				id
+				name
+			}
+		}
+	}
+}
+`
+
+// A project's screen: its header (the counts of the board's columns, the
+// members) and its tasks by due date, a page at a time: forwards (first,
+// then after: pageInfo.endCursor) or backwards from the end (last, then
+// before: pageInfo.startCursor).
+func ProjectBoard(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ProjectBoardResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ProjectBoard",
+		Query:  ProjectBoard_Operation,
+		Variables: &__ProjectBoardInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ProjectBoardResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ProjectTasks.
+const ProjectTasks_Operation = `
+query ProjectTasks ($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {
+	project(id: $id) {
+		id
+		tasks(first: $first, after: $after, last: $last, before: $before) {
+			edges {
+				cursor
+				node {
+					... TaskCard
+				}
+			}
+			pageInfo {
+				hasNextPage
+				endCursor
+				hasPreviousPage
+				startCursor
+			}
+		}
+	}
+}
+fragment TaskCard on Task {
+	id
+	title
+	status
+	dueDate
+	version
+	assignee {
+		id
+		name
+	}
+	tags {
+		id
+		name
+	}
+	commentCount
+}
+`
+
+func ProjectTasks(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+) (data_ *ProjectTasksResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ProjectTasks",
+		Query:  ProjectTasks_Operation,
+		Variables: &__ProjectTasksInput{
+			Id:     id,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+		},
+	}
+
+	data_ = &ProjectTasksResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RemoveMember.
+const RemoveMember_Operation = `
+mutation RemoveMember ($projectId: ID!, $userId: ID!) {
+	removeProjectMember(projectId: $projectId, userId: $userId) {
+		id
+		members {
+			role
+			user {
+				id
+				name
+			}
+		}
+	}
+}
+`
+
+func RemoveMember(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	projectId string,
+	userId string,
+) (data_ *RemoveMemberResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RemoveMember",
+		Query:  RemoveMember_Operation,
+		Variables: &__RemoveMemberInput{
+			ProjectId: projectId,
+			UserId:    userId,
+		},
+	}
+
+	data_ = &RemoveMemberResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by TagPage.
+const TagPage_Operation = `
+query TagPage ($id: ID!, $first: Int = 20, $after: String) {
+	node(id: $id) {
+		__typename
+		id
+		... on Tag {
+			name
+			tasks(first: $first, after: $after) {
+				edges {
+					cursor
+					node {
+						... TaskCard
+						project {
+							id
+							name
+						}
+					}
+				}
+				pageInfo {
+					hasNextPage
+					endCursor
+				}
+			}
+		}
+	}
+}
+fragment TaskCard on Task {
+	id
+	title
+	status
+	dueDate
+	version
+	assignee {
+		id
+		name
+	}
+	tags {
+		id
+		name
+	}
+	commentCount
+}
+`
+
+// A tag's page, opened from a task card's tag (its id): the tag through
+// node(id:) and its tasks in the viewer's projects, a page at a time (pass
+// pageInfo.endCursor back as after).
+func TagPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	first *int,
+	after *string,
+) (data_ *TagPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "TagPage",
+		Query:  TagPage_Operation,
+		Variables: &__TagPageInput{
+			Id:    id,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &TagPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by TasksByTag.
 const TasksByTag_Operation = `
 query TasksByTag ($tag: String!, $first: Int!, $after: String) {
 	tasksByTag(tag: $tag, first: $first, after: $after) {
-		nodes {
-			... TaskCard
-			project {
-				id
-				name
+		edges {
+			cursor
+			node {
+				... TaskCard
+				project {
+					id
+					name
+				}
 			}
 		}
 		pageInfo {
@@ -1931,14 +3808,15 @@ fragment TaskCard on Task {
 		name
 	}
 	tags {
+		id
 		name
 	}
 	commentCount
 }
 `
 
-// A tag's page: its tasks in the viewer's projects, a page at a time (pass
-// pageInfo.endCursor back as after).
+// A tag's tasks in the viewer's projects by the tag's name, a page at a time
+// (pass pageInfo.endCursor back as after).
 func TasksByTag(
 	ctx_ context.Context,
 	client_ graphql.Client,

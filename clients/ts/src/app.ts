@@ -23,21 +23,22 @@ export function taskLine(card: FragmentType<typeof TaskCardFragmentDoc>): string
   const due: string = t.dueDate ?? 'no due date';
   const who: string = t.assignee?.name ?? 'unassigned';
   const tags: string = t.tags.map((tag) => `#${tag.name}`).join(' ');
+  const tagIds: string[] = t.tags.map((tag) => tag.id); // a tag's page: TagPage(id)
   const comments: number = t.commentCount;
-  return `[${t.status}] ${t.title} (due ${due}, ${who}) ${tags} v${t.version}, ${comments} comment(s)`;
+  return `[${t.status}] ${t.title} (due ${due}, ${who}) ${tags} [${tagIds.join(',')}] v${t.version}, ${comments} comment(s)`;
 }
 
 /** The dashboard as text: each project with its members and first tasks. */
 export function dashboardLines(data: DashboardQuery): string[] {
   const lines: string[] = [`${data.me.name} <${data.me.email ?? 'hidden'}>`];
-  for (const project of data.me.projects.nodes) {
+  for (const { node: project } of data.me.projects.edges) {
     const header = useFragment(ProjectHeaderFragmentDoc, project);
     const owners = header.members.filter((m) => m.role === 'OWNER').map((m) => m.user.name);
     const c = header.taskCounts;
     lines.push(`${header.name} (owner ${header.owner.name}; ${owners.length} owner(s), ${header.members.length} member(s))`);
     lines.push(`  ${c.todo} to do · ${c.inProgress} in progress · ${c.done} done (${c.total})`);
-    for (const task of project.tasks.nodes) {
-      const comments = task.comments.nodes.map((c) => `${c.author.name}: ${c.body} @ ${c.createdAt}`);
+    for (const { node: task } of project.tasks.edges) {
+      const comments = task.comments.edges.map(({ node: c }) => `${c.author.name}: ${c.body} @ ${c.createdAt}`);
       lines.push(`  ${taskLine(task)}${comments.length > 0 ? ` — ${comments.join('; ')}` : ''}`);
     }
     if (project.tasks.pageInfo.hasNextPage) {
@@ -45,7 +46,7 @@ export function dashboardLines(data: DashboardQuery): string[] {
       lines.push(`  … more after ${more ?? ''}`);
     }
   }
-  lines.push(`assigned: ${data.me.assignedTasks.nodes.length}, overdue: ${data.me.overdueTasks.nodes.length}`);
+  lines.push(`assigned: ${data.me.assignedTasks.edges.length}, overdue: ${data.me.overdueTasks.edges.length}`);
   return lines;
 }
 
