@@ -3,9 +3,11 @@ package dynamo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -253,5 +255,61 @@ func TestTheJournalKeepsTheOrderOfConcurrentWrites(t *testing.T) {
 	}
 	if got := exportString(t, s2); got != want {
 		t.Fatalf("replayed:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Damage to the journal that is not a torn tail (a flipped bit in its
+// first record, or in the middle) refuses the load with an error naming
+// the file and the offset, and changes no file: dropping the records
+// after it would lose answered writes without a word.
+func TestADamagedJournalRefusesTheLoad(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		record int // the record whose payload gets a flipped bit
+	}{{"a bit flipped in the first record", 0}, {"a bit flipped in the middle", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "task-manager.jsonl")
+			f, s, emb, _ := journaledFile(t, path)
+			if _, _, err := f.Load(ctx); err != nil {
+				t.Fatal(err)
+			}
+			journalWrites(t, s, emb)
+			files, _, err := embedded.JournalFiles(f.Journal)
+			if err != nil || len(files) != 1 {
+				t.Fatalf("journal files %v, %v", files, err)
+			}
+			b, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			payloads, _, err := embedded.ReadRecords(bytes.NewReader(b))
+			if err != nil || len(payloads) != 5 {
+				t.Fatalf("the journal holds %d records, %v; want 5", len(payloads), err)
+			}
+			off := 0
+			for _, p := range payloads[:tc.record] {
+				off += 8 + len(p)
+			}
+			b[off+8+len(payloads[tc.record])/2] ^= 0x10
+			if err := os.WriteFile(files[0], b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			f2, _, _, log := journaledFile(t, path)
+			_, _, err = f2.Load(ctx)
+			if err == nil || !strings.Contains(err.Error(), files[0]) || !strings.Contains(err.Error(), fmt.Sprintf("damaged record at offset %d", off)) {
+				t.Fatalf("Load = %v; want an error naming %s and the offset %d", err, files[0], off)
+			}
+			if strings.Contains(log.String(), "torn") {
+				t.Fatalf("the damage was taken for a torn tail:\n%s", log)
+			}
+			if after, _, _ := embedded.JournalFiles(f.Journal); !slices.Equal(after, files) {
+				t.Fatalf("journal files after the refused load: %v; want %v unchanged", after, files)
+			}
+			if got, _ := os.ReadFile(files[0]); !bytes.Equal(got, b) {
+				t.Fatal("the damaged journal file was changed")
+			}
+		})
 	}
 }
