@@ -74,7 +74,12 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 			release()
 			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
 		}
-		closeStore = func() { _ = emb.Close(); release() }
+		closeStore = func() {
+			if err := emb.Close(); err != nil { // the journal's last flush: what was answered may not be on disk
+				log.Error("closing the embedded store", "err", err)
+			}
+			release()
+		}
 		db = emb.Client(client.Options()...)
 	case "aws":
 		cfg, err := awsConfig(ctx)
