@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -312,4 +315,74 @@ func TestADamagedJournalRefusesTheLoad(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Saves that keep failing are logged once as an error when they start (at
+// debug level after that, and again every failureReminder), and the first
+// save that works again says how many failed: not an error every 2 s.
+func TestRunLogsAFailingSaveOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "sub") // a file where the snapshot's directory should be
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, emb := persistStore(t)
+	var log syncBuffer
+	s.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f := &DataFile{Path: filepath.Join(blocker, "task-manager.jsonl"), Store: s, Embedded: emb}
+	if err := s.Import(ctx, s.Demo(storeTestNow)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { f.Run(ctx, 5*time.Millisecond); close(done) }()
+	waitFor := func(what string, ok func(logs string) bool) string {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			if logs := log.String(); ok(logs) {
+				return logs
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within a minute:\n%s", what, log.String())
+			}
+		}
+	}
+	logs := waitFor("five failed saves", func(l string) bool { return strings.Count(l, "failed again") >= 4 })
+	if n := strings.Count(logs, "level=ERROR"); n != 1 {
+		t.Fatalf("%d ERROR lines for five failed saves; want 1:\n%s", n, logs)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(blocker, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	logs = waitFor("save that works again", func(l string) bool { return strings.Contains(l, "works again") })
+	cancel()
+	<-done
+	if n := strings.Count(logs, "level=ERROR"); n != 1 || !regexp.MustCompile(`works again" failures=([5-9]|\d\d+)`).MatchString(logs) {
+		t.Fatalf("%d ERROR lines; want 1, and the recovery saying how many saves failed:\n%s", n, logs)
+	}
+	if _, err := os.Stat(f.Path); err != nil {
+		t.Fatalf("no snapshot once saving works again: %v", err)
+	}
+}
+
+// syncBuffer is a buffer the store's log and the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

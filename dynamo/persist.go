@@ -183,7 +183,8 @@ const failureReminder = 10 * time.Minute
 
 // Run saves every interval until ctx ends. A failure is logged to the
 // store's log when it starts, then every failureReminder while saves keep
-// failing, and the first save that works again says so. The caller saves
+// failing (each at debug level), and the first save that works again says
+// so. The caller saves
 // once more after the last write.
 func (f *DataFile) Run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
@@ -206,6 +207,8 @@ func (f *DataFile) Run(ctx context.Context, every time.Duration) {
 					f.Store.Log.Error("saving the embedded store (the journal keeps every answered write meanwhile)",
 						"err", err, "failures", failures, "since", since)
 					told = time.Now()
+				} else {
+					f.Store.Log.Debug("saving the embedded store failed again", "err", err, "failures", failures)
 				}
 			case err == nil && failures > 0:
 				f.Store.Log.Info("saving the embedded store works again", "failures", failures, "for", time.Since(since).Round(time.Second))
