@@ -265,7 +265,7 @@ func (e *Store) Replay(prefix string, torn func(path, kept string, err error)) (
 				torn(p, kept, rerr)
 			}
 		case errors.Is(rerr, ErrTorn):
-			return records, fmt.Errorf("the journal file %s is damaged: a bad last record, %v, and newer journal files after it", p, rerr)
+			return records, fmt.Errorf("the journal file %s is damaged: its last record is bad (%v), and newer journal files follow it", p, rerr)
 		case errors.Is(rerr, ErrDamaged):
 			return records, fmt.Errorf("the journal file %s is damaged: %v", p, rerr)
 		default:
