@@ -30,7 +30,9 @@ Commands:
   export       write every item of the table to stdout (JSON lines)
   import       read items written by export from stdin into the table
                (export from the embedded store, import with
-               AWS_ENDPOINT_URL_DYNAMODB set: moves the data to DynamoDB)
+               AWS_ENDPOINT_URL_DYNAMODB set: moves the data to DynamoDB;
+               on -data-dir, with no server running there: one process
+               holds a data directory at a time)
 
 Flags:
 `)

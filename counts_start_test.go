@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,8 @@ func TestStartShowsExactCounts(t *testing.T) {
 				}
 				b, _ := json.Marshal(it)
 				l = string(b)
+			} else { // the count line, as the versions before the counters wrote it: no checksum
+				l = fmt.Sprintf(`{"Count":%d}`, len(lines))
 			}
 			lines = append(lines, l)
 		}

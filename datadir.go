@@ -34,10 +34,13 @@ import (
 //     write (embedded.Store.StartJournal);
 //   - dev-secret: the HS256 secret made when JWT_SECRET is not set (mode
 //     0600), so that tokens stay valid across restarts;
+//   - lock: the lock file (lockDataDir), which says which process holds the
+//     directory;
 //   - .gitignore: "*", so that the directory is never committed.
 const (
 	saveEvery     = 2 * time.Second
 	devSecretFile = "dev-secret"
+	lockFileName  = "lock"
 	// comfortableItems is the table size past which the embedded store
 	// slows down noticeably (README: "How big the embedded store can get").
 	comfortableItems = 1000
@@ -60,11 +63,23 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 	var emb *embedded.Store
 	switch s.store {
 	case "embedded":
+		release := func() {}
+		if s.dataDir != "" { // memory only: nothing to share, no lock
+			if release, err = lockDataDir(s.dataDir, s.command); err != nil {
+				return nil, nil, false, closeStore, err
+			}
+		}
 		emb, err = embedded.Start()
 		if err != nil {
+			release()
 			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
 		}
-		closeStore = func() { _ = emb.Close() }
+		closeStore = func() {
+			if err := emb.Close(); err != nil { // the journal's last flush: what was answered may not be on disk
+				log.Error("closing the embedded store", "err", err)
+			}
+			release()
+		}
 		db = emb.Client(client.Options()...)
 	case "aws":
 		cfg, err := awsConfig(ctx)
@@ -128,6 +143,67 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 		log.Info("using the embedded in-process store", "file", data.Path, "items", n, "journal", data.Replayed)
 	}
 	return store, data, created && !found, closeStore, nil
+}
+
+// errLocked is tryLock's error for a file another process (or another
+// open file of this one) holds locked.
+var errLocked = errors.New("locked")
+
+// lockDataDir makes the data directory this process's until release is
+// called (or the process ends, however it ends): an exclusive lock held by
+// the operating system on its lock file (flock; LockFileEx on Windows),
+// which then says who holds it (pid, host, command, start time). A second
+// server, export or import on the directory is refused with an error
+// naming the holder: two processes would each replay, journal and snapshot
+// the same files, and one's snapshot would drop the other's writes.
+// command is the command that takes it ("" for the server).
+func lockDataDir(dir, command string) (release func(), err error) {
+	if err := makeDataDir(dir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, lockFileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking the data directory: %w", err)
+	}
+	if err := tryLock(f); err != nil {
+		_ = f.Close()
+		if errors.Is(err, errLocked) {
+			holder, _ := os.ReadFile(path)
+			return nil, fmt.Errorf("the data directory %s is in use by another taskgraph process (%s; its lock file %s): "+
+				"stop it first (export and import too need the directory to themselves), or give this one another -data-dir",
+				dir, describeHolder(holder), path)
+		}
+		return nil, fmt.Errorf("locking the data directory %s: %w", dir, err)
+	}
+	if command == "" {
+		command = "server"
+	}
+	host, _ := os.Hostname()
+	who := fmt.Sprintf("pid %d\nhost %s\ncommand %s\nstarted %s\n", os.Getpid(), host, command, time.Now().UTC().Format(time.RFC3339))
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(who), 0) // a description only: the lock is what counts
+	}
+	return func() {
+		_ = f.Truncate(0)
+		_ = unlock(f)
+		_ = f.Close()
+	}, nil
+}
+
+// describeHolder turns a lock file's lines ("pid 12", "host h", …) into
+// one line for an error.
+func describeHolder(b []byte) string {
+	var parts []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l = strings.TrimSpace(l); l != "" && len(l) < 200 {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		return "which has not said who it is yet"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // makeDataDir creates the data directory (owner only) with a .gitignore

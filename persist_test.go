@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
@@ -172,7 +173,10 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 	cleanEnv(t)
 	good := demoDump(t)
 	lines := strings.SplitAfter(strings.TrimSuffix(good, "\n"), "\n")
+	flipped := []byte(good)
+	flipped[strings.Index(good, "Website relaunch")+3] ^= 0x20 // "WebSite relaunch": still JSON, still an item
 	for _, tc := range []struct{ name, content, want string }{
+		{"a flipped bit in an item", string(flipped), "do not match the checksum"},
 		{"cut short before the count", strings.Join(lines[:len(lines)-1], ""), "cut short"},
 		{"cut inside a line", good[:len(good)/2], "line"},
 		{"an attribute of unknown type", `{"Item":{"PK":{"S":"a"},"SK":{"Q":"b"}}}` + "\n" + `{"Count":1}` + "\n", "line 1"},
@@ -186,7 +190,9 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stderr syncBuffer
-			err := run(context.Background(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
+			defer cancel()
+			err := run(ctx, []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("run = %v; want an error naming %s and saying %q", err, path, tc.want)
 			}
@@ -195,6 +201,96 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(path); string(b) != tc.content {
 				t.Fatal("the damaged file was changed")
+			}
+		})
+	}
+}
+
+// A data file written before the checksum (its last line {"Count":N},
+// version 1) still loads.
+func TestADataFileWithoutAChecksumLoads(t *testing.T) {
+	cleanEnv(t)
+	dump := demoDump(t)
+	lines := strings.Split(strings.TrimSuffix(dump, "\n"), "\n")
+	lines[len(lines)-1] = fmt.Sprintf(`{"Count":%d}`, len(lines)-1)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "task-manager.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := mustStart(t, "-data-dir", dir)
+	if names := projectNames(t, s.url, s.token); !slices.Contains(names, "Website relaunch") {
+		t.Fatalf("projects from a data file of version 1: %q", names)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A journal damaged before its last record (a bit flipped in its first
+// record, or in the middle) stops the start with an error naming the file
+// and the offset, and changes nothing: before issue 32 the start went on
+// without the records from the damage on, and only warned of a torn
+// record.
+func TestADamagedJournalStopsTheStart(t *testing.T) {
+	cleanEnv(t)
+	for _, tc := range []struct {
+		name   string
+		record func(n int) int // which of n records gets a flipped bit
+	}{{"a bit flipped in the first record", func(int) int { return 0 }}, {"a bit flipped in the middle", func(n int) int { return n / 2 }}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// A store that loads the demo data and ends without a snapshot (a
+			// crash): the demo is in the journal only, a record per batch.
+			emb, err := embedded.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := mustStore(t, emb)
+			path := filepath.Join(dir, "task-manager.jsonl")
+			data := &dynamo.DataFile{Path: path, Store: store, Embedded: emb, Journal: dynamo.JournalPrefix(path), JournalSync: true}
+			if _, _, err := data.Load(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Import(context.Background(), store.Demo(time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			_ = emb.Close()
+			files, _, err := embedded.JournalFiles(data.Journal)
+			if err != nil || len(files) != 1 {
+				t.Fatalf("journal files %v, %v", files, err)
+			}
+			b, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			payloads, _, err := embedded.ReadRecords(bytes.NewReader(b))
+			if err != nil || len(payloads) < 3 {
+				t.Fatalf("the journal holds %d records, %v; want 3 or more", len(payloads), err)
+			}
+			n, off := tc.record(len(payloads)), 0
+			for _, p := range payloads[:n] {
+				off += 8 + len(p)
+			}
+			b[off+8+len(payloads[n])/2] ^= 0x08
+			if err := os.WriteFile(files[0], b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			var stderr syncBuffer
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
+			defer cancel()
+			err = run(ctx, []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error(), files[0]) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", off)) {
+				t.Fatalf("run = %v; want an error naming %s and the offset %d", err, files[0], off)
+			}
+			if strings.Contains(stderr.String(), "msg=serving") {
+				t.Fatal("it served anyway")
+			}
+			if got, _ := os.ReadFile(files[0]); !bytes.Equal(got, b) {
+				t.Fatal("the damaged journal was changed")
+			}
+			if after, _, _ := embedded.JournalFiles(data.Journal); !slices.Equal(after, files) {
+				t.Fatalf("journal files after the refused start: %v; want %v", after, files)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,9 +16,22 @@ import (
 
 // A dump is a table's items as text: one line per item in DynamoDB's JSON
 // ({"Item":{"PK":{"S":"…"},…}}, the line format of DynamoDB's own exports),
-// then a last line {"Count":N} with the number of items, so that a dump cut
-// short is refused rather than half loaded. The embedded store's data file
-// is a dump too.
+// then a last line {"Count":N,"Version":2,"Checksum":"…"} with the number
+// of items, so that a dump cut short is refused rather than half loaded,
+// and a checksum of them, so that a damaged one is refused too. The
+// embedded store's data file is a dump too.
+//
+// The checksum (dumpVersion 2) is the sum, modulo 2^32, of the CRC-32C
+// (Castagnoli) of every item line (its bytes without the line's end), in
+// 8 hex digits: it does not depend on the order of the lines, and any
+// change to a line changes it. A dump without "Version" (written by an
+// older version, or edited by hand and the two fields taken out) has no
+// checksum and loads as it is; the last line may hold no other field.
+//
+// dumpVersion is the version of the dumps Export writes.
+const dumpVersion = 2
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Item is one table item as the SDK holds it.
 type Item = map[string]types.AttributeValue
@@ -36,6 +50,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 	}
 	bw := bufio.NewWriter(w)
 	n := 0
+	var sum uint32
 	in := &dynamodb.ScanInput{TableName: &s.table}
 	for {
 		out, err := sc.Scan(ctx, in)
@@ -49,6 +64,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 			if err != nil {
 				return n, domain.Errorf(domain.EINTERNAL, "encoding an item: %v", err)
 			}
+			sum += crc32.Checksum(line, castagnoli)
 			_, _ = bw.Write(append(line, '\n'))
 			n++
 		}
@@ -57,7 +73,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	fmt.Fprintf(bw, "{\"Count\":%d}\n", n)
+	fmt.Fprintf(bw, "{\"Count\":%d,\"Version\":%d,\"Checksum\":\"%08x\"}\n", n, dumpVersion, sum)
 	if err := bw.Flush(); err != nil {
 		return n, fmt.Errorf("writing the dump: %w", err)
 	}
@@ -65,31 +81,39 @@ func (s *Store) Export(ctx context.Context, w io.Writer) (int, error) {
 }
 
 // ReadDump reads a whole dump written by Export. Every line must be an item
-// in DynamoDB's JSON, and the last one {"Count":N} with N the number of
-// items before it; the error names the first line that is not.
+// in DynamoDB's JSON, and the last one {"Count":N,…} with N the number of
+// items before it and, from version 2, their checksum; the error names the
+// first line that is not, or says that the checksum does not match.
 func ReadDump(r io.Reader) ([]Item, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var items []Item
 	count := -1
+	var sum uint32
 	for line := 1; sc.Scan(); line++ {
 		if count >= 0 {
 			return nil, fmt.Errorf("line %d: data after the last line {\"Count\":…}", line)
 		}
 		var l struct {
-			Item  map[string]json.RawMessage `json:"Item"`
-			Count *int                       `json:"Count"`
+			Item     map[string]json.RawMessage `json:"Item"`
+			Count    *int                       `json:"Count"`
+			Version  *int                       `json:"Version"`
+			Checksum *string                    `json:"Checksum"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return nil, fmt.Errorf("line %d: not a JSON object: %v", line, err)
 		}
 		switch {
 		case l.Count != nil && l.Item == nil:
+			if err := checkCountLine(sc.Bytes(), l.Version, l.Checksum, sum); err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
 			if *l.Count != len(items) {
 				return nil, fmt.Errorf("line %d: says %d items, found %d", line, *l.Count, len(items))
 			}
 			count = *l.Count
-		case l.Item != nil && l.Count == nil:
+		case l.Item != nil && l.Count == nil && l.Version == nil && l.Checksum == nil:
+			sum += crc32.Checksum(sc.Bytes(), castagnoli)
 			it, err := decodeItem(l.Item)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", line, err)
@@ -109,6 +133,34 @@ func ReadDump(r io.Reader) ([]Item, error) {
 		return nil, errors.New("the last line {\"Count\":…} is missing: the dump was cut short")
 	}
 	return items, nil
+}
+
+// checkCountLine checks the fields of a dump's last line (line) beside
+// its count: none but Version and Checksum, and with a Version, that it is
+// dumpVersion and that Checksum is sum, the checksum of the items before.
+func checkCountLine(line []byte, version *int, checksum *string, sum uint32) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	for name := range fields {
+		if name != "Count" && name != "Version" && name != "Checksum" {
+			return fmt.Errorf("an unknown field %q beside the count", name)
+		}
+	}
+	switch {
+	case version == nil && checksum == nil:
+		return nil // version 1: no checksum
+	case version == nil:
+		return errors.New("a checksum without a version")
+	case *version != dumpVersion:
+		return fmt.Errorf("a dump of version %s: this one reads versions 1 (no \"Version\") and %d", fields["Version"], dumpVersion)
+	case checksum == nil:
+		return errors.New("the checksum is missing")
+	case *checksum != fmt.Sprintf("%08x", sum):
+		return fmt.Errorf("the items do not match the checksum %q (theirs is %08x): a line was changed after the dump was written", *checksum, sum)
+	}
+	return nil
 }
 
 // PutItems writes a whole table's items (a dump: the embedded store's data

@@ -3,11 +3,16 @@ package dynamo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -254,4 +259,130 @@ func TestTheJournalKeepsTheOrderOfConcurrentWrites(t *testing.T) {
 	if got := exportString(t, s2); got != want {
 		t.Fatalf("replayed:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// Damage to the journal that is not a torn tail (a flipped bit in its
+// first record, or in the middle) refuses the load with an error naming
+// the file and the offset, and changes no file: dropping the records
+// after it would lose answered writes without a word.
+func TestADamagedJournalRefusesTheLoad(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		record int // the record whose payload gets a flipped bit
+	}{{"a bit flipped in the first record", 0}, {"a bit flipped in the middle", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "task-manager.jsonl")
+			f, s, emb, _ := journaledFile(t, path)
+			if _, _, err := f.Load(ctx); err != nil {
+				t.Fatal(err)
+			}
+			journalWrites(t, s, emb)
+			files, _, err := embedded.JournalFiles(f.Journal)
+			if err != nil || len(files) != 1 {
+				t.Fatalf("journal files %v, %v", files, err)
+			}
+			b, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			payloads, _, err := embedded.ReadRecords(bytes.NewReader(b))
+			if err != nil || len(payloads) != 5 {
+				t.Fatalf("the journal holds %d records, %v; want 5", len(payloads), err)
+			}
+			off := 0
+			for _, p := range payloads[:tc.record] {
+				off += 8 + len(p)
+			}
+			b[off+8+len(payloads[tc.record])/2] ^= 0x10
+			if err := os.WriteFile(files[0], b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			f2, _, _, log := journaledFile(t, path)
+			_, _, err = f2.Load(ctx)
+			if err == nil || !strings.Contains(err.Error(), files[0]) || !strings.Contains(err.Error(), fmt.Sprintf("damaged record at offset %d", off)) {
+				t.Fatalf("Load = %v; want an error naming %s and the offset %d", err, files[0], off)
+			}
+			if strings.Contains(log.String(), "torn") {
+				t.Fatalf("the damage was taken for a torn tail:\n%s", log)
+			}
+			if after, _, _ := embedded.JournalFiles(f.Journal); !slices.Equal(after, files) {
+				t.Fatalf("journal files after the refused load: %v; want %v unchanged", after, files)
+			}
+			if got, _ := os.ReadFile(files[0]); !bytes.Equal(got, b) {
+				t.Fatal("the damaged journal file was changed")
+			}
+		})
+	}
+}
+
+// Saves that keep failing are logged once as an error when they start (at
+// debug level after that, and again every failureReminder), and the first
+// save that works again says how many failed: not an error every 2 s.
+func TestRunLogsAFailingSaveOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "sub") // a file where the snapshot's directory should be
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, emb := persistStore(t)
+	var log syncBuffer
+	s.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f := &DataFile{Path: filepath.Join(blocker, "task-manager.jsonl"), Store: s, Embedded: emb}
+	if err := s.Import(ctx, s.Demo(storeTestNow)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { f.Run(ctx, 5*time.Millisecond); close(done) }()
+	waitFor := func(what string, ok func(logs string) bool) string {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			if logs := log.String(); ok(logs) {
+				return logs
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within a minute:\n%s", what, log.String())
+			}
+		}
+	}
+	logs := waitFor("five failed saves", func(l string) bool { return strings.Count(l, "failed again") >= 4 })
+	if n := strings.Count(logs, "level=ERROR"); n != 1 {
+		t.Fatalf("%d ERROR lines for five failed saves; want 1:\n%s", n, logs)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(blocker, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	logs = waitFor("save that works again", func(l string) bool { return strings.Contains(l, "works again") })
+	cancel()
+	<-done
+	if n := strings.Count(logs, "level=ERROR"); n != 1 || !regexp.MustCompile(`works again" failures=([5-9]|\d\d+)`).MatchString(logs) {
+		t.Fatalf("%d ERROR lines; want 1, and the recovery saying how many saves failed:\n%s", n, logs)
+	}
+	if _, err := os.Stat(f.Path); err != nil {
+		t.Fatalf("no snapshot once saving works again: %v", err)
+	}
+}
+
+// syncBuffer is a buffer the store's log and the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -62,12 +62,14 @@ func JournalPrefix(path string) string {
 
 // Load puts the file's items into the table, which should be new and empty,
 // and returns how many there were; found is false when there is no file
-// and no journal yet. A file that cannot be read whole is an error naming
-// the file: the store never starts empty in its place. Leftovers of saves
-// cut short by a crash are removed. With Journal, the journal's records
-// are then replayed over the snapshot (a torn last record, a crash in the
-// middle of its append, is dropped with a warning in the store's log) and
-// a new journal file is started.
+// and no journal yet. A file that cannot be read whole, or whose items do
+// not match its checksum, is an error naming the file: the store never
+// starts empty in its place. Leftovers of saves cut short by a crash are
+// removed. With Journal, the journal's records are then replayed over the
+// snapshot and a new journal file is started: a torn last record (a crash
+// in the middle of its append) is dropped with a warning in the store's
+// log naming the file its bytes are kept in; any other damage is an error
+// naming the file and the offset (embedded.Store.Replay).
 func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -91,15 +93,17 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 	if err != nil {
 		return 0, found, fmt.Errorf("the journal %s: %w", f.Journal, err)
 	}
-	f.Replayed, err = f.Embedded.Replay(f.Journal, func(path string, err error) {
-		f.Store.Log.Warn("the journal ends in a torn record (a crash while it was written): dropped; the writes before it are kept",
-			"file", path, "err", err)
+	f.Replayed, err = f.Embedded.Replay(f.Journal, func(path, kept string, err error) {
+		f.Store.Log.Warn("the journal ends in a torn record (a crash while it was written, or damage to its last record): "+
+			"dropped, its bytes kept aside; the writes before it are kept",
+			"file", path, "kept", kept, "err", err)
 	})
 	if err != nil {
-		return 0, true, fmt.Errorf("replaying the journal: %w (move %s.* away to start from the snapshot)", err, f.Journal)
+		return 0, true, fmt.Errorf("replaying the journal: %w (the start is refused rather than lose the writes after the damage: "+
+			"restore the file, or move %s.* away to start from the snapshot alone)", err, f.Journal)
 	}
 	f.dirty = f.Replayed > 0 // the next Save snapshots them, then drops the old files
-	if err := f.Embedded.StartJournal(f.Journal, f.JournalSync); err != nil {
+	if err := f.Embedded.StartJournal(f.Journal, f.JournalSync, f.Store.Log); err != nil {
 		return 0, true, err
 	}
 	if f.Replayed > 0 {
@@ -135,9 +139,14 @@ func (f *DataFile) readSnapshot() (its []Item, found bool, err error) {
 // Save writes a snapshot of the table to the file if any write call reached
 // the embedded store since the last load or save, and reports whether it
 // did. Writes wait while the table is read (not while the file is written).
+// While the store is read-only (its journal cannot be written) it does
+// nothing: the snapshot and the journal on disk hold every answered write.
 func (f *DataFile) Save(ctx context.Context) (saved bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ro, _, _ := f.Embedded.ReadOnly(); ro {
+		return false, nil
+	}
 	var buf bytes.Buffer
 	release := f.Embedded.HoldWrites()
 	gen := f.Embedded.Writes()
@@ -168,18 +177,42 @@ func (f *DataFile) Save(ctx context.Context) (saved bool, err error) {
 	return true, nil
 }
 
-// Run saves every interval until ctx ends, logging failures to the store's
-// log. The caller saves once more after the last write.
+// failureReminder is how often Run logs a save failure again while it
+// lasts.
+const failureReminder = 10 * time.Minute
+
+// Run saves every interval until ctx ends. A failure is logged to the
+// store's log when it starts, then every failureReminder while saves keep
+// failing (each at debug level), and the first save that works again says
+// so. The caller saves
+// once more after the last write.
 func (f *DataFile) Run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var since, told time.Time
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := f.Save(ctx); err != nil && ctx.Err() == nil {
-				f.Store.Log.Error("saving the embedded store", "err", err)
+			_, err := f.Save(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				if failures == 0 {
+					since = time.Now()
+				}
+				failures++
+				if failures == 1 || time.Since(told) >= failureReminder {
+					f.Store.Log.Error("saving the embedded store (the journal keeps every answered write meanwhile)",
+						"err", err, "failures", failures, "since", since)
+					told = time.Now()
+				} else {
+					f.Store.Log.Debug("saving the embedded store failed again", "err", err, "failures", failures)
+				}
+			case err == nil && failures > 0:
+				f.Store.Log.Info("saving the embedded store works again", "failures", failures, "for", time.Since(since).Round(time.Second))
+				failures = 0
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/embedded"
 )
 
 // internal wraps an error of the store's own making (building an expression,
@@ -25,7 +26,9 @@ func internal(err error, what string) error {
 }
 
 // wrap turns an SDK error into a coded error: throttling, server errors,
-// exhausted retries and unreachable endpoints become EUNAVAILABLE.
+// exhausted retries and unreachable endpoints become EUNAVAILABLE, and so
+// does the embedded store's answer to a write it could not keep
+// (embedded.CodeReadOnly: not applied, not retried by the SDK).
 func wrap(err error, what string) error {
 	if err == nil {
 		return nil
@@ -37,6 +40,8 @@ func wrap(err error, what string) error {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode() {
+		case embedded.CodeReadOnly:
+			return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store takes no writes for now; retry later", Err: err}
 		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
 			"InternalServerError", "ServiceUnavailable", "LimitExceededException":
 			return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store is busy or unavailable; retry later", Err: err}

@@ -31,9 +31,10 @@ type Store struct {
 	Endpoint string
 	http     *http.Server
 
-	gate    sync.RWMutex            // writes hold it shared; HoldWrites exclusively
-	writes  atomic.Uint64           // write calls served
-	journal atomic.Pointer[journal] // nil until StartJournal (journal.go)
+	gate    sync.RWMutex                          // writes hold it shared; HoldWrites exclusively
+	writes  atomic.Uint64                         // write calls served
+	journal atomic.Pointer[journal]               // nil until StartJournal (journal.go)
+	faults  atomic.Pointer[func(op string) error] // InjectJournalFault
 }
 
 // Start starts an embedded store on a free loopback port.
@@ -50,8 +51,8 @@ func Start() (*Store, error) {
 
 // serve passes calls on to minidyn, counting the writes, and holding them
 // back while HoldWrites is in force. With a journal (StartJournal), a
-// write is answered once it is journaled: every write to the store passes
-// here.
+// write is answered once it is journaled, and one the journal cannot keep
+// is not applied (nor counted): every write to the store passes here.
 func (e *Store) serve(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	switch target[strings.LastIndexByte(target, '.')+1:] {
@@ -59,11 +60,13 @@ func (e *Store) serve(w http.ResponseWriter, r *http.Request) {
 		"CreateTable", "UpdateTable", "DeleteTable", "UpdateTimeToLive":
 		e.gate.RLock()
 		defer e.gate.RUnlock()
-		defer e.writes.Add(1)
 		if j := e.journal.Load(); j != nil {
-			e.journaled(j, w, r)
+			if e.journaled(j, w, r) {
+				e.writes.Add(1)
+			}
 			return
 		}
+		defer e.writes.Add(1)
 	}
 	e.Server.ServeHTTP(w, r)
 }
