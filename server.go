@@ -268,14 +268,18 @@ func runServing(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	defer closeStore()
 	if data != nil { // the embedded store: save its data every few seconds and at the end
+		saver, stopSaver := context.WithCancel(ctx)
+		saved := make(chan struct{})
 		defer func() {
+			stopSaver()
+			<-saved // no save of Run's may outlast this one, nor run into closeStore
 			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if _, serr := data.Save(sctx); serr != nil && err == nil {
 				err = fmt.Errorf("saving the embedded store: %w", serr)
 			}
 		}()
-		go data.Run(ctx, saveEvery)
+		go func() { defer close(saved); data.Run(saver, saveEvery) }()
 	}
 	if created && s.demo && s.store == "embedded" {
 		if err := store.Import(ctx, store.Demo(time.Now())); err != nil {
