@@ -129,10 +129,33 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	} else {
 		e.Client = Client(tb, b, client.Options(count)...)
 	}
+	e.open(e.Client)
+	return e
+}
+
+// NewDiff returns an Env whose store makes every call on the embedded
+// store and on DynamoDB Local through a Tee, which compares their answers
+// (the differential test); the Env's Client and Emb are the embedded
+// store's. Skipped without DynamoDB Local.
+func NewDiff(tb testing.TB) (*Env, *Tee) {
+	tb.Helper()
+	ref := Client(tb, DynamoDBLocal, client.Options()...)
+	calls := &Calls{}
+	e := &Env{TB: tb, Calls: calls, Emb: Embedded(tb)}
+	e.Client = e.Emb.Client(client.Options(calls.Option)...)
+	tee := NewTee(tb, e.Client, ref)
+	e.open(tee)
+	return e, tee
+}
+
+// open makes the Env's table through db, its store, authenticator and
+// handler.
+func (e *Env) open(db dynamo.API) {
+	tb, calls := e.TB, e.Calls
 	// A run id keeps tables apart when several runs share one dynalite or
 	// DynamoDB Local.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
-	e.Store = wire.NewStore(e.Client, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
+	e.Store = wire.NewStore(db, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
 	e.Store.CleanupSettle = 0 // the clock stands still in tests
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -142,7 +165,6 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	e.Auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
 	e.Handler = e.NewHandler(graph.Options{})
 	calls.Reset()
-	return e
 }
 
 // NewHandler returns a GraphQL handler on the Env's store and
