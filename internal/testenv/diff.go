@@ -236,33 +236,47 @@ func sameItem(what string, a, b map[string]types.AttributeValue) string {
 
 // GetItem implements dynamo.API.
 func (t *Tee) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return both(t, "GetItem", in, func(c *dynamodb.Client) (*dynamodb.GetItemOutput, error) { return c.GetItem(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "GetItem", in, func(c *dynamodb.Client) (*dynamodb.GetItemOutput, error) {
+		return c.GetItem(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.GetItemOutput) string { return sameItem("item", a.Item, b.Item) })
 }
 
 // PutItem implements dynamo.API.
 func (t *Tee) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return both(t, "PutItem", in, func(c *dynamodb.Client) (*dynamodb.PutItemOutput, error) { return c.PutItem(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "PutItem", in, func(c *dynamodb.Client) (*dynamodb.PutItemOutput, error) {
+		return c.PutItem(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.PutItemOutput) string { return sameItem("attributes", a.Attributes, b.Attributes) })
 }
 
 // UpdateItem makes an UpdateItem call on both backends.
 func (t *Tee) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return both(t, "UpdateItem", in, func(c *dynamodb.Client) (*dynamodb.UpdateItemOutput, error) { return c.UpdateItem(context.WithoutCancel(ctx), in, o...) },
-		func(a, b *dynamodb.UpdateItemOutput) string { return sameItem("attributes", a.Attributes, b.Attributes) })
+	return both(t, "UpdateItem", in, func(c *dynamodb.Client) (*dynamodb.UpdateItemOutput, error) {
+		return c.UpdateItem(context.WithoutCancel(ctx), in, o...)
+	},
+		func(a, b *dynamodb.UpdateItemOutput) string {
+			return sameItem("attributes", a.Attributes, b.Attributes)
+		})
 }
 
 // DeleteItem makes a DeleteItem call on both backends.
 func (t *Tee) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	return both(t, "DeleteItem", in, func(c *dynamodb.Client) (*dynamodb.DeleteItemOutput, error) { return c.DeleteItem(context.WithoutCancel(ctx), in, o...) },
-		func(a, b *dynamodb.DeleteItemOutput) string { return sameItem("attributes", a.Attributes, b.Attributes) })
+	return both(t, "DeleteItem", in, func(c *dynamodb.Client) (*dynamodb.DeleteItemOutput, error) {
+		return c.DeleteItem(context.WithoutCancel(ctx), in, o...)
+	},
+		func(a, b *dynamodb.DeleteItemOutput) string {
+			return sameItem("attributes", a.Attributes, b.Attributes)
+		})
 }
 
 // BatchGetItem implements dynamo.API: the items each table returned, as
 // sets, and the keys left unprocessed, by number (which ones a store
 // leaves past 16 MB is its own choice).
 func (t *Tee) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	return both(t, "BatchGetItem", in, func(c *dynamodb.Client) (*dynamodb.BatchGetItemOutput, error) { return c.BatchGetItem(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "BatchGetItem", in, func(c *dynamodb.Client) (*dynamodb.BatchGetItemOutput, error) {
+		return c.BatchGetItem(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.BatchGetItemOutput) string {
 			left := func(o *dynamodb.BatchGetItemOutput) int {
 				n := 0
@@ -288,7 +302,9 @@ func (t *Tee) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, 
 
 // BatchWriteItem implements dynamo.API.
 func (t *Tee) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	return both(t, "BatchWriteItem", in, func(c *dynamodb.Client) (*dynamodb.BatchWriteItemOutput, error) { return c.BatchWriteItem(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "BatchWriteItem", in, func(c *dynamodb.Client) (*dynamodb.BatchWriteItemOutput, error) {
+		return c.BatchWriteItem(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.BatchWriteItemOutput) string {
 			if la, lb := len(a.UnprocessedItems), len(b.UnprocessedItems); la != lb {
 				return fmt.Sprintf("unprocessed items of %d tables, reference %d", la, lb)
@@ -300,7 +316,9 @@ func (t *Tee) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInp
 // Query implements dynamo.API: the items in order, Count, ScannedCount
 // and LastEvaluatedKey.
 func (t *Tee) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	return both(t, "Query", in, func(c *dynamodb.Client) (*dynamodb.QueryOutput, error) { return c.Query(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "Query", in, func(c *dynamodb.Client) (*dynamodb.QueryOutput, error) {
+		return c.Query(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.QueryOutput) string {
 			return samePage(a.Items, b.Items, a.Count, b.Count, a.ScannedCount, b.ScannedCount, a.LastEvaluatedKey, b.LastEvaluatedKey, true)
 		})
@@ -310,7 +328,9 @@ func (t *Tee) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dyn
 // store's own, so a page is compared as a set, and only when it is the
 // whole table (no start key, no key after it).
 func (t *Tee) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	return both(t, "Scan", in, func(c *dynamodb.Client) (*dynamodb.ScanOutput, error) { return c.Scan(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "Scan", in, func(c *dynamodb.Client) (*dynamodb.ScanOutput, error) {
+		return c.Scan(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.ScanOutput) string {
 			if in.ExclusiveStartKey != nil || a.LastEvaluatedKey != nil || b.LastEvaluatedKey != nil {
 				return ""
@@ -338,13 +358,17 @@ func (t *Tee) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWrite
 
 // DescribeTable implements dynamo.API (error codes compared).
 func (t *Tee) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, o ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
-	return both(t, "DescribeTable", in, func(c *dynamodb.Client) (*dynamodb.DescribeTableOutput, error) { return c.DescribeTable(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "DescribeTable", in, func(c *dynamodb.Client) (*dynamodb.DescribeTableOutput, error) {
+		return c.DescribeTable(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.DescribeTableOutput) string { return "" })
 }
 
 // CreateTable implements dynamo.API (error codes compared).
 func (t *Tee) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, o ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
-	return both(t, "CreateTable", in, func(c *dynamodb.Client) (*dynamodb.CreateTableOutput, error) { return c.CreateTable(context.WithoutCancel(ctx), in, o...) },
+	return both(t, "CreateTable", in, func(c *dynamodb.Client) (*dynamodb.CreateTableOutput, error) {
+		return c.CreateTable(context.WithoutCancel(ctx), in, o...)
+	},
 		func(a, b *dynamodb.CreateTableOutput) string { return "" })
 }
 
