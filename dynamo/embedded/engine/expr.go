@@ -107,39 +107,35 @@ func (x exprs) env(a attrs) (*language.Environment, error) {
 	return env, nil
 }
 
-// match tells whether item a (nil: no item) satisfies c.
+// match tells whether item a (nil: no item) satisfies c (cond.go).
 func (x exprs) match(c condition, a attrs) (bool, error) {
 	if c == nil {
 		return true, nil
 	}
-	env, err := x.env(a)
-	if err != nil {
-		return false, err
-	}
-	r := language.Eval(c, env)
-	if r.Type() == language.ObjectTypeError {
-		return false, validation("Invalid ConditionExpression: %s", r.Inspect())
-	}
-	return r == language.TRUE, nil
+	return x.eval(c.Expression, a)
 }
 
 // update is a parsed update expression.
 type update = *language.UpdateStatement
 
-func parseUpdate(s string, key schema, names map[string]string) (update, error) {
+// parseUpdate parses an update expression and returns it with the
+// top-level attributes its actions change; an action on a key attribute
+// is a ValidationException.
+func parseUpdate(s string, key schema, names map[string]string) (update, []string, error) {
 	p := language.NewUpdateParser(language.NewLexer(s))
 	u := p.ParseUpdateExpression()
 	if len(p.Errors()) > 0 {
-		return nil, validation("Invalid UpdateExpression: Syntax error; %s", strings.Join(p.Errors(), "; "))
+		return nil, nil, validation("Invalid UpdateExpression: Syntax error; %s", strings.Join(p.Errors(), "; "))
 	}
 	ue, ok := u.Expression.(*language.UpdateExpression)
 	if !ok {
-		return nil, validation("Invalid UpdateExpression: Syntax error")
+		return nil, nil, validation("Invalid UpdateExpression: Syntax error")
 	}
+	var changed []string
 	for _, act := range ue.Expressions {
 		a, ok := act.(*language.ActionExpression)
 		if !ok {
-			return nil, validation("Invalid UpdateExpression: Syntax error")
+			return nil, nil, validation("Invalid UpdateExpression: Syntax error")
 		}
 		root := a.Left
 		for {
@@ -151,17 +147,18 @@ func parseUpdate(s string, key schema, names map[string]string) (update, error) 
 		}
 		id, ok := root.(*language.Identifier)
 		if !ok {
-			return nil, validation("Invalid UpdateExpression: Syntax error")
+			return nil, nil, validation("Invalid UpdateExpression: Syntax error")
 		}
 		name := id.Value
 		if n, ok := names[name]; ok {
 			name = n
 		}
 		if name == key.hash.name || name == key.rng.name {
-			return nil, validation("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", name)
+			return nil, nil, validation("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", name)
 		}
+		changed = append(changed, name)
 	}
-	return u, nil
+	return u, changed, nil
 }
 
 // apply returns item a (its key at least) after the update u.
@@ -374,6 +371,21 @@ func (kc keyCond) cmp(rng string) int {
 		return 1
 	}
 	return 0
+}
+
+// end is the range key at which the condition's keys end inclusively in
+// the direction of reading (forward: ascending), or nil: the bound of
+// <= and BETWEEN forward, of >= and BETWEEN backward.
+func (kc keyCond) end(forward bool) *string {
+	switch {
+	case forward && kc.op == "<=":
+		return &kc.a
+	case forward && kc.op == "BETWEEN":
+		return &kc.b
+	case !forward && (kc.op == ">=" || kc.op == "BETWEEN"):
+		return &kc.a
+	}
+	return nil
 }
 
 // low is a range key at or before every key the condition admits.

@@ -298,42 +298,62 @@ type page struct {
 	items      [][]byte
 	scanned    int
 	size       int
-	last       *entry
+	end        *string // see take
+	full       *entry  // the item that reached 1 MB
+	last       *entry  // the LastEvaluatedKey's item
 	err        error
 }
 
-// take reads one item into the page and tells whether to go on.
+// take reads one item into the page and tells whether to go on. A page
+// that reached its Limit stops with its LastEvaluatedKey, but for the item
+// at the key condition's inclusive end (end), which ends it without one
+// (a Query of a table's items by <=, >= or BETWEEN; its indexes, and
+// Scans, always have one). A page that reached 1 MB stops at the next
+// item it would read, so that its LastEvaluatedKey says there is more.
+// Both are DynamoDB Local's answers.
 func (p *page) take(en entry) bool {
+	if p.full != nil {
+		p.last = p.full
+		return false
+	}
 	p.scanned++
-	p.size += en.it.size
-	ok := true
+	raw := en.it.raw
 	if p.filter != nil || p.projection != "" {
 		a, err := en.it.decode()
-		if err == nil {
+		ok := err == nil
+		if ok {
 			ok, err = p.x.match(p.filter, a)
 		}
 		if err == nil && ok && p.projection != "" && !p.count {
-			a, err = p.x.project(p.projection, a)
-			if err == nil {
-				p.items = append(p.items, encodeItem(a))
+			if a, err = p.x.project(p.projection, a); err == nil {
+				raw = encodeItem(a)
 			}
-			ok = false
 		}
 		if err != nil {
 			p.err = err
 			return false
 		}
-	}
-	if ok {
-		if p.count {
-			p.items = append(p.items, nil)
-		} else {
-			p.items = append(p.items, en.it.raw)
+		if !ok {
+			raw = nil
 		}
 	}
-	if p.scanned == p.limit || p.size >= pageBytes {
-		p.last = &en
+	if raw != nil {
+		// The 1 MB counts the items the filter keeps, as DynamoDB Local
+		// counts (DynamoDB counts every item read).
+		p.size += en.it.size
+		if p.count {
+			raw = []byte{}
+		}
+		p.items = append(p.items, raw)
+	}
+	switch {
+	case p.scanned == p.limit:
+		if p.end == nil || en.rng != *p.end {
+			p.last = &en
+		}
 		return false
+	case p.size >= pageBytes:
+		p.full = &en
 	}
 	return true
 }
@@ -422,6 +442,9 @@ func (e *Engine) query(in *queryInput) ([]byte, error) {
 	p, err := e.newPage(x, in.FilterExpression, in.ProjectionExpression, in.Select, in.Limit)
 	if err != nil {
 		return nil, err
+	}
+	if s.ix < 0 {
+		p.end = kc.end(in.ScanIndexForward == nil || *in.ScanIndexForward)
 	}
 	esk, err := s.startKey(in.ExclusiveStartKey)
 	if err != nil {

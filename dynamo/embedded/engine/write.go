@@ -18,6 +18,7 @@ type write struct {
 	keyA    attrs // the key as sent (Update: the new item starts from it)
 	put     *item
 	upd     update
+	changed []string // the top-level attributes the update names
 	cond    condition
 	x       exprs
 	retOld  bool   // ReturnValuesOnConditionCheckFailure ALL_OLD
@@ -81,7 +82,7 @@ func (e *Engine) prepare(kind string, in *writeInput) (*write, error) {
 	}
 	w.keyA = in.Key
 	if kind == "Update" && in.UpdateExpression != "" {
-		if w.upd, err = parseUpdate(in.UpdateExpression, t.key, w.x.names); err != nil {
+		if w.upd, w.changed, err = parseUpdate(in.UpdateExpression, t.key, w.x.names); err != nil {
 			return nil, err
 		}
 	}
@@ -101,6 +102,19 @@ func (w *write) run() (ok bool, err error) {
 	if ok, err = w.x.match(w.cond, old); err != nil || !ok {
 		return ok, err
 	}
+	// An update that cannot apply to the item it found is a
+	// ValidationException, of a transaction too (as DynamoDB Local
+	// answers); one whose condition failed is not tried.
+	var updated attrs
+	if w.kind == "Update" && w.upd != nil {
+		a := old
+		if a == nil {
+			a = w.keyA
+		}
+		if updated, err = w.x.apply(w.upd, a); err != nil {
+			return false, err
+		}
+	}
 	switch w.kind {
 	case "Put":
 		w.next = w.put
@@ -109,17 +123,9 @@ func (w *write) run() (ok bool, err error) {
 		if w.upd == nil && w.old != nil {
 			return true, nil
 		}
-		a := old
+		a := updated
 		if a == nil {
-			a = attrs{}
-			for k, v := range w.keyA {
-				a[k] = v
-			}
-		}
-		if w.upd != nil {
-			if a, err = w.x.apply(w.upd, a); err != nil {
-				return false, err
-			}
+			a = w.keyA
 		}
 		if w.next, err = w.t.newItem(a); err != nil {
 			return false, err
@@ -177,27 +183,24 @@ func (w *write) answer() ([]byte, error) {
 	return append(append([]byte(`{"Attributes":`), raw...), '}'), nil
 }
 
-// updated is the top-level attributes the update changed, as they were
-// (UPDATED_OLD) or are (UPDATED_NEW).
+// updated is the top-level attributes the update names, as they were
+// (UPDATED_OLD) or are (UPDATED_NEW); a nested path's whole attribute.
 func (w *write) updated(newer bool) ([]byte, error) {
-	var before, after attrs
-	var err error
-	if w.old != nil {
-		if before, err = w.old.decode(); err != nil {
-			return nil, err
-		}
+	it := w.old
+	if newer {
+		it = w.next
 	}
-	if after, err = w.next.decode(); err != nil {
+	if it == nil {
+		return nil, nil
+	}
+	a, err := it.decode()
+	if err != nil {
 		return nil, err
 	}
 	out := attrs{}
-	from, other := before, after
-	if newer {
-		from, other = after, before
-	}
-	for k, v := range from {
-		if o, ok := other[k]; !ok || !bytes.Equal(appendValue(nil, o), appendValue(nil, v)) {
-			out[k] = v
+	for _, n := range w.changed {
+		if v, ok := a[n]; ok {
+			out[n] = v
 		}
 	}
 	if len(out) == 0 {
@@ -371,12 +374,7 @@ func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error)
 		ok, err := w.run()
 		switch {
 		case err != nil:
-			msg := err.Error()
-			if ae, isAE := err.(*Error); isAE {
-				msg = ae.Message
-			}
-			reasons[i] = Reason{Code: "ValidationError", Message: msg}
-			cancelled = true
+			return nil, err
 		case !ok:
 			reasons[i] = Reason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
 			if w.retOld && w.old != nil {
