@@ -3,10 +3,15 @@ package engine
 import (
 	"bytes"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/google/btree"
 	mt "github.com/truora/minidyn/types"
 )
+
+// visits counts the entries Queries and Scans visit (tests check that a
+// Query visits what it returns).
+var visits atomic.Int64
 
 // pageBytes is the most a Query or Scan reads in one call: it stops after
 // the item that reaches 1 MB (DynamoDB's rule).
@@ -459,6 +464,7 @@ func (e *Engine) query(in *queryInput) ([]byte, error) {
 			pivot = *esk
 		}
 		s.tree.AscendGreaterOrEqual(pivot, func(en entry) bool {
+			visits.Add(1)
 			switch {
 			case en.hash != kc.hash:
 				return false
@@ -482,6 +488,7 @@ func (e *Engine) query(in *queryInput) ([]byte, error) {
 			pivot = *esk
 		}
 		s.tree.DescendLessOrEqual(pivot, func(en entry) bool {
+			visits.Add(1)
 			switch {
 			case en.hash > kc.hash:
 				return true
@@ -529,6 +536,7 @@ func (e *Engine) scan(in *queryInput) ([]byte, error) {
 		return nil, err
 	}
 	visit := func(en entry) bool {
+		visits.Add(1)
 		if esk != nil && !less(*esk, en) {
 			return true
 		}
