@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"math/big"
 	"slices"
 	"strconv"
@@ -37,11 +36,7 @@ const maxItemSize = 400 * 1024
 
 // decode returns the attributes of a stored item.
 func (it *item) decode() (attrs, error) {
-	var a attrs
-	if err := json.Unmarshal(it.raw, &a); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return decodeAttrs(it.raw)
 }
 
 // checkValue checks that an attribute value is one of DynamoDB's types,

@@ -23,7 +23,7 @@ const batchGetBytes = 16 << 20
 
 type getItemInput struct {
 	TableName                string
-	Key                      attrs
+	Key                      attrMap
 	ProjectionExpression     string
 	ExpressionAttributeNames map[string]string
 }
@@ -70,7 +70,7 @@ func (x exprs) projected(p string, it *item) ([]byte, error) {
 }
 
 type keysAndAttributes struct {
-	Keys                     []attrs
+	Keys                     []attrMap
 	ConsistentRead           bool   `json:",omitempty"`
 	ProjectionExpression     string `json:",omitempty"`
 	ExpressionAttributeNames map[string]string
@@ -211,8 +211,8 @@ type queryInput struct {
 	FilterExpression          string
 	ProjectionExpression      string
 	ExpressionAttributeNames  map[string]string
-	ExpressionAttributeValues attrs
-	ExclusiveStartKey         attrs
+	ExpressionAttributeValues attrMap
+	ExclusiveStartKey         attrMap
 	Limit                     *int
 	ScanIndexForward          *bool
 	ConsistentRead            bool

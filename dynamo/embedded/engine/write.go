@@ -32,12 +32,12 @@ type write struct {
 // alone or in a transaction.
 type writeInput struct {
 	TableName                           string
-	Item                                attrs
-	Key                                 attrs
+	Item                                attrMap
+	Key                                 attrMap
 	UpdateExpression                    string
 	ConditionExpression                 string
 	ExpressionAttributeNames            map[string]string
-	ExpressionAttributeValues           attrs
+	ExpressionAttributeValues           attrMap
 	ReturnValues                        string
 	ReturnValuesOnConditionCheckFailure string
 }
@@ -230,8 +230,8 @@ func (e *Engine) one(kind string, in *writeInput) ([]byte, error) {
 
 type batchWriteItemInput struct {
 	RequestItems map[string][]struct {
-		PutRequest    *struct{ Item attrs }
-		DeleteRequest *struct{ Key attrs }
+		PutRequest    *struct{ Item attrMap }
+		DeleteRequest *struct{ Key attrMap }
 	}
 }
 
