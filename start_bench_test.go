@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/bench"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"github.com/taskgraph/taskgraph/internal/wire"
@@ -25,8 +26,9 @@ var startItems = flag.Int("start.items", 100_000, "items in the data file of Ben
 // BenchmarkStartFromDataDir times a start of the embedded store from a
 // data directory holding the benchmark's dataset of -start.items items
 // (the server's own openStore: the snapshot read, its items written to the
-// store, the journal started), and reports the heap the loaded table takes
-// per item:
+// store, the journal started), and reports the CPU it took, the heap the
+// loaded table takes per item, and the time and CPU of one snapshot of the
+// table (DataFile.Save) after a write:
 //
 //	go test . -run '^$' -bench StartFromDataDir -benchtime 3x -args -start.items 100000
 func BenchmarkStartFromDataDir(b *testing.B) {
@@ -38,7 +40,7 @@ func BenchmarkStartFromDataDir(b *testing.B) {
 
 	s := settings{store: "embedded", table: "task-manager", dataDir: dir, createTable: true, journalSync: "commit"}
 	var before, after runtime.MemStats
-	var cpu time.Duration
+	var cpu, save, saveCPU time.Duration
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -46,7 +48,7 @@ func BenchmarkStartFromDataDir(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		c0 := processCPU()
-		store, _, _, closeStore, err := openStore(ctx, s, log)
+		store, data, _, closeStore, err := openStore(ctx, s, log)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -54,7 +56,17 @@ func BenchmarkStartFromDataDir(b *testing.B) {
 		b.StopTimer()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(store)
+		// One write, then a snapshot of the whole table, as the server
+		// takes one every saveEvery while writes come.
+		if _, err := store.UpdateProfile(ctx, "snapshot-bench", domain.ProfileInput{Name: "Snapshot"}); err != nil {
+			b.Fatal(err)
+		}
+		t0, c1 := time.Now(), processCPU()
+		if _, err := data.Save(ctx); err != nil {
+			b.Fatal(err)
+		}
+		save += time.Since(t0)
+		saveCPU += processCPU() - c1
 		closeStore()
 		files, _ := filepath.Glob(filepath.Join(dir, "task-manager.journal.*"))
 		for _, f := range files {
@@ -64,6 +76,8 @@ func BenchmarkStartFromDataDir(b *testing.B) {
 	}
 	b.ReportMetric(float64(items), "items")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(save.Seconds()/float64(b.N), "snapshot-s")
+	b.ReportMetric(saveCPU.Seconds()/float64(b.N), "snapshot-cpu-s")
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(items), "heap-bytes/item")
 }
 
