@@ -20,7 +20,7 @@ import (
 )
 
 var (
-	diffOps  = flag.Int("diff.ops", 1500, "calls TestEdgesAgainstDynamoDBLocal makes")
+	diffOps  = flag.Int("diff.ops", 1000, "calls TestEdgesAgainstDynamoDBLocal makes")
 	diffSeed = flag.Uint64("diff.seed", 1, "seed of TestEdgesAgainstDynamoDBLocal's random sequence")
 )
 
