@@ -41,13 +41,15 @@ const (
 	saveEvery     = 2 * time.Second
 	devSecretFile = "dev-secret"
 	lockFileName  = "lock"
-	// comfortableItems is the table size past which the embedded store
-	// slows down noticeably (README: "How big the embedded store can get").
-	comfortableItems = 1000
+	// comfortableItems is the table size past which the embedded store's
+	// start and snapshots take seconds (docs/operations.md: "How big the
+	// embedded store can get"); its calls cost the same at any size.
+	comfortableItems = 100_000
 )
 
 // moveAdvice tells how to move the embedded store's data to a real endpoint.
-const moveAdvice = "every query walks the whole table, so the embedded store slows down past about 1,000 items; " +
+const moveAdvice = "the embedded store keeps the whole table in memory (about 1 KB an item), reads it at every start " +
+	"and rewrites its snapshot while writes come: seconds each past about 100,000 items; " +
 	"to move the data to DynamoDB Local, dynalite or AWS: go run . export > dump.jsonl, then " +
 	"AWS_ENDPOINT_URL_DYNAMODB=http://… go run . import < dump.jsonl"
 

@@ -7,7 +7,7 @@
 // client), the server's CPU time, latency, throughput, allocations and heap,
 // with the loaders' batching on and off (the baseline).
 //
-// The embedded store (minidyn) runs in a child process (StartStoreProcess),
+// The embedded store runs in a child process (StartStoreProcess),
 // so that the CPU time this process measures with getrusage is the server's
 // (plus the small load driver's), not the store's.
 //

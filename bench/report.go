@@ -172,7 +172,7 @@ func runScale(ctx context.Context, o ReportOptions, scale int, table string, log
 		}
 		defer p.Stop()
 		endpoint, storeCPU = p.Endpoint, p.CPU
-		sr.Store = fmt.Sprintf("embedded minidyn, child process %d", p.PID())
+		sr.Store = fmt.Sprintf("the embedded store, child process %d", p.PID())
 	}
 	env, err := Open(ctx, endpoint, table, o.Quiet)
 	if err != nil {
@@ -268,7 +268,7 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	o := r.Options
-	store := "the embedded store (minidyn) in a child process, one per scale"
+	store := "the embedded store in a child process, one per scale"
 	if o.Endpoint != "" {
 		store = "the DynamoDB endpoint " + o.Endpoint
 	}

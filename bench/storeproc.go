@@ -19,7 +19,7 @@ const StoreEnv = "TASKGRAPH_BENCH_STORE"
 
 const endpointLine = "taskgraph-bench-store "
 
-// ServeStoreIfAsked serves the embedded store (minidyn) and exits when the
+// ServeStoreIfAsked serves the embedded store and exits when the
 // process was started by StartStoreProcess; otherwise it returns at once.
 // Call it first thing in TestMain (or main) of the binary that measures, so
 // that the binary can re-execute itself as its own store.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
-	miniserver "github.com/truora/minidyn/server"
 )
 
 func TestGetRetriesUnprocessedKeys(t *testing.T) {
@@ -19,10 +18,10 @@ func TestGetRetriesUnprocessedKeys(t *testing.T) {
 	var mu sync.Mutex
 	asked := map[string]int{}
 	leftOut := map[string]bool{}
-	ts.emulateUnprocessed(t, func(n int, raw map[string]*miniserver.AttributeValue) bool {
+	ts.emulateUnprocessed(t, func(n int, key map[string]string) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		k := rawKey(raw)
+		k := rawKey(key)
 		asked[k]++
 		if asked[k] == 1 && n%3 == 0 {
 			leftOut[k] = true
@@ -68,8 +67,8 @@ func TestGetKeysUnprocessedForever(t *testing.T) {
 	ts.mustImport(t, bd.d)
 	refs := bd.existing[:12]
 	stuck := map[string]bool{refKey(t, refs[2]): true, refKey(t, refs[7]): true, refKey(t, refs[11]): true}
-	ts.emulateUnprocessed(t, func(_ int, raw map[string]*miniserver.AttributeValue) bool {
-		return stuck[rawKey(raw)]
+	ts.emulateUnprocessed(t, func(_ int, key map[string]string) bool {
+		return stuck[rawKey(key)]
 	})
 
 	start := time.Now()
@@ -125,10 +124,10 @@ func TestBatchWriteRetriesUnprocessedItems(t *testing.T) {
 	seen := map[string]bool{}
 	var mu sync.Mutex
 	// Every item is left unprocessed the first time it is sent.
-	ts.emulateUnprocessed(t, func(_ int, raw map[string]*miniserver.AttributeValue) bool {
+	ts.emulateUnprocessed(t, func(_ int, key map[string]string) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		k := rawKey(raw)
+		k := rawKey(key)
 		first := !seen[k]
 		seen[k] = true
 		return first

@@ -95,13 +95,30 @@ func ReadDump(r io.Reader) ([]Item, error) {
 			return nil, fmt.Errorf("line %d: data after the last line {\"Count\":…}", line)
 		}
 		var l struct {
-			Item     map[string]json.RawMessage `json:"Item"`
-			Count    *int                       `json:"Count"`
-			Version  *int                       `json:"Version"`
-			Checksum *string                    `json:"Checksum"`
+			Item     map[string]dumpValue `json:"Item"`
+			Count    *int                 `json:"Count"`
+			Version  *int                 `json:"Version"`
+			Checksum *string              `json:"Checksum"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("line %d: not a JSON object: %v", line, err)
+		var it Item
+		err := json.Unmarshal(sc.Bytes(), &l)
+		if err == nil && l.Item != nil {
+			it, err = decodeItem(l.Item)
+		}
+		if err != nil { // decoded again attribute by attribute, to say what is wrong
+			var raw struct {
+				Item  map[string]json.RawMessage `json:"Item"`
+				Count *int                       `json:"Count"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+				return nil, fmt.Errorf("line %d: not a JSON object: %v", line, err)
+			}
+			if raw.Item != nil {
+				if _, err := decodeRaw(raw.Item); err != nil {
+					return nil, fmt.Errorf("line %d: %v", line, err)
+				}
+			}
+			return nil, fmt.Errorf("line %d: %v", line, err)
 		}
 		switch {
 		case l.Count != nil && l.Item == nil:
@@ -114,10 +131,6 @@ func ReadDump(r io.Reader) ([]Item, error) {
 			count = *l.Count
 		case l.Item != nil && l.Count == nil && l.Version == nil && l.Checksum == nil:
 			sum += crc32.Checksum(sc.Bytes(), castagnoli)
-			it, err := decodeItem(l.Item)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %v", line, err)
-			}
 			if it[attrPK] == nil || it[attrSK] == nil {
 				return nil, fmt.Errorf("line %d: the item has no %s and %s", line, attrPK, attrSK)
 			}
@@ -223,7 +236,85 @@ func encodeValue(v types.AttributeValue) map[string]any {
 	panic(fmt.Sprintf("dynamo: unknown attribute value %T", v))
 }
 
-func decodeItem(raw map[string]json.RawMessage) (Item, error) {
+// dumpValue is an attribute value as DynamoDB's JSON has it: a line of a
+// dump is decoded in one pass into these (a start from a data file
+// decodes every item), then checked and turned into the SDK's values.
+type dumpValue struct {
+	S, N       *string
+	B          []byte
+	BOOL, NULL *bool
+	SS, NS     []string
+	BS         [][]byte
+	L          []dumpValue
+	M          map[string]dumpValue
+}
+
+func decodeItem(raw map[string]dumpValue) (Item, error) {
+	it := make(Item, len(raw))
+	for k, r := range raw {
+		v, err := r.value()
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: %v", k, err)
+		}
+		it[k] = v
+	}
+	return it, nil
+}
+
+func (d dumpValue) value() (types.AttributeValue, error) {
+	var v types.AttributeValue
+	n := 0
+	set := func(x types.AttributeValue) { v = x; n++ }
+	if d.S != nil {
+		set(&types.AttributeValueMemberS{Value: *d.S})
+	}
+	if d.N != nil {
+		set(&types.AttributeValueMemberN{Value: *d.N})
+	}
+	if d.B != nil {
+		set(&types.AttributeValueMemberB{Value: d.B})
+	}
+	if d.BOOL != nil {
+		set(&types.AttributeValueMemberBOOL{Value: *d.BOOL})
+	}
+	if d.NULL != nil {
+		set(&types.AttributeValueMemberNULL{Value: true})
+	}
+	if d.SS != nil {
+		set(&types.AttributeValueMemberSS{Value: d.SS})
+	}
+	if d.NS != nil {
+		set(&types.AttributeValueMemberNS{Value: d.NS})
+	}
+	if d.BS != nil {
+		set(&types.AttributeValueMemberBS{Value: d.BS})
+	}
+	if d.L != nil {
+		l := make([]types.AttributeValue, len(d.L))
+		for i, x := range d.L {
+			var err error
+			if l[i], err = x.value(); err != nil {
+				return nil, err
+			}
+		}
+		set(&types.AttributeValueMemberL{Value: l})
+	}
+	if d.M != nil {
+		m, err := decodeItem(d.M)
+		if err != nil {
+			return nil, err
+		}
+		set(&types.AttributeValueMemberM{Value: m})
+	}
+	if n != 1 {
+		return nil, errors.New(`not a typed value such as {"S":"…"}`)
+	}
+	return v, nil
+}
+
+// decodeRaw decodes an item attribute by attribute, to say what is wrong
+// with one that decodeItem refused.
+func decodeRaw(raw map[string]json.RawMessage) (Item, error) {
 	it := make(Item, len(raw))
 	for k, r := range raw {
 		v, err := decodeValue(r)
@@ -292,7 +383,7 @@ func decodeTyped(typ string, r json.RawMessage) (types.AttributeValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := decodeItem(xs)
+		m, err := decodeRaw(xs)
 		return &types.AttributeValueMemberM{Value: m}, err
 	}
 	return nil, fmt.Errorf("unknown type")

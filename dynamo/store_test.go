@@ -20,7 +20,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	miniserver "github.com/truora/minidyn/server"
 )
 
 // storeTestNow is the fixed clock of the store tests; its nanoseconds check
@@ -96,20 +95,14 @@ func (ts *testStore) dump(t *testing.T) string {
 
 // emulateUnprocessed installs an unprocessed-keys predicate on the store's
 // table for the rest of the test.
-func (ts *testStore) emulateUnprocessed(t *testing.T, match func(n int, raw map[string]*miniserver.AttributeValue) bool) {
+func (ts *testStore) emulateUnprocessed(t *testing.T, match func(n int, key map[string]string) bool) {
 	t.Helper()
 	ts.emb.Server.EmulateUnprocessedItems(ts.Table(), match)
 	t.Cleanup(func() { ts.emb.Server.EmulateUnprocessedItems(ts.Table(), nil) })
 }
 
-func rawKey(raw map[string]*miniserver.AttributeValue) string {
-	s := func(a string) string {
-		if v := raw[a]; v != nil && v.S != nil {
-			return *v.S
-		}
-		return ""
-	}
-	return s(attrPK) + "|" + s(attrSK)
+func rawKey(key map[string]string) string {
+	return key[attrPK] + "|" + key[attrSK]
 }
 
 func refKey(t *testing.T, r Ref) string {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -111,12 +109,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env,
 	opts := client.Options(c.option, e.Calls.Option)
 	table := "capacity"
 	if b == testenv.Dynalite {
-		ep := os.Getenv("DYNALITE_ENDPOINT")
-		if ep == "" {
-			t.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
-		}
-		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, opts...)
+		e.Client = testenv.Client(t, b, opts...)
 		table = fmt.Sprintf("capacity-%d-%s", time.Now().UnixNano(), t.Name())
 	} else {
 		e.Emb = testenv.Embedded(t)
@@ -171,7 +164,7 @@ func mustRun(t *testing.T, e *testenv.Env, sc screen) *testenv.Response {
 }
 
 func TestEveryStoreRequestAsksForCapacity(t *testing.T) {
-	e, c := captureEnv(t, testenv.Minidyn, graph.Options{})
+	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
 	e.MustSeed()
 	for _, sc := range screens(t, e) {
 		mustRun(t, e, sc)
@@ -497,7 +490,7 @@ var computedCapacity = map[string][][3]float64{
 }
 
 func TestComputedCapacityPerScreen(t *testing.T) {
-	e, c := captureEnv(t, testenv.Minidyn, graph.Options{})
+	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
 	e.MustSeed()
 	ctx := context.Background()
 	sink := e.Store.Events.(*acceptingSink)

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	miniserver "github.com/truora/minidyn/server"
 )
 
 // errsCodes checks that every error of res carries an extensions.code and
@@ -204,13 +203,13 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 	web := s.Project("Website relaunch")
 	srv := e.Emb.Server
 	table := e.Store.Table()
-	everything := func() { srv.EmulateFailure(miniserver.FailureConditionInternalServerError) }
+	everything := func() { srv.EmulateFailure(true) }
 	index := func(name string) func() {
-		return func() { srv.EmulateFailureForTable(table, miniserver.FailureConditionInternalServerError, name) }
+		return func() { srv.EmulateFailureForTable(table, name, true) }
 	}
 	t.Cleanup(func() {
-		srv.EmulateFailure(miniserver.FailureConditionNone)
-		srv.EmulateFailureForTable(table, miniserver.FailureConditionNone, "GSI1")
+		srv.EmulateFailure(false)
+		srv.EmulateFailureForTable(table, "GSI1", false)
 	})
 
 	forbidden := []string{"emulated", "dynamo", "minidyn", strings.ToLower(table), "operation error",
@@ -231,8 +230,8 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" fails with an opaque SERVICE_UNAVAILABLE or INTERNAL_SERVER_ERROR", func(t *testing.T) {
 			c.fail()
-			defer srv.EmulateFailure(miniserver.FailureConditionNone)
-			defer srv.EmulateFailureForTable(table, miniserver.FailureConditionNone, "GSI1")
+			defer srv.EmulateFailure(false)
+			defer srv.EmulateFailureForTable(table, "GSI1", false)
 			res := e.Query("alice", c.query, c.vars)
 			t.Logf("errors %+v, data %s", res.Errors, res.Data)
 			codes := errsCodes(t, res)

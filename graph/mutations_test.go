@@ -13,7 +13,6 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	miniserver "github.com/truora/minidyn/server"
 )
 
 // Tests of every mutation of the contract (../shared/contract): what a
@@ -1647,13 +1646,13 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 	e, s := mutSeeded(t)
 	web := s.Project("Website relaunch").ID
 	srv := e.Emb.Server
-	t.Cleanup(func() { srv.EmulateFailure(miniserver.FailureConditionNone) })
+	t.Cleanup(func() { srv.EmulateFailure(false) })
 	before := e.Dump()
 	input := mutVars{"input": mutVars{"projectId": web, "title": "During the outage", "assigneeId": "bob", "tags": []string{"outage"}}}
 
-	srv.EmulateFailure(miniserver.FailureConditionInternalServerError)
+	srv.EmulateFailure(true)
 	res := e.Query("alice", mutCreateTask, input)
-	srv.EmulateFailure(miniserver.FailureConditionNone)
+	srv.EmulateFailure(false)
 
 	if len(res.Errors) != 1 || !slices.Contains([]string{"SERVICE_UNAVAILABLE", "INTERNAL_SERVER_ERROR"}, res.Errors[0].Code()) {
 		t.Fatalf("errors = %+v, want one SERVICE_UNAVAILABLE or INTERNAL_SERVER_ERROR", res.Errors)

@@ -3,7 +3,8 @@ package graph_test
 // Tests of the seven read access patterns of the contract, driven through the
 // real GraphQL handler: visibility, order, filters, node(id), malformed ids,
 // and Relay pagination over every paginated list. The read-path tests run on
-// the embedded store and on dynalite (when DYNALITE_ENDPOINT is set).
+// the embedded store, on dynalite and on DynamoDB Local (each when
+// scripts/test started it).
 
 import (
 	"encoding/json"
@@ -22,20 +23,18 @@ import (
 
 // ---------------------------------------------------------------- helpers
 
-// forBackends runs fn in the subtests "minidyn" and "dynalite", each with a
-// fresh Env on that backend; the dynalite one skips itself when
-// DYNALITE_ENDPOINT is unset. The calling test and both subtests run in
-// parallel with other parallel tests: every Env has a table of its own.
+// forBackends runs fn in the subtests "embedded", "dynalite" and
+// "dynamodb-local", each with a fresh Env on that backend; the last two
+// skip themselves when scripts/test did not start them. The calling test
+// and the subtests run in parallel with other parallel tests: every Env
+// has a table of its own.
 func forBackends(t *testing.T, fn func(t *testing.T, e *testenv.Env)) {
 	t.Helper()
 	t.Parallel()
-	for _, b := range []struct {
-		name    string
-		backend testenv.Backend
-	}{{"minidyn", testenv.Minidyn}, {"dynalite", testenv.Dynalite}} {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range []testenv.Backend{testenv.EmbeddedStore, testenv.Dynalite, testenv.DynamoDBLocal} {
+		t.Run(b.String(), func(t *testing.T) {
 			t.Parallel()
-			fn(t, testenv.NewOn(t, b.backend))
+			fn(t, testenv.NewOn(t, b))
 		})
 	}
 }

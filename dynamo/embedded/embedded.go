@@ -1,6 +1,7 @@
-// Package embedded is the development and test store: minidyn, an
-// in-process DynamoDB-compatible store, served on a loopback port and
-// reached through the ordinary SDK client.
+// Package embedded is the development and test store: the table engine of
+// package engine (B-trees of items, minidyn's expression interpreter)
+// served as DynamoDB's HTTP protocol on a loopback port and reached
+// through the ordinary SDK client.
 package embedded
 
 import (
@@ -18,15 +19,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
-	miniserver "github.com/truora/minidyn/server"
+	"github.com/taskgraph/taskgraph/dynamo/embedded/engine"
 )
 
-// Store is an in-process DynamoDB-compatible store (minidyn) served on a
-// loopback port, reached through the ordinary SDK client: the code that
-// runs against it is the code that runs against AWS.
+// Store is an in-process DynamoDB-compatible store (package engine)
+// served on a loopback port, reached through the ordinary SDK client: the
+// code that runs against it is the code that runs against AWS.
 type Store struct {
-	// Server is the minidyn server, for failure emulation in tests.
-	Server *miniserver.Server
+	// Server is the engine's HTTP handler: every call passes through its
+	// ServeHTTP; tests emulate failures with it.
+	Server *engine.Server
 	// Endpoint is its URL.
 	Endpoint string
 	http     *http.Server
@@ -43,13 +45,13 @@ func Start() (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Store{Server: miniserver.NewServer(), Endpoint: "http://" + ln.Addr().String()}
+	e := &Store{Server: engine.NewServer(), Endpoint: "http://" + ln.Addr().String()}
 	e.http = &http.Server{Handler: http.HandlerFunc(e.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.http.Serve(ln) }()
 	return e, nil
 }
 
-// serve passes calls on to minidyn, counting the writes, and holding them
+// serve passes calls on to the engine, counting the writes, and holding them
 // back while HoldWrites is in force. With a journal (StartJournal), a
 // write is answered once it is journaled, and one the journal cannot keep
 // is not applied (nor counted): every write to the store passes here.

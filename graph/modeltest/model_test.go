@@ -16,6 +16,7 @@ import (
 var (
 	modelNFlag    = flag.Int("model.n", 0, "mutations TestModel tries (default 200; env TASKGRAPH_MODEL_N)")
 	modelSeedFlag = flag.Uint64("model.seed", 0, "seed of TestModel's random sequence (default 1; env TASKGRAPH_MODEL_SEED)")
+	diffNFlag     = flag.Int("diff.n", 60, "mutations TestModelAgainstDynamoDBLocal tries (its -model.seed picks them)")
 )
 
 func modelSettings(t *testing.T) (n int, seed uint64) {
@@ -45,7 +46,32 @@ func modelSettings(t *testing.T) (n int, seed uint64) {
 
 func TestModel(t *testing.T) {
 	n, seed := modelSettings(t)
-	e := testenv.New(t)
+	runModel(t, testenv.New(t), n, seed)
+}
+
+// TestModelAgainstDynamoDBLocal is the differential test: the model test's
+// operations, with every DynamoDB call the store makes sent to the
+// embedded store and to DynamoDB Local, their answers compared call by
+// call (testenv.Tee: items and their order, counts, LastEvaluatedKey,
+// error codes, a cancelled transaction's reasons). -args -diff.n N runs N
+// mutations (default 60); -model.seed picks the sequence.
+func TestModelAgainstDynamoDBLocal(t *testing.T) {
+	_, seed := modelSettings(t)
+	e, tee := testenv.NewDiff(t)
+	runModel(t, e, *diffNFlag, seed)
+	calls, total := tee.Calls(), 0
+	for _, n := range calls {
+		total += n
+	}
+	t.Logf("%d calls compared (%v), %d answered differently", total, calls, tee.Diffs())
+	if calls["TransactWriteItems"] == 0 || calls["Query"] == 0 || calls["BatchGetItem"] == 0 || calls["GetItem"] == 0 {
+		t.Errorf("too few calls compared: %v", calls)
+	}
+}
+
+// runModel runs n mutations of the model test's random sequence seed on e,
+// checking the table and the access patterns against the model.
+func runModel(t *testing.T, e *testenv.Env, n int, seed uint64) {
 	m := &modelRun{t: t, e: e, rng: rand.New(rand.NewPCG(seed, 0x7a5c)), tokens: map[string]string{},
 		unknownTypes: map[string]bool{}}
 	start := time.Now()

@@ -1,6 +1,7 @@
 // Package testenv runs the real GraphQL handler in-process against a real
-// DynamoDB implementation, for tests: the embedded minidyn store by default,
-// or dynalite when DYNALITE_ENDPOINT is set and a test asks for it. Every Env
+// DynamoDB implementation, for tests: the embedded store by default, or,
+// when a test asks for it, dynalite (DYNALITE_ENDPOINT) or AWS's DynamoDB
+// Local (DYNAMODB_LOCAL_ENDPOINT), both started by scripts/test. Every Env
 // has a table of its own, a fixed clock, and counts its DynamoDB calls by
 // operation through SDK middleware.
 package testenv
@@ -44,9 +45,7 @@ var (
 )
 
 // Embedded starts an embedded store for one test, closed when it ends. Each
-// test has its own: failure emulation then touches no other test, and
-// minidyn's CreateTable, which is not safe while other calls run (it writes
-// its table map without its lock), never runs beside another test's calls.
+// test has its own: failure emulation then touches no other test.
 func Embedded(tb testing.TB) *embedded.Store {
 	tb.Helper()
 	emb, err := embedded.Start()
@@ -81,12 +80,42 @@ type Backend int
 
 // The backends.
 const (
-	Minidyn  Backend = iota // the embedded store
-	Dynalite                // dynalite at DYNALITE_ENDPOINT; the test is skipped without it
+	EmbeddedStore Backend = iota // the embedded store (dynamo/embedded)
+	Dynalite                     // dynalite at DYNALITE_ENDPOINT; the test is skipped without it
+	DynamoDBLocal                // AWS's DynamoDB Local at DYNAMODB_LOCAL_ENDPOINT; skipped without it
 )
 
+// String names the backend as subtests do.
+func (b Backend) String() string {
+	return [...]string{"embedded", "dynalite", "dynamodb-local"}[b]
+}
+
+// Endpoint returns the endpoint of dynalite or DynamoDB Local, or skips
+// tb when scripts/test did not start it (and fails it when CI is set: CI
+// runs every backend).
+func Endpoint(tb testing.TB, b Backend) string {
+	tb.Helper()
+	v := map[Backend]string{Dynalite: "DYNALITE_ENDPOINT", DynamoDBLocal: "DYNAMODB_LOCAL_ENDPOINT"}[b]
+	ep := os.Getenv(v)
+	if ep == "" {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("%s is not set in CI; scripts/test starts %s and sets it", v, b)
+		}
+		tb.Skipf("%s is not set; scripts/test starts %s and sets it", v, b)
+	}
+	return ep
+}
+
+// Client returns an SDK client of dynalite's or DynamoDB Local's endpoint
+// with the options opts (skipping tb as Endpoint does).
+func Client(tb testing.TB, b Backend, opts ...func(*dynamodb.Options)) *dynamodb.Client {
+	tb.Helper()
+	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(Endpoint(tb, b)),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, opts...)
+}
+
 // New returns an Env on the embedded store.
-func New(tb testing.TB) *Env { tb.Helper(); return NewOn(tb, Minidyn) }
+func New(tb testing.TB) *Env { tb.Helper(); return NewOn(tb, EmbeddedStore) }
 
 // NewOn returns an Env on the given backend.
 func NewOn(tb testing.TB, b Backend) *Env {
@@ -94,21 +123,39 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	calls := &Calls{}
 	count := calls.Option
 	e := &Env{TB: tb, Calls: calls}
-	switch b {
-	case Minidyn:
+	if b == EmbeddedStore {
 		e.Emb = Embedded(tb)
 		e.Client = e.Emb.Client(client.Options(count)...)
-	case Dynalite:
-		ep := os.Getenv("DYNALITE_ENDPOINT")
-		if ep == "" {
-			tb.Skip("DYNALITE_ENDPOINT is not set; scripts/test starts dynalite and sets it")
-		}
-		e.Client = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, client.Options(count)...)
+	} else {
+		e.Client = Client(tb, b, client.Options(count)...)
 	}
-	// A run id keeps tables apart when several runs share one dynalite.
+	e.open(e.Client)
+	return e
+}
+
+// NewDiff returns an Env whose store makes every call on the embedded
+// store and on DynamoDB Local through a Tee, which compares their answers
+// (the differential test); the Env's Client and Emb are the embedded
+// store's. Skipped without DynamoDB Local.
+func NewDiff(tb testing.TB) (*Env, *Tee) {
+	tb.Helper()
+	ref := Client(tb, DynamoDBLocal, client.Options()...)
+	calls := &Calls{}
+	e := &Env{TB: tb, Calls: calls, Emb: Embedded(tb)}
+	e.Client = e.Emb.Client(client.Options(calls.Option)...)
+	tee := NewTee(tb, e.Client, ref)
+	e.open(tee)
+	return e, tee
+}
+
+// open makes the Env's table through db, its store, authenticator and
+// handler.
+func (e *Env) open(db dynamo.API) {
+	tb, calls := e.TB, e.Calls
+	// A run id keeps tables apart when several runs share one dynalite or
+	// DynamoDB Local.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
-	e.Store = wire.NewStore(e.Client, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
+	e.Store = wire.NewStore(db, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
 	e.Store.CleanupSettle = 0 // the clock stands still in tests
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -118,7 +165,6 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	e.Auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
 	e.Handler = e.NewHandler(graph.Options{})
 	calls.Reset()
-	return e
 }
 
 // NewHandler returns a GraphQL handler on the Env's store and

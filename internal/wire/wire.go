@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/live"
@@ -24,7 +23,7 @@ import (
 // NewStore returns the store on the named table through db, logging to log
 // (nil: slog.Default()) and reading the clock now (nil: time.Now): the clock
 // of the whole server, as NewHandler passes it on to the handler.
-func NewStore(db *dynamodb.Client, table string, log *slog.Logger, now func() time.Time) *dynamo.Store {
+func NewStore(db dynamo.API, table string, log *slog.Logger, now func() time.Time) *dynamo.Store {
 	s := dynamo.New(db, table)
 	if log != nil {
 		s.Log = log
