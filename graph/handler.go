@@ -225,7 +225,7 @@ func transports(o Options, maxBody int64) []handlerTransport {
 	return []handlerTransport{
 		{[]string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, responseStream, newLiveWebsocket(o.Auth, o.CORS, maxBody)},
 		{[]string{ProtocolSSE}, responseStream, transport.SSE{KeepAlivePingInterval: KeepAliveInterval}}, // before POST, which would take its requests
-		{[]string{ProtocolMultipart}, incrementalParts, transport.MultipartMixed{}},                      // @defer's parts; before POST, which ignores Accept
+		{[]string{ProtocolMultipart}, incrementalParts, multipartMixed{}},                                // @defer's parts; before POST, which ignores Accept
 		{nil, oneResponse, transport.Options{}},                                                          // OPTIONS: no operation
 		{[]string{ProtocolPOST}, oneResponse, transport.POST{}},
 		{[]string{ProtocolGET}, oneResponse, getTransport{}}, // queries only, whatever it accepts
