@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
@@ -53,7 +55,9 @@ func TestDeferHoldsNoGoroutine(t *testing.T) {
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	lb := &logBuffer{}
-	e.StartLive(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))}, live.HubConfig{})
+	// The operations' deadline is not what this test is about: long enough
+	// for the slowest machine.
+	e.StartLive(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil)), Timeout: 10 * time.Minute}, live.HubConfig{})
 	// A server of its own, whose Close does not wait for its handlers
 	// (httptest's would wait for ever for one that leaked).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -183,39 +187,50 @@ func deferLeavers(t *testing.T, base string, hc *http.Client, token string) []de
 			t.Errorf("reading the first event: %v", sc.Err())
 		}
 	}
-	ws := func(protocol, result, cancel string, closeSocket, waitFirst bool) func(n int) {
+	ws := func(protocol, start, result, cancel string, closeSocket, waitFirst bool) func(n int) {
 		return func(n int) {
-			c, err := testenv.DialWSURL(t, base, testenv.WSProtocol(protocol), testenv.WSAuth("Bearer "+token))
-			if err != nil {
-				t.Error(err)
+			dial := func() *testenv.WSClient {
+				c, err := testenv.DialWSURL(t, base, testenv.WSProtocol(protocol), testenv.WSAuth("Bearer "+token))
+				if err != nil {
+					t.Error(err)
+				}
+				return c
+			}
+			// send writes a message (testenv's Send would fail the test
+			// from this goroutine).
+			send := func(c *testenv.WSClient, m testenv.WSMessage) bool {
+				b, _ := json.Marshal(m)
+				if err := c.Conn.Write(context.Background(), websocket.MessageText, b); err != nil {
+					t.Errorf("writing %s: %v", m.Type, err)
+					return false
+				}
+				return true
+			}
+			c := dial()
+			if c == nil {
 				return
 			}
-			ctx, stop := context.WithTimeout(context.Background(), time.Minute)
-			defer stop()
+			defer func() { _ = c.Conn.CloseNow() }()
+			params, _ := json.Marshal(map[string]any{"query": deferDashboard})
 			for i := range n {
 				id := fmt.Sprint(i + 1)
-				c.Start(id, map[string]any{"query": deferDashboard})
-				for waitFirst {
-					m, err := c.Read(ctx)
-					if err != nil {
-						t.Errorf("reading the first part: %v", err)
-						return
-					}
-					if m.ID == id && m.Type == result {
-						break
-					}
+				if !send(c, testenv.WSMessage{ID: id, Type: start, Payload: params}) {
+					return
+				}
+				if waitFirst && !readUntil(t, c, id, result) {
+					return
 				}
 				if closeSocket {
 					_ = c.Conn.CloseNow()
-					if c, err = testenv.DialWSURL(t, base, testenv.WSProtocol(protocol), testenv.WSAuth("Bearer "+token)); err != nil {
-						t.Error(err)
+					if c = dial(); c == nil {
 						return
 					}
 					continue
 				}
-				c.Send(testenv.WSMessage{ID: id, Type: cancel})
+				if !send(c, testenv.WSMessage{ID: id, Type: cancel}) {
+					return
+				}
 			}
-			_ = c.Conn.CloseNow()
 		}
 	}
 	multipartAccept := "multipart/mixed;deferSpec=20220824, application/json"
@@ -226,12 +241,29 @@ func deferLeavers(t *testing.T, base string, hc *http.Client, token string) []de
 		{"SSE: gone before reading", post("text/event-stream", nil)},
 		{"SSE: gone in the first event", post("text/event-stream", midPart)},
 		{"SSE: gone after the first event", post("text/event-stream", firstEvent)},
-		{"graphql-transport-ws: complete at once", ws("graphql-transport-ws", "next", "complete", false, false)},
-		{"graphql-transport-ws: complete after the first part", ws("graphql-transport-ws", "next", "complete", false, true)},
-		{"graphql-transport-ws: socket closed after the first part", ws("graphql-transport-ws", "next", "", true, true)},
-		{"graphql-ws: stop at once", ws("graphql-ws", "data", "stop", false, false)},
-		{"graphql-ws: stop after the first part", ws("graphql-ws", "data", "stop", false, true)},
-		{"graphql-ws: socket closed after the first part", ws("graphql-ws", "data", "", true, true)},
+		{"graphql-transport-ws: complete at once", ws("graphql-transport-ws", "subscribe", "next", "complete", false, false)},
+		{"graphql-transport-ws: complete after the first part", ws("graphql-transport-ws", "subscribe", "next", "complete", false, true)},
+		{"graphql-transport-ws: socket closed after the first part", ws("graphql-transport-ws", "subscribe", "next", "", true, true)},
+		{"graphql-ws: stop at once", ws("graphql-ws", "start", "data", "stop", false, false)},
+		{"graphql-ws: stop after the first part", ws("graphql-ws", "start", "data", "stop", false, true)},
+		{"graphql-ws: socket closed after the first part", ws("graphql-ws", "start", "data", "", true, true)},
+	}
+}
+
+// readUntil reads c's messages until one of type typ for operation id,
+// within a generous deadline (a failure guard, never a pace).
+func readUntil(t *testing.T, c *testenv.WSClient, id, typ string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for {
+		m, err := c.Read(ctx)
+		if err != nil {
+			t.Errorf("reading the first part of %s: %v", id, err)
+			return false
+		}
+		if m.ID == id && m.Type == typ {
+			return true
+		}
 	}
 }
 
@@ -250,18 +282,19 @@ func fillReaderPool() {
 }
 
 // settledGoroutines returns the goroutine count once it has stopped
-// falling (settle closes idle connections before each look).
+// falling: the lowest seen, held for ten looks in a row (settle closes
+// idle connections before each look).
 func settledGoroutines(settle func()) int {
 	settle()
-	n := runtime.NumGoroutine()
-	for range 100 {
+	n, held := runtime.NumGoroutine(), 0
+	for range 500 {
 		time.Sleep(20 * time.Millisecond)
 		settle()
-		m := runtime.NumGoroutine()
-		if m >= n {
-			return n
+		if m := runtime.NumGoroutine(); m < n {
+			n, held = m, 0
+		} else if held++; held == 10 {
+			break
 		}
-		n = m
 	}
 	return n
 }

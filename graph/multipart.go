@@ -33,8 +33,8 @@ func (multipartMixed) Supports(r *http.Request) bool {
 	return r.Method == http.MethodPost && err == nil && mt == mediaJSON && strings.Contains(r.Header.Get("Accept"), "multipart/mixed")
 }
 
-// multipartBoundary separates the parts; each part's JSON cannot contain
-// it on a line of its own.
+// multipartBoundary separates the parts (gqlgen's, which clients read
+// today): a part's JSON has no line break, so no part holds its line.
 const multipartBoundary = "-"
 
 func (multipartMixed) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
