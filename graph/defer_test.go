@@ -9,6 +9,8 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -261,5 +263,83 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 	spread := `query { me { projects(first: 1) { nodes { ...T @defer } } } } fragment T on Project { tasks(first: 1) { nodes { id } } }`
 	if res := e.Send(map[string]any{"query": spread}, e.As("alice")).Decode(t); len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest {
 		t.Errorf("a deferred spread over POST: %+v", res.Errors)
+	}
+}
+
+// A GET answers one JSON body, whatever it accepts: a query with @defer is
+// refused over GET as over plain POST (406, BAD_REQUEST naming the media
+// types, no data, nothing read), with its one log line and no error
+// logged. Over a real connection, whose context ends once the answer is
+// written: a deferred fragment still running then would fail its reads.
+func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	lb := &logBuffer{}
+	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
+	srv := httptest.NewServer(e.Handler)
+	defer srv.Close()
+	accepts := []string{"multipart/mixed;deferSpec=20220824, application/json", "multipart/mixed", "text/event-stream",
+		"text/event-stream, multipart/mixed", "application/json", ""}
+	for _, accept := range accepts {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/query?"+url.Values{"query": {deferDashboard}}.Encode(), nil)
+		req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var res struct {
+			Data   json.RawMessage `json:"data"`
+			Errors []testenv.Error `json:"errors"`
+		}
+		_ = json.Unmarshal(body, &res)
+		if resp.StatusCode != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest ||
+			!strings.Contains(res.Errors[0].Message, graph.MediaTypesIncremental) || res.Data != nil {
+			t.Errorf("GET accepting %q: HTTP %d %s %s; want 406, BAD_REQUEST naming %q, no data", accept, resp.StatusCode,
+				resp.Header.Get("Content-Type"), body, graph.MediaTypesIncremental)
+		}
+	}
+	srv.Close() // every handler has returned
+	if n := e.Calls.Total(); n != 0 {
+		t.Errorf("%d DynamoDB calls, want none", n)
+	}
+	if n := strings.Count(lb.String(), "outcome="+graph.CodeBadRequest); n != len(accepts) || strings.Contains(lb.String(), "level=ERROR") {
+		t.Errorf("%d log lines of %d refused operations, want one each and no error:\n%s", n, len(accepts), lb)
+	}
+}
+
+// @defer in a mutation is refused before anything runs, on the transports
+// that deliver parts too: GRAPHQL_VALIDATION_FAILED, no data, nothing
+// written (gqlgen would answer the mutation's deferred fields null, a
+// non-null owner among them, and never send their parts). The transport
+// matrix runs it, and @defer in a subscription, on every protocol.
+func TestDeferInAMutationIsRefused(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	for _, accept := range []string{"multipart/mixed;deferSpec=20220824, application/json", "application/json"} {
+		e.Calls.Reset()
+		raw := e.Send(map[string]any{"query": `mutation { createProject(input: {name: "Deferred owner"}) { id ... @defer { owner { name } } } }`},
+			e.As("alice"), testenv.Header("Accept", accept))
+		res := raw.Decode(t)
+		if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" ||
+			!strings.Contains(res.Errors[0].Message, "@defer is not supported in a mutation") || strings.Contains(string(raw.Body), `"data"`) {
+			t.Errorf("Accept %q: HTTP %d %s; want GRAPHQL_VALIDATION_FAILED, no data", accept, raw.Status, raw.Body)
+		}
+		if n := e.Calls.Total(); n != 0 {
+			t.Errorf("Accept %q: %d DynamoDB calls, want none", accept, n)
+		}
+	}
+	if strings.Contains(e.Dump(), "Deferred owner") {
+		t.Error("the mutation with @defer ran")
+	}
+	// @defer(if: false) defers nothing: the mutation runs.
+	res := e.Send(map[string]any{"query": `mutation { createProject(input: {name: "Not deferred"}) { id ... @defer(if: false) { owner { name } } } }`},
+		e.As("alice")).Decode(t)
+	if len(res.Errors) > 0 || !strings.Contains(string(res.Data), "Alice Example") {
+		t.Errorf("@defer(if: false) in a mutation: %s %+v", res.Data, res.Errors)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -58,7 +59,7 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &de):
 			gerr.Message = domain.ErrorMessage(de)
 			gerr.Extensions["code"] = codes[de.Code]
-			if de.Code == domain.EINTERNAL || de.Code == domain.EUNAVAILABLE {
+			if (de.Code == domain.EINTERNAL || de.Code == domain.EUNAVAILABLE) && !clientLeft(ctx, err) {
 				log.ErrorContext(ctx, "request failed", "path", gerr.Path.String(), "err", de.Error())
 			}
 		case gerr.Extensions["code"] != nil:
@@ -74,6 +75,14 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return gerr
 	}
+}
+
+// clientLeft reports whether err is a DynamoDB call cancelled because its
+// request ended (the client went away, or cancelled the operation): no
+// failure of the server, and the operation's log line tells already
+// (unfinished=true for a query with @defer).
+func clientLeft(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && client.Cancelled(ctx)
 }
 
 // badRequest answers requests that are not GraphQL over HTTP, a POST with a

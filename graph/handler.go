@@ -144,9 +144,10 @@ func NewHandler(o Options) http.Handler {
 	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
-	srv := handler.New(es)
+	// A query's @defer parts end with its request (defer.go).
+	srv := handler.New(incrementalSchema{es})
 	for _, t := range transports(o, maxBody) {
-		srv.AddTransport(t.Transport)
+		srv.AddTransport(t)
 	}
 	cache := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(cache)
@@ -207,22 +208,30 @@ func NewHandler(o Options) http.Handler {
 }
 
 // handlerTransport is one of the handler's transports with the protocols
-// it speaks: the operation pipeline applies to each alike, and the
-// transport matrix test has rows for every protocol listed here.
+// it speaks and what it can deliver of an operation: the operation
+// pipeline applies to each alike (its requests carry their delivery, for
+// the rules that depend on it), and the transport matrix test has rows for
+// every protocol listed here.
 type handlerTransport struct {
 	protocols []string
+	delivery  delivery
 	graphql.Transport
+}
+
+// Do runs the transport on r, which carries the transport's delivery.
+func (t handlerTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.Transport.Do(w, r.WithContext(withDelivery(r.Context(), t.delivery)), exec)
 }
 
 // transports are the handler's transports, in the order gqlgen tries them.
 func transports(o Options, maxBody int64) []handlerTransport {
 	return []handlerTransport{
-		{[]string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, newLiveWebsocket(o.Auth, o.CORS, maxBody)},
-		{[]string{ProtocolSSE}, transport.SSE{KeepAlivePingInterval: KeepAliveInterval}}, // before POST, which would take its requests
-		{[]string{ProtocolMultipart}, transport.MultipartMixed{}},                        // @defer's parts; before POST, which ignores Accept
-		{nil, transport.Options{}}, // OPTIONS: no operation
-		{[]string{ProtocolPOST}, transport.POST{}},
-		{[]string{ProtocolGET}, getTransport{}}, // queries only
+		{[]string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, responseStream, newLiveWebsocket(o.Auth, o.CORS, maxBody)},
+		{[]string{ProtocolSSE}, responseStream, transport.SSE{KeepAlivePingInterval: KeepAliveInterval}}, // before POST, which would take its requests
+		{[]string{ProtocolMultipart}, incrementalParts, multipartMixed{}},                                // @defer's parts; before POST, which ignores Accept
+		{nil, oneResponse, transport.Options{}},                                                          // OPTIONS: no operation
+		{[]string{ProtocolPOST}, oneResponse, transport.POST{}},
+		{[]string{ProtocolGET}, oneResponse, getTransport{}}, // queries only, whatever it accepts
 	}
 }
 

@@ -203,7 +203,7 @@ func liveOperations(o Options) graphql.OperationMiddleware {
 		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 			return next(ctx)
 		}
-		if !streams(ctx, oc) {
+		if !streams(ctx) {
 			answerStatus(ctx, http.StatusBadRequest, 0)
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, errNotAStream)}})
 		}

@@ -40,10 +40,9 @@ var errNotAStream = domain.Errorf(domain.EINVALID,
 	"a subscription needs a WebSocket (graphql-transport-ws) or server-sent events (POST with Accept: text/event-stream)")
 
 // streams reports whether the operation of ctx came over a transport that
-// streams: a WebSocket, or a POST that accepts text/event-stream.
-func streams(ctx context.Context, oc *graphql.OperationContext) bool {
-	return ctx.Value(socketKey{}) != nil || strings.Contains(oc.Headers.Get("Accept"), "text/event-stream")
-}
+// streams responses: a WebSocket, or a POST that accepts text/event-stream
+// (its delivery: responseStream).
+func streams(ctx context.Context) bool { return deliveryOf(ctx) == responseStream }
 
 // CloseTryAgainLater is the WebSocket close code of a connection whose
 // subscriber fell behind (RFC 6455's 1013 Try Again Later): the graphql-ws

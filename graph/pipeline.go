@@ -29,8 +29,9 @@ import (
 //     (trustedDocuments), a document to run (requireQuery), then the
 //     document's size limits;
 //  2. parsing (the token limit) and validation, cached by document text;
-//  3. before anything runs (operation-context mutators): @defer over a
-//     transport that answers one JSON body (deferDelivery), the complexity
+//  3. before anything runs (operation-context mutators): @defer in a
+//     mutation or a subscription, or over a transport that answers one
+//     JSON body (deferDelivery), the complexity
 //     limit, the shape limits and production's introspection ban
 //     (shapeLimits), strict inputs, a connection given both first and
 //     last (pageArguments), the cost rate limit;
@@ -104,7 +105,7 @@ func (operationStart) MutateOperationParameters(ctx context.Context, _ *graphql.
 }
 
 // MutateOperationContext is the first step after validation: an operation
-// with @defer over a transport that cannot deliver its parts is refused
+// with @defer where its parts cannot be delivered is refused
 // (deferDelivery).
 func (operationStart) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	return deferDelivery(ctx, oc)

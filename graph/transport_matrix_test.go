@@ -40,10 +40,12 @@ type matrixResult struct {
 }
 
 // matrixOp is one operation's request parameters; stream: a subscription
-// the driver leaves open without waiting for a result.
+// the driver leaves open without waiting for a result; header: headers of
+// the request, for the protocols that send one per operation (POST, GET).
 type matrixOp struct {
 	params map[string]any
 	stream bool
+	header map[string]string
 }
 
 func op(params map[string]any) matrixOp { return matrixOp{params: params} }
@@ -87,6 +89,9 @@ func jsonDriver(req func(t *testing.T, base string, params map[string]any) *http
 			before := calls()
 			r := req(t, srv.URL, op.params)
 			r.Header.Set("Authorization", "Bearer "+token)
+			for k, v := range op.header {
+				r.Header.Set(k, v)
+			}
 			resp, err := srv.Client().Do(r)
 			if err != nil {
 				t.Fatal(err)
@@ -316,6 +321,10 @@ const (
 	matrixEvents   = "subscription Events($p: ID!) { projectEvents(projectId: $p) { kind } }"
 	matrixRename   = `mutation { updateProfile(input: {name: "Mallory"}) { id name } }`
 	matrixBigQuery = `{ me { projects(first: 10) { nodes { name tasks(first: 20) { nodes { title comments(first: 5) { nodes { body } } } } } } } }`
+	// @defer where no parts are delivered: a mutation (owner deferred, a
+	// non-null field) and a subscription (each event's task deferred).
+	matrixDeferMutation = `mutation { createProject(input: {name: "Deferred owner"}) { id ... @defer { owner { name } } } }`
+	matrixDeferEvents   = `subscription Events($p: ID!) { projectEvents(projectId: $p) { kind ... @defer { task { title } } } }`
 )
 
 // logBuffer is a slog destination tests read.
@@ -492,11 +501,28 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 			}},
 		{"@defer is delivered in parts, or refused where it cannot be", graph.Options{},
 			func(t *testing.T, c *cell) {
-				rs := c.drive(q(deferDashboard), q(plainDashboard))
 				if c.protocol == graph.ProtocolPOST || c.protocol == graph.ProtocolGET { // one JSON body: refused before it runs
-					mustRefuse(t, c, 1, rs[0], graph.CodeBadRequest, http.StatusNotAcceptable)
+					// Whatever a GET accepts; a POST that accepts neither
+					// multipart/mixed nor text/event-stream (it would be
+					// their protocol's).
+					accepts := []string{"", "application/json", "application/graphql-response+json"}
+					if c.protocol == graph.ProtocolGET {
+						accepts = append(accepts, "multipart/mixed;deferSpec=20220824, application/json", "text/event-stream",
+							"multipart/mixed, text/event-stream")
+					}
+					var ops []matrixOp
+					for _, accept := range accepts {
+						ops = append(ops, matrixOp{params: map[string]any{"query": deferDashboard}, header: map[string]string{"Accept": accept}})
+					}
+					for i, r := range c.drive(ops...) {
+						mustRefuse(t, c, i+1, r, graph.CodeBadRequest, http.StatusNotAcceptable)
+					}
+					if n := strings.Count(c.log.String(), "outcome="+graph.CodeBadRequest); n != len(ops) || strings.Contains(c.log.String(), "level=ERROR") {
+						t.Errorf("%d log lines of %d refusals, want one each and no error:\n%s", n, len(ops), c.log)
+					}
 					return
 				}
+				rs := c.drive(q(deferDashboard), q(plainDashboard))
 				mustRun(t, c, 2, rs[1], `"title"`)
 				var want any
 				if err := json.Unmarshal(rs[1].res.Data, &want); err != nil {
@@ -508,6 +534,30 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				if n := strings.Count(c.log.String(), "operation=Dashboard"); n != 2 {
 					t.Errorf("%d log lines of the two operations, want 2:\n%s", n, c.log)
+				}
+			}},
+		{"@defer in a mutation or a subscription is refused before it runs", graph.Options{},
+			func(t *testing.T, c *cell) {
+				web := c.seed.Project("Website relaunch")
+				rs := c.drive(q(matrixDeferMutation), op(map[string]any{"query": matrixDeferEvents, "variables": map[string]any{"p": web.ID}}),
+					q(matrixMe))
+				if len(rs) != 3 {
+					t.Fatalf("%d results: %+v", len(rs), rs)
+				}
+				// The same refusal everywhere, GET included (before its 405
+				// for what is not a query).
+				for i, msg := range []string{"@defer is not supported in a mutation", "@defer is not supported in a subscription"} {
+					mustRefuse(t, c, i+1, rs[i], "GRAPHQL_VALIDATION_FAILED", refusedStatus[c.protocol])
+					if len(rs[i].res.Errors) == 0 || !strings.HasPrefix(rs[i].res.Errors[0].Message, msg) {
+						t.Errorf("operation %d over %s: %+v, want %q", i+1, c.protocol, rs[i].res.Errors, msg)
+					}
+				}
+				mustRun(t, c, 3, rs[2], "Alice Example") // the connection goes on
+				if strings.Contains(c.e.Dump(), "Deferred owner") {
+					t.Error("the mutation with @defer ran")
+				}
+				if n := c.lv.Hub.Subscribers(web.ID); n != 0 {
+					t.Errorf("%d subscriptions of the project, want none", n)
 				}
 			}},
 		{"each operation has its own loaders and call counter", graph.Options{Debug: true},

@@ -64,8 +64,31 @@ func DeadlineOf(ctx context.Context) (time.Time, bool) {
 	return t, ok
 }
 
+type cancelKey struct{}
+
+// WithCancelOf returns a context whose DynamoDB calls (retries included)
+// also end when parent is done, without cancelling anything else done with
+// the context: for work that must run to its end on a context that is
+// never cancelled (context.WithoutCancel) but whose reads should stop, and
+// fail at once, when its request ends. The client must have been made with
+// the Deadlines option.
+func WithCancelOf(ctx, parent context.Context) context.Context {
+	return context.WithValue(ctx, cancelKey{}, parent)
+}
+
+// Cancelled reports whether ctx is done, or the parent WithCancelOf set on
+// it is: the calls made with ctx are (or would be) cancelled.
+func Cancelled(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	p, ok := ctx.Value(cancelKey{}).(context.Context)
+	return ok && p.Err() != nil
+}
+
 // Deadlines is a client option: calls made with a context from WithDeadline
-// stop at its deadline (and fail as EUNAVAILABLE).
+// stop at its deadline (and fail as EUNAVAILABLE), and calls made with a
+// context from WithCancelOf stop when its parent is done.
 func Deadlines(o *dynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("taskgraphDeadline",
@@ -74,6 +97,12 @@ func Deadlines(o *dynamodb.Options) {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithDeadline(ctx, t)
 					defer cancel()
+				}
+				if p, ok := ctx.Value(cancelKey{}).(context.Context); ok {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+					defer context.AfterFunc(p, cancel)()
 				}
 				return next.HandleInitialize(ctx, in)
 			}), middleware.Before)
