@@ -33,10 +33,15 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 	}
 	now := s.now()
 	p := &domain.Project{ID: domain.ProjectIDOf(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
+	pu := ulidOf(p.ID)
 	var t txn
+	t.logTo(pu, 0, now)
 	t.check(s.table, userKey(viewer), exists(), ErrNoProfile)
+	pos := s.logChange(&t, viewer, 0, &now) // the owner's member entry: position 1
+	p.Seq, p.ProjectSeq = pos, pos
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
-	t.put(s.table, memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), ptr(absent()), nil)
+	t.put(s.table, withSyncSeq(memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), pos),
+		ptr(absent()), nil)
 	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
@@ -119,9 +124,10 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			if in.Description.Set {
 				p.Description = desc
 			}
-			rev := revOf(raw)
+			rev, seq := revOf(raw), p.Seq
+			p.Seq, p.ProjectSeq = seq+1, seq+1 // a change of the project itself: the next position of its log
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
-			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)), p.ID, p.ID, ev)
+			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)).And(seqIs(seq)), p.ID, p.ID, ev)
 		})
 	}, replayProject)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 var errTaskNotFound = domain.Errorf(domain.ENOTFOUND, "task not found")
@@ -86,19 +87,32 @@ func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInp
 	task := &domain.Task{ID: domain.TaskIDOf(s.ids.next(now)), ProjectID: domain.ProjectIDOf(pu), Title: title, Description: desc,
 		Status: domain.StatusTodo, DueDate: in.DueDate, AssigneeID: in.AssigneeID, Tags: tg, CreatedAt: now, UpdatedAt: now,
 		Version: 1}
-	err = s.commitIndexed(ctx, func(t *txn) error {
-		s.countTasks(t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
-		s.memberChecks(t, pu, viewer, in.AssigneeID)
-		t.put(s.table, taskToItem(task), ptr(absent()), nil)
-		s.putTagLinks(t, nil, task)
-		t.result, t.project = task.ID, task.ProjectID
-		t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
-		return nil
+	// The project's change log's position is read first (the transaction
+	// takes the next one on the condition that it is still that).
+	return retryOnChange(ctx, concurrentChange, func() (*domain.Task, error) {
+		pi, err := s.getOne(ctx, projectKey(pu))
+		if err != nil {
+			return nil, err
+		}
+		if pi == nil {
+			return nil, errProjectNotFound
+		}
+		err = s.commitIndexed(ctx, func(t *txn) error {
+			t.logTo(pu, numberOf(pi, attrSeq), now)
+			s.countTasks(t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
+			s.memberChecks(t, pu, viewer, in.AssigneeID)
+			pos := s.logChange(t, task.ID, 0, nil)
+			t.put(s.table, withSyncSeq(taskToItem(task), pos), ptr(absent()), nil)
+			s.putTagLinks(t, nil, task)
+			t.result, t.project = task.ID, task.ProjectID
+			t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return task, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return task, nil
 }
 
 // TaskPatch changes a task; fields left out stay as they are, fields given
@@ -190,28 +204,29 @@ func taskPatcher(in TaskPatch) (func(*domain.Task), error) {
 }
 
 // readTask reads a task with the project and the viewer's membership, and
-// reports ENOTFOUND unless the viewer may see it.
-func (s *Store) readTask(ctx context.Context, viewer, tu string) (*domain.Task, *domain.Project, error) {
+// reports ENOTFOUND unless the viewer may see it; pos is the position of
+// the task's entry in the project's change log.
+func (s *Store) readTask(ctx context.Context, viewer, tu string) (task *domain.Task, p *domain.Project, pos int64, err error) {
 	ti, err := s.getOne(ctx, taskKey(tu))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if ti == nil {
-		return nil, nil, errTaskNotFound
+		return nil, nil, 0, errTaskNotFound
 	}
-	task, err := decodeAs[*domain.Task](ti)
+	task, err = decodeAs[*domain.Task](ti)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	p, _, _, err := s.access(ctx, viewer, task.ProjectID, false)
+	p, _, _, err = s.access(ctx, viewer, task.ProjectID, false)
 	if err != nil {
-		return nil, nil, errTaskNotFound
+		return nil, nil, 0, errTaskNotFound
 	}
-	return task, p, nil
+	return task, p, numberOf(ti, attrSyncSeq), nil
 }
 
 func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch, apply func(*domain.Task)) (*domain.Task, error) {
-	old, _, err := s.readTask(ctx, viewer, tu)
+	old, p, oldPos, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +254,9 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 		assign = task.AssigneeID
 	}
 	err = s.commitIndexed(ctx, func(t *txn) error {
-		t.put(s.table, taskToItem(&task), taskAt(old.Version, old.CommentCount), errRetry)
+		t.logTo(pu, p.Seq, task.UpdatedAt)
+		pos := s.logChange(t, task.ID, oldPos, nil)
+		t.put(s.table, withSyncSeq(taskToItem(&task), pos), taskAt(old.Version, old.CommentCount), errRetry)
 		s.countTasks(t, pu, moved, errProjectNotFound)
 		s.memberChecks(t, pu, viewer, assign)
 		for _, tag := range old.Tags {
@@ -292,21 +309,39 @@ func (s *Store) deleteTaskOnce(ctx context.Context, viewer, id string) error {
 }
 
 func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
-	task, _, err := s.readTask(ctx, viewer, tu)
+	// The task's comments' ids go into its gone entry of the change log
+	// (a sync drops them with it); read beside the task. The delete's
+	// condition on the task's comment count proves the list complete.
+	var comments []string
+	var cerr error
+	done := ForkOf(ctx)(1)
+	read := make(chan struct{})
+	client.Go(func() {
+		defer close(read)
+		defer done()
+		comments, cerr = s.commentIDs(ctx, tu)
+	})
+	task, p, pos, err := s.readTask(ctx, viewer, tu)
+	<-read
 	if err != nil {
 		return err
+	}
+	if cerr != nil {
+		return cerr
 	}
 	pu := ulidOf(task.ProjectID)
 	now := s.now()
 	err = s.commitIndexed(ctx, func(t *txn) error {
-		t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
+		t.logTo(pu, p.Seq, now)
+		t.del(s.table, taskKey(tu), taskAt(task.Version, task.CommentCount), errRetry)
 		s.countTasks(t, pu, map[domain.TaskStatus]int{task.Status: -1}, errTaskNotFound)
 		t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 		for _, tag := range task.Tags {
 			t.del(s.table, tagKey(tu, tag), nil, nil)
 		}
 		s.indexTags(t, task, nil)
-		t.put(s.table, cleanupToItem(cleanupTask, tu, now), nil, nil)
+		s.logGone(t, task.ID, pos, comments)
+		t.put(s.table, cleanupTaskItem(tu, pu, now), nil, nil)
 		t.result, t.project = task.ID, task.ProjectID
 		t.event = changeEvent(domain.EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)
 		return nil
