@@ -188,6 +188,9 @@ func (s *Store) logChange(t *txn, id string, old int64, since *time.Time) int64 
 // the log's next position, with its expiry, and the deletion of its old
 // entry; comments are a deleted task's comments' ids.
 func (s *Store) logGone(t *txn, id string, old int64, comments []string) int64 {
+	if len(comments) == 0 {
+		comments = nil // the embedded store garbles empty lists: leave the attribute out
+	}
 	return s.logEntry(t, changeItem{ID: id, Gone: true, Comments: comments}, old, nil)
 }
 
