@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -138,6 +139,11 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 				t, err := decodeAs[*domain.Task](it)
 				if err != nil {
 					return nil, err
+				}
+				// A task whose status moved between the two reads is in both:
+				// written once (its version's condition then retries).
+				if i := slices.IndexFunc(tasks, func(o *domain.Task) bool { return o.ID == t.ID }); i >= 0 {
+					continue
 				}
 				tasks = append(tasks, t)
 				at[t.ID] = numberOf(it, attrSyncSeq)
