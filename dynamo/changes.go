@@ -186,12 +186,13 @@ func (s *Store) logChange(t *txn, id string, old int64, since *time.Time) int64 
 
 // logGone adds to t the entry of object id deleted (a member removed) at
 // the log's next position, with its expiry, and the deletion of its old
-// entry; comments are a deleted task's comments' ids.
-func (s *Store) logGone(t *txn, id string, old int64, comments []string) int64 {
+// entry; comments are a deleted task's comments' ids, since a removed
+// member's joinedAt.
+func (s *Store) logGone(t *txn, id string, old int64, comments []string, since *time.Time) int64 {
 	if len(comments) == 0 {
 		comments = nil // the embedded store garbles empty lists: leave the attribute out
 	}
-	return s.logEntry(t, changeItem{ID: id, Gone: true, Comments: comments}, old, nil)
+	return s.logEntry(t, changeItem{ID: id, Gone: true, Comments: comments}, old, since)
 }
 
 func (s *Store) logEntry(t *txn, e changeItem, old int64, since *time.Time) int64 {

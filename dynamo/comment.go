@@ -108,7 +108,7 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	s.countComments(&t, task, task.CommentCount-1)
 	t.onProject(pu, projectCond, nil, errCommentNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
-	s.logGone(&t, c.ID, numberOf(items[0], attrSyncSeq), nil) // stands for the task's new count too
+	s.logGone(&t, c.ID, numberOf(items[0], attrSyncSeq), nil, nil) // stands for the task's new count too
 	t.result, t.project = id, task.ProjectID
 	// The task snapshot is the one read above to check access: no extra
 	// read. The count's condition in the transaction proves it still

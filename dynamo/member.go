@@ -151,6 +151,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		}
 	}
 	now := s.now()
+	joined := parseTime(str(mi, "joinedAt"))
 	unassign := func(t *txn, old *domain.Task) {
 		task := *old
 		task.AssigneeID = nil
@@ -191,7 +192,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		t.logProject() // its members changed
 		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
 		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq0.AssignSeq))), errRetry)
-		s.logGone(t, userID, numberOf(mi, attrSyncSeq), nil)
+		s.logGone(t, userID, numberOf(mi, attrSyncSeq), nil, &joined)
 		s.logDeparture(t, userID)
 		for _, task := range tasks {
 			unassign(t, task)

@@ -340,7 +340,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 			t.del(s.table, tagKey(tu, tag), nil, nil)
 		}
 		s.indexTags(t, task, nil)
-		s.logGone(t, task.ID, pos, comments)
+		s.logGone(t, task.ID, pos, comments, nil)
 		t.put(s.table, cleanupTaskItem(tu, pu, now), nil, nil)
 		t.result, t.project = task.ID, task.ProjectID
 		t.event = changeEvent(domain.EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)

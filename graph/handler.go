@@ -140,7 +140,7 @@ func NewHandler(o Options) http.Handler {
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
 	maxBody := cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
 	rl := newRateLimits(o)
-	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl)}}
+	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl), sync: newSyncer(o)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	srv := handler.New(es)
@@ -377,4 +377,6 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string, last *int, _ *string) int {
 		return page(child, first, last)
 	}
+	// A sync page's objects: first changes, each up to two objects.
+	c.Query.Sync = func(child int, _ *string, first *int) int { return page(child, first, nil) }
 }
