@@ -152,10 +152,19 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 	t0 := l.now()
 
 	// 1. The viewer's projects: their memberships, and those of the token.
-	mine, err := l.ProjectIDsOfUser(ctx, viewer)
+	// Read here rather than through ProjectIDsOfUser, which puts the
+	// memberships in the point reads' cache: the visibility check must read
+	// them strongly consistently (a member removed a moment ago may still
+	// be in GSI1).
+	ms, err := l.store.MembershipsOfUser(ctx, viewer)
 	if err != nil {
 		return nil, err
 	}
+	mine := make([]string, len(ms))
+	for i, m := range ms {
+		mine[i] = m.ProjectID
+	}
+	l.projectIDsOfUserLoader().Prime(ctx, viewer, mine) // for visibleUsers
 	states := map[string]*projectState{}
 	var ids []string
 	for i := range tok.projects {
