@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/live"
 )
 
 // Query.sync (docs/sync.md): what each change brings to a replica, joins
@@ -287,4 +289,51 @@ func TestSyncGivesNothingMadeAfterTheViewerLeft(t *testing.T) {
 	if strings.Contains(string(b), "After carol") {
 		t.Error("the page shows the task made after carol left")
 	}
+}
+
+// A client syncs, then subscribes to a project with the sync's last token
+// as after: the stream starts where the sync read the project, so a change
+// made between the two comes as an event, and nothing is missed.
+func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
+	e := testenv.New(t)
+	s := e.MustSeed()
+	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	web := s.Project("Website relaunch").ID
+	task := s.Task("Set up analytics").ID
+	mustUpdateTask(t, e, "bob", task, `title: "before the sync"`)
+	alice := newReplica("alice")
+	alice.sync(t, e, 100)
+	token := *alice.token
+	mustUpdateTask(t, e, "bob", task, `title: "between"`)
+
+	c := dial(t, e, srv, "alice")
+	c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": token})
+	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents.Task.Title; got != "between" {
+		t.Fatalf("the first event after the sync's token shows %q, want the change made after the sync", got)
+	}
+	testenv.WaitSubscribers(t, lv.Hub, web, 1)
+	mustUpdateTask(t, e, "bob", task, `title: "live"`)
+	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents.Task.Title; got != "live" {
+		t.Fatalf("then %q, want the live change", got)
+	}
+
+	t.Run("a token of a sync with more pages is refused as after", func(t *testing.T) {
+		r := newReplica("alice")
+		p, _ := r.page(t, e, 1)
+		if !p.HasMore {
+			t.Fatal("a first page of 1 change says no more")
+		}
+		c := dial(t, e, srv, "alice")
+		c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": p.NextToken})
+		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); !strings.Contains(got.Message, "more pages") {
+			t.Errorf("message %q", got.Message)
+		}
+	})
+	t.Run("another viewer's token is refused as after like a bad cursor", func(t *testing.T) {
+		c := dial(t, e, srv, "bob")
+		c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": token})
+		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); got.Message != "after is not a cursor of this project's events" {
+			t.Errorf("message %q", got.Message)
+		}
+	})
 }
