@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strconv"
 	"time"
@@ -40,6 +41,7 @@ const (
 	attrSeq        = "seq"        // project: its last position
 	attrProjectSeq = "projectSeq" // project: the position of its own last change
 	attrSyncSeq    = "syncSeq"    // task, comment, membership: the position of its entry
+	attrBorn       = "born"       // task, comment, membership: the position of its first entry (when it was made)
 	attrProfileRev = "profileRev" // membership: the profile rev its entry stands for
 )
 
@@ -66,16 +68,41 @@ func (s *Store) Retention() time.Duration {
 // Change is one entry of a project's change log.
 type Change struct {
 	// Pos is its position; ID the object's id: a task's, a comment's, or
-	// a member's user id.
-	Pos int64
-	ID  string
+	// a member's user id; Born the position of the object's first entry:
+	// it was made (the member added) by the change at that position.
+	Pos, Born int64
+	ID        string
 	// Gone: the change deleted the object (removed the member).
 	Gone bool
 	// At is when the change was made; Since, for a member, when the
 	// membership began.
 	At, Since time.Time
-	// Comments are a deleted task's comments' ids.
-	Comments []string
+	// Comments are a deleted task's comments' ids, CommentsBorn their
+	// Born.
+	Comments     []string
+	CommentsBorn []int64
+}
+
+// entryAt is where an object's entry stands: its position, and the
+// position of its first one (born), as its item records them (entryOf,
+// withEntry). The zero value: no entry yet.
+type entryAt struct{ pos, born int64 }
+
+// entryOf reads an object's entry from its item (an item of a version that
+// did not record born counts as born at its position).
+func entryOf(it item) entryAt {
+	e := entryAt{pos: numberOf(it, attrSyncSeq), born: numberOf(it, attrBorn)}
+	if e.born == 0 {
+		e.born = e.pos
+	}
+	return e
+}
+
+// withEntry records an object's entry on its item.
+func withEntry(it item, e entryAt) item {
+	it[attrSyncSeq] = &types.AttributeValueMemberN{Value: strconv.FormatInt(e.pos, 10)}
+	it[attrBorn] = &types.AttributeValueMemberN{Value: strconv.FormatInt(e.born, 10)}
+	return it
 }
 
 // changeLog is what one transaction writes to a project's change log:
@@ -178,32 +205,45 @@ func (t *txn) finish(table string) {
 
 // logChange adds to t the new entry of object id (a task, a comment, or a
 // member's user id) at the log's next position, and the deletion of its
-// old entry at old (0: it had none); since is a member's joinedAt. It
-// returns the position, which the object's item records (withSyncSeq).
-func (s *Store) logChange(t *txn, id string, old int64, since *time.Time) int64 {
+// old entry (the zero entryAt: a new object, born here); since is a
+// member's joinedAt. It returns the new entry, which the object's item
+// records (withEntry).
+func (s *Store) logChange(t *txn, id string, old entryAt, since *time.Time) entryAt {
 	return s.logEntry(t, changeItem{ID: id}, old, since)
 }
 
 // logGone adds to t the entry of object id deleted (a member removed) at
 // the log's next position, with its expiry, and the deletion of its old
-// entry; comments are a deleted task's comments' ids, since a removed
-// member's joinedAt.
-func (s *Store) logGone(t *txn, id string, old int64, comments []string, since *time.Time) int64 {
-	if len(comments) == 0 {
-		comments = nil // the embedded store garbles empty lists: leave the attribute out
+// entry; comments are a deleted task's comments (their ids and when they
+// were born), since a removed member's joinedAt.
+func (s *Store) logGone(t *txn, id string, old entryAt, comments []commentRef, since *time.Time) entryAt {
+	e := changeItem{ID: id, Gone: true}
+	for _, c := range comments { // none: the attributes are left out (the embedded store garbles empty lists)
+		e.Comments = append(e.Comments, c.id)
+		e.CommentsBorn = append(e.CommentsBorn, c.born)
 	}
-	return s.logEntry(t, changeItem{ID: id, Gone: true, Comments: comments}, old, since)
+	return s.logEntry(t, e, old, since)
 }
 
-func (s *Store) logEntry(t *txn, e changeItem, old int64, since *time.Time) int64 {
+func (s *Store) logEntry(t *txn, e changeItem, old entryAt, since *time.Time) entryAt {
 	l := t.log
 	l.n++
 	pos := l.from + l.n
-	if old > 0 {
-		t.del(s.table, changeKey(l.pu, old), nil, nil)
+	if old.pos > l.from && t.err == nil {
+		// The object was read after a change the project's read did not
+		// see (its entry lies beyond the seq read): read both again. (Its
+		// old and new positions could otherwise be one key.)
+		t.err = errRetry
+	}
+	if old.pos > 0 {
+		t.del(s.table, changeKey(l.pu, old.pos), nil, nil)
+	}
+	born := old.born
+	if born == 0 {
+		born = pos
 	}
 	k := changeKey(l.pu, pos)
-	e.PK, e.SK, e.Type, e.At = k.PK, k.SK, typeChange, fmtTime(l.at)
+	e.PK, e.SK, e.Type, e.At, e.Born = k.PK, k.SK, typeChange, fmtTime(l.at), born
 	if since != nil {
 		e.Since = fmtTime(*since)
 	}
@@ -211,15 +251,15 @@ func (s *Store) logEntry(t *txn, e changeItem, old int64, since *time.Time) int6
 		s.expire(&e.GSI2PK, &e.GSI2SK, &e.ExpiresAt, k, l.at)
 	}
 	t.put(s.table, marshal(e), nil, nil)
-	return pos
+	return entryAt{pos: pos, born: born}
 }
 
-// logDeparture adds to t the departure of user u from the log's project:
-// when they were removed.
-func (s *Store) logDeparture(t *txn, u string) {
+// logDeparture adds to t the departure of user u from the log's project,
+// removed by the change at position pos.
+func (s *Store) logDeparture(t *txn, u string, pos int64) {
 	l := t.log
 	k := departureKey(l.pu, u)
-	it := leftItem{PK: k.PK, SK: k.SK, Type: typeLeft, User: u, At: fmtTime(l.at)}
+	it := leftItem{PK: k.PK, SK: k.SK, Type: typeLeft, User: u, At: fmtTime(l.at), Pos: pos}
 	s.expire(&it.GSI2PK, &it.GSI2SK, &it.ExpiresAt, k, l.at)
 	t.put(s.table, marshal(it), nil, nil)
 }
@@ -229,12 +269,6 @@ func (s *Store) logDeparture(t *txn, u string) {
 func (s *Store) expire(pk, sk *string, expiresAt *int64, k key, from time.Time) {
 	*expiresAt = from.Add(s.Retention() + expiryMargin).Unix()
 	*pk, *sk = expiryPK(k), expirySK(*expiresAt)
-}
-
-// withSyncSeq sets the position of an object's entry on its item.
-func withSyncSeq(it item, pos int64) item {
-	it[attrSyncSeq] = &types.AttributeValueMemberN{Value: strconv.FormatInt(pos, 10)}
-	return it
 }
 
 // numberOf reads an integer attribute of an item (0 when absent).
@@ -294,7 +328,7 @@ func decodeChange(m item) (Change, bool) {
 	if !ok || str(m, "type") != typeChange || str(m, "id") == "" {
 		return Change{}, false
 	}
-	c := Change{Pos: pos, ID: str(m, "id"), At: parseTime(str(m, "at"))}
+	c := Change{Pos: pos, Born: numberOf(m, attrBorn), ID: str(m, "id"), At: parseTime(str(m, "at"))}
 	if b, ok := m["gone"].(*types.AttributeValueMemberBOOL); ok {
 		c.Gone = b.Value
 	}
@@ -303,40 +337,54 @@ func decodeChange(m item) (Change, bool) {
 	}
 	var d decoder
 	c.Comments = d.ss(m, "comments")
-	return c, d.err == nil
+	for _, n := range d.ss(m, "commentsBorn") {
+		b, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return Change{}, false
+		}
+		c.CommentsBorn = append(c.CommentsBorn, b)
+	}
+	return c, d.err == nil && len(c.CommentsBorn) == len(c.Comments)
 }
 
-// Departure returns when user was last removed from the project, as far
-// as its change log keeps (zero: never). Returns EINVALID, EUNAVAILABLE.
-func (s *Store) Departure(ctx context.Context, projectID, user string) (time.Time, error) {
+// Departure returns the position of the change that last removed user
+// from the project, as far as its change log keeps (0: none). Returns
+// EINVALID, EUNAVAILABLE.
+func (s *Store) Departure(ctx context.Context, projectID, user string) (int64, error) {
 	pu, err := domain.ParseProjectID(projectID)
 	if err != nil {
-		return time.Time{}, err
+		return 0, err
 	}
 	if err := domain.ValidUserID(user); err != nil {
-		return time.Time{}, err
+		return 0, err
 	}
 	it, err := s.getOne(ctx, departureKey(pu, user))
 	if err != nil || it == nil {
-		return time.Time{}, err
+		return 0, err
 	}
-	return parseTime(str(it, "at")), nil
+	return numberOf(it, "pos"), nil
 }
 
-// commentIDs reads the ids of a task's comments (a Query of their keys in
-// the task's partition).
-func (s *Store) commentIDs(ctx context.Context, tu string) ([]string, error) {
+// commentRef is a comment of a deleted task, for its gone entry.
+type commentRef struct {
+	id   string
+	born int64
+}
+
+// commentsOf reads a task's comments' ids and when they were born (a
+// Query of the task's partition's comments).
+func (s *Store) commentsOf(ctx context.Context, tu string) ([]commentRef, error) {
 	items, err := s.queryAll(ctx, commentsOfTask, taskPK(tu))
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(items))
+	refs := make([]commentRef, 0, len(items))
 	for _, it := range items {
 		if id := str(it, "id"); id != "" {
-			ids = append(ids, id)
+			refs = append(refs, commentRef{id: id, born: entryOf(it).born})
 		}
 	}
-	return ids, nil
+	return refs, nil
 }
 
 // ChangeEpoch returns the epoch of the table's change logs, which changes
@@ -526,21 +574,21 @@ func (s *Store) copyProfile(ctx context.Context, u string, rev int) (int, error)
 			continue // a deleted project: its log only expires now
 		}
 		pu := ulidOf(str(m, "projectId"))
-		old := numberOf(m, attrSyncSeq)
+		old := entryOf(m)
 		since := parseTime(str(m, "joinedAt"))
 		var t txn
 		t.logTo(pu, numberOf(projects[i], attrSeq), s.now())
 		t.onProject(pu, exists(), nil, errRetry)
-		pos := s.logChange(&t, u, old, &since)
-		cond := exists().And(expression.Name(attrSyncSeq).Equal(expression.Value(old)))
-		if old == 0 {
+		e := s.logChange(&t, u, old, &since)
+		cond := exists().And(expression.Name(attrSyncSeq).Equal(expression.Value(old.pos)))
+		if old.pos == 0 {
 			cond = exists().And(expression.AttributeNotExists(expression.Name(attrSyncSeq)))
 		}
-		t.update(s.table, memberKey(pu, u), expression.Set(expression.Name(attrSyncSeq), expression.Value(pos)).
-			Set(expression.Name(attrProfileRev), expression.Value(rev)), &cond, errRetry)
+		t.update(s.table, memberKey(pu, u), expression.Set(expression.Name(attrSyncSeq), expression.Value(e.pos)).
+			Set(expression.Name(attrBorn), expression.Value(e.born)).Set(expression.Name(attrProfileRev), expression.Value(rev)), &cond, errRetry)
 		switch err := s.commit(ctx, &t); {
 		case err == nil:
-		case err == errRetry: // the project or the membership changed meanwhile: the next pass sees it again
+		case errors.Is(err, errRetry): // the project or the membership changed meanwhile: the next pass sees it again
 		default:
 			return moved, err
 		}
@@ -598,12 +646,13 @@ func changeLogItems(items []item) (log []item, epoch string) {
 	add := func(pu string, obj item, id, at, since string) {
 		if projects[pu] == nil {
 			delete(obj, attrSyncSeq)
+			delete(obj, attrBorn)
 			return
 		}
 		seq[pu]++
 		k := changeKey(pu, seq[pu])
-		log = append(log, marshal(changeItem{PK: k.PK, SK: k.SK, Type: typeChange, ID: id, At: at, Since: since}))
-		withSyncSeq(obj, seq[pu])
+		log = append(log, marshal(changeItem{PK: k.PK, SK: k.SK, Type: typeChange, ID: id, At: at, Since: since, Born: seq[pu]}))
+		withEntry(obj, entryAt{pos: seq[pu], born: seq[pu]})
 	}
 	slices.SortFunc(members, byID("userId"))
 	for _, m := range members {

@@ -52,8 +52,8 @@ func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domai
 	s.countComments(&t, task, task.CommentCount+1)
 	t.onProject(pu, exists(), nil, errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
-	pos := s.logChange(&t, c.ID, 0, nil) // stands for the task's new count too
-	t.put(s.table, withSyncSeq(commentToItem(c), pos), ptr(absent()), nil)
+	e := s.logChange(&t, c.ID, entryAt{}, nil) // stands for the task's new count too
+	t.put(s.table, withEntry(commentToItem(c), e), ptr(absent()), nil)
 	t.result, t.project = c.ID, task.ProjectID
 	snap := *task // as this change leaves it: the count is conditioned on the one read
 	snap.CommentCount++
@@ -108,7 +108,7 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	s.countComments(&t, task, task.CommentCount-1)
 	t.onProject(pu, projectCond, nil, errCommentNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
-	s.logGone(&t, c.ID, numberOf(items[0], attrSyncSeq), nil, nil) // stands for the task's new count too
+	s.logGone(&t, c.ID, entryOf(items[0]), nil, nil) // stands for the task's new count too
 	t.result, t.project = id, task.ProjectID
 	// The task snapshot is the one read above to check access: no extra
 	// read. The count's condition in the transaction proves it still

@@ -45,6 +45,7 @@ func decode(m item) (any, error) {
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK")
 		d.n(m, "assignSeq")
 		d.n(m, attrSyncSeq)
+		d.n(m, attrBorn)
 		d.n(m, "profileRev")
 	case typeTask:
 		t, err := d.task(m)

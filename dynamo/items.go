@@ -84,6 +84,7 @@ type memberItem struct {
 	// change log, ProfileRev the profile rev that entry stands for
 	// (changes.go). (A task's and a comment's item hold a syncSeq too.)
 	SyncSeq    int64 `dynamodbav:"syncSeq,omitempty"`
+	Born       int64 `dynamodbav:"born,omitempty"`
 	ProfileRev int   `dynamodbav:"profileRev,omitempty"`
 }
 
@@ -176,11 +177,15 @@ type changeItem struct {
 	At        string   `dynamodbav:"at"`
 	Since     string   `dynamodbav:"since,omitempty"`
 	Comments  []string `dynamodbav:"comments,omitempty"`
-	ExpiresAt int64    `dynamodbav:"expiresAt,omitempty"`
+	// Born is the position of the object's first entry; CommentsBorn
+	// that of each of Comments.
+	Born         int64   `dynamodbav:"born"`
+	CommentsBorn []int64 `dynamodbav:"commentsBorn,omitempty"`
+	ExpiresAt    int64   `dynamodbav:"expiresAt,omitempty"`
 }
 
-// leftItem is a departure: when a user was last removed from a project
-// (changes.go).
+// leftItem is a departure: when a user was last removed from a project,
+// and by the change at which position (changes.go).
 type leftItem struct {
 	PK        string
 	SK        string
@@ -189,6 +194,7 @@ type leftItem struct {
 	Type      string `dynamodbav:"type"`
 	User      string `dynamodbav:"userId"`
 	At        string `dynamodbav:"at"`
+	Pos       int64  `dynamodbav:"pos"` // the position of the removal
 	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
 }
 

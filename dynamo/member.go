@@ -71,8 +71,8 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 		t.logProject() // its members changed
 		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
 		t.check(s.table, userKey(userID), exists(), domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
-		pos := s.logChange(&t, userID, 0, &now)
-		t.put(s.table, withSyncSeq(memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}), pos),
+		e := s.logChange(&t, userID, entryAt{}, &now)
+		t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}), e),
 			ptr(absent()), errAlreadyMember)
 		t.result, t.project = p.ID, p.ID
 		// Adding a member again commits nothing (errAlreadyMember): no event.
@@ -128,7 +128,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		return nil, internal(err, "decoding an item")
 	}
 	var tasks []*domain.Task
-	at := map[string]int64{} // task id → the position of its entry
+	at := map[string]entryAt{} // task id → its entry
 	for _, open := range []bool{true, false} {
 		items, err := s.queryAll(ctx, tasksOfAssignee, assignedPK(userID, open))
 		if err != nil {
@@ -146,7 +146,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 					continue
 				}
 				tasks = append(tasks, t)
-				at[t.ID] = numberOf(it, attrSyncSeq)
+				at[t.ID] = entryOf(it)
 			}
 		}
 	}
@@ -157,8 +157,8 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		task.AssigneeID = nil
 		task.UpdatedAt = now
 		task.Version++
-		pos := s.logChange(t, task.ID, at[task.ID], nil)
-		t.put(s.table, withSyncSeq(taskToItem(&task), pos), taskAt(old.Version, old.CommentCount), errRetry)
+		e := s.logChange(t, task.ID, at[task.ID], nil)
+		t.put(s.table, withEntry(taskToItem(&task), e), taskAt(old.Version, old.CommentCount), errRetry)
 		s.putTagLinks(t, old, &task)
 	}
 	// More tasks than one transaction holds: unassign all but the last batch
@@ -192,8 +192,8 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		t.logProject() // its members changed
 		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
 		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq0.AssignSeq))), errRetry)
-		s.logGone(t, userID, numberOf(mi, attrSyncSeq), nil, &joined)
-		s.logDeparture(t, userID)
+		gone := s.logGone(t, userID, entryOf(mi), nil, &joined)
+		s.logDeparture(t, userID, gone.pos)
 		for _, task := range tasks {
 			unassign(t, task)
 		}

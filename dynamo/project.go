@@ -37,10 +37,10 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 	var t txn
 	t.logTo(pu, 0, now)
 	t.check(s.table, userKey(viewer), exists(), ErrNoProfile)
-	pos := s.logChange(&t, viewer, 0, &now) // the owner's member entry: position 1
-	p.Seq, p.ProjectSeq = pos, pos
+	e := s.logChange(&t, viewer, entryAt{}, &now) // the owner's member entry: position 1
+	p.Seq, p.ProjectSeq = e.pos, e.pos
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
-	t.put(s.table, withSyncSeq(memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), pos),
+	t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), e),
 		ptr(absent()), nil)
 	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil {

@@ -101,8 +101,8 @@ func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInp
 			t.logTo(pu, numberOf(pi, attrSeq), now)
 			s.countTasks(t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
 			s.memberChecks(t, pu, viewer, in.AssigneeID)
-			pos := s.logChange(t, task.ID, 0, nil)
-			t.put(s.table, withSyncSeq(taskToItem(task), pos), ptr(absent()), nil)
+			e := s.logChange(t, task.ID, entryAt{}, nil)
+			t.put(s.table, withEntry(taskToItem(task), e), ptr(absent()), nil)
 			s.putTagLinks(t, nil, task)
 			t.result, t.project = task.ID, task.ProjectID
 			t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
@@ -204,29 +204,29 @@ func taskPatcher(in TaskPatch) (func(*domain.Task), error) {
 }
 
 // readTask reads a task with the project and the viewer's membership, and
-// reports ENOTFOUND unless the viewer may see it; pos is the position of
-// the task's entry in the project's change log.
-func (s *Store) readTask(ctx context.Context, viewer, tu string) (task *domain.Task, p *domain.Project, pos int64, err error) {
+// reports ENOTFOUND unless the viewer may see it; e is the task's entry in
+// the project's change log.
+func (s *Store) readTask(ctx context.Context, viewer, tu string) (task *domain.Task, p *domain.Project, e entryAt, err error) {
 	ti, err := s.getOne(ctx, taskKey(tu))
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, e, err
 	}
 	if ti == nil {
-		return nil, nil, 0, errTaskNotFound
+		return nil, nil, e, errTaskNotFound
 	}
 	task, err = decodeAs[*domain.Task](ti)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, e, err
 	}
 	p, _, _, err = s.access(ctx, viewer, task.ProjectID, false)
 	if err != nil {
-		return nil, nil, 0, errTaskNotFound
+		return nil, nil, e, errTaskNotFound
 	}
-	return task, p, numberOf(ti, attrSyncSeq), nil
+	return task, p, entryOf(ti), nil
 }
 
 func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch, apply func(*domain.Task)) (*domain.Task, error) {
-	old, p, oldPos, err := s.readTask(ctx, viewer, tu)
+	old, p, oldAt, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
@@ -255,8 +255,8 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 	}
 	err = s.commitIndexed(ctx, func(t *txn) error {
 		t.logTo(pu, p.Seq, task.UpdatedAt)
-		pos := s.logChange(t, task.ID, oldPos, nil)
-		t.put(s.table, withSyncSeq(taskToItem(&task), pos), taskAt(old.Version, old.CommentCount), errRetry)
+		e := s.logChange(t, task.ID, oldAt, nil)
+		t.put(s.table, withEntry(taskToItem(&task), e), taskAt(old.Version, old.CommentCount), errRetry)
 		s.countTasks(t, pu, moved, errProjectNotFound)
 		s.memberChecks(t, pu, viewer, assign)
 		for _, tag := range old.Tags {
@@ -312,16 +312,16 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 	// The task's comments' ids go into its gone entry of the change log
 	// (a sync drops them with it); read beside the task. The delete's
 	// condition on the task's comment count proves the list complete.
-	var comments []string
+	var comments []commentRef
 	var cerr error
 	done := ForkOf(ctx)(1)
 	read := make(chan struct{})
 	client.Go(func() {
 		defer close(read)
 		defer done()
-		comments, cerr = s.commentIDs(ctx, tu)
+		comments, cerr = s.commentsOf(ctx, tu)
 	})
-	task, p, pos, err := s.readTask(ctx, viewer, tu)
+	task, p, at, err := s.readTask(ctx, viewer, tu)
 	<-read
 	if err != nil {
 		return err
@@ -340,7 +340,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 			t.del(s.table, tagKey(tu, tag), nil, nil)
 		}
 		s.indexTags(t, task, nil)
-		s.logGone(t, task.ID, pos, comments, nil)
+		s.logGone(t, task.ID, at, comments, nil)
 		t.put(s.table, cleanupTaskItem(tu, pu, now), nil, nil)
 		t.result, t.project = task.ID, task.ProjectID
 		t.event = changeEvent(domain.EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)

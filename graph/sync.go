@@ -1,13 +1,11 @@
 package graph
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
@@ -68,7 +66,7 @@ type changesKey struct {
 type changesResult struct {
 	changes []dynamo.Change
 	more    bool
-	left    time.Time // when the viewer was removed (departure), zero: never
+	left    int64 // the position of the viewer's last removal (departure), 0: none
 }
 
 // syncOut collects a page's objects: each at most once, as an upsert or a
@@ -256,10 +254,15 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 			hasMore, done = true, false
 		default:
 			w.st.pos = w.upTo
+			// An object of a project that still exists may have moved past
+			// upTo while its log was read (a change after the project's
+			// read): a leave is done only once a page finds nothing past
+			// its position. (A deleted project's log no longer moves.)
+			done = w.st.mode != modeLeave || w.p == nil || w.limit == 0
 		}
 		for _, c := range w.res.changes {
 			if w.st.mode == modeLeave {
-				out.leave(w, c, tok.issued)
+				out.leave(w, c)
 			} else {
 				out.change(w, c)
 			}
@@ -417,47 +420,39 @@ func (o *syncOut) change(w *syncWork, c dynamo.Change) {
 // leave applies an entry of a project the viewer no longer sees: the
 // tombstone of its object, but for a gone entry the client had (at or
 // below skip: delivered already), and for an object made after the viewer
-// left (by its id's time, a member's start; issued: the token's), which
-// the viewer never saw.
-func (o *syncOut) leave(w *syncWork, c dynamo.Change, issued int64) {
+// was removed (born after the removal's position, the departure's), which
+// the viewer never saw. A departure at or below skip is of an earlier
+// membership: the project was deleted while they were in it, and all of it
+// was theirs to see.
+func (o *syncOut) leave(w *syncWork, c dynamo.Change) {
 	if c.Gone && c.Pos <= w.st.skip {
 		return
 	}
-	var out time.Time // when the viewer left; zero: the project was deleted while they were in it
-	if w.res.left.Unix() >= issued {
+	out := int64(0)
+	if w.res.left > w.st.skip {
 		out = w.res.left
 	}
-	after := func(made time.Time) bool { return c.Pos > w.st.skip && !out.IsZero() && made.After(out) }
+	after := func(born int64) bool { return c.Pos > w.st.skip && out > 0 && born > out }
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:
-		if !after(cmp.Or(c.Since, c.At)) {
+		if !after(c.Born) {
 			o.read(&o.candidates, "c", c.ID)
 		}
 	case domain.KindTask:
-		if after(idTime(c.ID)) {
+		if after(c.Born) {
 			return
 		}
 		o.tomb(c.ID, "Task")
-		for _, cm := range c.Comments {
-			if !after(idTime(cm)) {
+		for i, cm := range c.Comments {
+			if !after(c.CommentsBorn[i]) {
 				o.tomb(cm, "Comment")
 			}
 		}
 	case domain.KindComment:
-		if !after(idTime(c.ID)) {
+		if !after(c.Born) {
 			o.tomb(c.ID, "Comment")
 		}
 	}
-}
-
-// idTime is when the object with a server-issued id was made: its ULID's
-// time (a comment's own, the last one).
-func idTime(id string) time.Time {
-	u, err := ulid.ParseStrict(id[len(id)-domain.ULIDLen:])
-	if err != nil {
-		return time.Time{}
-	}
-	return ulid.Time(u.Time())
 }
 
 // nodes are the page's upserts: projects, users, tasks, then comments, but

@@ -1,7 +1,9 @@
 package graph_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"fmt"
 	"maps"
 	"slices"
@@ -67,8 +69,33 @@ func newSyncEnv(t testing.TB) (*testenv.Env, *testClock) {
 	e := testenv.New(t)
 	c := &testClock{t: testenv.Now}
 	e.Store.Now = c.Now
+	logs := &lockedBuffer{}
+	e.Store.Log = slog.New(slog.NewTextHandler(logs, nil))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the server's log:\n%s", logs.String())
+		}
+	})
 	e.Handler = e.NewHandler(graph.Options{Now: c.Now})
 	return e, c
+}
+
+// lockedBuffer is a buffer for a log written by many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // syncPage is one page as the client reads it.
@@ -84,9 +111,34 @@ type replica struct {
 	token  *string
 	objs   map[string]string // id → the object as JSON, with its __typename
 	pages  int
+	// trail is what the pages said of each id, states the token's states
+	// after each page, for a failure's message.
+	trail  map[string][]string
+	states []string
 }
 
-func newReplica(viewer string) *replica { return &replica{viewer: viewer, objs: map[string]string{}} }
+func newReplica(viewer string) *replica {
+	return &replica{viewer: viewer, objs: map[string]string{}, trail: map[string][]string{}}
+}
+
+// trailOf tells what the pages said of the ids a diff names.
+func (r *replica) trailOf(diff string) string {
+	var out []string
+	for id, tr := range r.trail {
+		if strings.Contains(diff, `"id":"`+id+`"`) {
+			out = append(out, fmt.Sprintf("%s: %s", id, strings.Join(tr, "; ")))
+		}
+	}
+	for _, st := range r.states {
+		for id := range r.trail {
+			if strings.HasPrefix(id, "prj#") && strings.Contains(diff, id) && strings.Contains(st, id) {
+				out = append(out, st)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
 
 // page asks for one page and applies it; it returns the page, or the
 // error's code.
@@ -110,6 +162,7 @@ func (r *replica) page(t testing.TB, e *testenv.Env, first int) (*syncPage, stri
 		ids[id] = true
 		b, _ := json.Marshal(u)
 		r.objs[id] = string(b)
+		r.trail[id] = append(r.trail[id], fmt.Sprintf("page %d upsert", r.pages))
 	}
 	for _, tb := range p.Tombstones {
 		if ids[tb.ID] {
@@ -117,8 +170,10 @@ func (r *replica) page(t testing.TB, e *testenv.Env, first int) (*syncPage, stri
 		}
 		ids[tb.ID] = true
 		delete(r.objs, tb.ID)
+		r.trail[tb.ID] = append(r.trail[tb.ID], fmt.Sprintf("page %d tombstone", r.pages))
 	}
 	r.token = &p.NextToken
+	r.states = append(r.states, fmt.Sprintf("page %d: %s", r.pages, graph.SyncTokenStates(r.viewer, p.NextToken)))
 	r.pages++
 	return p, ""
 }

@@ -42,7 +42,8 @@ import (
 //     every project has a seq and a projectSeq no greater; every
 //     membership, task and comment of a project has a syncSeq, no greater
 //     than its project's seq, where the project's log holds a live entry
-//     naming it (a member's with its joinedAt); every live entry of a
+//     naming it (a member's with its joinedAt), born (made) at a position
+//     its entry records too, no greater; every live entry of a
 //     project is so named by its object (one entry per object); a gone
 //     entry names no object that exists but one whose live entry lies
 //     further on (a member added back), a gone task's the ids of its
@@ -472,6 +473,8 @@ func (c *checker) changeLog(items []map[string]any) {
 			c.violate("%s in %s: no live entry of it at its syncSeq %d (%v)", id, pid, pos, e)
 		case since != "" && str(e, "since") != since:
 			c.violate("member %s of %s: entry since %q, joined %q", id, pid, str(e, "since"), since)
+		case num(it, "born") <= 0 || num(it, "born") > pos || num(e, "born") != num(it, "born"):
+			c.violate("%s in %s: born %v, its entry's %v, at %d", id, pid, it["born"], e["born"], pos)
 		default:
 			named[pair(dynamo.ChangeItemKey(pid, pos))] = id
 			if live[pid] == nil {
@@ -504,8 +507,8 @@ func (c *checker) changeLog(items []map[string]any) {
 			expiring(it, "an item of a deleted project's log")
 			continue
 		case typ == "LEFT":
-			if wpk, wsk := dynamo.DepartureItemKey(pid, str(it, "userId")); wpk != k[0] || wsk != k[1] {
-				c.violate("departure %s %s of user %q", k[0], k[1], str(it, "userId"))
+			if wpk, wsk := dynamo.DepartureItemKey(pid, str(it, "userId")); wpk != k[0] || wsk != k[1] || num(it, "pos") <= 0 || num(it, "pos") > seq {
+				c.violate("departure %s %s of user %q at %v", k[0], k[1], str(it, "userId"), it["pos"])
 			}
 			expiring(it, "departure")
 			continue
@@ -527,6 +530,9 @@ func (c *checker) changeLog(items []map[string]any) {
 			if of, err := domain.ParseCommentID(raw); err != nil || of != id {
 				c.violate("gone entry %s %s of task %s lists %q, no comment of it", k[0], k[1], id, raw)
 			}
+		}
+		if len(listOf(it["comments"])) != len(listOf(it["commentsBorn"])) {
+			c.violate("gone entry %s %s: %d comments, %d born positions", k[0], k[1], len(listOf(it["comments"])), len(listOf(it["commentsBorn"])))
 		}
 	}
 }
