@@ -167,16 +167,16 @@ type cleanupItem struct {
 // it may go (gone, or its project deleted), it has an expiry and the
 // sweep's keys in GSI2.
 type changeItem struct {
-	PK        string
-	SK        string
-	GSI2PK    string   `dynamodbav:",omitempty"`
-	GSI2SK    string   `dynamodbav:",omitempty"`
-	Type      string   `dynamodbav:"type"`
-	ID        string   `dynamodbav:"id"`
-	Gone      bool     `dynamodbav:"gone,omitempty"`
-	At        string   `dynamodbav:"at"`
-	Since     string   `dynamodbav:"since,omitempty"`
-	Comments  []string `dynamodbav:"comments,omitempty"`
+	PK       string
+	SK       string
+	GSI2PK   string   `dynamodbav:",omitempty"`
+	GSI2SK   string   `dynamodbav:",omitempty"`
+	Type     string   `dynamodbav:"type"`
+	ID       string   `dynamodbav:"id"`
+	Gone     bool     `dynamodbav:"gone,omitempty"`
+	At       string   `dynamodbav:"at"`
+	Since    string   `dynamodbav:"since,omitempty"`
+	Comments []string `dynamodbav:"comments,omitempty"`
 	// Born is the position of the object's first entry; CommentsBorn
 	// that of each of Comments.
 	Born         int64   `dynamodbav:"born"`
