@@ -365,6 +365,23 @@ func (s *Store) Departure(ctx context.Context, projectID, user string) (int64, e
 	return numberOf(it, "pos"), nil
 }
 
+// ProjectSeq reads a project's seq, the last position of its change log,
+// strongly consistently (0 for a project that does not exist). Returns
+// EINVALID, EUNAVAILABLE.
+func (s *Store) ProjectSeq(ctx context.Context, projectID string) (int64, error) {
+	pu, err := domain.ParseProjectID(projectID)
+	if err != nil {
+		return 0, err
+	}
+	k := projectKey(pu)
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k.av(), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String(attrSeq)})
+	if err != nil {
+		return 0, wrap(err, "reading a project")
+	}
+	return numberOf(out.Item, attrSeq), nil
+}
+
 // commentRef is a comment of a deleted task, for its gone entry.
 type commentRef struct {
 	id   string

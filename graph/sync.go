@@ -59,7 +59,8 @@ type changesKey struct {
 	project     string
 	after, upTo int64
 	limit       int
-	// departure: also read when the viewer left the project.
+	// departure: also read when the viewer left the project, and its seq
+	// again after the log.
 	departure bool
 }
 
@@ -67,6 +68,9 @@ type changesResult struct {
 	changes []dynamo.Change
 	more    bool
 	left    int64 // the position of the viewer's last removal (departure), 0: none
+	// seqAfter is the project's seq read again after its log (a leave):
+	// no entry moved past the read when it is still the seq read before.
+	seqAfter int64
 }
 
 // syncOut collects a page's objects: each at most once, as an upsert or a
@@ -227,7 +231,10 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 				return r, err
 			}
 		}
-		r.changes, r.more, err = l.store.Changes(ctx, k.project, k.after, k.upTo, k.limit)
+		if r.changes, r.more, err = l.store.Changes(ctx, k.project, k.after, k.upTo, k.limit); err != nil || !k.departure {
+			return r, err
+		}
+		r.seqAfter, err = l.store.ProjectSeq(ctx, k.project)
 		return r, err
 	})
 	ths := make([]func() (changesResult, error), len(works))
@@ -255,10 +262,15 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		default:
 			w.st.pos = w.upTo
 			// An object of a project that still exists may have moved past
-			// upTo while its log was read (a change after the project's
-			// read): a leave is done only once a page finds nothing past
-			// its position. (A deleted project's log no longer moves.)
-			done = w.st.mode != modeLeave || w.p == nil || w.limit == 0
+			// upTo while its log was read (a change committed after the
+			// project's read): a leave is done once a read saw the project
+			// at the same seq after it as before, or nothing to read. (A
+			// deleted project's log no longer moves.)
+			done = w.st.mode != modeLeave || w.p == nil || w.limit == 0 || w.res.seqAfter == w.upTo
+			hasMore = hasMore || !done // read on at once: what moved lies past upTo
+		}
+		if w.st.mode == modeLeave && w.res.left > w.st.skip && w.res.left > w.st.seen {
+			w.st.seen = w.res.left // when they left, kept while the departure itself may expire
 		}
 		for _, c := range w.res.changes {
 			if w.st.mode == modeLeave {
@@ -420,18 +432,15 @@ func (o *syncOut) change(w *syncWork, c dynamo.Change) {
 // leave applies an entry of a project the viewer no longer sees: the
 // tombstone of its object, but for a gone entry the client had (at or
 // below skip: delivered already), and for an object made after the viewer
-// was removed (born after the removal's position, the departure's), which
-// the viewer never saw. A departure at or below skip is of an earlier
-// membership: the project was deleted while they were in it, and all of it
-// was theirs to see.
+// was removed (born after the removal's position, the departure's, which
+// the state keeps in seen), which the viewer never saw. A departure at or
+// below skip is of an earlier membership: the project was deleted while
+// they were in it, and all of it was theirs to see.
 func (o *syncOut) leave(w *syncWork, c dynamo.Change) {
 	if c.Gone && c.Pos <= w.st.skip {
 		return
 	}
-	out := int64(0)
-	if w.res.left > w.st.skip {
-		out = w.res.left
-	}
+	out := w.st.seen // the removal's position (see page); 0: none
 	after := func(born int64) bool { return c.Pos > w.st.skip && out > 0 && born > out }
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:

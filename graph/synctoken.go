@@ -38,7 +38,9 @@ type projectState struct {
 	id   string // the project's id
 	mode syncMode
 	// pos is the position read up to; skip see syncMode; seen the
-	// projectSeq of the project as the client has it (modeRead).
+	// projectSeq of the project as the client has it (modeRead), or the
+	// position of the viewer's removal (modeLeave; 0: none, the project
+	// was deleted).
 	pos, skip, seen int64
 }
 
