@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -63,6 +64,81 @@ func (s *Store) Retention() time.Duration {
 		return s.SyncRetention
 	}
 	return DefaultSyncRetention
+}
+
+// projectLocks serialize this instance's changes to each project: a
+// project's changes take its positions one after another (seq), so two
+// of this instance's mutations that read the same seq would have one of
+// them fail its condition and read again; instead the second waits for the
+// first (lockProject). Changes made by other instances still meet as
+// conditions that fail, and read again (retryOnChange).
+type projectLocks struct {
+	mu sync.Mutex
+	m  map[string]*projectLock
+	// seqs caches each project's seq as this instance last wrote or read
+	// it (createTask reads it from here when it can).
+	seqs sync.Map // project ULID → int64
+}
+
+type projectLock struct {
+	ch    chan struct{}
+	users int
+}
+
+// lockProject waits until no other change of this instance to project pu
+// runs, or ctx ends (its error, EUNAVAILABLE). Call unlock when the
+// change committed or failed.
+func (s *Store) lockProject(ctx context.Context, pu string) (unlock func(), err error) {
+	ls := &s.locks
+	ls.mu.Lock()
+	if ls.m == nil {
+		ls.m = map[string]*projectLock{}
+	}
+	l := ls.m[pu]
+	if l == nil {
+		l = &projectLock{ch: make(chan struct{}, 1)}
+		ls.m[pu] = l
+	}
+	l.users++
+	ls.mu.Unlock()
+	release := func() {
+		ls.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(ls.m, pu)
+		}
+		ls.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, wrap(ctx.Err(), "waiting for the project's other changes")
+	}
+}
+
+// knownSeq is the project's seq as this instance last saw it (false: not
+// known).
+func (s *Store) knownSeq(pu string) (int64, bool) {
+	v, ok := s.locks.seqs.Load(pu)
+	if !ok {
+		return 0, false
+	}
+	return v.(int64), true
+}
+
+// noteSeq records what a transaction did to its project's seq: the new
+// one once it committed, none known once its condition failed.
+func (s *Store) noteSeq(t *txn, err error) {
+	if t.log == nil || t.proj == nil {
+		return
+	}
+	switch {
+	case err == nil:
+		s.locks.seqs.Store(t.log.pu, t.log.to())
+	case errors.Is(err, errRetry):
+		s.locks.seqs.Delete(t.log.pu)
+	}
 }
 
 // Change is one entry of a project's change log.
@@ -593,8 +669,17 @@ func (s *Store) copyProfile(ctx context.Context, u string, rev int) (int, error)
 		pu := ulidOf(str(m, "projectId"))
 		old := entryOf(m)
 		since := parseTime(str(m, "joinedAt"))
+		unlock, err := s.lockProject(ctx, pu)
+		if err != nil {
+			return moved, err
+		}
+		seq, err := s.ProjectSeq(ctx, domain.ProjectIDOf(pu))
+		if err != nil {
+			unlock()
+			return moved, err
+		}
 		var t txn
-		t.logTo(pu, numberOf(projects[i], attrSeq), s.now())
+		t.logTo(pu, seq, s.now())
 		t.onProject(pu, exists(), nil, errRetry)
 		e := s.logChange(&t, u, old, &since)
 		cond := exists().And(expression.Name(attrSyncSeq).Equal(expression.Value(old.pos)))
@@ -603,7 +688,9 @@ func (s *Store) copyProfile(ctx context.Context, u string, rev int) (int, error)
 		}
 		t.update(s.table, memberKey(pu, u), expression.Set(expression.Name(attrSyncSeq), expression.Value(e.pos)).
 			Set(expression.Name(attrBorn), expression.Value(e.born)).Set(expression.Name(attrProfileRev), expression.Value(rev)), &cond, errRetry)
-		switch err := s.commit(ctx, &t); {
+		err = s.commit(ctx, &t)
+		unlock()
+		switch {
 		case err == nil:
 		case errors.Is(err, errRetry): // the project or the membership changed meanwhile: the next pass sees it again
 		default:

@@ -40,10 +40,11 @@ func (s *Store) AddComment(ctx context.Context, viewer string, in domain.Comment
 }
 
 func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domain.Comment, error) {
-	task, p, _, err := s.readTask(ctx, viewer, tu)
+	task, p, _, unlock, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	now := s.now()
 	c := &domain.Comment{ID: domain.CommentIDOf(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: body, CreatedAt: now}
 	pu := ulidOf(task.ProjectID)
@@ -89,10 +90,11 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	if err != nil {
 		return err
 	}
-	task, p, _, err := s.readTask(ctx, viewer, tu)
+	task, p, _, unlock, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return errCommentNotFound
 	}
+	defer unlock()
 	pu := ulidOf(task.ProjectID)
 	projectCond := exists()
 	if c.AuthorID != viewer {

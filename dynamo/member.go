@@ -56,7 +56,16 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
+	pu, err := domain.ParseProjectID(projectID)
+	if err != nil {
+		return nil, err
+	}
 	return retryOnChange(ctx, concurrentChange, func() (*domain.Project, error) {
+		unlock, err := s.lockProject(ctx, pu)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 		p, _, _, err := s.access(ctx, viewer, projectID, true)
 		if err != nil {
 			return nil, err
@@ -64,7 +73,6 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 		if userID == viewer {
 			return p, nil
 		}
-		pu := ulidOf(p.ID)
 		now := s.now()
 		var t txn
 		t.logTo(pu, p.Seq, now)
@@ -106,6 +114,15 @@ func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, user
 }
 
 func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
+	pu0, err := domain.ParseProjectID(projectID)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockProject(ctx, pu0)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	p, _, _, err := s.access(ctx, viewer, projectID, true)
 	if err != nil {
 		return nil, err

@@ -112,8 +112,17 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			return nil, err
 		}
 	}
+	pu, err := domain.ParseProjectID(in.ID)
+	if err != nil {
+		return nil, err
+	}
 	return once(ctx, s, func() (*domain.Project, error) {
 		return retryOnChange(ctx, concurrentChange, func() (*domain.Project, error) {
+			unlock, err := s.lockProject(ctx, pu)
+			if err != nil {
+				return nil, err
+			}
+			defer unlock()
 			p, _, raw, err := s.access(ctx, viewer, in.ID, true)
 			if err != nil {
 				return nil, err
@@ -127,7 +136,11 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			rev, seq := revOf(raw), p.Seq
 			p.Seq, p.ProjectSeq = seq+1, seq+1 // a change of the project itself: the next position of its log
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
-			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)).And(seqIs(seq)), p.ID, p.ID, ev)
+			err = s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)).And(seqIs(seq)), p.ID, p.ID, ev)
+			if err == nil {
+				s.locks.seqs.Store(pu, p.Seq)
+			}
+			return p, err
 		})
 	}, replayProject)
 }

@@ -69,6 +69,8 @@ type Store struct {
 	// changeEpoch is the epoch of the table's change logs; nil: the table
 	// has none (ChangeEpoch).
 	changeEpoch atomic.Pointer[string]
+	// locks serialize this instance's changes to each project (changes.go).
+	locks projectLocks
 
 	cleanupMu   sync.Mutex
 	cleanupKick chan struct{}

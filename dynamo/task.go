@@ -89,16 +89,27 @@ func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInp
 		Version: 1}
 	// The project's change log's position is read first (the transaction
 	// takes the next one on the condition that it is still that).
+	// This instance's changes to the project wait for each other
+	// (lockProject), and the position is the one it last wrote, or read.
 	return retryOnChange(ctx, concurrentChange, func() (*domain.Task, error) {
-		pi, err := s.getOne(ctx, projectKey(pu))
+		unlock, err := s.lockProject(ctx, pu)
 		if err != nil {
 			return nil, err
 		}
-		if pi == nil {
-			return nil, errProjectNotFound
+		defer unlock()
+		seq, known := s.knownSeq(pu)
+		if !known {
+			pi, err := s.getOne(ctx, projectKey(pu))
+			if err != nil {
+				return nil, err
+			}
+			if pi == nil {
+				return nil, errProjectNotFound
+			}
+			seq = numberOf(pi, attrSeq)
 		}
 		err = s.commitIndexed(ctx, func(t *txn) error {
-			t.logTo(pu, numberOf(pi, attrSeq), now)
+			t.logTo(pu, seq, now)
 			s.countTasks(t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
 			s.memberChecks(t, pu, viewer, in.AssigneeID)
 			e := s.logChange(t, task.ID, entryAt{}, nil)
@@ -205,31 +216,38 @@ func taskPatcher(in TaskPatch) (func(*domain.Task), error) {
 
 // readTask reads a task with the project and the viewer's membership, and
 // reports ENOTFOUND unless the viewer may see it; e is the task's entry in
-// the project's change log.
-func (s *Store) readTask(ctx context.Context, viewer, tu string) (task *domain.Task, p *domain.Project, e entryAt, err error) {
+// the project's change log. The project is read once this instance's
+// other changes to it are done (lockProject): call unlock when the change
+// committed or failed.
+func (s *Store) readTask(ctx context.Context, viewer, tu string) (task *domain.Task, p *domain.Project, e entryAt, unlock func(), err error) {
 	ti, err := s.getOne(ctx, taskKey(tu))
 	if err != nil {
-		return nil, nil, e, err
+		return nil, nil, e, nil, err
 	}
 	if ti == nil {
-		return nil, nil, e, errTaskNotFound
+		return nil, nil, e, nil, errTaskNotFound
 	}
 	task, err = decodeAs[*domain.Task](ti)
 	if err != nil {
-		return nil, nil, e, err
+		return nil, nil, e, nil, err
+	}
+	if unlock, err = s.lockProject(ctx, ulidOf(task.ProjectID)); err != nil {
+		return nil, nil, e, nil, err
 	}
 	p, _, _, err = s.access(ctx, viewer, task.ProjectID, false)
 	if err != nil {
-		return nil, nil, e, errTaskNotFound
+		unlock()
+		return nil, nil, e, nil, errTaskNotFound
 	}
-	return task, p, entryOf(ti), nil
+	return task, p, entryOf(ti), unlock, nil
 }
 
 func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch, apply func(*domain.Task)) (*domain.Task, error) {
-	old, p, oldAt, err := s.readTask(ctx, viewer, tu)
+	old, p, oldAt, unlock, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	// With expectedVersion, a task that changed between this read and the
 	// write fails the write's condition like any other change (errRetry):
 	// the next read then finds the other version and answers ECONFLICT. (The
@@ -321,11 +339,12 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 		defer done()
 		comments, cerr = s.commentsOf(ctx, tu)
 	})
-	task, p, at, err := s.readTask(ctx, viewer, tu)
+	task, p, at, unlock, err := s.readTask(ctx, viewer, tu)
 	<-read
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	if cerr != nil {
 		return cerr
 	}

@@ -119,6 +119,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 	for attempt := 0; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, in)
 		if err == nil {
+			s.noteSeq(t, nil)
 			if ev != nil {
 				s.publish(ctx, ev)
 			}
@@ -136,6 +137,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 					if miss, ok := t.fails[i].(*tagIndexMiss); ok {
 						return miss.with(tce.CancellationReasons[i+1:], t.fails[i+1:])
 					}
+					s.noteSeq(t, t.fails[i])
 					return t.fails[i]
 				}
 				return domain.Errorf(domain.ECONFLICT, concurrentChange)
