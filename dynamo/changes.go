@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -76,9 +77,15 @@ type projectLocks struct {
 	mu sync.Mutex
 	m  map[string]*projectLock
 	// seqs caches each project's seq as this instance last wrote or read
-	// it (createTask reads it from here when it can).
-	seqs sync.Map // project ULID → int64
+	// it (createTask reads it from here when it can); known counts its
+	// entries, which are dropped all at once past maxKnownSeqs.
+	seqs  sync.Map // project ULID → int64
+	known atomic.Int64
 }
+
+// maxKnownSeqs bounds the projects whose seq an instance remembers (about
+// 100 bytes each).
+const maxKnownSeqs = 100_000
 
 type projectLock struct {
 	ch    chan struct{}
@@ -135,9 +142,18 @@ func (s *Store) noteSeq(t *txn, err error) {
 	}
 	switch {
 	case err == nil:
-		s.locks.seqs.Store(t.log.pu, t.log.to())
+		s.rememberSeq(t.log.pu, t.log.to())
 	case errors.Is(err, errRetry):
 		s.locks.seqs.Delete(t.log.pu)
+	}
+}
+
+// rememberSeq records project pu's seq as this instance wrote it.
+func (s *Store) rememberSeq(pu string, seq int64) {
+	ls := &s.locks
+	if _, loaded := ls.seqs.Swap(pu, seq); !loaded && ls.known.Add(1) > maxKnownSeqs {
+		ls.seqs.Clear()
+		ls.known.Store(0)
 	}
 }
 

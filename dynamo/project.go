@@ -138,7 +138,7 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
 			err = s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)).And(seqIs(seq)), p.ID, p.ID, ev)
 			if err == nil {
-				s.locks.seqs.Store(pu, p.Seq)
+				s.rememberSeq(pu, p.Seq)
 			}
 			return p, err
 		})
