@@ -174,12 +174,9 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		states[st.id] = &st
 		ids = append(ids, st.id)
 	}
-	for _, id := range mine {
-		if states[id] == nil && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
+	ids = append(ids, mine...)
 	slices.Sort(ids)
+	ids = slices.Compact(ids) // a project of both, once
 	// 2. The visibility check: projects and memberships, with the profile.
 	profile := load[*domain.User](ctx, l, dynamo.UserRef(viewer))
 	visible, err := l.visibleProjects(ctx, ids)
