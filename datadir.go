@@ -99,6 +99,7 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 	}
 
 	store = wire.NewStore(db, s.table, log, nil)
+	store.SyncRetention = s.syncRetention
 	created := false
 	if s.createTable || emb != nil { // the embedded store starts with no table
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -108,9 +109,12 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 			return fail(fmt.Errorf("table %s: %w", s.table, err))
 		}
 	}
-	if !s.createTable && emb == nil { // EnsureTable reads the marker of complete tag indexes otherwise
+	if !s.createTable && emb == nil { // EnsureTable reads the markers of complete tag indexes and change logs otherwise
 		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err = store.DetectTagIndex(tctx)
+		if err == nil {
+			err = store.DetectChangeLog(tctx)
+		}
 		cancel()
 		if err != nil {
 			return fail(fmt.Errorf("table %s: %w", s.table, err))

@@ -66,9 +66,11 @@ type settings struct {
 	args        []string      // the command's arguments
 	natsURL     string        // NATS_URL; "": the embedded NATS server
 	live        live.Config   // retention and duplicate window
-	liveHub     live.HubConfig
-	journalSync string // -journal-sync: commit or off
-	cursorKey   string // -cursor-key, else CURSOR_KEY: the live cursors' key; "": derived (cursorKey)
+	// syncRetention is how long the change log keeps deletions (sync).
+	syncRetention time.Duration
+	liveHub       live.HubConfig
+	journalSync   string // -journal-sync: commit or off
+	cursorKey     string // -cursor-key, else CURSOR_KEY: the live cursors' key; "": derived (cursorKey)
 }
 
 // devTokenLifetime is the default token lifetime outside production: a
@@ -114,6 +116,7 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 	flag.StringVar(&s.logLevel, "log-level", env("LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (default from LOG_LEVEL)")
 	flag.StringVar(&s.natsURL, "nats-url", os.Getenv("NATS_URL"), "NATS server or cluster with JetStream for live events, shared by all instances (default from NATS_URL); empty: an embedded server in-process")
 	flag.DurationVar(&s.live.MaxAge, "event-retention", live.DefaultMaxAge, "how long the event stream keeps events for clients that resume (at least 24h)")
+	flag.DurationVar(&s.syncRetention, "sync-retention", dynamo.DefaultSyncRetention, "how long the change log keeps what was deleted, and the oldest sync token accepted (at least 720h: 30 days)")
 	flag.DurationVar(&s.live.DuplicateWindow, "event-dedup-window", live.DefaultDuplicateWindow, "how long the event stream drops a second publication of the same event")
 	flag.IntVar(&s.live.Replicas, "event-replicas", 1, "replicas of the event stream on a NATS cluster (NATS_URL)")
 	flag.IntVar(&s.liveHub.Buffer, "subscription-buffer", live.DefaultBuffer, "events a subscriber may fall behind before it is cut off (it resumes with its cursor)")
@@ -132,6 +135,9 @@ func loadSettings(args []string, stderr io.Writer) (settings, error) {
 			return s, err
 		}
 		s.args = flag.Args()
+	}
+	if s.syncRetention < dynamo.DefaultSyncRetention {
+		return s, fmt.Errorf("-sync-retention (%s) must be at least %s: sync promises 30 days", s.syncRetention, dynamo.DefaultSyncRetention)
 	}
 	s.store = storeKind(s.store)
 	if s.addr == "" {

@@ -13,6 +13,7 @@ const (
 	EFORBIDDEN   = "forbidden"   // the viewer sees the object but may not do this to it
 	ECONFLICT    = "conflict"    // a version did not match or a concurrent change won
 	EUNAVAILABLE = "unavailable" // the table throttled or failed past the retries
+	EEXPIRED     = "expired"     // a sync token older than the changes kept: sync again from the start
 	EINTERNAL    = "internal"    // anything else; its message is never shown to clients
 )
 

@@ -10,6 +10,9 @@ type User struct {
 	Name      string
 	Email     *string
 	CreatedAt time.Time
+	// Rev counts the writes of the profile (updateProfile): a sync tells
+	// by it that the viewer's own profile changed.
+	Rev int
 }
 
 // Project groups tasks; its members may see and change them.
@@ -23,6 +26,11 @@ type Project struct {
 	// counters on the project's item, kept by the transactions that
 	// create, delete and change the status of its tasks (dynamo/counts.go).
 	TaskCounts TaskCounts
+	// Seq is the position of the project's last change in its change log
+	// (dynamo/changes.go), ProjectSeq that of the last change of the
+	// project itself (its fields, its task counts, its members): a sync
+	// reads from them what changed since a position.
+	Seq, ProjectSeq int64
 }
 
 // TaskCounts is how many of a project's tasks are in each status.

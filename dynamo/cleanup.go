@@ -23,6 +23,12 @@ func cleanupToItem(kind, target string, now time.Time) item {
 	return marshal(cleanupItem{PK: k.PK, SK: k.SK, Type: typeCleanup, Kind: kind, Target: target, CreatedAt: fmtTime(now)})
 }
 
+// cleanupTaskItem is the job of a deleted task tu of project pu.
+func cleanupTaskItem(tu, pu string, now time.Time) item {
+	k := cleanupKey(cleanupTask, tu)
+	return marshal(cleanupItem{PK: k.PK, SK: k.SK, Type: typeCleanup, Kind: cleanupTask, Target: tu, CreatedAt: fmtTime(now), Project: pu})
+}
+
 // KickCleanup wakes the cleanup worker, if it runs.
 func (s *Store) KickCleanup() {
 	select {
@@ -32,7 +38,8 @@ func (s *Store) KickCleanup() {
 }
 
 // RunCleanupWorker runs pending cleanup jobs now, whenever KickCleanup is
-// called, and every interval, until ctx ends.
+// called, and every interval, until ctx ends; each time, it also sweeps
+// the change log's expired items (SweepChanges).
 func (s *Store) RunCleanupWorker(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -41,6 +48,11 @@ func (s *Store) RunCleanupWorker(ctx context.Context, interval time.Duration) {
 			s.Log.Error("cleanup", "err", err)
 		} else if n > 0 {
 			s.Log.Debug("cleanup", "jobs", n)
+		}
+		if n, err := s.SweepChanges(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error("sweeping the change log", "err", err)
+		} else if n > 0 {
+			s.Log.Debug("swept the change log", "items", n)
 		}
 		select {
 		case <-ctx.Done():
@@ -70,16 +82,17 @@ func (s *Store) RunCleanup(ctx context.Context) (int, error) {
 		if err != nil {
 			return done, err
 		}
+		left := 0
 		for pass := 0; ; pass++ {
 			n, err := s.cleanupPass(ctx, job)
 			if err != nil {
 				return done, err
 			}
-			if n == 0 || pass == 3 {
+			if left = n; n == 0 || pass == 3 {
 				break
 			}
 		}
-		if s.now().Sub(parseTime(job.CreatedAt)) < s.CleanupSettle {
+		if left > 0 || s.now().Sub(parseTime(job.CreatedAt)) < s.CleanupSettle {
 			continue // look again at the next run
 		}
 		if err := s.batchWrite(ctx, []types.WriteRequest{{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}}); err != nil {
@@ -90,11 +103,25 @@ func (s *Store) RunCleanup(ctx context.Context) (int, error) {
 	return done, nil
 }
 
-// cleanupPass deletes what is left under a deleted project or task and
-// returns how many items it deleted.
+// cleanupPass deletes what is left under a deleted project or task (and
+// gives the project's change log its expiry; deletes the entries of the
+// task's comments), or copies a changed profile into the change logs of
+// the user's projects, and returns how many items it changed.
 func (s *Store) cleanupPass(ctx context.Context, job *cleanupItem) (int, error) {
-	if job.Kind == cleanupTask {
-		return s.deletePartition(ctx, taskPK(job.Target))
+	switch job.Kind {
+	case cleanupTask:
+		items, err := s.queryAll(ctx, wholePartition, taskPK(job.Target))
+		if err != nil || len(items) == 0 {
+			return 0, err
+		}
+		if job.Project != "" {
+			if err := s.dropCommentEntries(ctx, job.Project, items); err != nil {
+				return 0, err
+			}
+		}
+		return len(items), s.deleteItems(ctx, items)
+	case cleanupProfile:
+		return s.copyProfile(ctx, job.Target, job.Rev)
 	}
 	tasks, err := s.queryAll(ctx, tasksOfProject, projectTasksPK(job.Target))
 	if err != nil {
@@ -109,7 +136,11 @@ func (s *Store) cleanupPass(ctx context.Context, job *cleanupItem) (int, error) 
 		total += n
 	}
 	n, err := s.deletePartition(ctx, projectPK(job.Target))
-	return total + n, err
+	if err != nil {
+		return total + n, err
+	}
+	e, err := s.expireLog(ctx, job.Target)
+	return total + n + e, err
 }
 
 // deletePartition deletes every item of a partition of the table and
@@ -119,9 +150,14 @@ func (s *Store) deletePartition(ctx context.Context, pk string) (int, error) {
 	if err != nil || len(items) == 0 {
 		return 0, err
 	}
+	return len(items), s.deleteItems(ctx, items)
+}
+
+// deleteItems deletes the items (by their keys).
+func (s *Store) deleteItems(ctx context.Context, items []item) error {
 	reqs := make([]types.WriteRequest, len(items))
 	for i, it := range items {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}
 	}
-	return len(items), s.batchWrite(ctx, reqs)
+	return s.batchWrite(ctx, reqs)
 }

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
 )
@@ -41,18 +40,21 @@ func (s *Store) AddComment(ctx context.Context, viewer string, in domain.Comment
 }
 
 func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domain.Comment, error) {
-	task, _, err := s.readTask(ctx, viewer, tu)
+	task, p, _, unlock, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	now := s.now()
 	c := &domain.Comment{ID: domain.CommentIDOf(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: body, CreatedAt: now}
 	pu := ulidOf(task.ProjectID)
 	var t txn
+	t.logTo(pu, p.Seq, now)
 	s.countComments(&t, task, task.CommentCount+1)
-	t.check(s.table, projectKey(pu), exists(), errTaskNotFound)
+	t.onProject(pu, exists(), nil, errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
-	t.put(s.table, commentToItem(c), ptr(absent()), nil)
+	e := s.logChange(&t, c.ID, entryAt{}, nil) // stands for the task's new count too
+	t.put(s.table, withEntry(commentToItem(c), e), ptr(absent()), nil)
 	t.result, t.project = c.ID, task.ProjectID
 	snap := *task // as this change leaves it: the count is conditioned on the one read
 	snap.CommentCount++
@@ -88,10 +90,11 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	if err != nil {
 		return err
 	}
-	task, p, err := s.readTask(ctx, viewer, tu)
+	task, p, _, unlock, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return errCommentNotFound
 	}
+	defer unlock()
 	pu := ulidOf(task.ProjectID)
 	projectCond := exists()
 	if c.AuthorID != viewer {
@@ -100,11 +103,14 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 		}
 		projectCond = ownedBy(viewer)
 	}
+	now := s.now()
 	var t txn
+	t.logTo(pu, p.Seq, now)
 	t.del(s.table, commentKey(tu, cu), ptr(exists()), errCommentNotFound)
 	s.countComments(&t, task, task.CommentCount-1)
-	t.check(s.table, projectKey(pu), projectCond, errCommentNotFound)
+	t.onProject(pu, projectCond, nil, errCommentNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
+	s.logGone(&t, c.ID, entryOf(items[0]), nil, nil) // stands for the task's new count too
 	t.result, t.project = id, task.ProjectID
 	// The task snapshot is the one read above to check access: no extra
 	// read. The count's condition in the transaction proves it still
@@ -113,6 +119,6 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	// own TASK_UPDATED event reports.
 	snap := *task
 	snap.CommentCount--
-	t.event = changeEvent(domain.EventCommentDeleted, task.ProjectID, c.ID, viewer, time.Time{}, &snap, nil, nil)
+	t.event = changeEvent(domain.EventCommentDeleted, task.ProjectID, c.ID, viewer, now, &snap, nil, nil)
 	return s.commit(ctx, &t)
 }

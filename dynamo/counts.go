@@ -64,7 +64,9 @@ func statusCountAttr(st domain.TaskStatus) string {
 // countTasks adds to t the update of a project's task counters by delta
 // (status → change; zero changes are left out), on the condition that the
 // project exists (onFail otherwise). With no change at all it is only that
-// check.
+// check. It is the transaction's action on the project (onProject): with
+// a change log, it also takes the log's positions, and a change of counts
+// is a change of the project itself (logProject).
 func (s *Store) countTasks(t *txn, pu string, delta map[domain.TaskStatus]int, onFail error) {
 	var upd expression.UpdateBuilder
 	changed := false
@@ -74,10 +76,11 @@ func (s *Store) countTasks(t *txn, pu string, delta map[domain.TaskStatus]int, o
 		}
 	}
 	if !changed {
-		t.check(s.table, projectKey(pu), exists(), onFail)
+		t.onProject(pu, exists(), nil, onFail)
 		return
 	}
-	t.update(s.table, projectKey(pu), upd.Add(expression.Name("rev"), expression.Value(1)), ptr(exists()), onFail)
+	t.logProject()
+	t.onProject(pu, exists(), ptr(upd.Add(expression.Name("rev"), expression.Value(1))), onFail)
 }
 
 // countComments adds to t the change of a task's comment count from the
@@ -104,7 +107,9 @@ func taskAt(version, commentCount int) *expression.ConditionBuilder {
 // wrote it, including a version without counters.
 //
 // It returns items without their tag indexes and marker, followed by the
-// tag indexes built afresh from the tasks, and the marker (tagIndexItems).
+// tag indexes built afresh from the tasks, and the marker (tagIndexItems),
+// then the change log, kept or built afresh (changeLogItems, which may set
+// the positions of the objects and projects in place).
 func (s *Store) recount(items []item) []item {
 	tasks := map[string]*domain.TaskCounts{} // project id → counts
 	comments := map[string]int{}             // task id → count
@@ -133,15 +138,20 @@ func (s *Store) recount(items []item) []item {
 			it[attrCommentCount] = n(comments[str(it, "id")])
 		}
 	}
+	log, epoch := changeLogItems(items)
+	s.setChangeEpoch(epoch)
 	kept := slices.DeleteFunc(slices.Clone(items), rebuilt)
-	return append(kept, tagIndexItems(kept, s.tagIndexCap())...)
+	return append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...)
 }
 
-// rebuilt reports whether recount builds the item afresh: a tag index or
-// the marker.
+// rebuilt reports whether recount builds the item afresh (a tag index or
+// the marker), or keeps or builds it with the change log (changeLogItems).
 func rebuilt(it item) bool {
-	t := str(it, "type")
-	return t == typeTagIndex || t == typeMarker
+	switch str(it, "type") {
+	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker:
+		return true
+	}
+	return false
 }
 
 // Recount counts the whole table's counters afresh from its items
@@ -161,7 +171,7 @@ func (s *Store) Recount(ctx context.Context) (int, error) {
 	}
 	counters := func(it item) string {
 		var b strings.Builder
-		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount} {
+		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount, attrSeq, attrProjectSeq, attrSyncSeq} {
 			if n, ok := it[a].(*types.AttributeValueMemberN); ok {
 				b.WriteString(n.Value)
 			}

@@ -154,7 +154,11 @@ func TestRecountRightsTheCounters(t *testing.T) {
 	if task.CommentCount == 0 || project.TaskCounts.Total() == 0 {
 		t.Fatal("the demo's first task has no comments, or its first project no tasks")
 	}
-	tk, pk := taskToItem(task), projectToItem(project, 0)
+	stored, err := ts.getItems(ctx, []key{taskKey(ulidOf(task.ID)), projectKey(ulidOf(project.ID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, pk := stored[0], stored[1]
 	delete(tk, attrCommentCount)
 	pk[attrTodoCount] = &types.AttributeValueMemberN{Value: "77"}
 	for _, it := range []item{tk, pk} {

@@ -19,8 +19,9 @@ type Dataset struct {
 
 // Import writes a dataset with BatchWriteItem (no transactions, so it also
 // runs on stores without them), with the counters of its projects and
-// tasks counted from the dataset (recount). It trusts its input: it is for
-// data made by this program, not by clients. Returns EUNAVAILABLE,
+// tasks counted from the dataset and their change logs built (recount); the
+// projects' positions are set on d's projects. It trusts its input: it is
+// for data made by this program, not by clients. Returns EUNAVAILABLE,
 // EINTERNAL.
 func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	var items []item
@@ -28,8 +29,10 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	for _, u := range d.Users {
 		add(userToItem(u, 0))
 	}
-	for _, p := range d.Projects {
-		add(projectToItem(p, 0))
+	projects := make([]item, len(d.Projects))
+	for i, p := range d.Projects {
+		projects[i] = projectToItem(p, 0)
+		add(projects[i])
 	}
 	for _, m := range d.Members {
 		add(memberToItem(m))
@@ -43,7 +46,13 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	for _, c := range d.Comments {
 		add(commentToItem(c))
 	}
-	return s.PutItems(ctx, items)
+	if err := s.PutItems(ctx, items); err != nil {
+		return err
+	}
+	for i, p := range d.Projects { // the positions of their change logs, as loaded (changeLogItems)
+		p.Seq, p.ProjectSeq = numberOf(projects[i], attrSeq), numberOf(projects[i], attrProjectSeq)
+	}
+	return nil
 }
 
 // DatasetBuilder makes a Dataset with ids issued like the server's.

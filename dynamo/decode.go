@@ -29,13 +29,14 @@ func decode(m item) (any, error) {
 	var v any
 	switch typ {
 	case typeUser:
-		v = &domain.User{ID: d.s(m, "id"), Name: d.s(m, "name"), Email: d.sp(m, "email"), CreatedAt: parseTime(d.s(m, "createdAt"))}
+		v = &domain.User{ID: d.s(m, "id"), Name: d.s(m, "name"), Email: d.sp(m, "email"), CreatedAt: parseTime(d.s(m, "createdAt")),
+			Rev: d.n(m, "rev")}
 		d.keys(m, "PK", "SK")
-		d.n(m, "rev")
 	case typeProject:
 		v = &domain.Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
 			CreatedAt: parseTime(d.s(m, "createdAt")), TaskCounts: domain.TaskCounts{Todo: d.n(m, attrTodoCount),
-				InProgress: d.n(m, attrInProgressCount), Done: d.n(m, attrDoneCount)}}
+				InProgress: d.n(m, attrInProgressCount), Done: d.n(m, attrDoneCount)},
+			Seq: int64(d.n(m, attrSeq)), ProjectSeq: int64(d.n(m, attrProjectSeq))}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeMember:
@@ -43,6 +44,9 @@ func decode(m item) (any, error) {
 			JoinedAt: parseTime(d.s(m, "joinedAt"))}
 		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK")
 		d.n(m, "assignSeq")
+		d.n(m, attrSyncSeq)
+		d.n(m, attrBorn)
+		d.n(m, "profileRev")
 	case typeTask:
 		t, err := d.task(m)
 		if err != nil {
@@ -59,7 +63,7 @@ func decode(m item) (any, error) {
 			Task: d.s(m, "taskId"), Project: d.s(m, "projectId"), Assignee: d.s(m, "assigneeId")}
 	case typeCleanup:
 		v = &cleanupItem{PK: d.s(m, "PK"), SK: d.s(m, "SK"), Type: typ, Kind: d.s(m, "kind"), Target: d.s(m, "target"),
-			CreatedAt: d.s(m, "createdAt")}
+			CreatedAt: d.s(m, "createdAt"), Project: d.s(m, "project"), Rev: d.n(m, "rev")}
 	default:
 		return nil, fmt.Errorf("item of unknown type %q", typ)
 	}

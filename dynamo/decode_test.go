@@ -32,7 +32,7 @@ func decodeReflect(m item) (any, error) {
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 			return nil, err
 		}
-		return &domain.User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt)}, nil
+		return &domain.User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt), Rev: it.Rev}, nil
 	case typeProject:
 		var it projectItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
@@ -40,7 +40,7 @@ func decodeReflect(m item) (any, error) {
 		}
 		return &domain.Project{ID: it.ID, Name: it.Name, Description: it.Description, OwnerID: it.OwnerID,
 			CreatedAt: parseTime(it.CreatedAt), TaskCounts: domain.TaskCounts{Todo: it.TodoCount, InProgress: it.InProgressCount,
-				Done: it.DoneCount}}, nil
+				Done: it.DoneCount}, Seq: it.Seq, ProjectSeq: it.ProjectSeq}, nil
 	case typeMember:
 		var it memberItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {

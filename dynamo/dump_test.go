@@ -167,7 +167,7 @@ func TestDataFileSavesOnlyChangesAndLoadsThemBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "table.jsonl")
 	s, emb := persistStore(t)
 	var grown []int
-	f := &DataFile{Path: path, Store: s, Embedded: emb, Comfortable: 80, Grown: func(n int) { grown = append(grown, n) }}
+	f := &DataFile{Path: path, Store: s, Embedded: emb, Comfortable: 110, Grown: func(n int) { grown = append(grown, n) }}
 	if n, found, err := f.Load(ctx); err != nil || found || n != 0 {
 		t.Fatalf("Load of a missing file = %d, %v, %v", n, found, err)
 	}
@@ -186,7 +186,7 @@ func TestDataFileSavesOnlyChangesAndLoadsThemBack(t *testing.T) {
 		t.Fatalf("Save after writes = %v, %v", saved, err)
 	}
 	if len(grown) != 0 {
-		t.Fatalf("Grown called at %v items, below the comfortable 80", grown)
+		t.Fatalf("Grown called at %v items, below the comfortable 110", grown)
 	}
 	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
 		t.Fatalf("data file mode %v, want 0600", info.Mode().Perm())
@@ -203,7 +203,7 @@ func TestDataFileSavesOnlyChangesAndLoadsThemBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2, emb2 := persistStore(t)
-	f2 := &DataFile{Path: path, Store: s2, Embedded: emb2, Comfortable: 80, Grown: func(n int) { grown = append(grown, n) }}
+	f2 := &DataFile{Path: path, Store: s2, Embedded: emb2, Comfortable: 110, Grown: func(n int) { grown = append(grown, n) }}
 	n, found, err := f2.Load(ctx)
 	if err != nil || !found || n != len(sortedLinesOf(want))-1 {
 		t.Fatalf("Load = %d, %v, %v; want %d items", n, found, err, len(sortedLinesOf(want))-1)

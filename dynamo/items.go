@@ -23,6 +23,8 @@ const (
 	typeCleanup = "CLEANUP"
 	typeOutbox  = "OUTBOX"
 	typeMarker  = "MARKER"
+	typeChange  = "CHANGE"
+	typeLeft    = "LEFT"
 )
 
 const timeLayout = time.RFC3339Nano
@@ -59,6 +61,10 @@ type projectItem struct {
 	TodoCount       int `dynamodbav:"todoCount"`
 	InProgressCount int `dynamodbav:"inProgressCount"`
 	DoneCount       int `dynamodbav:"doneCount"`
+	// Seq is the position of the project's last change in its change log,
+	// ProjectSeq that of the project's own last change (changes.go).
+	Seq        int64 `dynamodbav:"seq"`
+	ProjectSeq int64 `dynamodbav:"projectSeq"`
 }
 
 type memberItem struct {
@@ -74,6 +80,12 @@ type memberItem struct {
 	// AssignSeq grows whenever a task is assigned to this member, so that
 	// removing the member can tell whether an assignment slipped in.
 	AssignSeq int `dynamodbav:"assignSeq"`
+	// SyncSeq is the position of the member's entry in the project's
+	// change log, ProfileRev the profile rev that entry stands for
+	// (changes.go). (A task's and a comment's item hold a syncSeq too.)
+	SyncSeq    int64 `dynamodbav:"syncSeq,omitempty"`
+	Born       int64 `dynamodbav:"born,omitempty"`
+	ProfileRev int   `dynamodbav:"profileRev,omitempty"`
 }
 
 type taskItem struct {
@@ -140,8 +152,50 @@ type cleanupItem struct {
 	SK        string
 	Type      string `dynamodbav:"type"`
 	Kind      string `dynamodbav:"kind"`
-	Target    string `dynamodbav:"target"` // a project or task ULID
+	Target    string `dynamodbav:"target"` // a project or task ULID, or a user id
 	CreatedAt string `dynamodbav:"createdAt"`
+	// Project is a deleted task's project ULID; Rev a changed profile's rev
+	// (changes.go).
+	Project string `dynamodbav:"project,omitempty"`
+	Rev     int    `dynamodbav:"rev,omitempty"`
+}
+
+// changeItem is one entry of a project's change log (changes.go): the
+// object whose last change took its position, whether that change deleted
+// it (or removed the member), when, and for a member when their
+// membership began; a deleted task's entry holds its comments' ids. Once
+// it may go (gone, or its project deleted), it has an expiry and the
+// sweep's keys in GSI2.
+type changeItem struct {
+	PK       string
+	SK       string
+	GSI2PK   string   `dynamodbav:",omitempty"`
+	GSI2SK   string   `dynamodbav:",omitempty"`
+	Type     string   `dynamodbav:"type"`
+	ID       string   `dynamodbav:"id"`
+	Gone     bool     `dynamodbav:"gone,omitempty"`
+	At       string   `dynamodbav:"at"`
+	Since    string   `dynamodbav:"since,omitempty"`
+	Comments []string `dynamodbav:"comments,omitempty"`
+	// Born is the position of the object's first entry; CommentsBorn
+	// that of each of Comments.
+	Born         int64   `dynamodbav:"born"`
+	CommentsBorn []int64 `dynamodbav:"commentsBorn,omitempty"`
+	ExpiresAt    int64   `dynamodbav:"expiresAt,omitempty"`
+}
+
+// leftItem is a departure: when a user was last removed from a project,
+// and by the change at which position (changes.go).
+type leftItem struct {
+	PK        string
+	SK        string
+	GSI2PK    string `dynamodbav:",omitempty"`
+	GSI2SK    string `dynamodbav:",omitempty"`
+	Type      string `dynamodbav:"type"`
+	User      string `dynamodbav:"userId"`
+	At        string `dynamodbav:"at"`
+	Pos       int64  `dynamodbav:"pos"` // the position of the removal
+	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
 }
 
 // outboxItem is an event waiting for its publication (outbox.go). The event
@@ -253,7 +307,8 @@ func userToItem(u *domain.User, rev int) item {
 func projectToItem(p *domain.Project, rev int) item {
 	return marshal(projectItem{PK: projectPK(ulidOf(p.ID)), SK: projectSK, Type: typeProject, ID: p.ID,
 		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt), Rev: rev,
-		TodoCount: p.TaskCounts.Todo, InProgressCount: p.TaskCounts.InProgress, DoneCount: p.TaskCounts.Done})
+		TodoCount: p.TaskCounts.Todo, InProgressCount: p.TaskCounts.InProgress, DoneCount: p.TaskCounts.Done,
+		Seq: p.Seq, ProjectSeq: p.ProjectSeq})
 }
 
 // revOf returns an item's rev attribute (0 when absent).

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ import (
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
 //	outbox      OUTBOX#<0..15>  <commit time, fixed width>#<event id>
+//	change      CHANGES#<p>     <position, 12 digits>                                          CHANGEEXP#<0..15>  <expiry>  (once it may go)
+//	departure   CHANGES#<p>     LEFT#<u>                                                       CHANGEEXP#<0..15>  <expiry>  (once it may go)
+//	marker      META            CHANGELOG
 
 // Attribute and index names.
 const (
@@ -54,6 +58,9 @@ const (
 	projectPrefix = "PROJECT#"
 	cleanupPK     = "CLEANUP"
 	outboxPrefix  = "OUTBOX#"
+	changesPrefix = "CHANGES#"
+	leftPrefix    = "LEFT#"
+	expiryPrefix  = "CHANGEEXP#"
 
 	// noDue stands for a missing due date in due-date sort keys. '~' sorts
 	// after every digit, so tasks without a due date come last.
@@ -94,6 +101,52 @@ var tagIndexedKey = key{"META", "TAGINDEX"}
 
 func idemKey(u, k, op string) key { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
 
+// The change log of a project (changes.go): a partition of its own, one
+// entry per object keyed by the position of its last change, and one
+// departure item per user removed from the project.
+func changesPK(p string) string { return changesPrefix + p }
+
+// positionWidth is the width of a position in an entry's sort key:
+// positions sort as numbers up to 10^12 changes of one project.
+const positionWidth = 12
+
+func positionSK(pos int64) string       { return fmt.Sprintf("%0*d", positionWidth, pos) }
+func changeKey(p string, pos int64) key { return key{changesPK(p), positionSK(pos)} }
+func departureKey(p, u string) key      { return key{changesPK(p), leftPrefix + u} }
+
+// positionOf reads a position from an entry's sort key (false for a
+// departure item or anything else).
+func positionOf(sk string) (int64, bool) {
+	if len(sk) != positionWidth {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(sk, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// changeLogKey is the marker of a table whose change logs are complete,
+// with the epoch of the logs (changes.go).
+var changeLogKey = key{"META", "CHANGELOG"}
+
+// The entries of a project's change log after a position and up to
+// another (changesPK; positionSK bounds), oldest first: what a sync reads.
+var changesOfProject = pattern{keySchema: onTable}
+
+// expiryShards is how many GSI2 partitions the sweep of expired change
+// log items reads (changes.go): a busy table's deletions spread over them.
+const expiryShards = 16
+
+// expiryPK is the GSI2 partition of an expiring change log item, picked
+// from its key (FNV-1a, as outboxShard); expirySK orders it by expiry.
+func expiryPK(k key) string {
+	return expiryPrefix + strconv.Itoa(int(fnv32(k.PK+"#"+k.SK)%expiryShards))
+}
+func expirySK(unix int64) string { return fmt.Sprintf("%0*d", positionWidth, unix) }
+
+// The expired items of one sweep partition (expiryPK) before a time
+// (expirySK), in GSI2: what the sweep deletes.
+var expiredChanges = pattern{keySchema: onGSI2}
+
 // outboxShards is how many partitions the outbox is spread over, so that a
 // busy table does not send every mutation's outbox write to one partition
 // (about 1,000 writes a second each).
@@ -104,12 +157,15 @@ const outboxShards = 16
 const outboxTimeLayout = "2006-01-02T15:04:05.000000000Z"
 
 // outboxShard picks an event's outbox partition from its id (FNV-1a).
-func outboxShard(eventID string) int {
+func outboxShard(eventID string) int { return int(fnv32(eventID) % outboxShards) }
+
+// fnv32 is the FNV-1a hash of s.
+func fnv32(s string) uint32 {
 	h := uint32(2166136261)
-	for i := 0; i < len(eventID); i++ {
-		h = (h ^ uint32(eventID[i])) * 16777619
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
 	}
-	return int(h % outboxShards)
+	return h
 }
 
 func outboxPK(shard int) string { return outboxPrefix + strconv.Itoa(shard) }

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"strings"
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -75,3 +76,36 @@ func OutboxItemKey(eventID string, at time.Time) (pk, sk string) {
 }
 
 func (k key) split() (string, string) { return k.PK, k.SK }
+
+// ChangeItemKey is the key of the entry at position pos of a project's
+// change log (changes.go).
+func ChangeItemKey(projectID string, pos int64) (pk, sk string) {
+	return changeKey(ulidOf(projectID), pos).split()
+}
+
+// ChangeLogOf is the project of a change log item's partition key ("" for
+// another partition), and the position in its sort key (false for a
+// departure).
+func ChangeLogOf(pk, sk string) (projectID string, pos int64, isEntry bool) {
+	pu, ok := strings.CutPrefix(pk, changesPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	pos, isEntry = positionOf(sk)
+	return domain.ProjectIDOf(pu), pos, isEntry
+}
+
+// DepartureItemKey is the key of the departure of a user from a project.
+func DepartureItemKey(projectID, userID string) (pk, sk string) {
+	return departureKey(ulidOf(projectID), userID).split()
+}
+
+// ExpiryIndexKeys are the GSI2 keys of an expiring change log item (the
+// sweep's), from its key and expiry (Unix seconds).
+func ExpiryIndexKeys(pk, sk string, expiresAt int64) (gsi2pk, gsi2sk string) {
+	return expiryPK(key{pk, sk}), expirySK(expiresAt)
+}
+
+// ChangeLogKey is the key of the marker of a table whose change logs are
+// complete.
+func ChangeLogKey() (pk, sk string) { return changeLogKey.split() }

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -55,27 +56,40 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
-	p, _, _, err := s.access(ctx, viewer, projectID, true)
+	pu, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return nil, err
 	}
-	if userID == viewer {
+	return retryOnChange(ctx, concurrentChange, func() (*domain.Project, error) {
+		unlock, err := s.lockProject(ctx, pu)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		p, _, _, err := s.access(ctx, viewer, projectID, true)
+		if err != nil {
+			return nil, err
+		}
+		if userID == viewer {
+			return p, nil
+		}
+		now := s.now()
+		var t txn
+		t.logTo(pu, p.Seq, now)
+		t.logProject() // its members changed
+		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
+		t.check(s.table, userKey(userID), exists(), domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
+		e := s.logChange(&t, userID, entryAt{}, &now)
+		t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}), e),
+			ptr(absent()), errAlreadyMember)
+		t.result, t.project = p.ID, p.ID
+		// Adding a member again commits nothing (errAlreadyMember): no event.
+		t.event = changeEvent(domain.EventMemberAdded, p.ID, userID, viewer, now, nil, nil, p)
+		if err := s.commit(ctx, &t); err != nil && !errors.Is(err, errAlreadyMember) {
+			return nil, err
+		}
 		return p, nil
-	}
-	pu := ulidOf(p.ID)
-	now := s.now()
-	var t txn
-	t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
-	t.check(s.table, userKey(userID), exists(), domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
-	t.put(s.table, memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}),
-		ptr(absent()), errAlreadyMember)
-	t.result, t.project = p.ID, p.ID
-	// Adding a member again commits nothing (errAlreadyMember): no event.
-	t.event = changeEvent(domain.EventMemberAdded, p.ID, userID, viewer, now, nil, nil, p)
-	if err := s.commit(ctx, &t); err != nil && !errors.Is(err, errAlreadyMember) {
-		return nil, err
-	}
-	return p, nil
+	})
 }
 
 // unassignBatch is how many items (tasks and their tag links) one
@@ -100,6 +114,15 @@ func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, user
 }
 
 func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
+	pu0, err := domain.ParseProjectID(projectID)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockProject(ctx, pu0)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	p, _, _, err := s.access(ctx, viewer, projectID, true)
 	if err != nil {
 		return nil, err
@@ -115,13 +138,14 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	if mi == nil {
 		return nil, domain.Errorf(domain.ENOTFOUND, "user %s is not a member of the project", domain.Clip(userID))
 	}
-	var seq struct {
+	var seq0 struct {
 		AssignSeq int `dynamodbav:"assignSeq"`
 	}
-	if err := attributevalue.UnmarshalMap(mi, &seq); err != nil {
+	if err := attributevalue.UnmarshalMap(mi, &seq0); err != nil {
 		return nil, internal(err, "decoding an item")
 	}
 	var tasks []*domain.Task
+	at := map[string]entryAt{} // task id → its entry
 	for _, open := range []bool{true, false} {
 		items, err := s.queryAll(ctx, tasksOfAssignee, assignedPK(userID, open))
 		if err != nil {
@@ -133,41 +157,60 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 				if err != nil {
 					return nil, err
 				}
+				// A task whose status moved between the two reads is in both:
+				// written once (its version's condition then retries).
+				if i := slices.IndexFunc(tasks, func(o *domain.Task) bool { return o.ID == t.ID }); i >= 0 {
+					continue
+				}
 				tasks = append(tasks, t)
+				at[t.ID] = entryOf(it)
 			}
 		}
 	}
 	now := s.now()
+	joined := parseTime(str(mi, "joinedAt"))
 	unassign := func(t *txn, old *domain.Task) {
 		task := *old
 		task.AssigneeID = nil
 		task.UpdatedAt = now
 		task.Version++
-		t.put(s.table, taskToItem(&task), taskAt(old.Version, old.CommentCount), errRetry)
+		e := s.logChange(t, task.ID, at[task.ID], nil)
+		t.put(s.table, withEntry(taskToItem(&task), e), taskAt(old.Version, old.CommentCount), errRetry)
 		s.putTagLinks(t, old, &task)
 	}
 	// More tasks than one transaction holds: unassign all but the last batch
-	// first. Each batch is atomic; repeating them is harmless.
+	// first. Each batch is atomic (and takes its positions of the project's
+	// change log); repeating them is harmless.
+	seq := p.Seq
 	for writes(tasks) > unassignBatch {
 		n := 0
 		for w := 0; n < len(tasks) && w+writes(tasks[n:n+1]) <= unassignBatch; n++ {
 			w += writes(tasks[n : n+1])
 		}
 		batch := tasks[:n]
+		var to int64
 		err := s.commitIndexed(ctx, func(t *txn) error {
+			t.logTo(pu, seq, now)
+			t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
 			for _, task := range batch {
 				unassign(t, task)
 			}
+			to = t.log.to()
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
+		seq = to
 		tasks = tasks[n:]
 	}
 	err = s.commitIndexed(ctx, func(t *txn) error {
-		t.check(s.table, projectKey(pu), ownedBy(viewer), errProjectNotFound)
-		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq.AssignSeq))), errRetry)
+		t.logTo(pu, seq, now)
+		t.logProject() // its members changed
+		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
+		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq0.AssignSeq))), errRetry)
+		gone := s.logGone(t, userID, entryOf(mi), nil, &joined)
+		s.logDeparture(t, userID, gone.pos)
 		for _, task := range tasks {
 			unassign(t, task)
 		}
@@ -185,11 +228,11 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 
 // writes is how many items unassigning the tasks writes at most: each task,
 // its tag links and, for each tag, the tag index (fewer when tasks share a
-// tag: one update per index).
+// tag: one update per index), and its change log entry, moved (two).
 func writes(tasks []*domain.Task) int {
 	n := 0
 	for _, t := range tasks {
-		n += 1 + 2*len(t.Tags)
+		n += 3 + 2*len(t.Tags)
 	}
 	return n
 }

@@ -47,7 +47,20 @@ func (s *Store) UpdateProfile(ctx context.Context, viewer string, in domain.Prof
 				rev = revOf(cur)
 				cond = revIs(rev)
 			}
-			return u, s.put(ctx, userToItem(u, rev+1), cond, viewer, "", nil) // a profile is no project's: no event
+			u.Rev = rev + 1
+			if cur == nil { // a new profile is in no project yet
+				return u, s.put(ctx, userToItem(u, rev+1), cond, viewer, "", nil) // a profile is no project's: no event
+			}
+			// The job that copies the profile into the change logs of the
+			// user's projects, written with it (changes.go, copyProfile).
+			t := txn{result: viewer}
+			t.put(s.table, userToItem(u, rev+1), &cond, errRetry)
+			t.put(s.table, profileJob(viewer, rev+1, s.now()), nil, nil)
+			if err := s.commit(ctx, &t); err != nil {
+				return nil, err
+			}
+			s.KickCleanup()
+			return u, nil
 		})
 	}, replaySelf())
 }

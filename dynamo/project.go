@@ -33,10 +33,15 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 	}
 	now := s.now()
 	p := &domain.Project{ID: domain.ProjectIDOf(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
+	pu := ulidOf(p.ID)
 	var t txn
+	t.logTo(pu, 0, now)
 	t.check(s.table, userKey(viewer), exists(), ErrNoProfile)
+	e := s.logChange(&t, viewer, entryAt{}, &now) // the owner's member entry: position 1
+	p.Seq, p.ProjectSeq = e.pos, e.pos
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
-	t.put(s.table, memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), ptr(absent()), nil)
+	t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), e),
+		ptr(absent()), nil)
 	t.result, t.project = p.ID, p.ID
 	if err := s.commit(ctx, &t); err != nil {
 		return nil, err
@@ -107,8 +112,17 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			return nil, err
 		}
 	}
+	pu, err := domain.ParseProjectID(in.ID)
+	if err != nil {
+		return nil, err
+	}
 	return once(ctx, s, func() (*domain.Project, error) {
 		return retryOnChange(ctx, concurrentChange, func() (*domain.Project, error) {
+			unlock, err := s.lockProject(ctx, pu)
+			if err != nil {
+				return nil, err
+			}
+			defer unlock()
 			p, _, raw, err := s.access(ctx, viewer, in.ID, true)
 			if err != nil {
 				return nil, err
@@ -119,9 +133,14 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			if in.Description.Set {
 				p.Description = desc
 			}
-			rev := revOf(raw)
+			rev, seq := revOf(raw), p.Seq
+			p.Seq, p.ProjectSeq = seq+1, seq+1 // a change of the project itself: the next position of its log
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
-			return p, s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)), p.ID, p.ID, ev)
+			err = s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)).And(seqIs(seq)), p.ID, p.ID, ev)
+			if err == nil {
+				s.rememberSeq(pu, p.Seq)
+			}
+			return p, err
 		})
 	}, replayProject)
 }

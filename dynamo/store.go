@@ -62,6 +62,16 @@ type Store struct {
 	// fullIndexes are the tag indexes known to be full (key → true).
 	fullIndexes sync.Map
 
+	// SyncRetention is how long the change log keeps what was deleted and
+	// how old a sync token may be (changes.go); 0 means
+	// DefaultSyncRetention.
+	SyncRetention time.Duration
+	// changeEpoch is the epoch of the table's change logs; nil: the table
+	// has none (ChangeEpoch).
+	changeEpoch atomic.Pointer[string]
+	// locks serialize this instance's changes to each project (changes.go).
+	locks projectLocks
+
 	cleanupMu   sync.Mutex
 	cleanupKick chan struct{}
 

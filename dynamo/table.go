@@ -77,7 +77,13 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 		if tableActive(out.Table) {
 			if created {
 				s.enableTTL(ctx)
+				if err := s.markChangeLog(ctx); err != nil {
+					return created, err
+				}
 				return created, s.markTagIndexed(ctx)
+			}
+			if err := s.DetectChangeLog(ctx); err != nil {
+				return created, err
 			}
 			return created, s.DetectTagIndex(ctx)
 		}
@@ -90,7 +96,7 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 }
 
 // TTLAttribute is the table's time-to-live attribute: an idempotency
-// record's expiry, in Unix seconds.
+// record's expiry, or a change log item's (changes.go), in Unix seconds.
 const TTLAttribute = "expiresAt"
 
 // enableTTL lets DynamoDB delete expired idempotency records (attribute

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 var errTaskNotFound = domain.Errorf(domain.ENOTFOUND, "task not found")
@@ -86,19 +87,43 @@ func (s *Store) createTask(ctx context.Context, viewer string, in domain.TaskInp
 	task := &domain.Task{ID: domain.TaskIDOf(s.ids.next(now)), ProjectID: domain.ProjectIDOf(pu), Title: title, Description: desc,
 		Status: domain.StatusTodo, DueDate: in.DueDate, AssigneeID: in.AssigneeID, Tags: tg, CreatedAt: now, UpdatedAt: now,
 		Version: 1}
-	err = s.commitIndexed(ctx, func(t *txn) error {
-		s.countTasks(t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
-		s.memberChecks(t, pu, viewer, in.AssigneeID)
-		t.put(s.table, taskToItem(task), ptr(absent()), nil)
-		s.putTagLinks(t, nil, task)
-		t.result, t.project = task.ID, task.ProjectID
-		t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
-		return nil
+	// The project's change log's position is read first (the transaction
+	// takes the next one on the condition that it is still that).
+	// This instance's changes to the project wait for each other
+	// (lockProject), and the position is the one it last wrote, or read.
+	return retryOnChange(ctx, concurrentChange, func() (*domain.Task, error) {
+		unlock, err := s.lockProject(ctx, pu)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		seq, known := s.knownSeq(pu)
+		if !known {
+			pi, err := s.getOne(ctx, projectKey(pu))
+			if err != nil {
+				return nil, err
+			}
+			if pi == nil {
+				return nil, errProjectNotFound
+			}
+			seq = numberOf(pi, attrSeq)
+		}
+		err = s.commitIndexed(ctx, func(t *txn) error {
+			t.logTo(pu, seq, now)
+			s.countTasks(t, pu, map[domain.TaskStatus]int{domain.StatusTodo: 1}, errProjectNotFound)
+			s.memberChecks(t, pu, viewer, in.AssigneeID)
+			e := s.logChange(t, task.ID, entryAt{}, nil)
+			t.put(s.table, withEntry(taskToItem(task), e), ptr(absent()), nil)
+			s.putTagLinks(t, nil, task)
+			t.result, t.project = task.ID, task.ProjectID
+			t.event = changeEvent(domain.EventTaskCreated, task.ProjectID, task.ID, viewer, now, task, nil, nil)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return task, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return task, nil
 }
 
 // TaskPatch changes a task; fields left out stay as they are, fields given
@@ -190,31 +215,39 @@ func taskPatcher(in TaskPatch) (func(*domain.Task), error) {
 }
 
 // readTask reads a task with the project and the viewer's membership, and
-// reports ENOTFOUND unless the viewer may see it.
-func (s *Store) readTask(ctx context.Context, viewer, tu string) (*domain.Task, *domain.Project, error) {
+// reports ENOTFOUND unless the viewer may see it; e is the task's entry in
+// the project's change log. The project is read once this instance's
+// other changes to it are done (lockProject): call unlock when the change
+// committed or failed.
+func (s *Store) readTask(ctx context.Context, viewer, tu string) (task *domain.Task, p *domain.Project, e entryAt, unlock func(), err error) {
 	ti, err := s.getOne(ctx, taskKey(tu))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, e, nil, err
 	}
 	if ti == nil {
-		return nil, nil, errTaskNotFound
+		return nil, nil, e, nil, errTaskNotFound
 	}
-	task, err := decodeAs[*domain.Task](ti)
+	task, err = decodeAs[*domain.Task](ti)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, e, nil, err
 	}
-	p, _, _, err := s.access(ctx, viewer, task.ProjectID, false)
+	if unlock, err = s.lockProject(ctx, ulidOf(task.ProjectID)); err != nil {
+		return nil, nil, e, nil, err
+	}
+	p, _, _, err = s.access(ctx, viewer, task.ProjectID, false)
 	if err != nil {
-		return nil, nil, errTaskNotFound
+		unlock()
+		return nil, nil, e, nil, errTaskNotFound
 	}
-	return task, p, nil
+	return task, p, entryOf(ti), unlock, nil
 }
 
 func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch, apply func(*domain.Task)) (*domain.Task, error) {
-	old, _, err := s.readTask(ctx, viewer, tu)
+	old, p, oldAt, unlock, err := s.readTask(ctx, viewer, tu)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	// With expectedVersion, a task that changed between this read and the
 	// write fails the write's condition like any other change (errRetry):
 	// the next read then finds the other version and answers ECONFLICT. (The
@@ -239,7 +272,9 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 		assign = task.AssigneeID
 	}
 	err = s.commitIndexed(ctx, func(t *txn) error {
-		t.put(s.table, taskToItem(&task), taskAt(old.Version, old.CommentCount), errRetry)
+		t.logTo(pu, p.Seq, task.UpdatedAt)
+		e := s.logChange(t, task.ID, oldAt, nil)
+		t.put(s.table, withEntry(taskToItem(&task), e), taskAt(old.Version, old.CommentCount), errRetry)
 		s.countTasks(t, pu, moved, errProjectNotFound)
 		s.memberChecks(t, pu, viewer, assign)
 		for _, tag := range old.Tags {
@@ -292,21 +327,40 @@ func (s *Store) deleteTaskOnce(ctx context.Context, viewer, id string) error {
 }
 
 func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
-	task, _, err := s.readTask(ctx, viewer, tu)
+	// The task's comments' ids go into its gone entry of the change log
+	// (a sync drops them with it); read beside the task. The delete's
+	// condition on the task's comment count proves the list complete.
+	var comments []commentRef
+	var cerr error
+	done := ForkOf(ctx)(1)
+	read := make(chan struct{})
+	client.Go(func() {
+		defer close(read)
+		defer done()
+		comments, cerr = s.commentsOf(ctx, tu)
+	})
+	task, p, at, unlock, err := s.readTask(ctx, viewer, tu)
+	<-read
 	if err != nil {
 		return err
+	}
+	defer unlock()
+	if cerr != nil {
+		return cerr
 	}
 	pu := ulidOf(task.ProjectID)
 	now := s.now()
 	err = s.commitIndexed(ctx, func(t *txn) error {
-		t.del(s.table, taskKey(tu), ptr(expression.Name("version").Equal(expression.Value(task.Version))), errRetry)
+		t.logTo(pu, p.Seq, now)
+		t.del(s.table, taskKey(tu), taskAt(task.Version, task.CommentCount), errRetry)
 		s.countTasks(t, pu, map[domain.TaskStatus]int{task.Status: -1}, errTaskNotFound)
 		t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 		for _, tag := range task.Tags {
 			t.del(s.table, tagKey(tu, tag), nil, nil)
 		}
 		s.indexTags(t, task, nil)
-		t.put(s.table, cleanupToItem(cleanupTask, tu, now), nil, nil)
+		s.logGone(t, task.ID, at, comments, nil)
+		t.put(s.table, cleanupTaskItem(tu, pu, now), nil, nil)
 		t.result, t.project = task.ID, task.ProjectID
 		t.event = changeEvent(domain.EventTaskDeleted, task.ProjectID, task.ID, viewer, now, nil, nil, nil)
 		return nil

@@ -34,6 +34,11 @@ type txn struct {
 	// commitIndexed as one update per index, in indexOrder.
 	index      map[key]*indexChange
 	indexOrder []key
+	// log is what the transaction writes to its project's change log, and
+	// proj its action on the project's item, made at commit with the log's
+	// positions (changes.go: logTo, onProject, finish).
+	log  *changeLog
+	proj *projectAction
 }
 
 func exists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name(attrPK)) }
@@ -99,6 +104,7 @@ func (t *txn) update(table string, k key, upd expression.UpdateBuilder, cond *ex
 // retries it is ECONFLICT.
 func (s *Store) commit(ctx context.Context, t *txn) error {
 	s.remember(ctx, t)
+	t.finish(s.table)
 	if t.err != nil {
 		return t.err
 	}
@@ -113,6 +119,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 	for attempt := 0; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, in)
 		if err == nil {
+			s.noteSeq(t, nil)
 			if ev != nil {
 				s.publish(ctx, ev)
 			}
@@ -130,6 +137,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 					if miss, ok := t.fails[i].(*tagIndexMiss); ok {
 						return miss.with(tce.CancellationReasons[i+1:], t.fails[i+1:])
 					}
+					s.noteSeq(t, t.fails[i])
 					return t.fails[i]
 				}
 				return domain.Errorf(domain.ECONFLICT, concurrentChange)

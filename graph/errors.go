@@ -27,6 +27,7 @@ const (
 	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 	CodeInternal           = "INTERNAL_SERVER_ERROR"
 	CodeComplexity         = "COMPLEXITY_LIMIT_EXCEEDED"
+	CodeSyncTokenExpired   = "SYNC_TOKEN_EXPIRED"
 	// CodeBadRequest extends the contract: an HTTP request that is no
 	// GraphQL request at all (wrong method or media type, a body that is
 	// not JSON, no operation to run).
@@ -40,6 +41,7 @@ var codes = map[string]string{
 	domain.ECONFLICT:    CodeConflict,
 	domain.EUNAVAILABLE: CodeServiceUnavailable,
 	domain.EINTERNAL:    CodeInternal,
+	domain.EEXPIRED:     CodeSyncTokenExpired,
 }
 
 // ErrorPresenter gives every error an extensions.code and hides the

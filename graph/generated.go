@@ -129,6 +129,7 @@ type ComplexityRoot struct {
 		Me         func(childComplexity int) int
 		Node       func(childComplexity int, id string) int
 		Project    func(childComplexity int, id string) int
+		Sync       func(childComplexity int, since *string, first *int) int
 		Task       func(childComplexity int, id string) int
 		TasksByTag func(childComplexity int, tag string, first *int, after *string, last *int, before *string) int
 		User       func(childComplexity int, id string) int
@@ -136,6 +137,13 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		ProjectEvents func(childComplexity int, projectID string, after *string) int
+	}
+
+	SyncPage struct {
+		HasMore    func(childComplexity int) int
+		NextToken  func(childComplexity int) int
+		Tombstones func(childComplexity int) int
+		Upserts    func(childComplexity int) int
 	}
 
 	Tag struct {
@@ -176,6 +184,11 @@ type ComplexityRoot struct {
 	TaskEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Tombstone struct {
+		ID       func(childComplexity int) int
+		Typename func(childComplexity int) int
 	}
 
 	User struct {
@@ -233,6 +246,7 @@ type QueryResolver interface {
 	Project(ctx context.Context, id string) (*domain.Project, error)
 	Task(ctx context.Context, id string) (*domain.Task, error)
 	TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
+	Sync(ctx context.Context, since *string, first *int) (*model.SyncPage, error)
 }
 type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error)
@@ -664,6 +678,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Project(childComplexity, args["id"].(string)), true
+	case "Query.sync":
+		if e.ComplexityRoot.Query.Sync == nil {
+			break
+		}
+
+		args, err := ec.field_Query_sync_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Sync(childComplexity, args["since"].(*string), args["first"].(*int)), true
 	case "Query.task":
 		if e.ComplexityRoot.Query.Task == nil {
 			break
@@ -709,6 +734,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ProjectEvents(childComplexity, args["projectId"].(string), args["after"].(*string)), true
+
+	case "SyncPage.hasMore":
+		if e.ComplexityRoot.SyncPage.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPage.HasMore(childComplexity), true
+	case "SyncPage.nextToken":
+		if e.ComplexityRoot.SyncPage.NextToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPage.NextToken(childComplexity), true
+	case "SyncPage.tombstones":
+		if e.ComplexityRoot.SyncPage.Tombstones == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPage.Tombstones(childComplexity), true
+	case "SyncPage.upserts":
+		if e.ComplexityRoot.SyncPage.Upserts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPage.Upserts(childComplexity), true
 
 	case "Tag.id":
 		if e.ComplexityRoot.Tag.ID == nil {
@@ -874,6 +924,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskEdge.Node(childComplexity), true
+
+	case "Tombstone.id":
+		if e.ComplexityRoot.Tombstone.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tombstone.ID(childComplexity), true
+	case "Tombstone.typename":
+		if e.ComplexityRoot.Tombstone.Typename == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tombstone.Typename(childComplexity), true
 
 	case "User.assignedTasks":
 		if e.ComplexityRoot.User.AssignedTasks == nil {
@@ -1339,6 +1402,50 @@ type Subscription {
   """
   projectEvents(projectId: ID!, after: String): ProjectEvent!
 }
+
+# Offline sync (docs/sync.md): the contract's sync.graphqls.
+
+"""
+One page of a sync: what changed, for the viewer, since the token it was asked with.
+An object appears at most once in a page: as an upsert with its state now, or as a tombstone.
+"""
+type SyncPage {
+  """
+  Pass as ` + "`" + `since` + "`" + ` to go on: the next page while ` + "`" + `hasMore` + "`" + `, otherwise the next sync
+  (keep it while offline). Opaque; bound to the viewer. The last page's token is also
+  accepted as ` + "`" + `after` + "`" + ` by ` + "`" + `projectEvents` + "`" + `: the stream then starts where the sync left off.
+  """
+  nextToken: String!
+  "True when more of this sync follows: ask again with nextToken at once."
+  hasMore: Boolean!
+  """
+  What was created, changed, or became visible to the viewer since the token, as it is now:
+  projects (with their members), tasks (with their tags), comments, and the users who share a
+  project with the viewer. Select fields with inline fragments (` + "`" + `... on Task { … }` + "`" + `).
+  """
+  upserts: [Node!]!
+  "What was deleted, or stopped being visible to the viewer, since the token."
+  tombstones: [Tombstone!]!
+}
+
+"Something a client must drop from its copy."
+type Tombstone {
+  "The id the object had (a Node id)."
+  id: ID!
+  "Its type: Project, Task, Comment or User."
+  typename: String!
+}
+
+extend type Query {
+  """
+  Offline sync. ` + "`" + `since: null` + "`" + `: a base sync, everything the viewer may see, paged. Then pass the
+  last page's nextToken to get only what changed. A token older than the server keeps changes
+  for (at least 30 days) is refused with SYNC_TOKEN_EXPIRED: start again with ` + "`" + `since: null` + "`" + `.
+  Another viewer's token, or a string that is no token, is BAD_USER_INPUT.
+  ` + "`" + `first` + "`" + `: how many changes a page covers at most (1..100).
+  """
+  sync(since: String, first: Int = 100): SyncPage!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1477,6 +1584,20 @@ func (ec *executionContext) childFields_ProjectMember(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type ProjectMember", field.Name)
 }
 
+func (ec *executionContext) childFields_SyncPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nextToken":
+		return ec.fieldContext_SyncPage_nextToken(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_SyncPage_hasMore(ctx, field)
+	case "upserts":
+		return ec.fieldContext_SyncPage_upserts(ctx, field)
+	case "tombstones":
+		return ec.fieldContext_SyncPage_tombstones(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1555,6 +1676,16 @@ func (ec *executionContext) childFields_TaskEdge(ctx context.Context, field grap
 		return ec.fieldContext_TaskEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Tombstone(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Tombstone_id(ctx, field)
+	case "typename":
+		return ec.fieldContext_Tombstone_typename(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Tombstone", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1948,6 +2079,28 @@ func (ec *executionContext) field_Query_project_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_sync_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -4112,6 +4265,50 @@ func (ec *executionContext) fieldContext_Query_tasksByTag(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_sync(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_sync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Sync(ctx, fc.Args["since"].(*string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyncPage) graphql.Marshaler {
+			return ec.marshalNSyncPage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSyncPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_sync(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_sync_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4228,6 +4425,116 @@ func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.
 	if fc.Args, err = ec.field_Subscription_projectEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncPage_nextToken(ctx context.Context, field graphql.CollectedField, obj *model.SyncPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPage_nextToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPage_nextToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncPage", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.SyncPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPage_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncPage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncPage_upserts(ctx context.Context, field graphql.CollectedField, obj *model.SyncPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPage_upserts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Upserts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPage_upserts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncPage_tombstones(ctx context.Context, field graphql.CollectedField, obj *model.SyncPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPage_tombstones(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tombstones, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Tombstone) graphql.Marshaler {
+			return ec.marshalNTombstone2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTombstoneᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPage_tombstones(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tombstone(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -4910,6 +5217,52 @@ func (ec *executionContext) fieldContext_TaskEdge_node(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Tombstone_id(ctx context.Context, field graphql.CollectedField, obj *model.Tombstone) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tombstone_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tombstone_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tombstone", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Tombstone_typename(ctx context.Context, field graphql.CollectedField, obj *model.Tombstone) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tombstone_typename(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Typename, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tombstone_typename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tombstone", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *domain.User) (ret graphql.Marshaler) {
@@ -7256,6 +7609,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_tasksByTag(ctx, field)
 				})
+		case "sync":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_sync(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -7305,6 +7664,54 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var syncPageImplementors = []string{"SyncPage"}
+
+func (ec *executionContext) _SyncPage(ctx context.Context, sel ast.SelectionSet, obj *model.SyncPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncPage")
+		case "nextToken":
+			out.Values[i] = ec._SyncPage_nextToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._SyncPage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upserts":
+			out.Values[i] = ec._SyncPage_upserts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tombstones":
+			out.Values[i] = ec._SyncPage_tombstones(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
 }
 
 var tagImplementors = []string{"Tag", "Node"}
@@ -7556,6 +7963,44 @@ func (ec *executionContext) _TaskEdge(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "node":
 			out.Values[i] = ec._TaskEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var tombstoneImplementors = []string{"Tombstone"}
+
+func (ec *executionContext) _Tombstone(ctx context.Context, sel ast.SelectionSet, obj *model.Tombstone) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tombstoneImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Tombstone")
+		case "id":
+			out.Values[i] = ec._Tombstone_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "typename":
+			out.Values[i] = ec._Tombstone_typename(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8118,6 +8563,30 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNNode2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Node!")
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNode2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PageInfo!")
@@ -8256,6 +8725,14 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) marshalNSyncPage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSyncPage(ctx context.Context, sel ast.SelectionSet, v *model.SyncPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SyncPage!")
+		return graphql.Null
+	}
+	return ec._SyncPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋdomainᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Tag) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -8366,6 +8843,30 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNTombstone2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTombstoneᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Tombstone) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTombstone2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTombstone(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTombstone2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTombstone(ctx context.Context, sel ast.SelectionSet, v *model.Tombstone) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Tombstone!")
+		return graphql.Null
+	}
+	return ec._Tombstone(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpdateProfileInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUpdateProfileInput(ctx context.Context, v any) (model.UpdateProfileInput, error) {

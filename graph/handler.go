@@ -141,7 +141,7 @@ func NewHandler(o Options) http.Handler {
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
 	maxBody := cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
 	rl := newRateLimits(o)
-	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl)}}
+	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl), sync: newSyncer(o)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	// A query's @defer parts end with its request (defer.go).
@@ -389,4 +389,6 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string, last *int, _ *string) int {
 		return page(child, first, last)
 	}
+	// A sync page's objects: first changes, each up to two objects.
+	c.Query.Sync = func(child int, _ *string, first *int) int { return page(child, first, nil) }
 }

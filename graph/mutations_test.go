@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -202,6 +204,38 @@ func mutDiffDump(before, after string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// mutWantOnlyExpiringLog checks that what is left of the items mentioning
+// needles (a deleted project or task) is change log items that expire:
+// the tombstones a sync gives offline clients until their tokens expire.
+func mutWantOnlyExpiringLog(t *testing.T, e *testenv.Env, needles []string) {
+	t.Helper()
+	for _, it := range e.Items() {
+		line := testenv.JSON(it)
+		if !slices.ContainsFunc(needles, func(n string) bool { return strings.Contains(line, n) }) {
+			continue
+		}
+		if !strings.HasPrefix(fmt.Sprint(it["PK"]), "CHANGES#") || it["expiresAt"] == nil || it["GSI2PK"] == nil {
+			t.Errorf("left after the cleanup, and not an expiring item of the change log: %s", line)
+		}
+	}
+}
+
+// mutNextSeq is a project item's line of a dump with its seq and
+// projectSeq one further: a change of the project itself took a position
+// of its change log.
+func mutNextSeq(line string) string {
+	for _, attr := range []string{"seq", "projectSeq"} {
+		re := regexp.MustCompile(`"` + attr + `":"(\d+)"`)
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		line = re.ReplaceAllString(line, fmt.Sprintf(`"%s":"%d"`, attr, n+1))
+	}
+	return line
 }
 
 // mutLinesWithout returns the lines of a dump that mention none of needles.
@@ -699,6 +733,8 @@ func TestMutationDeleteProject(t *testing.T) {
 		if err != nil || n < 1 {
 			t.Fatalf("RunCleanup = %d, %v; want at least one job done", n, err)
 		}
+		mutWantOnlyExpiringLog(t, e, needles)
+		e.MustSweepExpired()
 		if left := mutItemsMentioning(e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the project remain:\n%s", len(left), strings.Join(left, "\n"))
 		}
@@ -747,6 +783,8 @@ func TestMutationDeleteProject(t *testing.T) {
 		if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 			t.Fatalf("RunCleanup: %v", err)
 		}
+		mutWantOnlyExpiringLog(t, e, needles)
+		e.MustSweepExpired()
 		if left := mutItemsMentioning(e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the project remain, e.g. %s", len(left), left[0])
 		}
@@ -1488,6 +1526,8 @@ func TestMutationDeleteTask(t *testing.T) {
 			t.Fatalf("RunCleanup = %d, %v; want at least one job done", n, err)
 		}
 		needles := []string{testenv.ULIDOf(t1)}
+		mutWantOnlyExpiringLog(t, e, needles) // the task's tombstone in the change log
+		e.MustSweepExpired()
 		if left := mutItemsMentioning(e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the task remain:\n%s", len(left), strings.Join(left, "\n"))
 		}
@@ -1500,6 +1540,7 @@ func TestMutationDeleteTask(t *testing.T) {
 		for _, l := range strings.Split(want, "\n") {
 			if strings.Contains(l, `"id":"`+web+`"`) {
 				counted := strings.Replace(strings.Replace(l, `"inProgressCount":"1"`, `"inProgressCount":"0"`, 1), `"rev":"0"`, `"rev":"1"`, 1)
+				counted = mutNextSeq(counted) // the delete's position in the project's change log
 				if counted == l {
 					t.Fatalf("the project's item before the delete has no inProgressCount 1 and rev 0: %s", l)
 				}

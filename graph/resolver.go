@@ -7,4 +7,5 @@ import "github.com/taskgraph/taskgraph/dynamo"
 type Resolver struct {
 	Store *dynamo.Store
 	live  *liveResolvers // subscriptions (live.go)
+	sync  *syncer        // Query.sync (sync.go)
 }

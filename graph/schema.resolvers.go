@@ -141,6 +141,10 @@ func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, 
 	return taskConn(For(ctx).TasksByTag(ctx, tag, first, after, last, before))
 }
 
+func (r *queryResolver) Sync(ctx context.Context, since *string, first *int) (*model.SyncPage, error) {
+	return r.sync.page(ctx, For(ctx), since, first)
+}
+
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
 	return r.projectEvents(ctx, projectID, after)
 }

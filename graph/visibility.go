@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -56,43 +57,59 @@ func (l *Loaders) visibleTasks(ctx context.Context, tasks []*domain.Task) ([]boo
 	return l.visibleProjects(ctx, ids)
 }
 
-func (l *Loaders) sharesProject(ctx context.Context, mine, theirs []string) (bool, error) {
+// canSeeUser reports whether the viewer may see the user id: themselves, or
+// someone they share a visible project with (visibleUsers).
+func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
+	ok, err := l.visibleUsers(ctx, []string{id})
+	if err != nil {
+		return false, err
+	}
+	return ok[0], nil
+}
+
+// visibleUsers reports, for each user id, whether the viewer may see them:
+// themselves, or someone who shares a project they may see
+// (visibleProjects). The users' memberships are read at once (one Query
+// each, with the viewer's), the projects in one batch.
+func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error) {
+	theirs := make([]func() ([]string, error), len(ids))
+	for i, id := range ids {
+		if id != l.viewer {
+			theirs[i] = l.projectIDsOfUserLoader().Load(ctx, id)
+		}
+	}
+	mine, err := l.ProjectIDsOfUser(ctx, l.viewer)
+	if err != nil {
+		return nil, err
+	}
 	set := make(map[string]bool, len(mine))
 	for _, id := range mine {
 		set[id] = true
 	}
 	var common []string
-	for _, id := range theirs {
-		if set[id] {
-			common = append(common, id)
+	shared := make([][]int, len(ids)) // per user, their common projects' indexes in common
+	for i, th := range theirs {
+		if th == nil {
+			continue
+		}
+		ps, err := th()
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if set[p] {
+				shared[i] = append(shared[i], len(common))
+				common = append(common, p)
+			}
 		}
 	}
 	ok, err := l.visibleProjects(ctx, common)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	for _, v := range ok {
-		if v {
-			return true, nil
-		}
+	out := make([]bool, len(ids))
+	for i := range ids {
+		out[i] = theirs[i] == nil || slices.ContainsFunc(shared[i], func(j int) bool { return ok[j] })
 	}
-	return false, nil
-}
-
-// canSeeUser reports whether the viewer may see the user id: themselves, or
-// someone they share a visible project with.
-func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
-	if id == l.viewer {
-		return true, nil
-	}
-	theirs := l.projectIDsOfUserLoader().Load(ctx, id)
-	mine, err := l.ProjectIDsOfUser(ctx, l.viewer)
-	if err != nil {
-		return false, err
-	}
-	ids, err := theirs()
-	if err != nil {
-		return false, err
-	}
-	return l.sharesProject(ctx, mine, ids)
+	return out, nil
 }

@@ -39,6 +39,9 @@ type wireTask struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
 	Version     int       `json:"version"`
+	// CommentCount is the task's count of comments as the change left it
+	// (a comment event's task has the count after it).
+	CommentCount int `json:"commentCount"`
 }
 
 type wireComment struct {
@@ -55,6 +58,10 @@ type wireProject struct {
 	Description *string   `json:"description,omitempty"`
 	OwnerID     string    `json:"ownerId"`
 	CreatedAt   time.Time `json:"createdAt"`
+	// The project's task counts as the change left (or read) them.
+	Todo       int `json:"todo"`
+	InProgress int `json:"inProgress"`
+	Done       int `json:"done"`
 }
 
 // encodeEvent returns the stream form of ev.
@@ -64,7 +71,7 @@ func encodeEvent(ev *domain.Event) ([]byte, error) {
 	if t := ev.Task; t != nil {
 		w.Task = &wireTask{ID: t.ID, ProjectID: t.ProjectID, Title: t.Title, Description: t.Description,
 			Status: string(t.Status), AssigneeID: t.AssigneeID, Tags: t.Tags, CreatedAt: t.CreatedAt,
-			UpdatedAt: t.UpdatedAt, Version: t.Version}
+			UpdatedAt: t.UpdatedAt, Version: t.Version, CommentCount: t.CommentCount}
 		if t.DueDate != nil {
 			s := t.DueDate.String()
 			w.Task.DueDate = &s
@@ -74,7 +81,8 @@ func encodeEvent(ev *domain.Event) ([]byte, error) {
 		w.Comment = &wireComment{ID: c.ID, TaskID: c.TaskID, AuthorID: c.AuthorID, Body: c.Body, CreatedAt: c.CreatedAt}
 	}
 	if p := ev.Project; p != nil {
-		w.Project = &wireProject{ID: p.ID, Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: p.CreatedAt}
+		w.Project = &wireProject{ID: p.ID, Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: p.CreatedAt,
+			Todo: p.TaskCounts.Todo, InProgress: p.TaskCounts.InProgress, Done: p.TaskCounts.Done}
 	}
 	return json.Marshal(w)
 }
@@ -93,7 +101,7 @@ func decodeEvent(data []byte) (*domain.Event, error) {
 	if t := w.Task; t != nil {
 		ev.Task = &domain.Task{ID: t.ID, ProjectID: t.ProjectID, Title: t.Title, Description: t.Description,
 			Status: domain.TaskStatus(t.Status), AssigneeID: t.AssigneeID, Tags: t.Tags, CreatedAt: t.CreatedAt,
-			UpdatedAt: t.UpdatedAt, Version: t.Version}
+			UpdatedAt: t.UpdatedAt, Version: t.Version, CommentCount: t.CommentCount}
 		if t.DueDate != nil {
 			d, err := domain.ParseDate(*t.DueDate)
 			if err != nil {
@@ -106,7 +114,8 @@ func decodeEvent(data []byte) (*domain.Event, error) {
 		ev.Comment = &domain.Comment{ID: c.ID, TaskID: c.TaskID, AuthorID: c.AuthorID, Body: c.Body, CreatedAt: c.CreatedAt}
 	}
 	if p := w.Project; p != nil {
-		ev.Project = &domain.Project{ID: p.ID, Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: p.CreatedAt}
+		ev.Project = &domain.Project{ID: p.ID, Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: p.CreatedAt,
+			TaskCounts: domain.TaskCounts{Todo: p.Todo, InProgress: p.InProgress, Done: p.Done}}
 	}
 	return ev, nil
 }

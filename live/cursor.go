@@ -39,10 +39,12 @@ const (
 	cursorLen     = 1 + cursorNonce + 8 + 16
 )
 
-// Labels that derive the cursor's two keys from the configured one.
+// Labels that derive the cursor's two keys, and the sync tokens' key, from
+// the configured one.
 const (
 	cursorEncLabel   = "taskgraph live cursor v1: encryption"
 	cursorNonceLabel = "taskgraph live cursor v1: nonce"
+	syncTokenLabel   = "taskgraph sync token v1: encryption"
 )
 
 // errBadCursor is the one answer to every cursor this server did not make
@@ -55,6 +57,7 @@ var errBadCursor = domain.Errorf(domain.EINVALID, "after is not a cursor of this
 type Cursors struct {
 	aead     cipher.AEAD
 	nonceKey []byte
+	sync     cipher.AEAD // sync tokens' (SealSync)
 }
 
 // NewCursors returns the cursors of key, which must hold at least
@@ -81,8 +84,25 @@ func NewCursors(key []byte) (*Cursors, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cursors{aead: aead, nonceKey: nk}, nil
+	sk, err := hkdf.Key(sha256.New, key, nil, syncTokenLabel, 32)
+	if err != nil {
+		return nil, err
+	}
+	sblock, err := aes.NewCipher(sk)
+	if err != nil {
+		return nil, err
+	}
+	sync, err := cipher.NewGCM(sblock)
+	if err != nil {
+		return nil, err
+	}
+	return &Cursors{aead: aead, nonceKey: nk, sync: sync}, nil
 }
+
+// ProcessCursors returns the cursors of a process without a configured
+// key (a random key made once per process), as a hub started without one
+// uses: what a handler without a hub seals its sync tokens with.
+func ProcessCursors() *Cursors { return processCursors() }
 
 // processCursors is the cursors of a hub started without a key: a random
 // key made once per process, so that the hubs of one process (tests) read
@@ -145,4 +165,57 @@ func (c *Cursors) ParseCursor(project, cursor string) (uint64, error) {
 		return 0, errBadCursor
 	}
 	return seq, nil
+}
+
+// A sync token (graph's Query.sync) is sealed here too, under a key of its
+// own derived from the cursor key, and bound to the viewer (the additional
+// data), so that it is opaque, unforgeable, and another viewer's token
+// fails to open like garbage:
+//
+//	base64url(0x02 ‖ nonce (12 bytes, random) ‖ GCM(flags ‖ stream sequence (8 bytes) ‖ body) ‖ tag (16 bytes))
+//
+// The stream sequence is where a subscription that continues the sync
+// starts (Hub.Subscribe's after); flags says whether the sync it ends was
+// final (syncFinal). The body is the sync's own (graph/synctoken.go).
+const (
+	syncTokenVersion = 0x02
+	syncFinal        = 0x01
+)
+
+// errBadSyncToken is the one answer to every token this server did not
+// seal for the viewer.
+var errBadSyncToken = domain.Errorf(domain.EINVALID, "since is not a sync token of this viewer")
+
+func syncAAD(viewer string) []byte { return append([]byte{syncTokenVersion}, viewer...) }
+
+// SealSync seals a sync token for viewer: the stream sequence a
+// subscription after it starts from, whether the sync ended with it
+// (final), and the sync's body.
+func (c *Cursors) SealSync(viewer string, final bool, streamSeq uint64, body []byte) string {
+	plain := make([]byte, 9, 9+len(body))
+	if final {
+		plain[0] = syncFinal
+	}
+	binary.BigEndian.PutUint64(plain[1:], streamSeq)
+	plain = append(plain, body...)
+	out := make([]byte, 1+cursorNonce, 1+cursorNonce+len(plain)+c.sync.Overhead())
+	out[0] = syncTokenVersion
+	_, _ = rand.Read(out[1 : 1+cursorNonce])
+	out = c.sync.Seal(out, out[1:1+cursorNonce], plain, syncAAD(viewer))
+	return base64.RawURLEncoding.EncodeToString(out)
+}
+
+// OpenSync opens a sync token that c sealed for viewer (SealSync). Returns
+// EINVALID, always with the same message, for anything else: garbage,
+// another viewer's token, one changed in any bit, one of another key.
+func (c *Cursors) OpenSync(viewer, token string) (final bool, streamSeq uint64, body []byte, err error) {
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	if err != nil || len(raw) < 1+cursorNonce+9+c.sync.Overhead() || raw[0] != syncTokenVersion {
+		return false, 0, nil, errBadSyncToken
+	}
+	plain, err := c.sync.Open(nil, raw[1:1+cursorNonce], raw[1+cursorNonce:], syncAAD(viewer))
+	if err != nil || len(plain) < 9 || plain[0]&^syncFinal != 0 {
+		return false, 0, nil, errBadSyncToken
+	}
+	return plain[0] == syncFinal, binary.BigEndian.Uint64(plain[1:9]), plain[9:], nil
 }

@@ -154,6 +154,16 @@ func (b *Broker) StartHub(ctx context.Context, c HubConfig) (*Hub, error) {
 // Subscribe reads.
 func (h *Hub) Cursors() *Cursors { return h.cursors }
 
+// LastSeq returns the stream's last sequence: a subscription with after
+// at it gets every event published from now on (a sync's token holds it).
+func (h *Hub) LastSeq(ctx context.Context) (uint64, error) {
+	info, err := h.b.stream.Info(ctx)
+	if err != nil {
+		return 0, &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
+	}
+	return info.State.LastSeq, nil
+}
+
 // Close stops the consumer and ends every subscription (without error: a
 // client resumes with its cursor on another instance or after a restart).
 func (h *Hub) Close() {

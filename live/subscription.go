@@ -95,7 +95,17 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 	var from uint64
 	if after != nil {
 		if from, err = h.cursors.ParseCursor(project, *after); err != nil {
-			return nil, err
+			// Or the token of a sync (Query.sync) the client made: the stream
+			// goes on where that sync read the project (docs/sync.md).
+			final, seq, _, serr := h.cursors.OpenSync(viewer, *after)
+			switch {
+			case serr != nil:
+				return nil, err
+			case !final:
+				return nil, domain.Errorf(domain.EINVALID,
+					"after is the token of a sync that has more pages: ask for them first, then subscribe with the last nextToken")
+			}
+			from = seq
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.EventTimeout) // a subscription has no request deadline

@@ -74,6 +74,23 @@ type Query struct {
 type Subscription struct {
 }
 
+// One page of a sync: what changed, for the viewer, since the token it was asked with.
+// An object appears at most once in a page: as an upsert with its state now, or as a tombstone.
+type SyncPage struct {
+	// Pass as `since` to go on: the next page while `hasMore`, otherwise the next sync
+	// (keep it while offline). Opaque; bound to the viewer. The last page's token is also
+	// accepted as `after` by `projectEvents`: the stream then starts where the sync left off.
+	NextToken string `json:"nextToken"`
+	// True when more of this sync follows: ask again with nextToken at once.
+	HasMore bool `json:"hasMore"`
+	// What was created, changed, or became visible to the viewer since the token, as it is now:
+	// projects (with their members), tasks (with their tags), comments, and the users who share a
+	// project with the viewer. Select fields with inline fragments (`... on Task { … }`).
+	Upserts []Node `json:"upserts"`
+	// What was deleted, or stopped being visible to the viewer, since the token.
+	Tombstones []*Tombstone `json:"tombstones"`
+}
+
 type TaskConnection struct {
 	Edges    []*TaskEdge    `json:"edges"`
 	Nodes    []*domain.Task `json:"nodes"`
@@ -83,6 +100,14 @@ type TaskConnection struct {
 type TaskEdge struct {
 	Cursor string       `json:"cursor"`
 	Node   *domain.Task `json:"node"`
+}
+
+// Something a client must drop from its copy.
+type Tombstone struct {
+	// The id the object had (a Node id).
+	ID string `json:"id"`
+	// Its type: Project, Task, Comment or User.
+	Typename string `json:"typename"`
 }
 
 type UpdateProfileInput struct {

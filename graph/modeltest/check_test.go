@@ -37,7 +37,7 @@ func (m *modelRun) checkTable() {
 	}
 	for typ, its := range byType {
 		switch typ {
-		case "USER", "PROJECT", "MEMBER", "TASK", "TAG", "COMMENT", "IDEMPOTENCY", "CLEANUP", "TAGS", "MARKER": // tag indexes: testenv.CheckTable
+		case "USER", "PROJECT", "MEMBER", "TASK", "TAG", "COMMENT", "IDEMPOTENCY", "CLEANUP", "TAGS", "MARKER", "CHANGE", "LEFT", "CHANGELOG": // tag indexes, the change log: testenv.CheckTable
 		default:
 			if !m.unknownTypes[typ] {
 				m.unknownTypes[typ] = true

@@ -38,6 +38,17 @@ import (
 //     inProgressCount and doneCount its task items of each status, a
 //     task's commentCount its comment items (a missing counter is a
 //     violation too);
+//   - in a table with the marker of complete change logs (docs/sync.md):
+//     every project has a seq and a projectSeq no greater; every
+//     membership, task and comment of a project has a syncSeq, no greater
+//     than its project's seq, where the project's log holds a live entry
+//     naming it (a member's with its joinedAt), born (made) at a position
+//     its entry records too, no greater; every live entry of a
+//     project is so named by its object (one entry per object); a gone
+//     entry names no object that exists but one whose live entry lies
+//     further on (a member added back), a gone task's the ids of its
+//     comments; gone entries, departures and every item of a deleted
+//     project's log expire, with the sweep's GSI2 keys;
 //   - no cleanup job is left;
 //   - outbox items (events not yet published or not yet deleted) are well
 //     formed: keyed by their event's id and commit time, a known kind, a
@@ -84,6 +95,7 @@ func CheckTable(items []map[string]any) []string {
 	}
 	c.tagIndexes(items)
 	c.counters(items)
+	c.changeLog(items)
 	for k, l := range c.links {
 		if !l.seen {
 			c.violate("task %s: tag %q has no tag link (%s %s)", str(l.task, "id"), l.tag, k[0], k[1])
@@ -408,4 +420,130 @@ func (c *checker) outbox(it map[string]any) {
 			c.violate("outbox item %s %s: comment snapshot %s, subject %s", pk, sk, str(snap, "id"), str(pl, "subjectId"))
 		}
 	}
+}
+
+// changeLog checks the change logs of a table with their marker (see
+// CheckTable).
+func (c *checker) changeLog(items []map[string]any) {
+	if c.item(dynamo.ChangeLogKey()) == nil {
+		return
+	}
+	num := func(it map[string]any, attr string) int64 {
+		n, _ := strconv.ParseInt(str(it, attr), 10, 64)
+		return n
+	}
+	seqs := map[string]int64{}            // project id → seq
+	named := map[[2]string]string{}       // entry key → the object that names it
+	live := map[string]map[string]int64{} // project id → object id → position of its live entry
+	taskOf := map[string]string{}         // task id → project id
+	for _, it := range items {
+		switch str(it, "type") {
+		case "PROJECT":
+			seq, pseq := num(it, "seq"), num(it, "projectSeq")
+			if seq <= 0 || pseq <= 0 || pseq > seq {
+				c.violate("project %s: seq %v, projectSeq %v", str(it, "id"), it["seq"], it["projectSeq"])
+			}
+			seqs[str(it, "id")] = seq
+		case "TASK":
+			taskOf[str(it, "id")] = str(it, "projectId")
+		}
+	}
+	for _, it := range items {
+		var pid, id, since string
+		switch str(it, "type") {
+		case "MEMBER":
+			pid, id, since = str(it, "projectId"), str(it, "userId"), str(it, "joinedAt")
+		case "TASK":
+			pid, id = str(it, "projectId"), str(it, "id")
+		case "COMMENT":
+			pid, id = taskOf[str(it, "taskId")], str(it, "id")
+		default:
+			continue
+		}
+		seq, ok := seqs[pid]
+		if !ok {
+			continue // an orphan: reported above
+		}
+		pos := num(it, "syncSeq")
+		e := c.item(dynamo.ChangeItemKey(pid, pos))
+		switch {
+		case pos <= 0 || pos > seq:
+			c.violate("%s in %s: syncSeq %v, its project's seq %d", id, pid, it["syncSeq"], seq)
+		case e == nil || str(e, "id") != id || e["gone"] != nil:
+			c.violate("%s in %s: no live entry of it at its syncSeq %d (%v)", id, pid, pos, e)
+		case since != "" && str(e, "since") != since:
+			c.violate("member %s of %s: entry since %q, joined %q", id, pid, str(e, "since"), since)
+		case num(it, "born") <= 0 || num(it, "born") > pos || num(e, "born") != num(it, "born"):
+			c.violate("%s in %s: born %v, its entry's %v, at %d", id, pid, it["born"], e["born"], pos)
+		default:
+			named[pair(dynamo.ChangeItemKey(pid, pos))] = id
+			if live[pid] == nil {
+				live[pid] = map[string]int64{}
+			}
+			live[pid][id] = pos
+		}
+	}
+	expiring := func(it map[string]any, what string) {
+		exp := num(it, "expiresAt")
+		g2pk, g2sk := dynamo.ExpiryIndexKeys(str(it, "PK"), str(it, "SK"), exp)
+		if exp <= 0 || str(it, "GSI2PK") != g2pk || str(it, "GSI2SK") != g2sk {
+			c.violate("%s %s %s: expiresAt %v, GSI2 %q %q; want an expiry and %q %q", what, str(it, "PK"), str(it, "SK"),
+				it["expiresAt"], str(it, "GSI2PK"), str(it, "GSI2SK"), g2pk, g2sk)
+		}
+	}
+	for _, it := range items {
+		typ := str(it, "type")
+		if typ != "CHANGE" && typ != "LEFT" {
+			continue
+		}
+		k := pair(str(it, "PK"), str(it, "SK"))
+		pid, pos, isEntry := dynamo.ChangeLogOf(k[0], k[1])
+		seq, exists := seqs[pid]
+		switch {
+		case pid == "" || isEntry != (typ == "CHANGE"):
+			c.violate("change log item %s %s of type %s: not a key of the change log", k[0], k[1], typ)
+			continue
+		case !exists: // a deleted project's log: it waits for its expiry
+			expiring(it, "an item of a deleted project's log")
+			continue
+		case typ == "LEFT":
+			if wpk, wsk := dynamo.DepartureItemKey(pid, str(it, "userId")); wpk != k[0] || wsk != k[1] || num(it, "pos") <= 0 || num(it, "pos") > seq {
+				c.violate("departure %s %s of user %q at %v", k[0], k[1], str(it, "userId"), it["pos"])
+			}
+			expiring(it, "departure")
+			continue
+		case pos > seq:
+			c.violate("entry %s %s lies beyond its project's seq %d", k[0], k[1], seq)
+		}
+		id := str(it, "id")
+		if it["gone"] == nil {
+			if named[k] != id {
+				c.violate("live entry %s %s of %q, which no object of the project records (%q)", k[0], k[1], id, named[k])
+			}
+			continue
+		}
+		expiring(it, "gone entry")
+		if at, ok := live[pid][id]; ok && at < pos {
+			c.violate("gone entry %s %s of %q, which lives on at %d", k[0], k[1], id, at)
+		}
+		for _, raw := range listOf(it["comments"]) {
+			if of, err := domain.ParseCommentID(raw); err != nil || of != id {
+				c.violate("gone entry %s %s of task %s lists %q, no comment of it", k[0], k[1], id, raw)
+			}
+		}
+		if len(listOf(it["comments"])) != len(listOf(it["commentsBorn"])) {
+			c.violate("gone entry %s %s: %d comments, %d born positions", k[0], k[1], len(listOf(it["comments"])), len(listOf(it["commentsBorn"])))
+		}
+	}
+}
+
+// listOf returns a list attribute's strings.
+func listOf(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -167,6 +168,72 @@ func (c *checked) del(t *testing.T, k [2]string) {
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// numberAttr reads a number attribute of an item.
+func (c *checked) numberAttr(t *testing.T, pk, sk, attr string) int64 {
+	t.Helper()
+	for _, it := range c.e.Items() {
+		if it["PK"] == pk && it["SK"] == sk {
+			n, err := strconv.ParseInt(fmt.Sprint(it[attr]), 10, 64)
+			if err != nil {
+				t.Fatalf("%s %s has no number %s: %v", pk, sk, attr, it[attr])
+			}
+			return n
+		}
+	}
+	t.Fatalf("no item %s %s", pk, sk)
+	return 0
+}
+
+func (c *checked) taskPK() string { pk, _ := dynamo.TaskItemKey(c.task.ID); return pk }
+
+// syncSeq is the position of the task's entry in its project's change log.
+func (c *checked) syncSeq(t *testing.T, taskID string) int64 {
+	t.Helper()
+	pk, sk := dynamo.TaskItemKey(taskID)
+	return c.numberAttr(t, pk, sk, "syncSeq")
+}
+
+// seqOf is the seq of the task's project.
+func (c *checked) seqOf(t *testing.T) int64 {
+	t.Helper()
+	pk, sk := dynamo.ProjectItemKey(c.task.ProjectID)
+	return c.numberAttr(t, pk, sk, "seq")
+}
+
+// nextPosition raises the task's project's seq by one and returns it.
+func (c *checked) nextPosition(t *testing.T) int64 {
+	t.Helper()
+	n := c.seqOf(t) + 1
+	pk, sk := dynamo.ProjectItemKey(c.task.ProjectID)
+	c.set(t, pk, sk, "seq", &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)})
+	return n
+}
+
+// keyedComment is the id of the comment the keyed addComment made.
+func (c *checked) keyedComment(t *testing.T) string {
+	t.Helper()
+	for _, it := range c.e.Items() {
+		if it["PK"] == c.idemPK && it["SK"] == c.idemSK {
+			return fmt.Sprint(it["result"])
+		}
+	}
+	t.Fatal("no idempotency record")
+	return ""
+}
+
+// ownerOf is the owner of the task's project.
+func (c *checked) ownerOf(t *testing.T) string {
+	t.Helper()
+	pk, sk := dynamo.ProjectItemKey(c.task.ProjectID)
+	for _, it := range c.e.Items() {
+		if it["PK"] == pk && it["SK"] == sk {
+			return fmt.Sprint(it["ownerId"])
+		}
+	}
+	t.Fatal("no project")
+	return ""
+}
 
 // TestCheckTableSeededTableIsClean proves that the checker's keys are the
 // store's: a table the store wrote (the demo data, a keyed mutation's
@@ -381,6 +448,52 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 			pk, sk := dynamo.TaskItemKey(c.task.ID)
 			c.set(t, pk, sk, "status", s(map[bool]string{true: "TODO", false: "DONE"}[c.task.Status == domain.StatusDone]))
 		}, "Count"},
+		{"task without its entry in the change log", func(t *testing.T, c *checked) {
+			c.del(t, key(dynamo.ChangeItemKey(c.task.ProjectID, c.syncSeq(t, c.task.ID))))
+		}, "no live entry of it"},
+		{"task whose syncSeq lies past its project's seq", func(t *testing.T, c *checked) {
+			c.set(t, c.taskPK(), "TASK", "syncSeq", &types.AttributeValueMemberN{Value: "9999"})
+		}, "its project's seq"},
+		{"project without seq", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.ProjectItemKey(c.task.ProjectID)
+			c.set(t, pk, sk, "seq", nil)
+		}, "seq <nil>"},
+		{"a second live entry of a task", func(t *testing.T, c *checked) {
+			pos := c.nextPosition(t)
+			pk, sk := dynamo.ChangeItemKey(c.task.ProjectID, pos)
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "type": "CHANGE", "id": c.task.ID, "at": "2026-08-25T12:00:00Z"})
+		}, "which no object of the project records"},
+		{"entry beyond its project's seq", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.ChangeItemKey(c.task.ProjectID, c.seqOf(t)+5)
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "type": "CHANGE", "id": c.task.ID, "at": "2026-08-25T12:00:00Z"})
+		}, "lies beyond its project's seq"},
+		{"gone entry without expiry", func(t *testing.T, c *checked) {
+			c.e.MustQuery(*c.task.AssigneeID, `mutation($id: ID!) { deleteComment(id: $id) }`, map[string]any{"id": c.keyedComment(t)}, nil)
+			pk, sk := dynamo.ChangeItemKey(c.task.ProjectID, c.seqOf(t))
+			c.set(t, pk, sk, "expiresAt", nil)
+		}, "gone entry"},
+		{"gone entry of a comment that exists", func(t *testing.T, c *checked) {
+			pos := c.nextPosition(t)
+			pk, sk := dynamo.ChangeItemKey(c.task.ProjectID, pos)
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "type": "CHANGE", "id": c.comment.ID, "at": "2026-08-25T12:00:00Z"})
+			c.set(t, pk, sk, "gone", &types.AttributeValueMemberBOOL{Value: true})
+			c.set(t, pk, sk, "expiresAt", &types.AttributeValueMemberN{Value: "1790337600"})
+			g2pk, g2sk := dynamo.ExpiryIndexKeys(pk, sk, 1790337600)
+			c.set(t, pk, sk, "GSI2PK", s(g2pk))
+			c.set(t, pk, sk, "GSI2SK", s(g2sk))
+		}, "which lives on at"},
+		{"departure without expiry", func(t *testing.T, c *checked) {
+			owner := c.ownerOf(t)
+			c.e.MustQuery(owner, `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
+				map[string]any{"p": c.task.ProjectID, "u": c.member}, nil)
+			pk, sk := dynamo.DepartureItemKey(c.task.ProjectID, c.member)
+			c.set(t, pk, sk, "expiresAt", nil)
+		}, "departure"},
+		{"member entry with another start", func(t *testing.T, c *checked) {
+			mpk, msk := dynamo.MemberItemKey(c.task.ProjectID, c.member)
+			pk, sk := dynamo.ChangeItemKey(c.task.ProjectID, c.numberAttr(t, mpk, msk, "syncSeq"))
+			c.set(t, pk, sk, "since", s("2020-01-01T00:00:00Z"))
+		}, "entry since"},
 		{"cleanup job left", func(t *testing.T, c *checked) {
 			// Deleting a task leaves a job for the cleanup worker, which
 			// does not run here.

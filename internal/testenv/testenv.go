@@ -365,3 +365,17 @@ func (s *Seed) Task(title string) *domain.Task {
 	}
 	panic("no task " + title)
 }
+
+// MustSweepExpired sweeps the change log (dynamo.Store.SweepChanges) as if
+// its retention, and the margin after it, had passed: what remains of a
+// deleted project's log, and every tombstone, is gone after it. The
+// store's clock is back at Now when it returns.
+func (e *Env) MustSweepExpired() {
+	e.TB.Helper()
+	now := e.Store.Now
+	e.Store.Now = func() time.Time { return now().Add(e.Store.Retention() + 49*time.Hour) }
+	defer func() { e.Store.Now = now }()
+	if _, err := e.Store.SweepChanges(context.Background()); err != nil {
+		e.TB.Fatalf("sweeping the change log: %v", err)
+	}
+}
