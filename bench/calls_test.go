@@ -192,7 +192,7 @@ func pointReadsFirst(g *Gate) func() int {
 		batch := g.take()
 		g.held = later
 		g.mu.Unlock()
-		g.send(batch)
+		g.send(batch, nil)
 		return len(batch)
 	}
 }

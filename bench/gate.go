@@ -44,6 +44,7 @@ type Doer interface {
 type Gate struct {
 	next  Doer
 	quiet time.Duration
+	clock clock
 
 	on       atomic.Bool
 	manual   atomic.Bool
@@ -69,13 +70,30 @@ type heldCall struct {
 // NewGate returns a gate, off, in front of next. Quiet 0 means DefaultQuiet.
 // Close it when done.
 func NewGate(next Doer, quiet time.Duration) *Gate {
+	return newGate(next, quiet, realClock{})
+}
+
+func newGate(next Doer, quiet time.Duration, c clock) *Gate {
 	if quiet <= 0 {
 		quiet = DefaultQuiet
 	}
-	g := &Gate{next: next, quiet: quiet, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	g := &Gate{next: next, quiet: quiet, clock: c, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	go g.loop()
 	return g
 }
+
+// clock is the time the quiet window is measured in: the wall clock, or a
+// test's, which moves only when the test says.
+type clock interface {
+	Now() time.Time
+	// At returns a channel that receives once the clock reaches t.
+	At(t time.Time) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                  { return time.Now() }
+func (realClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
 // Client returns an HTTP client that sends through the gate, for
 // dynamodb.Options.HTTPClient.
@@ -97,7 +115,7 @@ func (g *Gate) Release() int {
 	g.mu.Lock()
 	batch := g.take()
 	g.mu.Unlock()
-	g.send(batch)
+	g.send(batch, nil)
 	return len(batch)
 }
 
@@ -141,7 +159,7 @@ func (g *Gate) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &heldCall{req: req, done: make(chan struct{}), resume: resume}
 	g.mu.Lock()
 	g.held = append(g.held, c)
-	g.last = time.Now()
+	g.last = g.clock.Now()
 	g.mu.Unlock()
 	park()
 	select {
@@ -164,12 +182,16 @@ func (g *Gate) loop() {
 		}
 		for {
 			g.mu.Lock()
-			wait := time.Until(g.last.Add(g.quiet))
+			due := g.last.Add(g.quiet)
 			g.mu.Unlock()
-			if wait <= 0 {
+			if !g.clock.Now().Before(due) {
 				break
 			}
-			time.Sleep(wait)
+			select {
+			case <-g.stop:
+				return
+			case <-g.clock.At(due):
+			}
 		}
 		g.mu.Lock()
 		batch := g.take()
@@ -177,18 +199,22 @@ func (g *Gate) loop() {
 		if len(batch) == 0 {
 			continue
 		}
-		g.send(batch)
 		// Calls that arrived while this release was out wait a full quiet
-		// window from now, so the answers' follow-up calls can join them.
-		g.mu.Lock()
-		g.last = time.Now()
-		g.mu.Unlock()
+		// window from when its answers are handed back, so the answers'
+		// follow-up calls can join them. The window restarts before the
+		// callers resume: a follow-up call is always measured from its own
+		// arrival, never from a restart that came after it.
+		g.send(batch, func() {
+			g.mu.Lock()
+			g.last = g.clock.Now()
+			g.mu.Unlock()
+		})
 	}
 }
 
 // send sends a release's calls at once, waits for every answer and hands
 // them all back together.
-func (g *Gate) send(batch []*heldCall) {
+func (g *Gate) send(batch []*heldCall, answered func()) {
 	var wg sync.WaitGroup
 	for _, c := range batch {
 		wg.Go(func() {
@@ -208,6 +234,9 @@ func (g *Gate) send(batch []*heldCall) {
 		})
 	}
 	wg.Wait()
+	if answered != nil {
+		answered()
+	}
 	for _, c := range batch {
 		c.resume()
 		close(c.done)
