@@ -4,7 +4,7 @@
 // console: every console.warn and console.error printed while a check runs
 // fails it, with the text, so a library's warning is a failure.
 //
-// A file of checks (apollo.ts, urql.ts, relay.ts; @defer's later) calls
+// A file of checks (apollo.ts, urql.ts, relay.ts, defer.ts) calls
 // check() at its top level and is imported by run.ts.
 
 import { format } from 'node:util';
@@ -76,9 +76,10 @@ for (const level of ['warn', 'error'] as const) {
 
 // ---------------------------------------------------------------- network
 
-/** Requests is what a client sent: each request's operation name. */
+/** Requests is what a client sent: each request's operation name, and the media type of each answer. */
 export class Requests {
   readonly names: string[] = [];
+  readonly contentTypes: string[] = [];
 
   /** fetch sends a request with viewer's token and records it. */
   fetchAs(viewer: string): typeof fetch {
@@ -96,7 +97,10 @@ export class Requests {
         // not a JSON body: recorded as '?'
       }
       this.names.push(name);
-      return fetch(input, { ...init, headers });
+      return fetch(input, { ...init, headers }).then((res) => {
+        this.contentTypes.push(res.headers.get('content-type') ?? '');
+        return res;
+      });
     };
   }
 
