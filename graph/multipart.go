@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -204,13 +205,17 @@ func (e *encoder20220824) encode(res *graphql.Response) (any, bool) {
 // data replaces.
 type encoderV02 struct {
 	later bool
-	// initial is the initial response's data, decoded when the first
-	// later part comes; tree the data as the client has it so far.
-	initial json.RawMessage
-	tree    any
-	decoded bool
-	nextID  int
-	held    []*graphql.Response
+	// initial is the initial response's data, decoded into tree when the
+	// first later part comes: the data as the client has it, but for the
+	// parts delivered and not yet merged into it (unmerged), merged only
+	// when a part's place is under one of theirs (a nested fragment), so
+	// that parts without any inside them are never decoded.
+	initial  json.RawMessage
+	tree     any
+	decoded  bool
+	unmerged []*graphql.Response
+	nextID   int
+	held     []*graphql.Response
 }
 
 // The payloads of graphql-js 17's format.
@@ -265,12 +270,11 @@ func (e *encoderV02) encode(res *graphql.Response) (any, bool) {
 	for progress := true; progress; {
 		progress = false
 		for i, h := range e.held {
-			at, ok := objectAt(e.tree, h.Path)
-			if !ok {
+			if !e.placed(h.Path) {
 				continue
 			}
 			e.held = append(e.held[:i], e.held[i+1:]...)
-			e.deliver(&out, h, at)
+			e.deliver(&out, h)
 			progress = true
 			break
 		}
@@ -284,21 +288,48 @@ func (e *encoderV02) encode(res *graphql.Response) (any, bool) {
 	return out, !hasNext
 }
 
-// deliver adds h, whose place in the data is at, to out: announced,
-// its data (or its errors, when its data is null), completed.
-func (e *encoderV02) deliver(out *subsequentV02, h *graphql.Response, at map[string]any) {
+// placed reports whether the client has an object at path: in the data
+// merged so far, or once the delivered parts above path are merged.
+func (e *encoderV02) placed(path ast.Path) bool {
+	if _, ok := objectAt(e.tree, path); ok {
+		return true
+	}
+	merged := false
+	for i := 0; i < len(e.unmerged); i++ {
+		u := e.unmerged[i]
+		if len(u.Path) >= len(path) || !slices.Equal(u.Path, path[:len(u.Path)]) {
+			continue
+		}
+		e.unmerged = slices.Delete(e.unmerged, i, i+1)
+		i--
+		var data map[string]any
+		at, ok := objectAt(e.tree, u.Path)
+		if ok && json.Unmarshal(u.Data, &data) == nil {
+			mergeInto(at, data)
+			merged = true
+		}
+	}
+	if !merged {
+		return false
+	}
+	_, ok := objectAt(e.tree, path)
+	return ok
+}
+
+// deliver adds h, whose place the client has, to out: announced, its
+// data (or its errors, when its data is null), completed.
+func (e *encoderV02) deliver(out *subsequentV02, h *graphql.Response) {
 	id := strconv.Itoa(e.nextID)
 	e.nextID++
 	out.Pending = append(out.Pending, pendingV02{ID: id, Path: h.Path, Label: h.Label})
-	var data map[string]any
-	if err := json.Unmarshal(h.Data, &data); err != nil || data == nil {
+	if d := bytes.TrimSpace(h.Data); len(d) == 0 || bytes.Equal(d, []byte("null")) {
 		// Null: a non-null field of the fragment failed.
 		out.Completed = append(out.Completed, completedV02{ID: id, Errors: h.Errors})
 		return
 	}
 	out.Incremental = append(out.Incremental, incrementalV02{ID: id, Data: h.Data, Errors: h.Errors})
 	out.Completed = append(out.Completed, completedV02{ID: id})
-	mergeInto(at, data)
+	e.unmerged = append(e.unmerged, h)
 }
 
 // objectAt returns the object at path in tree, if it has one there.

@@ -155,6 +155,34 @@ func TestIncrementalV02Payloads(t *testing.T) {
 					`"incremental":[{"id":"0","data":{"projects":[{"tasks":[{"title":"T","comments":null}]}]}},{"id":"1","data":{"comments":[]}}],` +
 					`"completed":[{"id":"0"},{"id":"1"}],"hasNext":false}`,
 			}},
+		{"three levels, the innermost first, the middle one next, the outer one last: all in the last payload, outermost first",
+			[]*graphql.Response{
+				response(`{"me":{"projects":null}}`, more, nil, ""),
+				response(`{"body":"hi"}`, more, p("me", "projects", 0, "tasks", 0), "c"),
+				response(`{"tasks":[{"body":null}]}`, more, p("me", "projects", 0), "b"),
+				response(`{"projects":[{"tasks":null}]}`, done, p("me"), "a"),
+			},
+			[]string{
+				`{"data":{"me":{"projects":null}},"pending":[],"hasNext":true}`,
+				``,
+				``,
+				`{"pending":[{"id":"0","path":["me"],"label":"a"},{"id":"1","path":["me","projects",0],"label":"b"},{"id":"2","path":["me","projects",0,"tasks",0],"label":"c"}],` +
+					`"incremental":[{"id":"0","data":{"projects":[{"tasks":null}]}},{"id":"1","data":{"tasks":[{"body":null}]}},{"id":"2","data":{"body":"hi"}}],` +
+					`"completed":[{"id":"0"},{"id":"1"},{"id":"2"}],"hasNext":false}`,
+			}},
+		{"two labels on one object, and a fragment inside one of them",
+			[]*graphql.Response{
+				response(`{"me":{"name":null,"projects":null}}`, more, nil, ""),
+				response(`{"projects":[{"id":"p"}]}`, more, p("me"), "projects"),
+				response(`{"name":"Alice"}`, more, p("me"), "name"),
+				response(`{"tasks":[]}`, done, p("me", "projects", 0), "tasks"),
+			},
+			[]string{
+				`{"data":{"me":{"name":null,"projects":null}},"pending":[],"hasNext":true}`,
+				`{"pending":[{"id":"0","path":["me"],"label":"projects"}],"incremental":[{"id":"0","data":{"projects":[{"id":"p"}]}}],"completed":[{"id":"0"}],"hasNext":true}`,
+				`{"pending":[{"id":"1","path":["me"],"label":"name"}],"incremental":[{"id":"1","data":{"name":"Alice"}}],"completed":[{"id":"1"}],"hasNext":true}`,
+				`{"pending":[{"id":"2","path":["me","projects",0],"label":"tasks"}],"incremental":[{"id":"2","data":{"tasks":[]}}],"completed":[{"id":"2"}],"hasNext":false}`,
+			}},
 		{"nested in order: the outer one first, the inner one in a payload of its own",
 			[]*graphql.Response{
 				response(`{"me":{"projects":null}}`, more, nil, ""),
@@ -237,5 +265,46 @@ func TestIncremental20220824Payloads(t *testing.T) {
 		if !sameJSON(got[i], want[i]) || lasts[i] != (i == 1) {
 			t.Errorf("payload %d (last %v):\n got %s\nwant %s", i+1, lasts[i], got[i], want[i])
 		}
+	}
+}
+
+// BenchmarkIncrementalEncoders encodes, and marshals as the transport
+// does, a dashboard of 10 projects whose 20 tasks each are deferred: the
+// initial part and one part per project, in each format.
+func BenchmarkIncrementalEncoders(b *testing.B) {
+	var initial bytes.Buffer
+	initial.WriteString(`{"me":{"name":"Alice","projects":{"nodes":[`)
+	var parts []*graphql.Response
+	for p := range 10 {
+		if p > 0 {
+			initial.WriteString(",")
+		}
+		initial.WriteString(`{"name":"Project","members":[{"role":"OWNER","user":{"name":"Alice"}}],"tasks":null}`)
+		var part bytes.Buffer
+		part.WriteString(`{"tasks":{"nodes":[`)
+		for t := range 20 {
+			if t > 0 {
+				part.WriteString(",")
+			}
+			part.WriteString(`{"title":"A task with a title","assignee":{"name":"Bob"},"tags":[{"name":"a"},{"name":"b"}],"comments":{"nodes":[{"body":"A comment","author":{"name":"Carol"}}]}}`)
+		}
+		part.WriteString(`]}}`)
+		parts = append(parts, response(part.String(), new(p < 9), ast.Path{ast.PathName("me"), ast.PathName("projects"), ast.PathName("nodes"), ast.PathIndex(p)}, "tasks"))
+	}
+	initial.WriteString(`]}}}`)
+	responses := append([]*graphql.Response{response(initial.String(), more, nil, "")}, parts...)
+	for _, f := range []incrementalFormat{deferSpec20220824, incrementalSpecV02} {
+		b.Run(f.mediaTypeParam, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				enc := f.newEncoder()
+				for _, res := range responses {
+					payload, _ := enc.encode(res)
+					if _, err := json.Marshal(payload); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
