@@ -321,7 +321,11 @@ func (e *encoderV02) placed(path ast.Path) bool {
 func (e *encoderV02) deliver(out *subsequentV02, h *graphql.Response) {
 	id := strconv.Itoa(e.nextID)
 	e.nextID++
-	out.Pending = append(out.Pending, pendingV02{ID: id, Path: h.Path, Label: h.Label})
+	path := h.Path
+	if path == nil { // a fragment of the root: [], never null
+		path = ast.Path{}
+	}
+	out.Pending = append(out.Pending, pendingV02{ID: id, Path: path, Label: h.Label})
 	if d := bytes.TrimSpace(h.Data); len(d) == 0 || bytes.Equal(d, []byte("null")) {
 		// Null: a non-null field of the fragment failed.
 		out.Completed = append(out.Completed, completedV02{ID: id, Errors: h.Errors})

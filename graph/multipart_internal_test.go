@@ -133,6 +133,15 @@ func TestIncrementalV02Payloads(t *testing.T) {
 				`{"pending":[{"id":"0","path":["me","projects",1],"label":"tasks"}],"incremental":[{"id":"0","data":{"tasks":[1]}}],"completed":[{"id":"0"}],"hasNext":true}`,
 				`{"pending":[{"id":"1","path":["me","projects",0],"label":"tasks"}],"incremental":[{"id":"1","data":{"tasks":[2]}}],"completed":[{"id":"1"}],"hasNext":false}`,
 			}},
+		{"a fragment of the root: its path empty, not null",
+			[]*graphql.Response{
+				response(`{"me":{"name":"Alice"}}`, more, nil, ""),
+				response(`{"viewerCount":null}`, done, nil, "root"),
+			},
+			[]string{
+				`{"data":{"me":{"name":"Alice"}},"pending":[],"hasNext":true}`,
+				`{"pending":[{"id":"0","path":[],"label":"root"}],"incremental":[{"id":"0","data":{"viewerCount":null}}],"completed":[{"id":"0"}],"hasNext":false}`,
+			}},
 		{"a fragment without a label: no label in pending",
 			[]*graphql.Response{
 				response(`{"me":{"name":"Alice","email":null}}`, more, nil, ""),
