@@ -9,7 +9,7 @@
 // by the same library, and no warning (harness.ts fails a check on any).
 import { gql as apolloGql, NetworkStatus, type ApolloClient } from '@apollo/client';
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from '@apollo/client/incremental';
-import { gql as urqlGql, type OperationResult } from '@urql/core';
+import { gql as urqlGql, type Client, type OperationResult } from '@urql/core';
 import { isDeepStrictEqual } from 'node:util';
 import { apolloClient, urqlClient } from './clients';
 import { Requests, check, expect, guard, show } from './harness';
@@ -53,25 +53,33 @@ interface ApolloResult {
   dataState: string;
 }
 
-/** apolloResults watches the deferred dashboard until it is no longer loading, and returns every result. */
-function apolloResults(client: ApolloClient): Promise<ApolloResult[]> {
-  return guard(
-    new Promise<ApolloResult[]>((resolve, reject) => {
-      const results: ApolloResult[] = [];
-      const sub = client.watchQuery({ query: apolloGql(deferred), fetchPolicy: 'network-only' }).subscribe({
-        next: (r) => {
-          if (r.loading && r.data === undefined) return; // before anything arrived
-          results.push(r);
-          if (r.error || !r.loading) {
-            sub.unsubscribe();
-            resolve(results);
-          }
-        },
-        error: reject,
-      });
-    }),
-    'the deferred dashboard',
-  );
+/**
+ * apolloResults watches the deferred dashboard until it is no longer
+ * loading, and returns every result; the subscription ends once the
+ * answer's body has been read (as urqlResults').
+ */
+async function apolloResults(client: ApolloClient, requests: Requests): Promise<ApolloResult[]> {
+  let sub: { unsubscribe(): void } | undefined;
+  try {
+    const results = await guard(
+      new Promise<ApolloResult[]>((resolve, reject) => {
+        const results: ApolloResult[] = [];
+        sub = client.watchQuery({ query: apolloGql(deferred), fetchPolicy: 'network-only' }).subscribe({
+          next: (r) => {
+            if (r.loading && r.data === undefined) return; // before anything arrived
+            results.push(r);
+            if (r.error || !r.loading) resolve(results);
+          },
+          error: reject,
+        });
+      }),
+      'the deferred dashboard',
+    );
+    await guard(requests.allEnded(), 'the end of the answer');
+    return results;
+  } finally {
+    sub?.unsubscribe();
+  }
 }
 
 for (const [name, handler, want] of [
@@ -82,7 +90,7 @@ for (const [name, handler, want] of [
     const expected = await guard(apolloClient('alice', new Requests(), { incrementalHandler: handler() }).query({ query: apolloGql(plain), fetchPolicy: 'network-only' }), 'the dashboard without @defer');
     expect(!expected.error && tasksOf(expected.data) > 0, () => `the dashboard without @defer: ${show(expected)}`);
     const requests = new Requests();
-    const results = await apolloResults(apolloClient('alice', requests, { incrementalHandler: handler() }));
+    const results = await apolloResults(apolloClient('alice', requests, { incrementalHandler: handler() }), requests);
     const first = results[0];
     const last = results[results.length - 1];
     expect(results.length >= 2, () => `${results.length} results, want the first and the complete one: ${show(results.map(({ data, ...r }) => r))}`);
@@ -99,29 +107,44 @@ for (const [name, handler, want] of [
 
 // ---------------------------------------------------------------- urql
 
+/**
+ * urqlResults runs query until its last result (hasNext false, not stale)
+ * and returns every result. Its subscription ends once the answer's body
+ * has been read to its end (requests.allEnded): urql aborts the fetch of a
+ * subscription that ends while the body is still read, and the abort
+ * rejects a promise no one awaits, which ends Node.
+ */
+async function urqlResults(client: Client, query: string, requests: Requests): Promise<OperationResult[]> {
+  let sub: { unsubscribe(): void } | undefined;
+  try {
+    const results = await guard(
+      new Promise<OperationResult[]>((resolve) => {
+        const results: OperationResult[] = [];
+        sub = client.query(urqlGql(query), {}, { requestPolicy: 'network-only' }).subscribe((r) => {
+          results.push(r);
+          if (r.error || (!r.hasNext && !r.stale)) resolve(results);
+        });
+      }),
+      query.includes('@defer') ? 'the deferred dashboard' : 'the dashboard without @defer',
+    );
+    await guard(requests.allEnded(), 'the end of the answer');
+    return results;
+  } finally {
+    sub?.unsubscribe();
+  }
+}
+
 for (const [accept, want] of [
   [undefined, 'text/event-stream'],
   ['multipart/mixed', 'multipart/mixed;deferSpec=20220824'],
   ['multipart/mixed;incrementalSpec=v0.2', 'multipart/mixed;incrementalSpec=v0.2'],
 ] as const) {
   check(`urql with graphcache${accept ? ` accepting ${accept}` : ''}: the deferred dashboard (${want}), first without its tasks, last equal to the dashboard without @defer`, async () => {
-    const expected = await guard(urqlClient('alice', new Requests()).query(urqlGql(plain), {}).toPromise(), 'the dashboard without @defer');
+    const plainRequests = new Requests();
+    const [expected] = (await urqlResults(urqlClient('alice', plainRequests, accept ? { accept } : {}), plain, plainRequests)).slice(-1);
     expect(!expected.error && tasksOf(expected.data) > 0, () => `the dashboard without @defer: ${show(expected)}`);
     const requests = new Requests();
-    const client = urqlClient('alice', requests, accept ? { accept } : {});
-    const results = await guard(
-      new Promise<OperationResult[]>((resolve) => {
-        const results: OperationResult[] = [];
-        const sub = client.query(urqlGql(deferred), {}, { requestPolicy: 'network-only' }).subscribe((r) => {
-          results.push(r);
-          if (r.error || (!r.hasNext && !r.stale)) {
-            sub.unsubscribe();
-            resolve(results);
-          }
-        });
-      }),
-      'the deferred dashboard',
-    );
+    const results = await urqlResults(urqlClient('alice', requests, accept ? { accept } : {}), deferred, requests);
     const first = results[0];
     const last = results[results.length - 1];
     expect(results.length >= 2, () => `${results.length} results, want the first and the complete one: ${show(results.map(({ data, operation, ...r }) => r))}`);
