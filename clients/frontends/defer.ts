@@ -28,7 +28,7 @@ type Dashboard = { me?: { projects?: { edges?: { node?: { tasks?: { edges?: unkn
 /**
  * tasksOf counts the tasks (deferred) of a dashboard's projects. Before
  * they arrive, Apollo's relayStylePagination reads a project's tasks as an
- * empty connection, graphcache as null.
+ * empty connection.
  */
 const tasksOf = (d: unknown): number =>
   ((d as Dashboard | undefined)?.me?.projects?.edges ?? []).reduce((n, e) => n + (e.node?.tasks?.edges?.length ?? 0), 0);
