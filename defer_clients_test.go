@@ -24,7 +24,8 @@ const (
 )
 
 // TestDeferClients proves @defer with Apollo Client 4 (HttpLink with
-// Defer20220824Handler: multipart/mixed) and graphql-sse against an
+// Defer20220824Handler and with GraphQL17Alpha9Handler: multipart/mixed in
+// the 2022-08-24 format and in graphql-js 17's) and graphql-sse against an
 // instance started in-process (clients/defer/run.mjs): the first result
 // lacks the deferred part, the last equals the query without @defer. It
 // needs the Node tools; without them it is skipped, unless CI is set.

@@ -17,9 +17,11 @@ import (
 // resolved and hands the transport one response per part: the initial
 // part (the deferred fields left out), then each deferred fragment with
 // its path and label, hasNext false on the last. The transports that
-// deliver the parts are POST with Accept: multipart/mixed (the
-// 2022-08-24 format Apollo Client's Defer20220824Handler and urql read),
-// server-sent events and the WebSockets; each says so where it is
+// deliver the parts are POST with Accept: multipart/mixed (in the format
+// its Accept names: the 2022-08-24 one by default, graphql-js 17's for
+// incrementalSpec=v0.2; multipart.go), server-sent events and the
+// WebSockets (each part one message, as gqlgen hands it over: {data,
+// path, label, hasNext}); each says so where it is
 // registered (transports: its delivery). A query with @defer over a
 // transport that answers one JSON body (plain POST, GET) is refused before
 // anything runs (deferDelivery) rather than answered with the deferred
@@ -62,7 +64,7 @@ func deliveryOf(ctx context.Context) delivery {
 
 // MediaTypesIncremental names the media types a POST must accept for an
 // operation with @defer.
-const MediaTypesIncremental = "multipart/mixed;deferSpec=20220824 or text/event-stream"
+const MediaTypesIncremental = "multipart/mixed;deferSpec=20220824, multipart/mixed;incrementalSpec=v0.2 or text/event-stream"
 
 // The refusals of @defer (deferDelivery).
 const (

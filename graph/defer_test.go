@@ -34,7 +34,7 @@ const (
 )
 
 // deferPart is one part of an incremental answer: the initial one (data),
-// or later ones (incremental).
+// or later ones (incremental), in either format multipart/mixed serves.
 type deferPart struct {
 	Data        json.RawMessage   `json:"data"`
 	Errors      []testenv.Error   `json:"errors"`
@@ -44,6 +44,10 @@ type deferPart struct {
 	// SSE and WebSocket parts carry one deferred fragment each, unwrapped.
 	Path  []any  `json:"path"`
 	Label string `json:"label"`
+	// graphql-js 17's format (incrementalSpec=v0.2): the fragments
+	// announced, and those completed, by id.
+	Pending   []pendingItem   `json:"pending"`
+	Completed []completedItem `json:"completed"`
 }
 
 type incrementalItem struct {
@@ -51,14 +55,42 @@ type incrementalItem struct {
 	Errors []testenv.Error `json:"errors"`
 	Path   []any           `json:"path"`
 	Label  string          `json:"label"`
+	ID     string          `json:"id"` // incrementalSpec=v0.2: the pending fragment's
+}
+
+type pendingItem struct {
+	ID    string `json:"id"`
+	Path  []any  `json:"path"`
+	Label string `json:"label"`
+}
+
+type completedItem struct {
+	ID     string          `json:"id"`
+	Errors []testenv.Error `json:"errors"`
+}
+
+// multipartFormat is the format a multipart/mixed answer names in its
+// Content-Type: "deferSpec=20220824" or "incrementalSpec=v0.2" ("" for
+// another media type or neither).
+func multipartFormat(contentType string) string {
+	mt, params, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil || mt != "multipart/mixed":
+		return ""
+	case params["deferspec"] == "20220824":
+		return "deferSpec=20220824"
+	case params["incrementalspec"] == "v0.2":
+		return "incrementalSpec=v0.2"
+	}
+	return ""
 }
 
 // multipartParts reads a multipart/mixed answer's parts.
 func multipartParts(t *testing.T, contentType string, body io.Reader) []deferPart {
 	t.Helper()
-	mt, params, err := mime.ParseMediaType(contentType)
-	if err != nil || mt != "multipart/mixed" || params["deferspec"] != "20220824" {
-		t.Fatalf("Content-Type %q, want multipart/mixed;deferSpec=20220824", contentType)
+	_, params, _ := mime.ParseMediaType(contentType)
+	if multipartFormat(contentType) == "" {
+		t.Fatalf("Content-Type %q, want multipart/mixed;deferSpec=20220824 or multipart/mixed;incrementalSpec=v0.2", contentType)
 	}
 	r := multipart.NewReader(body, params["boundary"])
 	var parts []deferPart
@@ -80,7 +112,8 @@ func multipartParts(t *testing.T, contentType string, body io.Reader) []deferPar
 }
 
 // mergeParts applies every later part to the initial part's data, as a
-// client does, and returns the result.
+// client does, and returns the result: an incremental item at its path,
+// or at the path its id was announced with (incrementalSpec=v0.2).
 func mergeParts(t *testing.T, parts []deferPart) any {
 	t.Helper()
 	var data any
@@ -105,12 +138,22 @@ func mergeParts(t *testing.T, parts []deferPart) any {
 			at.(map[string]any)[k] = v
 		}
 	}
+	pending := map[string][]any{}
+	for _, p := range parts {
+		for _, pe := range p.Pending {
+			pending[pe.ID] = pe.Path
+		}
+	}
 	for _, p := range parts[1:] {
 		if p.Path != nil {
 			apply(p.Path, p.Data)
 		}
 		for _, inc := range p.Incremental {
-			apply(inc.Path, inc.Data)
+			path := inc.Path
+			if inc.ID != "" {
+				path = pending[inc.ID]
+			}
+			apply(path, inc.Data)
 		}
 	}
 	return data
@@ -118,7 +161,11 @@ func mergeParts(t *testing.T, parts []deferPart) any {
 
 // checkDeferred checks an incremental answer: the initial part has no
 // task, hasNext true until the last part, no error, and the merged data
-// equal to want.
+// equal to want. Every fragment is labelled "tasks" (or "comments",
+// inside it). In graphql-js 17's format, each is announced before or with
+// its data, under an id of its own, and completed once, with its data.
+var deferLabels = map[string]bool{"tasks": true, "comments": true}
+
 func checkDeferred(t *testing.T, parts []deferPart, want any) {
 	t.Helper()
 	if len(parts) < 2 {
@@ -127,6 +174,7 @@ func checkDeferred(t *testing.T, parts []deferPart, want any) {
 	if strings.Contains(string(parts[0].Data), `"title"`) || !strings.Contains(string(parts[0].Data), `"members"`) {
 		t.Errorf("the initial part has deferred tasks or lacks the members: %s", parts[0].Data)
 	}
+	announced, delivered, completed := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i, p := range parts {
 		last := i == len(parts)-1
 		if p.HasNext == nil || *p.HasNext == last {
@@ -135,11 +183,34 @@ func checkDeferred(t *testing.T, parts []deferPart, want any) {
 		if len(p.Errors) > 0 {
 			t.Errorf("part %d: errors %+v", i+1, p.Errors)
 		}
+		for _, pe := range p.Pending {
+			if announced[pe.ID] || !deferLabels[pe.Label] {
+				t.Errorf("part %d: pending %+v (announced before: %v)", i+1, pe, announced[pe.ID])
+			}
+			announced[pe.ID] = true
+		}
 		for _, inc := range p.Incremental {
-			if len(inc.Errors) > 0 || inc.Label != "tasks" {
+			label := inc.Label
+			if inc.ID != "" {
+				label = "tasks" // its pending's label, checked above
+				if !announced[inc.ID] || delivered[inc.ID] || completed[inc.ID] {
+					t.Errorf("part %d: incremental %s not announced, or delivered twice, or after its completion", i+1, inc.ID)
+				}
+				delivered[inc.ID] = true
+			}
+			if len(inc.Errors) > 0 || !deferLabels[label] {
 				t.Errorf("part %d: %+v", i+1, inc)
 			}
 		}
+		for _, c := range p.Completed {
+			if !announced[c.ID] || completed[c.ID] || !delivered[c.ID] || len(c.Errors) > 0 {
+				t.Errorf("part %d: completed %+v (announced %v, delivered %v, completed before %v)", i+1, c, announced[c.ID], delivered[c.ID], completed[c.ID])
+			}
+			completed[c.ID] = true
+		}
+	}
+	if len(announced) != len(completed) {
+		t.Errorf("%d fragments announced, %d completed", len(announced), len(completed))
 	}
 	if got := mergeParts(t, parts); !reflect.DeepEqual(got, want) {
 		g, _ := json.Marshal(got)
@@ -161,26 +232,43 @@ func plainData(t *testing.T, e *testenv.Env, viewer, query string) any {
 	return data
 }
 
+// TestDeferOverMultipart reads the deferred dashboard over multipart/mixed
+// in each format, as its Accept asks: the 2022-08-24 one by default and
+// for deferSpec=20220824 (Apollo Client's Defer20220824Handler) or a bare
+// multipart/mixed (urql); graphql-js 17's for incrementalSpec=v0.2 (Apollo
+// Client's GraphQL17Alpha9Handler). Each merges to the query without
+// @defer, with one log line.
 func TestDeferOverMultipart(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
 	lb := &logBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
 	want := plainData(t, e, "alice", plainDashboard)
-	e.Calls.Reset()
-	before := strings.Count(lb.String(), "msg=graphql")
-	raw := e.Send(map[string]any{"query": deferDashboard}, e.As("alice"),
-		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
-	if raw.Status != http.StatusOK {
-		t.Fatalf("HTTP %d: %s", raw.Status, raw.Body)
+	for _, tc := range []struct{ accept, format string }{
+		{"multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9", "deferSpec=20220824"},
+		{"multipart/mixed;incrementalSpec=v0.2,application/graphql-response+json,application/json;q=0.9", "incrementalSpec=v0.2"},
+		{"application/graphql-response+json, application/graphql+json, application/json, multipart/mixed", "deferSpec=20220824"},
+	} {
+		e.Calls.Reset()
+		before := strings.Count(lb.String(), "msg=graphql")
+		raw := e.Send(map[string]any{"query": deferDashboard}, e.As("alice"), testenv.Header("Accept", tc.accept))
+		if raw.Status != http.StatusOK {
+			t.Fatalf("Accept %q: HTTP %d: %s", tc.accept, raw.Status, raw.Body)
+		}
+		if got := multipartFormat(raw.Header.Get("Content-Type")); got != tc.format {
+			t.Errorf("Accept %q: Content-Type %q, want %s", tc.accept, raw.Header.Get("Content-Type"), tc.format)
+		}
+		parts := multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
+		checkDeferred(t, parts, want)
+		if v02 := tc.format == "incrementalSpec=v0.2"; v02 != (parts[0].Pending != nil) {
+			t.Errorf("Accept %q: the initial part's pending %v", tc.accept, parts[0].Pending)
+		}
+		lines := strings.Split(strings.TrimSpace(lb.String()), "\n")[before:]
+		if len(lines) != 1 || !strings.Contains(lines[0], "operation=Dashboard") || !strings.Contains(lines[0], "outcome=OK") {
+			t.Fatalf("log lines of the deferred operation, want one:\n%s", strings.Join(lines, "\n"))
+		}
+		t.Logf("%s: %d parts, calls %v", tc.format, len(parts), e.Calls.ByOp())
 	}
-	parts := multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
-	checkDeferred(t, parts, want)
-	lines := strings.Split(strings.TrimSpace(lb.String()), "\n")[before:]
-	if len(lines) != 1 || !strings.Contains(lines[0], "operation=Dashboard") || !strings.Contains(lines[0], "outcome=OK") {
-		t.Fatalf("log lines of the deferred operation, want one:\n%s", strings.Join(lines, "\n"))
-	}
-	t.Logf("calls %v; log %s", e.Calls.ByOp(), lines[0])
 }
 
 // TestDeferPinnedCalls pins the DynamoDB calls and loader batches of the
@@ -341,5 +429,33 @@ func TestDeferInAMutationIsRefused(t *testing.T) {
 		e.As("alice")).Decode(t)
 	if len(res.Errors) > 0 || !strings.Contains(string(res.Data), "Alice Example") {
 		t.Errorf("@defer(if: false) in a mutation: %s %+v", res.Data, res.Errors)
+	}
+}
+
+// TestDeferNestedInEachFormat reads a dashboard whose tasks are deferred,
+// and each task's comments deferred inside them, in each multipart/mixed
+// format: a fragment inside another comes after, or with, the one it is
+// in (gqlgen's executor may resolve the inner one first), so the parts
+// merge, in order, to the query without @defer.
+func TestDeferNestedInEachFormat(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed()
+	const (
+		nested = `query Dashboard { me { name projects(first: 10) { nodes { name members { role }
+			... @defer(label: "tasks") { tasks(first: 5) { nodes { title
+				... @defer(label: "comments") { comments(first: 5) { nodes { body } } } } } } } } } }`
+		plain = `query Dashboard { me { name projects(first: 10) { nodes { name members { role }
+			tasks(first: 5) { nodes { title comments(first: 5) { nodes { body } } } } } } } }`
+	)
+	want := plainData(t, e, "alice", plain)
+	for _, format := range []string{"deferSpec=20220824", "incrementalSpec=v0.2"} {
+		for range 10 { // the executor's order varies from run to run
+			raw := e.Send(map[string]any{"query": nested}, e.As("alice"), testenv.Header("Accept", "multipart/mixed;"+format))
+			if got := multipartFormat(raw.Header.Get("Content-Type")); raw.Status != http.StatusOK || got != format {
+				t.Fatalf("%s: HTTP %d, %s: %s", format, raw.Status, raw.Header.Get("Content-Type"), raw.Body)
+			}
+			parts := multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
+			checkDeferred(t, parts, want)
+		}
 	}
 }

@@ -1,6 +1,8 @@
-// @defer with the clients our users use: Apollo Client 4 (HttpLink and
-// Defer20220824Handler, which ask for multipart/mixed;deferSpec=20220824)
-// and graphql-sse (server-sent events). Each check: the first result lacks
+// @defer with the clients our users use: Apollo Client 4 (HttpLink with
+// Defer20220824Handler, which asks for multipart/mixed;deferSpec=20220824,
+// and with GraphQL17Alpha9Handler, which asks for
+// multipart/mixed;incrementalSpec=v0.2: graphql-js 17's format) and
+// graphql-sse (server-sent events). Each check: the first result lacks
 // the deferred part, the last equals the same query without @defer.
 //
 // Run by TestDeferClients (defer_clients_test.go), which starts an instance
@@ -8,7 +10,7 @@
 // (deferred, plain). Prints a {"plan": [names]} line, then one
 // {"check", "ok", "detail"} line a check, as clients/live/run.mjs does.
 import { ApolloClient, HttpLink, InMemoryCache, NetworkStatus, gql } from '@apollo/client';
-import { Defer20220824Handler } from '@apollo/client/incremental';
+import { Defer20220824Handler, GraphQL17Alpha9Handler } from '@apollo/client/incremental';
 import { createClient } from 'graphql-sse';
 import { isDeepStrictEqual } from 'node:util';
 
@@ -34,11 +36,11 @@ const withToken = (uri, init = {}) => {
   return fetch(uri, { ...init, headers });
 };
 
-function apollo() {
+function apollo(Handler) {
   return new ApolloClient({
     link: new HttpLink({ uri: cfg.url, fetch: withToken }),
     cache: new InMemoryCache(),
-    incrementalHandler: new Defer20220824Handler(),
+    incrementalHandler: new Handler(),
   });
 }
 
@@ -49,39 +51,41 @@ const guard = (p, what) =>
 const checks = [];
 const check = (name, fn) => checks.push({ name, fn });
 
-check('Apollo Client 4 (HttpLink, Defer20220824Handler): the first result lacks the deferred part, the last equals the query without @defer', async () => {
-  const plain = await apollo().query({ query: gql(cfg.plain), fetchPolicy: 'no-cache' });
-  expect(!plain.error && hasTasks(plain.data), `the query without @defer: ${show(plain)}`);
-  const client = apollo();
-  const results = await guard(
-    new Promise((resolve, reject) => {
-      const results = [];
-      const sub = client.watchQuery({ query: gql(cfg.deferred), fetchPolicy: 'network-only' }).subscribe({
-        next: (r) => {
-          if (r.loading && r.data === undefined) return; // the loading state before anything arrived
-          results.push(r);
-          // gqlgen's initial part has each deferred field null, so the
-          // cache calls the first result complete: the stream's end is
-          // the first result that is no longer loading.
-          if (r.error || !r.loading) {
-            sub.unsubscribe();
-            resolve(results);
-          }
-        },
-        error: reject,
-      });
-    }),
-    'the deferred query',
-  );
-  const first = results[0];
-  const last = results[results.length - 1];
-  expect(results.length >= 2, `${results.length} results, want the initial one and the complete one: ${show(results.map(({ data, ...r }) => r))}`);
-  expect(!last.error, `an error: ${show(last.error)}`);
-  expect(first.networkStatus === NetworkStatus.streaming && first.data?.me?.name && !hasTasks(first.data), `the first result: ${show(first)}`);
-  expect(last.networkStatus === NetworkStatus.ready && last.dataState === 'complete' && isDeepStrictEqual(last.data, plain.data),
-    `the last result ${show(last.data)}\nthe query without @defer ${show(plain.data)}`);
-  return `${results.length} results; the last has ${last.data.me.projects.nodes.length} projects with their tasks`;
-});
+for (const Handler of [Defer20220824Handler, GraphQL17Alpha9Handler]) {
+  check(`Apollo Client 4 (HttpLink, ${Handler.name}): the first result lacks the deferred part, the last equals the query without @defer`, async () => {
+    const plain = await apollo(Handler).query({ query: gql(cfg.plain), fetchPolicy: 'no-cache' });
+    expect(!plain.error && hasTasks(plain.data), `the query without @defer: ${show(plain)}`);
+    const client = apollo(Handler);
+    const results = await guard(
+      new Promise((resolve, reject) => {
+        const results = [];
+        const sub = client.watchQuery({ query: gql(cfg.deferred), fetchPolicy: 'network-only' }).subscribe({
+          next: (r) => {
+            if (r.loading && r.data === undefined) return; // the loading state before anything arrived
+            results.push(r);
+            // gqlgen's initial part has each deferred field null, so the
+            // cache calls the first result complete: the stream's end is
+            // the first result that is no longer loading.
+            if (r.error || !r.loading) {
+              sub.unsubscribe();
+              resolve(results);
+            }
+          },
+          error: reject,
+        });
+      }),
+      'the deferred query',
+    );
+    const first = results[0];
+    const last = results[results.length - 1];
+    expect(results.length >= 2, `${results.length} results, want the initial one and the complete one: ${show(results.map(({ data, ...r }) => r))}`);
+    expect(!last.error, `an error: ${show(last.error)}`);
+    expect(first.networkStatus === NetworkStatus.streaming && first.data?.me?.name && !hasTasks(first.data), `the first result: ${show(first)}`);
+    expect(last.networkStatus === NetworkStatus.ready && last.dataState === 'complete' && isDeepStrictEqual(last.data, plain.data),
+      `the last result ${show(last.data)}\nthe query without @defer ${show(plain.data)}`);
+    return `${results.length} results; the last has ${last.data.me.projects.nodes.length} projects with their tasks`;
+  });
+}
 
 // mergeParts applies gqlgen's later parts ({data, path}, or {incremental:
 // [{data, path}]}) to the first one's data.

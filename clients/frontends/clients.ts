@@ -2,8 +2,8 @@
 // configurations of clients/ (apollo/cache.ts, urql/cache.ts,
 // relay/src/environment.ts), each request sent with a viewer's token and
 // recorded (Requests), and a screen's view of a query: its latest data as
-// the library delivers it. Files of checks (apollo.ts, urql.ts, relay.ts;
-// @defer's next) build on these.
+// the library delivers it. Files of checks (apollo.ts, urql.ts, relay.ts,
+// defer.ts) build on these.
 import {
   ApolloClient,
   HttpLink,
@@ -82,11 +82,18 @@ export function watchApollo<TData, TVars extends OperationVariables>(client: Apo
 export interface UrqlOptions {
   /** The cache exchange (taskgraphCache() by default). */
   cache?: Exchange;
+  /** The Accept header of every request (urql's own by default). */
+  accept?: string;
 }
 
 /** urqlClient is a client as an application makes one: the cache exchange, then fetch with viewer's token. */
 export function urqlClient(viewer: string, requests: Requests, o: UrqlOptions = {}): Client {
-  return new Client({ url: cfg.url, exchanges: [o.cache ?? taskgraphCache(), fetchExchange], fetch: requests.fetchAs(viewer) });
+  return new Client({
+    url: cfg.url,
+    exchanges: [o.cache ?? taskgraphCache(), fetchExchange],
+    fetch: requests.fetchAs(viewer),
+    ...(o.accept ? { fetchOptions: { headers: { accept: o.accept } } } : {}),
+  });
 }
 
 /** watchUrql watches a query as a screen does, keeping its latest data. */

@@ -4,7 +4,7 @@
 // console: every console.warn and console.error printed while a check runs
 // fails it, with the text, so a library's warning is a failure.
 //
-// A file of checks (apollo.ts, urql.ts, relay.ts; @defer's later) calls
+// A file of checks (apollo.ts, urql.ts, relay.ts, defer.ts) calls
 // check() at its top level and is imported by run.ts.
 
 import { format } from 'node:util';
@@ -76,9 +76,20 @@ for (const level of ['warn', 'error'] as const) {
 
 // ---------------------------------------------------------------- network
 
-/** Requests is what a client sent: each request's operation name. */
+/**
+ * Requests is what a client sent: each request's operation name, the media
+ * type of each answer, and when each answer's body was read to its end or
+ * cancelled by the client.
+ */
 export class Requests {
   readonly names: string[] = [];
+  readonly contentTypes: string[] = [];
+  private readonly ended: Promise<void>[] = [];
+
+  /** allEnded settles once the body of every answer so far is read to its end or cancelled. */
+  allEnded(): Promise<void> {
+    return Promise.all(this.ended).then(() => undefined);
+  }
 
   /** fetch sends a request with viewer's token and records it. */
   fetchAs(viewer: string): typeof fetch {
@@ -96,7 +107,31 @@ export class Requests {
         // not a JSON body: recorded as '?'
       }
       this.names.push(name);
-      return fetch(input, { ...init, headers });
+      return fetch(input, { ...init, headers }).then((res) => {
+        this.contentTypes.push(res.headers.get('content-type') ?? '');
+        if (!res.body) return res;
+        // The same body, read through, telling when it ends.
+        let ended!: () => void;
+        this.ended.push(new Promise<void>((resolve) => (ended = resolve)));
+        const reader = res.body.getReader();
+        const body = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            const r = await reader.read().catch((e: unknown) => {
+              ended();
+              throw e;
+            });
+            if (r.done) {
+              ended();
+              c.close();
+            } else c.enqueue(r.value);
+          },
+          cancel(reason) {
+            ended();
+            return reader.cancel(reason);
+          },
+        });
+        return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      });
     };
   }
 
