@@ -108,7 +108,11 @@ func TestSettingsChooseTheStore(t *testing.T) {
 			for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID"} {
 				t.Setenv(v, tc.env[v])
 			}
-			if got := storeKind("auto"); got != tc.want {
+			s, err := loadSettings(nil, readEnv(), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.store; got != tc.want {
 				t.Fatalf("store = %q, want %q", got, tc.want)
 			}
 		})

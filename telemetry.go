@@ -17,7 +17,7 @@ import (
 // The returned function stops both, flushing the spans still buffered. The
 // telemetry is nil when neither is on.
 func startTelemetry(ctx context.Context, s settings, log *slog.Logger) (*telemetry.Telemetry, func(), error) {
-	tel, err := telemetry.New(ctx, telemetry.Config{Metrics: s.metricsAddr != ""})
+	tel, err := telemetry.New(ctx, telemetry.Config{Metrics: s.metricsAddr != "", Env: func(k string) string { return s.otel[k] }})
 	if err != nil {
 		return nil, nil, err
 	}
