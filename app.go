@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
@@ -115,7 +116,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 		}
 		log.Info("loaded demo data", "users", "alice bob carol dave")
 	}
-	auth := &graph.Authenticator{Secret: []byte(s.secret), Issuer: s.issuer, Audience: s.audience, MaxLifetime: s.tokenTTL}
+	authn := &auth.Authenticator{Secret: []byte(s.secret), Issuer: s.issuer, Audience: s.audience, MaxLifetime: s.tokenTTL}
 	if s.jwksURL != "" {
 		jctx, stopJWKS := context.WithCancel(ctx)
 		a.opened(func() error { stopJWKS(); return nil })
@@ -123,13 +124,13 @@ func (a *App) Open(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("JWT_JWKS_URL: %w", err)
 		}
-		auth.JWKS = kf.Keyfunc
+		authn.JWKS = kf.Keyfunc
 	}
 	headers := map[string]string{}
 	var demoToken string
 	if s.secret == "" && s.jwksURL == "" {
-		auth.Secret = devSec // needsDevSecret
-		tok, err := auth.Sign("alice", s.tokenTTL)
+		authn.Secret = devSec // needsDevSecret
+		tok, err := authn.Sign("alice", s.tokenTTL)
 		if err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	hc := s.liveHub
 	hc.CursorKey = ckey
-	inst := &wire.App{Store: store, Auth: auth, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: s.addr, DemoToken: demoToken,
+	inst := &wire.App{Store: store, Auth: authn, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: s.addr, DemoToken: demoToken,
 		Routes: func(query http.Handler) http.Handler { return routes(store, s.production, headers, hosts, query) }}
 	if err := inst.Open(ctx); err != nil {
 		return err

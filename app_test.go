@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/auth"
 )
 
 // goroutineStacks returns the stacks of the goroutines running, by their
@@ -88,7 +88,7 @@ func TestAppCloseLeavesNoGoroutine(t *testing.T) {
 	if err := app.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := (&graph.Authenticator{Secret: []byte(s.secret), MaxLifetime: time.Hour}).Sign("alice", time.Hour)
+	tok, err := (&auth.Authenticator{Secret: []byte(s.secret), MaxLifetime: time.Hour}).Sign("alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
 )
 
 // runCommand runs the command named in the settings.
@@ -81,7 +81,7 @@ func tokenCommand(s settings, stdout io.Writer) error {
 			return err
 		}
 	}
-	tok, err := (&graph.Authenticator{Secret: secret, MaxLifetime: s.tokenTTL}).Sign(user, s.tokenTTL)
+	tok, err := (&auth.Authenticator{Secret: secret, MaxLifetime: s.tokenTTL}).Sign(user, s.tokenTTL)
 	if err != nil {
 		return err
 	}

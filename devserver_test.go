@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/ide"
 )
@@ -136,7 +137,7 @@ func TestProductionLimitsByDefault(t *testing.T) {
 	t.Setenv("JWT_SECRET", secret)
 	s := mustStart(t, "-production", "-data-dir=")
 	defer s.stop()
-	token, err := (&graph.Authenticator{Secret: []byte(secret), MaxLifetime: time.Hour}).Sign("alice", time.Hour)
+	token, err := (&auth.Authenticator{Secret: []byte(secret), MaxLifetime: time.Hour}).Sign("alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

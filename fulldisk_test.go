@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
@@ -61,11 +62,11 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 			t.Fatal(err)
 		}
 	}
-	auth := &graph.Authenticator{Secret: []byte("a secret for the full disk tests, 32 bytes or more")}
-	if s.token, err = auth.Sign("alice", time.Hour); err != nil {
+	authn := &auth.Authenticator{Secret: []byte("a secret for the full disk tests, 32 bytes or more")}
+	if s.token, err = authn.Sign("alice", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: auth, Log: logger}, nil))
+	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: authn, Log: logger}, nil))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL + "/"
 	return s

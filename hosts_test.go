@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
 )
 
@@ -353,7 +354,7 @@ func TestProductionChecksTheHostWhenTold(t *testing.T) {
 // mustSignAlice signs a token for alice with the JWT_SECRET set.
 func mustSignAlice(t *testing.T) string {
 	t.Helper()
-	tok, err := (&graph.Authenticator{Secret: []byte(os.Getenv("JWT_SECRET"))}).Sign("alice", time.Hour)
+	tok, err := (&auth.Authenticator{Secret: []byte(os.Getenv("JWT_SECRET"))}).Sign("alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/coder/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
@@ -77,7 +78,7 @@ func TestLiveClients(t *testing.T) {
 	}
 	b := startLiveInstance(t, env, natsURL, cors, live.HubConfig{Buffer: slowBuffer})
 
-	expired := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
+	expired := &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
 	expiredToken, err := expired.Sign("alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)

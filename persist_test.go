@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
@@ -386,7 +386,7 @@ func TestTokenCommand(t *testing.T) {
 	}
 	verify := func(t *testing.T, secret []byte, tok string) string {
 		t.Helper()
-		sub, err := (&graph.Authenticator{Secret: secret, MaxLifetime: devTokenLifetime}).Verify("Bearer " + tok)
+		sub, err := (&auth.Authenticator{Secret: secret, MaxLifetime: devTokenLifetime}).Verify("Bearer " + tok)
 		if err != nil {
 			t.Fatalf("the token does not verify: %v", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/live"
@@ -159,7 +160,7 @@ func loadSettings(args []string, env environment, stderr io.Writer) (settings, e
 	if s.tokenTTL == 0 {
 		s.tokenTTL = devTokenLifetime
 		if s.production {
-			s.tokenTTL = graph.DefaultMaxTokenLifetime
+			s.tokenTTL = auth.DefaultMaxTokenLifetime
 		}
 	}
 	return s, nil

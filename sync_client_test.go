@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/auth"
 )
 
 // TestSyncClient runs the TypeScript offline client of clients/sync (a
@@ -48,9 +48,9 @@ func TestSyncClient(t *testing.T) {
 	const secret = "sync-client-test-secret"
 	t.Setenv("JWT_SECRET", secret)
 	dir := filepath.Join(t.TempDir(), "data")
-	auth := &graph.Authenticator{Secret: []byte(secret)}
+	authn := &auth.Authenticator{Secret: []byte(secret)}
 	token := func(user string) string {
-		tok, err := auth.Sign(user, time.Hour)
+		tok, err := authn.Sign(user, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

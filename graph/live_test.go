@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/oklog/ulid/v2"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -298,7 +299,7 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	// it: a new subscription on the socket is refused only by a real
 	// expiry, which the next case shows at connection_init.
 	t.Run("a token already expired is refused at connection_init", func(t *testing.T) {
-		old := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
+		old := &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
 		tok, _ := old.Sign("bob", time.Hour)
 		if _, err := testenv.DialWS(t, srv, "Bearer "+tok); err == nil {
 			t.Error("an expired token was accepted")

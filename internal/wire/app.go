@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
@@ -34,7 +35,7 @@ import (
 type App struct {
 	// Store is the open store; Auth verifies (and may sign) tokens.
 	Store *dynamo.Store
-	Auth  *graph.Authenticator
+	Auth  *auth.Authenticator
 	// Options are the handler's; Open sets their Store, Auth and Live.
 	Options graph.Options
 	// Live configures the broker (NATS_URL, or an embedded server) and Hub
