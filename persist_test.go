@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
@@ -89,23 +88,9 @@ func mustStart(t *testing.T, args ...string) *server {
 // on any error.
 func mustQuery(t *testing.T, url, token, query string) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, url+"query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out struct {
-		Data   map[string]any
-		Errors []any
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("%s: %v %v", query, err, out.Errors)
-	}
-	return out.Data
+	var data map[string]any
+	testenv.MustPostURL(t, url+"query", "Bearer "+token, query, nil, &data)
+	return data
 }
 
 func projectNames(t *testing.T, url, token string) []string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/auth"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // TestSyncClient runs the TypeScript offline client of clients/sync (a
@@ -105,29 +105,17 @@ func (c *syncControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // gql posts a query as the bearer of token and decodes its data into out.
 func (c *syncControl) gql(token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, err := http.NewRequest(http.MethodPost, c.current().url+"query", bytes.NewReader(body))
+	res, err := testenv.PostURL(c.current().url+"query", "Bearer "+token, query, vars)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	var d struct {
-		Data   json.RawMessage
-		Errors []any
-	}
-	if err := json.NewDecoder(res.Body).Decode(&d); err != nil || len(d.Errors) > 0 {
-		return fmt.Errorf("%s: %v %v", query, err, d.Errors)
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("%s: %+v", query, res.Errors)
 	}
 	if out == nil {
 		return nil
 	}
-	return json.Unmarshal(d.Data, out)
+	return json.Unmarshal(res.Data, out)
 }
 
 // alicesProjects returns alice's projects by name.

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -180,15 +179,11 @@ func TestSubscriptionOverServerSentEvents(t *testing.T) {
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	mustUpdateTask(t, e, "bob", seed.Task("Fix the broken signup form").ID, `status: DONE`)
 
-	sc := bufio.NewScanner(res.Body)
-	var event, data string
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "event: "); ok {
-			event = v
-		}
-		if v, ok := strings.CutPrefix(line, "data: "); ok && event == "next" {
-			data = v
+	var data string
+	sse := testenv.NewSSEReader(res.Body)
+	for ev, ok := sse.Next(); ok; ev, ok = sse.Next() {
+		if ev.Type == "next" {
+			data = ev.Data
 			break
 		}
 	}
