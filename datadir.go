@@ -84,7 +84,7 @@ func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo
 		}
 		db = emb.Client(client.Options()...)
 	case "aws":
-		cfg, err := awsConfig(ctx)
+		cfg, err := awsConfig(ctx, s.aws)
 		if err != nil {
 			return nil, nil, false, closeStore, err
 		}

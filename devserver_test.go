@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -12,38 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/ide"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // postGraphQL posts one operation with a token and returns its errors'
 // codes (none: it ran) and the data.
 func postGraphQL(t *testing.T, url, token, query string) (codes []string, data map[string]any) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, url+"query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testenv.PostURL(url+"query", "Bearer "+token, query, nil)
 	if err != nil {
 		t.Error(err)
 		return []string{"no answer"}, nil
 	}
-	defer res.Body.Close()
-	var out struct {
-		Data   map[string]any
-		Errors []struct {
-			Extensions struct{ Code string }
-		}
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Error(err)
-		return []string{"no JSON"}, nil
-	}
-	for _, e := range out.Errors {
-		codes = append(codes, e.Extensions.Code)
-	}
-	return codes, out.Data
+	_ = json.Unmarshal(res.Data, &data)
+	return res.Codes(), data
 }
 
 // firstProject returns the id of the viewer's newest project.
@@ -136,7 +119,7 @@ func TestProductionLimitsByDefault(t *testing.T) {
 	t.Setenv("JWT_SECRET", secret)
 	s := mustStart(t, "-production", "-data-dir=")
 	defer s.stop()
-	token, err := (&graph.Authenticator{Secret: []byte(secret), MaxLifetime: time.Hour}).Sign("alice", time.Hour)
+	token, err := (&auth.Authenticator{Secret: []byte(secret), MaxLifetime: time.Hour}).Sign("alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -20,10 +19,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
@@ -61,11 +62,11 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 			t.Fatal(err)
 		}
 	}
-	auth := &graph.Authenticator{Secret: []byte("a secret for the full disk tests, 32 bytes or more")}
-	if s.token, err = auth.Sign("alice", time.Hour); err != nil {
+	authn := &auth.Authenticator{Secret: []byte("a secret for the full disk tests, 32 bytes or more")}
+	if s.token, err = authn.Sign("alice", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: auth, Log: logger}, nil))
+	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: authn, Log: logger}, nil))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL + "/"
 	return s
@@ -75,29 +76,14 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 // and messages.
 func (s *diskServer) graphQL(t *testing.T, query string, vars map[string]any) (data json.RawMessage, codes, messages []string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, s.url+"query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testenv.PostURL(s.url+"query", "Bearer "+s.token, query, vars)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var out struct {
-		Data   json.RawMessage
-		Errors []struct {
-			Message    string
-			Extensions struct{ Code string }
-		}
+	for _, e := range res.Errors {
+		codes, messages = append(codes, e.Code()), append(messages, e.Message)
 	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range out.Errors {
-		codes, messages = append(codes, e.Extensions.Code), append(messages, e.Message)
-	}
-	return out.Data, codes, messages
+	return res.Data, codes, messages
 }
 
 // createTask creates a task and returns the errors' codes and messages.

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -26,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/taskgraph/taskgraph/ide"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // TestIDEInABrowser opens the IDE of a server started as a newcomer starts
@@ -443,31 +442,7 @@ func mustRunServer(t *testing.T, bin, dir string) startedServer {
 // user and decodes its data into out; any error fails the test.
 func (s startedServer) mustGraphQL(t *testing.T, query string, vars map[string]any, out any) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, s.url+"query", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var r struct {
-		Data   json.RawMessage
-		Errors []any
-	}
-	if err := json.NewDecoder(res.Body).Decode(&r); err != nil || res.StatusCode != http.StatusOK || len(r.Errors) > 0 {
-		t.Fatalf("POST /query %s: status %d, errors %v, decoding: %v", query, res.StatusCode, r.Errors, err)
-	}
-	if err := json.Unmarshal(r.Data, out); err != nil {
-		t.Fatalf("decoding %s: %v", r.Data, err)
-	}
+	testenv.MustPostURL(t, s.url+"query", "Bearer "+s.token, query, vars, out)
 }
 
 // mustProject returns the id of the demo user's project of that name.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/coder/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
@@ -77,7 +78,7 @@ func TestLiveClients(t *testing.T) {
 	}
 	b := startLiveInstance(t, env, natsURL, cors, live.HubConfig{Buffer: slowBuffer})
 
-	expired := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
+	expired := &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
 	expiredToken, err := expired.Sign("alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -510,29 +511,5 @@ func dialLive(t *testing.T, base, authorization string) *testenv.WSClient {
 // its data into out; any error fails the test.
 func mustPost(t *testing.T, base, authorization, query string, vars map[string]any, out any) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, base+"/query", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", authorization)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var r struct {
-		Data   json.RawMessage
-		Errors []testenv.Error
-	}
-	if err := json.NewDecoder(res.Body).Decode(&r); err != nil || res.StatusCode != http.StatusOK || len(r.Errors) > 0 {
-		t.Fatalf("POST %s: status %d, errors %+v, decoding: %v", query, res.StatusCode, r.Errors, err)
-	}
-	if err := json.Unmarshal(r.Data, out); err != nil {
-		t.Fatal(err)
-	}
+	testenv.MustPostURL(t, base+"/query", authorization, query, vars, out)
 }

@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,8 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
@@ -69,7 +68,7 @@ func mustStart(t *testing.T, args ...string) *server {
 	done := make(chan error, 1)
 	ready := make(chan *wire.App, 1)
 	go func() {
-		done <- runServing(ctx, args, strings.NewReader(""), s.stdout, s.stderr, func(a *wire.App) { ready <- a })
+		done <- runServing(ctx, readEnv(), args, strings.NewReader(""), s.stdout, s.stderr, func(a *wire.App) { ready <- a })
 	}()
 	s.stop = func() error { cancel(); return <-done }
 	select {
@@ -89,23 +88,9 @@ func mustStart(t *testing.T, args ...string) *server {
 // on any error.
 func mustQuery(t *testing.T, url, token, query string) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, url+"query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out struct {
-		Data   map[string]any
-		Errors []any
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("%s: %v %v", query, err, out.Errors)
-	}
-	return out.Data
+	var data map[string]any
+	testenv.MustPostURL(t, url+"query", "Bearer "+token, query, nil, &data)
+	return data
 }
 
 func projectNames(t *testing.T, url, token string) []string {
@@ -192,7 +177,7 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 			var stderr syncBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
-			err := run(ctx, []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			err := run(ctx, readEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("run = %v; want an error naming %s and saying %q", err, path, tc.want)
 			}
@@ -279,7 +264,7 @@ func TestADamagedJournalStopsTheStart(t *testing.T) {
 			var stderr syncBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
-			err = run(ctx, []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			err = run(ctx, readEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), files[0]) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", off)) {
 				t.Fatalf("run = %v; want an error naming %s and the offset %d", err, files[0], off)
 			}
@@ -333,7 +318,7 @@ func TestExportAndImportMoveTheData(t *testing.T) {
 	runCmd := func(t *testing.T, stdin string, args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := run(context.Background(), args, strings.NewReader(stdin), &out, io.Discard)
+		err := run(context.Background(), readEnv(), args, strings.NewReader(stdin), &out, io.Discard)
 		return out.String(), err
 	}
 
@@ -386,12 +371,12 @@ func TestTokenCommand(t *testing.T) {
 	token := func(t *testing.T, args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := run(context.Background(), append([]string{"-data-dir", dir, "token"}, args...), strings.NewReader(""), &out, io.Discard)
+		err := run(context.Background(), readEnv(), append([]string{"-data-dir", dir, "token"}, args...), strings.NewReader(""), &out, io.Discard)
 		return strings.TrimSpace(out.String()), err
 	}
 	verify := func(t *testing.T, secret []byte, tok string) string {
 		t.Helper()
-		sub, err := (&graph.Authenticator{Secret: secret, MaxLifetime: devTokenLifetime}).Verify("Bearer " + tok)
+		sub, err := (&auth.Authenticator{Secret: secret, MaxLifetime: devTokenLifetime}).Verify("Bearer " + tok)
 		if err != nil {
 			t.Fatalf("the token does not verify: %v", err)
 		}
@@ -446,7 +431,7 @@ func TestTokenCommand(t *testing.T) {
 func TestHelpNamesTheFlagsAndTheEnvironment(t *testing.T) {
 	cleanEnv(t)
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
+	err := run(context.Background(), readEnv(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("run -h = %v, want flag.ErrHelp (exit 0)", err)
 	}

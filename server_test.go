@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 )
@@ -35,12 +36,12 @@ func TestMux(t *testing.T) {
 	if err := store.Import(context.Background(), store.Demo(time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	auth := &graph.Authenticator{Secret: []byte("s")}
-	tok, err := auth.Sign("alice", time.Hour)
+	authn := &auth.Authenticator{Secret: []byte("s")}
+	tok, err := authn.Sign("alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: auth, Log: store.Log}, map[string]string{"Authorization": "Bearer " + tok}))
+	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: authn, Log: store.Log}, map[string]string{"Authorization": "Bearer " + tok}))
 	defer srv.Close()
 
 	get := func(t *testing.T, path string) (int, string) {
@@ -108,7 +109,11 @@ func TestSettingsChooseTheStore(t *testing.T) {
 			for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID"} {
 				t.Setenv(v, tc.env[v])
 			}
-			if got := storeKind("auto"); got != tc.want {
+			s, err := loadSettings(nil, readEnv(), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.store; got != tc.want {
 				t.Fatalf("store = %q, want %q", got, tc.want)
 			}
 		})

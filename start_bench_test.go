@@ -32,7 +32,7 @@ var startItems = flag.Int("start.items", 100_000, "items in the data file of Ben
 //
 //	go test . -run '^$' -bench StartFromDataDir -benchtime 3x -args -start.items 100000
 func BenchmarkStartFromDataDir(b *testing.B) {
-	wire.TuneGC() // as main does
+	wire.TuneGC(os.Getenv) // as main does
 	ctx := context.Background()
 	dir := b.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

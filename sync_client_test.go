@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/auth"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // TestSyncClient runs the TypeScript offline client of clients/sync (a
@@ -48,9 +48,9 @@ func TestSyncClient(t *testing.T) {
 	const secret = "sync-client-test-secret"
 	t.Setenv("JWT_SECRET", secret)
 	dir := filepath.Join(t.TempDir(), "data")
-	auth := &graph.Authenticator{Secret: []byte(secret)}
+	authn := &auth.Authenticator{Secret: []byte(secret)}
 	token := func(user string) string {
-		tok, err := auth.Sign(user, time.Hour)
+		tok, err := authn.Sign(user, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,29 +105,17 @@ func (c *syncControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // gql posts a query as the bearer of token and decodes its data into out.
 func (c *syncControl) gql(token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, err := http.NewRequest(http.MethodPost, c.current().url+"query", bytes.NewReader(body))
+	res, err := testenv.PostURL(c.current().url+"query", "Bearer "+token, query, vars)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	var d struct {
-		Data   json.RawMessage
-		Errors []any
-	}
-	if err := json.NewDecoder(res.Body).Decode(&d); err != nil || len(d.Errors) > 0 {
-		return fmt.Errorf("%s: %v %v", query, err, d.Errors)
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("%s: %+v", query, res.Errors)
 	}
 	if out == nil {
 		return nil
 	}
-	return json.Unmarshal(d.Data, out)
+	return json.Unmarshal(res.Data, out)
 }
 
 // alicesProjects returns alice's projects by name.
@@ -329,14 +317,14 @@ func (c *syncControl) syncedName(since *string, user string) (string, error) {
 // stops the start with an error naming the flag; more is taken.
 func TestSyncRetentionBelowThirtyDaysStopsTheStart(t *testing.T) {
 	cleanEnv(t)
-	if _, err := loadSettings([]string{"-sync-retention", "719h"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-sync-retention") {
+	if _, err := loadSettings([]string{"-sync-retention", "719h"}, readEnv(), io.Discard); err == nil || !strings.Contains(err.Error(), "-sync-retention") {
 		t.Errorf("-sync-retention 719h: %v; want an error naming the flag", err)
 	}
-	s, err := loadSettings([]string{"-sync-retention", "1000h"}, io.Discard)
+	s, err := loadSettings([]string{"-sync-retention", "1000h"}, readEnv(), io.Discard)
 	if err != nil || s.syncRetention != 1000*time.Hour {
 		t.Errorf("-sync-retention 1000h: %v, %v", s.syncRetention, err)
 	}
-	if s, err := loadSettings(nil, io.Discard); err != nil || s.syncRetention != 30*24*time.Hour {
+	if s, err := loadSettings(nil, readEnv(), io.Discard); err != nil || s.syncRetention != 30*24*time.Hour {
 		t.Errorf("the default: %v, %v; want 720h", s.syncRetention, err)
 	}
 }

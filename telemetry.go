@@ -14,10 +14,11 @@ import (
 
 // startTelemetry sets up the traces (the OTEL_* environment) and, with
 // -metrics-addr, the metrics and their own listener serving GET /metrics.
-// The returned function stops both, flushing the spans still buffered. The
+// The returned function stops both, flushing the spans still buffered,
+// and returns once the listener's goroutine has ended. The
 // telemetry is nil when neither is on.
 func startTelemetry(ctx context.Context, s settings, log *slog.Logger) (*telemetry.Telemetry, func(), error) {
-	tel, err := telemetry.New(ctx, telemetry.Config{Metrics: s.metricsAddr != ""})
+	tel, err := telemetry.New(ctx, telemetry.Config{Metrics: s.metricsAddr != "", Env: func(k string) string { return s.otel[k] }})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -41,7 +42,9 @@ func startTelemetry(ctx context.Context, s settings, log *slog.Logger) (*telemet
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", tel.MetricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	served := make(chan struct{})
 	go func() {
+		defer close(served)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics listener", "err", err)
 		}
@@ -50,6 +53,7 @@ func startTelemetry(ctx context.Context, s settings, log *slog.Logger) (*telemet
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		<-served
 		stop()
 	}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
 )
 
@@ -41,8 +42,8 @@ func TestMetricsListener(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = emb.Close() })
 	store := mustStore(t, emb)
-	auth := &graph.Authenticator{Secret: []byte("s")}
-	api := httptest.NewServer(newMux(graph.Options{Store: store, Auth: auth, Log: store.Log, Telemetry: tel}, nil))
+	authn := &auth.Authenticator{Secret: []byte("s")}
+	api := httptest.NewServer(newMux(graph.Options{Store: store, Auth: authn, Log: store.Log, Telemetry: tel}, nil))
 	defer api.Close()
 	get := func(url string) (int, string) {
 		t.Helper()

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
@@ -62,7 +63,7 @@ type Env struct {
 	Calls   *Counter
 	Fixture *Fixture
 
-	auth   *graph.Authenticator
+	auth   *auth.Authenticator
 	header string // the viewer's Authorization header
 	log    *slog.Logger
 	live   []*dynamo.Store // the live instances' stores (LiveHandler)
@@ -86,7 +87,7 @@ func Open(ctx context.Context, endpoint, table string, quiet time.Duration) (*En
 	}
 	e.Client = dynamodb.New(opts, client.Options(gate, e.Calls.Option)...)
 	e.Store = wire.NewStore(e.Client, table, e.log, func() time.Time { return Now })
-	e.auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
+	e.auth = &auth.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
 	tok, err := e.auth.Sign(Viewer, 24*time.Hour)
 	if err != nil {
 		e.Close()

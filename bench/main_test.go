@@ -37,7 +37,7 @@ var (
 func TestMain(m *testing.M) {
 	ServeStoreIfAsked()       // the child process started by StartStoreProcess
 	ServeSubscribersIfAsked() // the child process started by StartSubscribers
-	wire.TuneGC()             // the server's GC settings (server.go's main)
+	wire.TuneGC(os.Getenv)    // the server's GC settings (server.go's main)
 	os.Exit(m.Run())
 }
 

@@ -36,7 +36,7 @@ func TestDockerfile(t *testing.T) {
 	df := mustRead(t, "../Dockerfile")
 	doc := mustRead(t, "../docs/operations.md")
 	gomod := mustRead(t, "../go.mod")
-	server := mustRead(t, "../server.go")
+	settings := mustRead(t, "../settings.go") // the flags and the environment, read once
 
 	var build string
 	for _, r := range instruction(df, "RUN") {
@@ -60,7 +60,7 @@ func TestDockerfile(t *testing.T) {
 		{"the builder is the go.mod's Go", at(instruction(df, "FROM"), 0) == "golang:"+goVersion[1]+" AS build", instruction(df, "FROM")},
 		{"the base is scratch: nothing but the binary and CA certificates", at(instruction(df, "FROM"), 1) == "scratch", instruction(df, "FROM")},
 		{"it runs as a non-root user", at(instruction(df, "USER"), 0) == "65532:65532", instruction(df, "USER")},
-		{"it exposes the default PORT", at(instruction(df, "EXPOSE"), 0) == "8080" && strings.Contains(server, `env("PORT", "8080")`), instruction(df, "EXPOSE")},
+		{"it exposes the default PORT", at(instruction(df, "EXPOSE"), 0) == "8080" && strings.Contains(settings, `env.or("PORT", "8080")`), instruction(df, "EXPOSE")},
 		{"the entry point is the binary", at(instruction(df, "ENTRYPOINT"), 0) == `["/taskgraph"]`, instruction(df, "ENTRYPOINT")},
 		{"one default command, as documented", len(cmd) == 1 && strings.Contains(doc, "CMD "+cmd[0]+"\n"), cmd},
 	}
@@ -80,8 +80,8 @@ func TestDockerfile(t *testing.T) {
 			t.Fatalf("CMD %s has no flags", cmd[0])
 		}
 		for _, f := range flags {
-			if !regexp.MustCompile(`flag\.\w+Var\([^,]+, "` + regexp.QuoteMeta(f[1]) + `"`).MatchString(server) {
-				t.Errorf("CMD passes -%s, which server.go does not define", f[1])
+			if !regexp.MustCompile(`fs\.\w+Var\([^,]+, "` + regexp.QuoteMeta(f[1]) + `"`).MatchString(settings) {
+				t.Errorf("CMD passes -%s, which settings.go does not define", f[1])
 			}
 		}
 	})

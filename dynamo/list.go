@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -265,9 +266,22 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 // queryAll reads every item of one partition of a pattern (its sort keys
 // beginning with the pattern's prefix), in ascending sort-key order.
 func (s *Store) queryAll(ctx context.Context, p pattern, pk string) ([]item, error) {
+	return s.queryAllBefore(ctx, p, pk, "", "reading a list")
+}
+
+// queryAllBefore is queryAll, and with before set reads only the items
+// whose sort keys sort before it (a pattern with no prefix: a key
+// condition has one sort-key term). what names the read in its error.
+func (s *Store) queryAllBefore(ctx context.Context, p pattern, pk, before, what string) ([]item, error) {
 	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}
 	cond, names := keyEqual, p.pkName()
-	if p.prefix != "" {
+	switch {
+	case before != "" && p.prefix != "":
+		return nil, internal(errors.New("a key condition holds one sort-key term: a prefix or a bound"), what)
+	case before != "":
+		cond, names = keyBefore, p.names()
+		values[":hi"] = &types.AttributeValueMemberS{Value: before}
+	case p.prefix != "":
 		cond, names = keyBeginsWith, p.names()
 		values[":prefix"] = &types.AttributeValueMemberS{Value: p.prefix}
 	}
@@ -283,20 +297,21 @@ func (s *Store) queryAll(ctx context.Context, p pattern, pk string) ([]item, err
 	for q.HasMorePages() {
 		res, err := q.NextPage(ctx)
 		if err != nil {
-			return nil, wrap(err, "reading a list")
+			return nil, wrap(err, what)
 		}
 		all = append(all, res.Items...)
 	}
 	return all, nil
 }
 
-// Key conditions: the same three texts for every pattern, written once
+// Key conditions: the same four texts for every pattern, written once
 // rather than through the expression builder on every call. The partition
 // and sort key attributes are the names #pk and #sk (keySchema.names), the
 // values :pk and :lo/:hi or :prefix.
 const (
 	keyBetween    = "#pk = :pk AND #sk BETWEEN :lo AND :hi"
 	keyBeginsWith = "#pk = :pk AND begins_with(#sk, :prefix)"
+	keyBefore     = "#pk = :pk AND #sk < :hi"
 	keyEqual      = "#pk = :pk"
 )
 

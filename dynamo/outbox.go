@@ -7,9 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 )
@@ -225,27 +222,9 @@ func (s *Store) SweepOutbox(ctx context.Context, minAge time.Duration) (int, err
 }
 
 // queryOutbox reads one outbox shard's items with sort keys before before
-// (outboxPending).
+// (outboxPending): queryAll's read, bounded.
 func (s *Store) queryOutbox(ctx context.Context, pk, before string) ([]item, error) {
-	p := outboxPending
-	kb := expression.KeyAnd(expression.Key(p.pkAttr).Equal(expression.Value(pk)),
-		expression.KeyLessThan(expression.Key(p.skAttr), expression.Value(before)))
-	ex, err := expression.NewBuilder().WithKeyCondition(kb).Build()
-	if err != nil {
-		return nil, internal(err, "building a query")
-	}
-	in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: ex.KeyCondition(),
-		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(), ConsistentRead: aws.Bool(p.index == "")}
-	var all []item
-	q := dynamodb.NewQueryPaginator(s.db, in)
-	for q.HasMorePages() {
-		res, err := q.NextPage(ctx)
-		if err != nil {
-			return nil, wrap(err, "reading the outbox")
-		}
-		all = append(all, res.Items...)
-	}
-	return all, nil
+	return s.queryAllBefore(ctx, outboxPending, pk, before, "reading the outbox")
 }
 
 // RunOutbox sweeps the outbox (SweepOutbox) now and every interval until

@@ -15,8 +15,8 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -80,7 +80,7 @@ func TestAuthRefusesLooseClaims(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
 	now, hour := testenv.Now.Unix(), testenv.Now.Add(time.Hour).Unix()
-	skew := int64(graph.ClockSkew / time.Second)
+	skew := int64(auth.ClockSkew / time.Second)
 	valid := authHS256(t, authClaims("alice", nil))
 	// The HS256 signature is 32 bytes, so its last base64url character
 	// carries 2 unused bits; setting them makes a second spelling of the
@@ -126,7 +126,7 @@ func TestAuthRefusesLooseClaims(t *testing.T) {
 		{"a payload with trailing data", claimsRaw(t, claimsHS256, claimsPayload("")+`{}`), ""},
 		{"a payload that is an array", claimsRaw(t, claimsHS256, `[`+claimsPayload("")+`]`), ""},
 		{"a 60 KB token", authHS256(t, authClaims("alice", map[string]any{"pad": strings.Repeat("x", 60<<10)})), "longer"},
-		{"a token one byte over the limit", "Bearer " + strings.Repeat("a", graph.MaxTokenBytes+1), "longer"},
+		{"a token one byte over the limit", "Bearer " + strings.Repeat("a", auth.MaxTokenBytes+1), "longer"},
 		{"a signature with non-canonical base64", malleable, ""},
 	}
 	for _, c := range cases {
@@ -158,7 +158,7 @@ func TestAuthRefusesLooseClaims(t *testing.T) {
 	}
 	for _, c := range accepted {
 		t.Run(c.name+" is accepted", func(t *testing.T) {
-			if n := len(strings.TrimPrefix(c.header, "Bearer ")); n > graph.MaxTokenBytes {
+			if n := len(strings.TrimPrefix(c.header, "Bearer ")); n > auth.MaxTokenBytes {
 				t.Fatalf("the token has %d bytes", n)
 			}
 			if id, msg := claimsViewer(t, e, c.header); id != "alice" {
@@ -189,7 +189,7 @@ func TestAuthLifetimeLimit(t *testing.T) {
 		}
 	})
 	t.Run("a token the server signs with the whole lifetime is accepted", func(t *testing.T) {
-		for _, limit := range []time.Duration{time.Hour, graph.DefaultMaxTokenLifetime, 30 * 24 * time.Hour} {
+		for _, limit := range []time.Duration{time.Hour, auth.DefaultMaxTokenLifetime, 30 * 24 * time.Hour} {
 			e.Auth.MaxLifetime = limit
 			tok, err := e.Auth.Sign("alice", limit)
 			if err != nil {
@@ -201,11 +201,11 @@ func TestAuthLifetimeLimit(t *testing.T) {
 		}
 	})
 	t.Run("without a configured limit the default applies to Sign", func(t *testing.T) {
-		a := &graph.Authenticator{Secret: []byte("s")}
-		if _, err := a.Sign("alice", graph.DefaultMaxTokenLifetime); err != nil {
+		a := &auth.Authenticator{Secret: []byte("s")}
+		if _, err := a.Sign("alice", auth.DefaultMaxTokenLifetime); err != nil {
 			t.Errorf("Sign(default limit): %v", err)
 		}
-		if _, err := a.Sign("alice", graph.DefaultMaxTokenLifetime+time.Second); err == nil {
+		if _, err := a.Sign("alice", auth.DefaultMaxTokenLifetime+time.Second); err == nil {
 			t.Error("Sign(over the default limit) succeeded")
 		}
 	})
@@ -401,7 +401,7 @@ func FuzzTokenClaims(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1])
 	}
-	a := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
+	a := &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
 	f.Fuzz(func(t *testing.T, header, payload string) {
 		sub, err := a.Verify(claimsRaw(t, header, payload))
 		if err != nil {
@@ -424,7 +424,7 @@ func FuzzTokenClaims(f *testing.F) {
 		}
 		exp, ok := p["exp"].(json.Number)
 		n, err := exp.Int64()
-		if !ok || err != nil || n <= now || n > testenv.Now.Add(graph.DefaultMaxTokenLifetime+graph.ClockSkew).Unix() {
+		if !ok || err != nil || n <= now || n > testenv.Now.Add(auth.DefaultMaxTokenLifetime+auth.ClockSkew).Unix() {
 			t.Errorf("accepted exp %v: %q", p["exp"], payload)
 		}
 		if domain.ValidUserID(sub) != nil {

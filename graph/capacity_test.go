@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
@@ -121,7 +122,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env,
 	if _, err := e.Store.EnsureTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.Auth = &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
+	e.Auth = &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
 	stepHandler(t, e, o)
 	return e, c
 }

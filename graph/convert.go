@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
@@ -68,7 +69,7 @@ func taskPatch(in model.UpdateTaskInput) dynamo.TaskPatch {
 
 // as runs f as the authenticated viewer, or fails with UNAUTHENTICATED.
 func as[T any](ctx context.Context, f func(viewer string) (T, error)) (T, error) {
-	v, err := Viewer(ctx)
+	v, err := auth.Viewer(ctx)
 	if err != nil {
 		var zero T
 		return zero, err

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -179,12 +178,9 @@ func deferLeavers(t *testing.T, base string, hc *http.Client, token string) []de
 		}
 	}
 	firstEvent := func(t *testing.T, resp *http.Response) {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() && !strings.HasPrefix(sc.Text(), "data: ") {
-		}
-		if sc.Err() != nil {
-			t.Errorf("reading the first event: %v", sc.Err())
+		sse := testenv.NewSSEReader(resp.Body)
+		if _, ok := sse.Next(); !ok {
+			t.Errorf("reading the first event: %v", sse.Err())
 		}
 	}
 	ws := func(protocol, start, result, cancel string, closeSocket, waitFirst bool) func(n int) {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -52,7 +53,7 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if gerr.Extensions == nil {
 			gerr.Extensions = map[string]any{}
 		}
-		var ae *authError
+		var ae *auth.Error
 		var de *domain.Error
 		switch {
 		case errors.As(err, &ae):

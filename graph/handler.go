@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
@@ -27,7 +28,7 @@ import (
 // Options configure the GraphQL handler.
 type Options struct {
 	Store *dynamo.Store
-	Auth  *Authenticator
+	Auth  *auth.Authenticator
 	Log   *slog.Logger
 	// Now is the clock of the resolvers and loaders (overdueTasks' asOf
 	// defaults to today); defaults to time.Now.
@@ -191,7 +192,7 @@ func NewHandler(o Options) http.Handler {
 		srv.AroundOperations(observeOperations(o.Telemetry))
 	}
 	srv.AroundOperations(operationScope(o, cmp.Or(o.Timeout, DefaultTimeout)))
-	srv.AroundOperations(requireViewer(o.Log, o.Auth.clock()))
+	srv.AroundOperations(requireViewer(o.Log, o.Auth.Clock()))
 	srv.AroundOperations(liveOperations(o))
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
@@ -297,7 +298,7 @@ func idempotent(ctx context.Context, next graphql.RootResolver) graphql.Marshale
 	if key == "" || rf == nil || graphql.GetOperationContext(ctx).Operation.Operation != ast.Mutation {
 		return next(ctx)
 	}
-	viewer, err := Viewer(ctx)
+	viewer, err := auth.Viewer(ctx)
 	var digest string
 	if err == nil {
 		digest, err = operationDigest(ctx, rf.Field)
@@ -331,8 +332,8 @@ func operationDigest(ctx context.Context, f graphql.CollectedField) (string, err
 func requireViewer(log *slog.Logger, now func() time.Time) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
-		_, err := Viewer(ctx)
-		if v, _ := ctx.Value(viewerKey{}).(viewerInfo); err == nil && !v.exp.IsZero() && !now().Before(v.exp) {
+		_, err := auth.Viewer(ctx)
+		if v := auth.TokenOf(ctx); err == nil && !v.Exp.IsZero() && !now().Before(v.Exp) {
 			err = errExpired
 		}
 		if err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
@@ -289,12 +290,12 @@ func (l *liveLimits) acquire(ctx context.Context, viewer string) (release func()
 var errLiveOff = domain.Errorf(domain.EUNAVAILABLE, "live updates are not available on this server")
 
 // errExpired ends subscriptions when the token expires.
-var errExpired = &authError{errors.New("the token has expired; reconnect with a new token and resume with after: the last cursor received")}
+var errExpired = &auth.Error{Err: errors.New("the token has expired; reconnect with a new token and resume with after: the last cursor received")}
 
 // projectEvents subscribes the viewer to a project's events
 // (Subscription.projectEvents).
 func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
-	viewer, err := Viewer(ctx)
+	viewer, err := auth.Viewer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +318,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 		return nil, err
 	}
 	st, _ := ctx.Value(liveStateKey{}).(*liveState)
-	v, _ := ctx.Value(viewerKey{}).(viewerInfo)
+	v := auth.TokenOf(ctx)
 	out := make(chan *model.ProjectEvent)
 	sctx, cancel := context.WithCancel(ctx)
 	st.setStop(cancel)
@@ -328,8 +329,8 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 		defer tel.SubscriptionClosed() // before sub.Close: gone from the metrics once gone from the hub
 		defer cancel()
 		var expired atomic.Bool
-		if !v.exp.IsZero() {
-			t := time.AfterFunc(v.exp.Sub(r.live.now()), func() { expired.Store(true); cancel() })
+		if !v.Exp.IsZero() {
+			t := time.AfterFunc(v.Exp.Sub(r.live.now()), func() { expired.Store(true); cancel() })
 			defer t.Stop()
 		}
 		for {

@@ -1,14 +1,11 @@
 package graph_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,34 +24,7 @@ func tickingClock(e *testenv.Env) {
 	e.Store.Now = func() time.Time { return testenv.Now.Add(time.Duration(n.Add(1)) * time.Millisecond) }
 }
 
-// sseEvent is one server-sent event: its type (next, complete) and data.
-type sseEvent struct{ Type, Data string }
-
-// readSSE reads the events of a server-sent event stream until it ends.
-func readSSE(res *http.Response) <-chan sseEvent {
-	ch := make(chan sseEvent, 64)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<16), 1<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				ev.Type = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.Data = strings.TrimPrefix(line, "data: ")
-			case line == "" && ev.Type != "":
-				ch <- ev
-				ev = sseEvent{}
-			}
-		}
-	}()
-	return ch
-}
-
-func mustNextSSE(t *testing.T, ch <-chan sseEvent) sseEvent {
+func mustNextSSE(t *testing.T, ch <-chan testenv.SSEEvent) testenv.SSEEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-ch:
@@ -65,11 +35,11 @@ func mustNextSSE(t *testing.T, ch <-chan sseEvent) sseEvent {
 	case <-time.After(testTimeout):
 		t.Fatal("no server-sent event within the timeout")
 	}
-	return sseEvent{}
+	return testenv.SSEEvent{}
 }
 
 // sseEventData decodes a "next" server-sent event as a project event.
-func sseEventData(t *testing.T, ev sseEvent) eventData {
+func sseEventData(t *testing.T, ev testenv.SSEEvent) eventData {
 	t.Helper()
 	if ev.Type != "next" {
 		t.Fatalf("got the server-sent event %s %s, want next", ev.Type, ev.Data)
@@ -106,7 +76,7 @@ func readWSUntil(t *testing.T, c *testenv.WSClient, id, last string) []seen {
 }
 
 // readSSEUntil is readWSUntil over server-sent events.
-func readSSEUntil(t *testing.T, ch <-chan sseEvent, last string) []seen {
+func readSSEUntil(t *testing.T, ch <-chan testenv.SSEEvent, last string) []seen {
 	t.Helper()
 	var got []seen
 	for {
@@ -167,7 +137,7 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 		})
 		t.Run(name+" over SSE", func(t *testing.T) {
 			res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
-			ch := readSSE(res)
+			ch := testenv.ReadSSE(res.Body)
 			ev := mustNextSSE(t, ch)
 			var n testenv.Next
 			if err := json.Unmarshal([]byte(ev.Data), &n); err != nil || ev.Type != "next" || len(n.Errors) != 1 ||
@@ -242,7 +212,7 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 	})
 	t.Run("over SSE", func(t *testing.T) {
 		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("eve"), taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor})
-		ch := readSSE(res)
+		ch := testenv.ReadSSE(res.Body)
 		m := mark()
 		want := append(append([]seen{}, all[6:8]...), all[8:]...)
 		if got := readSSEUntil(t, ch, m.Cursor); !sameEvents(got, want) {
@@ -299,7 +269,7 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	})
 	t.Run("over SSE", func(t *testing.T) {
 		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("bob"), taskEventsSub, map[string]any{"p": web.ID, "after": old})
-		ch := readSSE(res)
+		ch := testenv.ReadSSE(res.Body)
 		m := mark()
 		want := append(append([]seen{}, all[5:7]...), all[7:]...)
 		if got := readSSEUntil(t, ch, m.Cursor); !sameEvents(got, want) {

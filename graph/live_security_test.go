@@ -217,26 +217,20 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
-		body := readSSEToEnd(t, res.Body)
+		var b strings.Builder
+		sse := testenv.NewSSEReader(res.Body)
+		for ev, ok := sse.Next(); ok; ev, ok = sse.Next() {
+			b.WriteString(ev.Data)
+			if ev.Type == "complete" {
+				break
+			}
+		}
+		body := b.String()
 		if strings.Contains(body, "INTERNAL_SERVER_ERROR") || !strings.Contains(body, "SERVICE_UNAVAILABLE") || !strings.Contains(body, "after: the last cursor") ||
 			strings.Contains(body, task.ID) {
 			t.Errorf("the stream was %q, want only SERVICE_UNAVAILABLE saying to resume", body)
 		}
 	})
-}
-
-// readSSE reads a server-sent events stream to its end.
-func readSSEToEnd(t *testing.T, res interface{ Read([]byte) (int, error) }) string {
-	t.Helper()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := res.Read(buf)
-		b.Write(buf[:n])
-		if err != nil || strings.Contains(b.String(), "event: complete") {
-			return b.String()
-		}
-	}
 }
 
 // heaviestSub returns the subscription that, within the default limits (30

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/oklog/ulid/v2"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -179,15 +179,11 @@ func TestSubscriptionOverServerSentEvents(t *testing.T) {
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	mustUpdateTask(t, e, "bob", seed.Task("Fix the broken signup form").ID, `status: DONE`)
 
-	sc := bufio.NewScanner(res.Body)
-	var event, data string
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "event: "); ok {
-			event = v
-		}
-		if v, ok := strings.CutPrefix(line, "data: "); ok && event == "next" {
-			data = v
+	var data string
+	sse := testenv.NewSSEReader(res.Body)
+	for ev, ok := sse.Next(); ok; ev, ok = sse.Next() {
+		if ev.Type == "next" {
+			data = ev.Data
 			break
 		}
 	}
@@ -298,7 +294,7 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	// it: a new subscription on the socket is refused only by a real
 	// expiry, which the next case shows at connection_init.
 	t.Run("a token already expired is refused at connection_init", func(t *testing.T) {
-		old := &graph.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
+		old := &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
 		tok, _ := old.Sign("bob", time.Hour)
 		if _, err := testenv.DialWS(t, srv, "Bearer "+tok); err == nil {
 			t.Error("an expired token was accepted")

@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -106,7 +107,7 @@ type liveWebsocket struct {
 	origins Origins
 }
 
-func newLiveWebsocket(auth *Authenticator, origins Origins, maxMessage int64) liveWebsocket {
+func newLiveWebsocket(a *auth.Authenticator, origins Origins, maxMessage int64) liveWebsocket {
 	return liveWebsocket{origins: origins, ws: transport.Websocket{
 		// A message is bounded as a POST's body is (-max-body).
 		PayloadReadLimit: &maxMessage,
@@ -118,7 +119,7 @@ func newLiveWebsocket(auth *Authenticator, origins Origins, maxMessage int64) li
 		KeepAlivePingInterval: KeepAliveInterval,
 		PingPongInterval:      KeepAliveInterval,
 		InitTimeout:           10 * time.Second,
-		InitFunc:              wsInit(auth),
+		InitFunc:              wsInit(a),
 	}}
 }
 
@@ -144,17 +145,17 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 // the viewer (for every operation on it), a count of its subscriptions,
 // and no request loaders: a subscription's reads go through each event's
 // loaders (live.go), never through a cache as long-lived as the socket.
-func wsInit(auth *Authenticator) transport.WebsocketInitFunc {
+func wsInit(a *auth.Authenticator) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		h := p.Authorization()
 		if h == "" {
-			return forbidden(ctx), nil, errNoToken
+			return forbidden(ctx), nil, auth.ErrNoToken
 		}
-		id, exp, err := auth.verify(h)
+		id, exp, err := a.Check(h)
 		if err != nil {
 			return forbidden(ctx), nil, err
 		}
-		ctx = context.WithValue(ctx, viewerKey{}, viewerInfo{id: id, exp: exp})
+		ctx = auth.WithToken(ctx, auth.Token{ID: id, Exp: exp})
 		ctx = context.WithValue(ctx, ctxKey{}, (*Loaders)(nil))
 		ctx = context.WithValue(ctx, socketKey{}, &socketCount{})
 		return ctx, nil, nil

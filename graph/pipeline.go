@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -115,7 +116,7 @@ func (operationStart) MutateOperationContext(ctx context.Context, oc *graphql.Op
 // token is valid, otherwise the client's address (httpScope; forwarded
 // headers are not trusted, see docs/security.md).
 func rateKeyOf(ctx context.Context) string {
-	if v, err := Viewer(ctx); err == nil {
+	if v, err := auth.Viewer(ctx); err == nil {
 		return "viewer:" + v
 	}
 	addr, _ := ctx.Value(clientAddrKey{}).(string)
@@ -138,7 +139,7 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 		if isSubscription(ctx) {
 			return next(context.WithValue(ctx, ctxKey{}, (*Loaders)(nil)))
 		}
-		viewer, _ := Viewer(ctx)
+		viewer, _ := auth.Viewer(ctx)
 		ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, viewer, o.Loaders, o.Now))
 		start := oc.Stats.OperationStart
 		if start.IsZero() {

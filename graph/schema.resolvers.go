@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
@@ -166,7 +167,7 @@ func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *in
 }
 
 func (r *userResolver) Email(ctx context.Context, obj *domain.User) (*string, error) {
-	if v, _ := Viewer(ctx); v != obj.ID {
+	if v, _ := auth.Viewer(ctx); v != obj.ID {
 		return nil, nil
 	}
 	return obj.Email, nil

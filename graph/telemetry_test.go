@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -470,7 +471,7 @@ func TestOTLPExportFromTheEnvironment(t *testing.T) {
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_SERVICE_NAME", "taskgraph-test")
-	tel, err := telemetry.New(context.Background(), telemetry.Config{})
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Env: os.Getenv}) // the server passes what it read at start
 	if err != nil || !tel.Tracing() {
 		t.Fatalf("tracing %v, error %v", tel.Tracing(), err)
 	}

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -157,20 +156,14 @@ func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() in
 		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 			_ = json.NewDecoder(resp.Body).Decode(&r.res)
 		} else {
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				if sc.Text() == "event: complete" {
-					break
+			sse := testenv.NewSSEReader(resp.Body)
+			for ev, ok := sse.Next(); ok && ev.Type != "complete"; ev, ok = sse.Next() {
+				var p deferPart
+				if err := json.Unmarshal([]byte(ev.Data), &p); err != nil {
+					t.Fatalf("an SSE event that is not JSON: %s", ev.Data)
 				}
-				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-					var p deferPart
-					if err := json.Unmarshal([]byte(data), &p); err != nil {
-						t.Fatalf("an SSE event that is not JSON: %s", data)
-					}
-					if r.parts = append(r.parts, p); len(r.parts) == 1 {
-						_ = json.Unmarshal([]byte(data), &r.res)
-					}
+				if r.parts = append(r.parts, p); len(r.parts) == 1 {
+					_ = json.Unmarshal([]byte(ev.Data), &r.res)
 				}
 			}
 		}

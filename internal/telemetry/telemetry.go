@@ -40,7 +40,8 @@ const InstrumentationName = "github.com/taskgraph/taskgraph"
 
 // Config configures New.
 type Config struct {
-	// Env reads the environment (os.Getenv when nil). Tracing is on when it
+	// Env reads the environment, as the server read it once at start
+	// (nil: no variable set). Tracing is on when it
 	// names an exporter: OTEL_TRACES_EXPORTER=otlp or console, or an OTLP
 	// endpoint (OTEL_EXPORTER_OTLP_ENDPOINT,
 	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) with OTEL_TRACES_EXPORTER unset;
@@ -75,7 +76,7 @@ type Telemetry struct {
 func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	env := cfg.Env
 	if env == nil {
-		env = os.Getenv
+		env = func(string) string { return "" }
 	}
 	exporters, err := tracesExporters(env)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
@@ -66,7 +67,7 @@ type Env struct {
 	TB      testing.TB
 	Store   *dynamo.Store
 	Client  *dynamodb.Client
-	Auth    *graph.Authenticator
+	Auth    *auth.Authenticator
 	Handler http.Handler
 	Calls   *Calls
 	// Emb is the embedded store (nil on dynalite), for failure emulation.
@@ -162,7 +163,7 @@ func (e *Env) open(db dynamo.API) {
 	if _, err := e.Store.EnsureTable(ctx); err != nil {
 		tb.Fatalf("creating table %s: %v", name, err)
 	}
-	e.Auth = &graph.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
+	e.Auth = &auth.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
 	e.Handler = e.NewHandler(graph.Options{})
 	calls.Reset()
 }

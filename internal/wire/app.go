@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
@@ -27,12 +29,13 @@ import (
 // handler; the HTTP server on Addr. Close stops them in reverse: the hub
 // ends every subscription (clients resume with their cursors), the HTTP
 // server stops taking connections and lets requests in flight finish
-// (Grace), the queued outbox deletes are flushed, the background workers
-// stop, the broker closes.
+// (Grace), the background workers stop, the queued outbox deletes are
+// flushed, the broker closes. Close returns once every goroutine Open
+// started has ended.
 type App struct {
 	// Store is the open store; Auth verifies (and may sign) tokens.
 	Store *dynamo.Store
-	Auth  *graph.Authenticator
+	Auth  *auth.Authenticator
 	// Options are the handler's; Open sets their Store, Auth and Live.
 	Options graph.Options
 	// Live configures the broker (NATS_URL, or an embedded server) and Hub
@@ -76,6 +79,7 @@ type App struct {
 	cancel context.CancelFunc
 	server *http.Server
 	served chan error
+	wg     sync.WaitGroup // the goroutines Open started: Close waits for them
 }
 
 // Open starts the instance (see App). On an error it stops what it had
@@ -88,6 +92,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
 			a.cancel()
+			a.wg.Wait()
 			if a.Broker != nil {
 				a.Broker.Close()
 			}
@@ -95,7 +100,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}()
 	bg := a.Telemetry.Background(ctx) // the store's background calls: counted in the metrics, traced in no span
 	if !a.NoBackground {
-		go a.Store.RunCleanupWorker(bg, cmp.Or(a.CleanupEvery, time.Minute))
+		a.wg.Go(func() { a.Store.RunCleanupWorker(bg, cmp.Or(a.CleanupEvery, time.Minute)) })
 	}
 
 	if a.Broker, a.LiveHub, err = OpenLive(bg, a.Store, a.Live, a.Hub); err != nil {
@@ -106,7 +111,9 @@ func (a *App) Open(ctx context.Context) (err error) {
 	// instance stopped between commit and publish (dynamo/outbox.go); the
 	// broker's duplicate window (15m) far exceeds interval+minAge (40s).
 	if !a.NoBackground {
-		go a.Store.RunOutbox(bg, cmp.Or(a.OutboxInterval, dynamo.DefaultOutboxInterval), cmp.Or(a.OutboxMinAge, dynamo.DefaultOutboxMinAge))
+		a.wg.Go(func() {
+			a.Store.RunOutbox(bg, cmp.Or(a.OutboxInterval, dynamo.DefaultOutboxInterval), cmp.Or(a.OutboxMinAge, dynamo.DefaultOutboxMinAge))
+		})
 	}
 
 	o := a.Options
@@ -137,7 +144,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	a.served = make(chan error, 1)
-	go func() { a.served <- a.server.Serve(ln) }()
+	a.wg.Go(func() { a.served <- a.server.Serve(ln) })
 	return nil
 }
 
@@ -165,14 +172,16 @@ func (a *App) Close() error {
 		}
 		cancel()
 	}
-	// Published events' outbox items: delete what is queued before
-	// stopping.
+	// The background workers stop (Close waits for them); then the
+	// published events' outbox items queued so far, the sweep's included,
+	// are deleted before the broker closes.
+	a.cancel()
+	a.wg.Wait()
 	fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	if ferr := a.Store.FlushOutbox(fctx); ferr != nil {
 		a.Store.Log.Warn("flushing the outbox at shutdown", "err", ferr)
 	}
 	cancel()
-	a.cancel()
 	if a.Broker != nil {
 		a.Broker.Close()
 	}

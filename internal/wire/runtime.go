@@ -2,7 +2,6 @@ package wire
 
 import (
 	"math"
-	"os"
 	"runtime/debug"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -45,10 +44,10 @@ type GCSettings struct {
 // cgroup v2 or v1 memory limit, the smallest on the way up the hierarchy,
 // or else the machine's memory; read by automemlimit), and GOGC at
 // GCPercent, since the limit now bounds the heap. GOMEMLIMIT and GOGC in
-// the environment override each (GOGC=off included); where no memory
+// the environment (getenv: the server reads it once) override each (GOGC=off included); where no memory
 // figure can be read, nothing changes.
-func TuneGC() GCSettings {
-	s := decideGC(os.Getenv, memlimit.ApplyFallback(memlimit.FromCgroup, memlimit.FromSystem))
+func TuneGC(getenv func(string) string) GCSettings {
+	s := decideGC(getenv, memlimit.ApplyFallback(memlimit.FromCgroup, memlimit.FromSystem))
 	if s.MemoryLimit > 0 {
 		debug.SetMemoryLimit(s.MemoryLimit)
 	}

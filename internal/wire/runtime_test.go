@@ -42,7 +42,7 @@ func TestDecideGC(t *testing.T) {
 func TestTuneGCAppliesItsDecision(t *testing.T) {
 	prevLimit, prevPercent := debug.SetMemoryLimit(-1), debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetMemoryLimit(prevLimit); debug.SetGCPercent(prevPercent) })
-	s := TuneGC()
+	s := TuneGC(os.Getenv)
 	if s.MemoryLimit > 0 {
 		if got := debug.SetMemoryLimit(-1); got != s.MemoryLimit {
 			t.Errorf("memory limit = %d, TuneGC said %d", got, s.MemoryLimit)

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/live"
@@ -37,8 +38,8 @@ func NewStore(db dynamo.API, table string, log *slog.Logger, now func() time.Tim
 // NewHandler returns the GraphQL handler (POST /query) on store, its tokens
 // checked by auth: graph.NewHandler with o, whose Store and Auth it sets and
 // whose clock and log default to the store's (o.Now, o.Log).
-func NewHandler(store *dynamo.Store, auth *graph.Authenticator, o graph.Options) http.Handler {
-	o.Store, o.Auth = store, auth
+func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o graph.Options) http.Handler {
+	o.Store, o.Auth = store, authn
 	if o.Now == nil {
 		o.Now = store.Now
 	}

@@ -1,4 +1,4 @@
-package graph
+package auth
 
 import (
 	"testing"
@@ -24,7 +24,7 @@ func TestVerifiedTokens(t *testing.T) {
 		return tok
 	}
 	verify := func(tok string) (string, error) {
-		sub, _, err := a.verify("Bearer " + tok)
+		sub, _, err := a.Check("Bearer " + tok)
 		return sub, err
 	}
 	tok := hs(jwt.RegisteredClaims{Subject: "ann", IssuedAt: jwt.NewNumericDate(start), ExpiresAt: jwt.NewNumericDate(start.Add(time.Hour))})

@@ -1,4 +1,9 @@
-package graph
+// Package auth checks bearer tokens (JWT: HS256 with a secret, asymmetric
+// algorithms with an identity provider's JWK Set), keeps those verified a
+// moment ago, and carries the viewer a request's token names in its
+// context. graph reads the viewer from it; auth imports nothing of the
+// server's but domain.
+package auth
 
 import (
 	"bytes"
@@ -123,29 +128,44 @@ func (a *Authenticator) maxLifetime() time.Duration {
 
 type viewerKey struct{}
 
-type viewerInfo struct {
-	id  string
-	err error     // why the token was refused; nil with an empty id: no token
-	exp time.Time // when the token expires (ends subscriptions)
+// Token is what a request's bearer token said: the viewer's id and when
+// the token expires, or why it was refused.
+type Token struct {
+	ID  string
+	Err error     // why the token was refused; nil with an empty ID: no token
+	Exp time.Time // when the token expires (ends subscriptions)
 }
 
-var errNoToken = errors.New("authentication required: send Authorization: Bearer <token>")
+// WithToken returns ctx carrying t (Middleware does it for HTTP requests,
+// the WebSocket transport at connection_init).
+func WithToken(ctx context.Context, t Token) context.Context {
+	return context.WithValue(ctx, viewerKey{}, t)
+}
+
+// TokenOf returns the token ctx carries (the zero Token: none).
+func TokenOf(ctx context.Context) Token {
+	t, _ := ctx.Value(viewerKey{}).(Token)
+	return t
+}
+
+// ErrNoToken is a request's missing token.
+var ErrNoToken = errors.New("authentication required: send Authorization: Bearer <token>")
 
 // Middleware reads the bearer token of each request. A bad token is
 // remembered as such (never treated as anonymous); resolvers and the
 // operation gate refuse it with UNAUTHENTICATED.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var v viewerInfo
+		var v Token
 		if h := r.Header.Get("Authorization"); h != "" {
-			v.id, v.exp, v.err = a.verify(h)
+			v.ID, v.Exp, v.Err = a.Check(h)
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)))
+		next.ServeHTTP(w, r.WithContext(WithToken(r.Context(), v)))
 	})
 }
 
-// clock is the Authenticator's clock (Now, or time.Now).
-func (a *Authenticator) clock() func() time.Time {
+// Clock is the Authenticator's clock (Now, or time.Now).
+func (a *Authenticator) Clock() func() time.Time {
 	if a != nil && a.Now != nil {
 		return a.Now
 	}
@@ -154,12 +174,14 @@ func (a *Authenticator) clock() func() time.Time {
 
 // Verify checks an Authorization header value and returns the token's sub.
 func (a *Authenticator) Verify(header string) (string, error) {
-	sub, _, err := a.verify(header)
+	sub, _, err := a.Check(header)
 	return sub, err
 }
 
 // verify is Verify that also returns when the token expires.
-func (a *Authenticator) verify(header string) (string, time.Time, error) {
+// Check checks an Authorization header value and returns the token's sub
+// and expiry.
+func (a *Authenticator) Check(header string) (string, time.Time, error) {
 	scheme, raw, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
 		return "", time.Time{}, errors.New("the Authorization header must be: Bearer <token>")
@@ -375,17 +397,17 @@ func (a *Authenticator) Sign(sub string, ttl time.Duration) (string, error) {
 
 // Viewer returns the authenticated viewer's id, or an UNAUTHENTICATED error.
 func Viewer(ctx context.Context) (string, error) {
-	v, _ := ctx.Value(viewerKey{}).(viewerInfo)
+	v := TokenOf(ctx)
 	switch {
-	case v.err != nil:
-		return "", &authError{v.err}
-	case v.id == "":
-		return "", &authError{errNoToken}
+	case v.Err != nil:
+		return "", &Error{v.Err}
+	case v.ID == "":
+		return "", &Error{ErrNoToken}
 	}
-	return v.id, nil
+	return v.ID, nil
 }
 
-// authError is a refused or missing token.
-type authError struct{ err error }
+// Error is a refused, missing or expired token: UNAUTHENTICATED.
+type Error struct{ Err error }
 
-func (e *authError) Error() string { return e.err.Error() }
+func (e *Error) Error() string { return e.Err.Error() }

@@ -1,4 +1,4 @@
-package graph
+package auth
 
 import (
 	"crypto/sha256"
