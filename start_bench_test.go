@@ -36,17 +36,21 @@ var (
 // -start.items items of the benchmark's dataset, and reports:
 //
 //   - cpu-s/op: the CPU of that start (the snapshot loaded into the engine);
+//
 //   - heap-bytes/item: the heap the loaded table takes, per item;
+//
 //   - replay-cpu-s: the CPU of a start from the snapshot and a journal of
 //     -start.journal records (each a write through the API);
+//
 //   - snapshot-s, snapshot-cpu-s: the time and CPU of one snapshot of the
 //     table (DataFile.Save) after a write, and snapshot-hold-s the time
 //     writes waited for it;
+//
 //   - migrate-cpu-s: the CPU of the first start from a data file of the
 //     version before snapshots of version 3 (a dump, counted and indexed
 //     afresh), once.
 //
-//	go test . -run '^$' -bench StartFromDataDir -benchtime 3x -args -start.items 100000
+//     go test . -run '^$' -bench StartFromDataDir -benchtime 3x -args -start.items 100000
 func BenchmarkStartFromDataDir(b *testing.B) {
 	wire.TuneGC() // as main does
 	ctx := context.Background()
