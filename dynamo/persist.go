@@ -329,6 +329,13 @@ func (f *DataFile) Run(ctx context.Context, every time.Duration) {
 			due := f.dirty || f.grown() || !f.file && f.Embedded.Writes() != f.saved
 			f.mu.Unlock()
 			if !due {
+				// Without a flush per write, a flush per tick bounds
+				// what a power loss takes to the writes of one tick.
+				if f.Journal != "" && !f.JournalSync {
+					if err := f.Embedded.FlushJournal(); err != nil && ctx.Err() == nil {
+						f.Store.Log.Warn("flushing the journal", "err", err)
+					}
+				}
 				continue
 			}
 			_, err := f.Save(ctx)

@@ -491,6 +491,26 @@ func (j *journal) dropBefore(seq int) func() error {
 	}
 }
 
+// FlushJournal flushes the journal's file to disk: with sync off (see
+// StartJournal), what bounds the writes a power loss may take between
+// snapshots. Without a journal it does nothing.
+func (e *Store) FlushJournal() error {
+	j := e.journal.Load()
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	f, closed := j.f, j.closed
+	j.mu.Unlock()
+	if closed {
+		return nil
+	}
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) { // closed: a cut flushed it
+		return fmt.Errorf("flushing the journal: %w", err)
+	}
+	return nil
+}
+
 // closeJournal flushes and closes the journal; writes after it are
 // refused.
 func (e *Store) closeJournal() error {
