@@ -24,9 +24,12 @@ import (
 // The embedded store's data directory (-data-dir, DATA_DIR; default
 // .taskgraph under the working directory) holds:
 //
-//   - <table>.jsonl: the table, a dump (see dynamo.ReadDump) replaced whole
-//     every saveEvery while writes come in, and at shutdown
-//     (dynamo.DataFile: written beside, flushed, renamed, directory flushed);
+//   - <table>.jsonl: the table, a snapshot (a dump of version 3, see
+//     dynamo.ReadDump) replaced whole once the journal has grown by
+//     dynamo.DefaultSnapshotRecords records or DefaultSnapshotBytes (looked
+//     at every saveEvery), and at shutdown (dynamo.DataFile: taken from a
+//     copy-on-write view of the table, written beside, flushed, renamed,
+//     directory flushed);
 //   - <table>.journal.<n>: the journal, every write answered since that
 //     snapshot, appended before the write is answered (flushed to disk
 //     first with -journal-sync=commit), replayed over the snapshot at start
@@ -48,8 +51,8 @@ const (
 )
 
 // moveAdvice tells how to move the embedded store's data to a real endpoint.
-const moveAdvice = "the embedded store keeps the whole table in memory (about 1 KB an item), reads it at every start " +
-	"and rewrites its snapshot while writes come: seconds each past about 100,000 items; " +
+const moveAdvice = "the embedded store keeps the whole table in memory (about 800 bytes an item), loads it at every start " +
+	"and rewrites its snapshot as writes come: about a second of CPU each per 100,000 items; " +
 	"to move the data to DynamoDB Local, dynalite or AWS: go run . export > dump.jsonl, then " +
 	"AWS_ENDPOINT_URL_DYNAMODB=http://… go run . import < dump.jsonl"
 

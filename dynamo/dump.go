@@ -31,6 +31,28 @@ import (
 // dumpVersion is the version of the dumps Export writes.
 const dumpVersion = 2
 
+// snapshotVersion is the version of the embedded store's snapshots
+// (DataFile.Save): a dump of version 2 whose items are one point in time of
+// the table as this program keeps it (taken from a consistent view while
+// writes were held), its counters, tag indexes and change log in step with
+// its items, so that a start loads it as it is (DataFile.Load) instead of
+// counting and building them afresh. Its item lines are the store's own
+// JSON of each item. ReadDump (an import) reads it as a dump of version 2.
+// Its checksum is the sum of version 2 plus snapshotSalt, so that a version
+// changed from one to the other does not match it.
+const snapshotVersion = 3
+
+// snapshotSalt is added to the checksum of a snapshot (snapshotVersion).
+var snapshotSalt = crc32.Checksum([]byte("taskgraph snapshot"), castagnoli)
+
+// checksumOf is the checksum a dump of version has for its items' sum.
+func checksumOf(version int, sum uint32) string {
+	if version == snapshotVersion {
+		sum += snapshotSalt
+	}
+	return fmt.Sprintf("%08x", sum)
+}
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Item is one table item as the SDK holds it.
@@ -166,12 +188,12 @@ func checkCountLine(line []byte, version *int, checksum *string, sum uint32) err
 		return nil // version 1: no checksum
 	case version == nil:
 		return errors.New("a checksum without a version")
-	case *version != dumpVersion:
-		return fmt.Errorf("a dump of version %s: this one reads versions 1 (no \"Version\") and %d", fields["Version"], dumpVersion)
+	case *version != dumpVersion && *version != snapshotVersion:
+		return fmt.Errorf("a dump of version %s: this one reads versions 1 (no \"Version\"), %d and %d", fields["Version"], dumpVersion, snapshotVersion)
 	case checksum == nil:
 		return errors.New("the checksum is missing")
-	case *checksum != fmt.Sprintf("%08x", sum):
-		return fmt.Errorf("the items do not match the checksum %q (theirs is %08x): a line was changed after the dump was written", *checksum, sum)
+	case *checksum != checksumOf(*version, sum):
+		return fmt.Errorf("the items do not match the checksum %q (theirs is %s): a line was changed after the dump was written", *checksum, checksumOf(*version, sum))
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func TestADumpsChecksumCatchesEveryFlippedBit(t *testing.T) {
 		{"a checksum that does not match", regexp.MustCompile(`"[0-9a-f]{8}"`).ReplaceAllLiteralString(lines[n], `"0000000g"`), "do not match the checksum"},
 		{"a version 2 without a checksum", `{"Count":N,"Version":2}`, "checksum is missing"},
 		{"a checksum without a version", `{"Count":N,"Checksum":"00000000"}`, "without a version"},
-		{"an unknown version", `{"Count":N,"Version":3,"Checksum":"00000000"}`, "version 3"},
+		{"an unknown version", `{"Count":N,"Version":4,"Checksum":"00000000"}`, "version 4"},
 		{"an unknown field", `{"Count":N,"Versiom":2,"Checksum":"00000000"}`, `unknown field "Versiom"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

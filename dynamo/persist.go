@@ -1,10 +1,13 @@
 package dynamo
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +17,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
+	"github.com/taskgraph/taskgraph/dynamo/embedded/engine"
 )
 
 // DataFile keeps the table of an embedded store in a file (a dump, see
@@ -47,12 +51,37 @@ type DataFile struct {
 	JournalSync bool
 	// Replayed is how many journal records Load applied over the snapshot.
 	Replayed int
+	// SnapshotRecords and SnapshotBytes are how far the journal grows
+	// (records, or their bytes, that no snapshot holds) before Run takes a
+	// snapshot; 0 is DefaultSnapshotRecords, DefaultSnapshotBytes. Without
+	// a journal, Run saves at every tick that follows writes.
+	SnapshotRecords int
+	SnapshotBytes   int64
 
 	mu    sync.Mutex
 	saved uint64 // Embedded.Writes() at the last load or save
-	dirty bool   // the table holds replayed records no snapshot has
+	dirty bool   // the table holds what no snapshot of this version has
 	items int    // items in the file
+	file  bool   // the file exists (loaded or saved)
+	held  time.Duration
 }
+
+// LastHold is how long the last snapshot held writes back (Save): the
+// time to wait for the writes in progress and take the table's view.
+func (f *DataFile) LastHold() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held
+}
+
+// DefaultSnapshotRecords and DefaultSnapshotBytes are the journal's growth
+// past which Run takes a snapshot: a start replays at most about that
+// much, and a snapshot, whose cost grows with the table, is taken only
+// once writes have added that much.
+const (
+	DefaultSnapshotRecords = 10_000
+	DefaultSnapshotBytes   = 16 << 20
+)
 
 // JournalPrefix is the prefix of the journal files beside the data file
 // path: task-manager.jsonl's are task-manager.journal.000001, ….
@@ -78,16 +107,49 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 			_ = os.Remove(t)
 		}
 	}
-	its, found, err := f.readSnapshot()
-	if err != nil {
-		return 0, found, err
+	b, err := os.ReadFile(f.Path)
+	found = err == nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return 0, false, err
 	}
-	if err := f.Store.PutItems(ctx, its); err != nil {
-		return 0, true, fmt.Errorf("loading the data file %s: %w", f.Path, err)
+	// A snapshot of this version is loaded as it is, straight into the
+	// engine; anything else (a data file of an older version, or none) is
+	// written through the store, counted and indexed afresh, and the next
+	// snapshot (at the first tick of Run) is of this version.
+	lines, whole := snapshotLines(b)
+	if whole {
+		if err := f.Embedded.LoadItems(f.Store.Table(), lines); err != nil {
+			var le *engine.LoadError
+			if errors.As(err, &le) {
+				return 0, true, fmt.Errorf("the data file %s is damaged: line %d: %v", f.Path, le.N+1, le.Err)
+			}
+			return 0, true, fmt.Errorf("loading the data file %s: %w", f.Path, err)
+		}
+		if err := f.Store.DetectTagIndex(ctx); err != nil {
+			return 0, true, err
+		}
+		if err := f.Store.DetectChangeLog(ctx); err != nil {
+			return 0, true, err
+		}
+		f.items = len(lines)
+	} else {
+		var its []Item
+		if found {
+			if its, err = ReadDump(bytes.NewReader(b)); err != nil {
+				return 0, true, fmt.Errorf("the data file %s is damaged: %w", f.Path, err)
+			}
+		}
+		if err := f.Store.PutItems(ctx, its); err != nil {
+			return 0, true, fmt.Errorf("loading the data file %s: %w", f.Path, err)
+		}
+		f.items = len(its)
+		f.dirty = found // a snapshot of this version replaces it at Run's first tick
 	}
-	f.saved, f.items = f.Embedded.Writes(), len(its)
+	f.saved, f.file = f.Embedded.Writes(), found
 	if f.Journal == "" {
-		return len(its), found, nil
+		return f.items, found, nil
 	}
 	journals, _, err := embedded.JournalFiles(f.Journal)
 	if err != nil {
@@ -102,39 +164,65 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 		return 0, true, fmt.Errorf("replaying the journal: %w (the start is refused rather than lose the writes after the damage: "+
 			"restore the file, or move %s.* away to start from the snapshot alone)", err, f.Journal)
 	}
-	f.dirty = f.Replayed > 0 // the next Save snapshots them, then drops the old files
+	f.dirty = f.dirty || f.Replayed > 0 // the next Save snapshots them, then drops the old files
 	if err := f.Embedded.StartJournal(f.Journal, f.JournalSync, f.Store.Log); err != nil {
 		return 0, true, err
 	}
 	if f.Replayed > 0 {
-		// The journal's records hold whole items as a write left them; a
-		// version without counters wrote them without: count afresh.
-		if _, err := f.Store.Recount(ctx); err != nil {
-			return 0, true, fmt.Errorf("counting the tasks and comments after the journal: %w", err)
+		if !whole {
+			// The journal's records hold whole items as a write left
+			// them; a version without counters wrote them without:
+			// count afresh. (After a snapshot of this version, this
+			// version wrote them.)
+			if _, err := f.Store.Recount(ctx); err != nil {
+				return 0, true, fmt.Errorf("counting the tasks and comments after the journal: %w", err)
+			}
 		}
-		if f.items, err = f.Store.Export(ctx, io.Discard); err != nil {
+		if f.items, err = f.Embedded.ItemCount(f.Store.Table()); err != nil {
 			return 0, true, fmt.Errorf("counting the items after the journal: %w", err)
 		}
 	}
 	return f.items, found || len(journals) > 0, nil
 }
 
-// readSnapshot reads the data file whole; found is false when there is none.
-func (f *DataFile) readSnapshot() (its []Item, found bool, err error) {
-	r, err := os.Open(f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+// snapshotLines returns the items of b, a data file, when it is a whole
+// snapshot of this version (snapshotVersion): every line but the last an
+// item line as Save writes it ({"Item":…}), the last line their count and
+// checksum, matching. The items are the JSON of each (slices of b). When
+// b is anything else, whole is false, and ReadDump reads it (and says
+// what is wrong with it).
+func snapshotLines(b []byte) (items [][]byte, whole bool) {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	last := bytes.LastIndexByte(b, '\n')
+	var tail struct {
+		Count    *int
+		Version  *int
+		Checksum *string
 	}
-	if err != nil {
-		return nil, false, err
+	if err := json.Unmarshal(b[last+1:], &tail); err != nil || tail.Version == nil || *tail.Version != snapshotVersion ||
+		tail.Count == nil || *tail.Count < 0 || tail.Checksum == nil {
+		return nil, false
 	}
-	defer r.Close()
-	its, err = ReadDump(r)
-	if err != nil {
-		return nil, true, fmt.Errorf("the data file %s is damaged: %w", f.Path, err)
+	var sum uint32
+	if last >= 0 {
+		items = make([][]byte, 0, *tail.Count)
+		for line := range bytes.SplitSeq(b[:last], []byte("\n")) {
+			item, ok := bytes.CutPrefix(line, []byte(snapshotItemPrefix))
+			if !ok || len(item) < 2 || item[len(item)-1] != '}' {
+				return nil, false
+			}
+			sum += crc32.Checksum(line, castagnoli)
+			items = append(items, item[:len(item)-1])
+		}
 	}
-	return its, true, nil
+	if len(items) != *tail.Count || checkCountLine(b[last+1:], tail.Version, tail.Checksum, sum) != nil {
+		return nil, false
+	}
+	return items, true
 }
+
+// snapshotItemPrefix begins each item line of a snapshot.
+const snapshotItemPrefix = `{"Item":`
 
 // Save writes a snapshot of the table to the file if any write call reached
 // the embedded store since the last load or save, and reports whether it
@@ -147,26 +235,30 @@ func (f *DataFile) Save(ctx context.Context) (saved bool, err error) {
 	if ro, _, _ := f.Embedded.ReadOnly(); ro {
 		return false, nil
 	}
-	var buf bytes.Buffer
+	t0 := time.Now()
 	release := f.Embedded.HoldWrites()
 	gen := f.Embedded.Writes()
 	if gen == f.saved && !f.dirty {
 		release()
 		return false, nil
 	}
-	n, err := f.Store.Export(ctx, &buf)
+	// The table at this point of the journal, in O(1): written to the file
+	// while writes go on.
+	view, err := f.Embedded.View(f.Store.Table())
 	var drop func() error
 	if err == nil { // the journal's older files hold what the snapshot holds, the new one what comes after
 		drop, err = f.Embedded.CutJournal()
 	}
 	release()
+	f.held = time.Since(t0)
 	if err != nil {
 		return false, fmt.Errorf("reading the table for %s: %w", f.Path, err)
 	}
-	if err := WriteFileAtomic(f.Path, buf.Bytes()); err != nil {
+	n := view.Len()
+	if err := WriteFileAtomicFunc(f.Path, func(w io.Writer) error { return writeSnapshot(w, view) }); err != nil {
 		return false, err
 	}
-	f.dirty = false
+	f.dirty, f.file = false, true
 	if err := drop(); err != nil { // replayed again at the next start: harmless
 		f.Store.Log.Warn("removing the journal's older files", "err", err)
 	}
@@ -175,6 +267,40 @@ func (f *DataFile) Save(ctx context.Context) (saved bool, err error) {
 	}
 	f.saved, f.items = gen, n
 	return true, nil
+}
+
+// writeSnapshot writes a view of the table as a snapshot (snapshotVersion):
+// each item's line is the store's own JSON of it.
+func writeSnapshot(w io.Writer, view *engine.View) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var sum uint32
+	n := 0
+	line := make([]byte, 0, 4096)
+	for raw := range view.Items {
+		line = append(append(append(line[:0], snapshotItemPrefix...), raw...), '}')
+		sum += crc32.Checksum(line, castagnoli)
+		_, _ = bw.Write(append(line, '\n'))
+		n++
+	}
+	fmt.Fprintf(bw, "{\"Count\":%d,\"Version\":%d,\"Checksum\":%q}\n", n, snapshotVersion, checksumOf(snapshotVersion, sum))
+	return bw.Flush()
+}
+
+// grown reports whether the journal has grown enough since the last
+// snapshot for Run to take one: always without a journal.
+func (f *DataFile) grown() bool {
+	if f.Journal == "" {
+		return true
+	}
+	records, size := f.Embedded.JournalGrowth()
+	maxRecords, maxBytes := f.SnapshotRecords, f.SnapshotBytes
+	if maxRecords <= 0 {
+		maxRecords = DefaultSnapshotRecords
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultSnapshotBytes
+	}
+	return records >= maxRecords || size >= maxBytes
 }
 
 // failureReminder is how often Run logs a save failure again while it
@@ -196,6 +322,22 @@ func (f *DataFile) Run(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			f.mu.Lock()
+			// A snapshot when the journal has grown, or the table holds
+			// what no snapshot of this version has, or at the first
+			// writes to a new data file.
+			due := f.dirty || f.grown() || !f.file && f.Embedded.Writes() != f.saved
+			f.mu.Unlock()
+			if !due {
+				// Without a flush per write, a flush per tick bounds
+				// what a power loss takes to the writes of one tick.
+				if f.Journal != "" && !f.JournalSync {
+					if err := f.Embedded.FlushJournal(); err != nil && ctx.Err() == nil {
+						f.Store.Log.Warn("flushing the journal", "err", err)
+					}
+				}
+				continue
+			}
 			_, err := f.Save(ctx)
 			switch {
 			case err != nil && ctx.Err() == nil:
@@ -218,17 +360,25 @@ func (f *DataFile) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// WriteFileAtomic replaces path with data so that a crash leaves either the
+// WriteFileAtomic replaces path with data (WriteFileAtomicFunc).
+func WriteFileAtomic(path string, data []byte) error {
+	return WriteFileAtomicFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileAtomicFunc replaces path with what write writes so that a crash leaves either the
 // old file or the new one, whole: a temporary file in the same directory,
 // flushed, renamed over path, then the directory flushed. The file is
 // readable by its owner only.
-func WriteFileAtomic(path string, data []byte) error {
+func WriteFileAtomicFunc(path string, write func(w io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp") // mode 0600
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	err = write(tmp)
 	if err == nil {
 		err = tmp.Sync()
 	}

@@ -40,9 +40,11 @@ const (
 	attrTasks   = "tasks"
 	attrEntries = "entries"
 	attrFull    = "full"
-	// keepEntry is in every map of tasks, whose keys are otherwise ULIDs,
-	// so that none is ever empty (the embedded store cannot query a
-	// partition holding an empty map).
+	// keepEntry was in every map of tasks written before the embedded
+	// store had its own engine (its former engine could not query a
+	// partition holding an empty map; the engine can, as DynamoDB does:
+	// TestEdgesAgainstDynamoDBLocal). Maps may be empty now; the entry,
+	// in tables written before, is no task and is skipped when read.
 	keepEntry = "_"
 
 	// DefaultTagIndexCap is Store.TagIndexCap's default: about 140 KB of
@@ -180,13 +182,13 @@ func (s *Store) writeIndexes(t *txn, mode map[key]int) {
 		}
 		notFull := expression.AttributeNotExists(expression.Name(attrFull))
 		if mode[k] == indexCreate {
-			m := map[string]string{keepEntry: ""}
+			m := map[string]string{}
 			for n, v := range c.set {
 				m[strings.TrimPrefix(n, attrTasks+".")] = v
 			}
 			cond := notFull.And(expression.AttributeNotExists(expression.Name(attrTasks)))
 			t.update(s.table, k, upd.Set(expression.Name(attrTasks), expression.Value(m)).
-				Set(expression.Name(attrEntries), expression.Value(len(m)-1)), &cond, &tagIndexMiss{keys: []key{k}})
+				Set(expression.Name(attrEntries), expression.Value(len(m))), &cond, &tagIndexMiss{keys: []key{k}})
 			continue
 		}
 		for _, n := range slices.Sorted(maps.Keys(c.set)) {
@@ -331,7 +333,7 @@ func tagIndexItems(items []item, limit int) []item {
 			k := tagIndexKey(pu, tag)
 			ix := byKey[k]
 			if ix == nil {
-				ix = map[string]types.AttributeValue{keepEntry: &types.AttributeValueMemberS{Value: ""}}
+				ix = map[string]types.AttributeValue{}
 				byKey[k] = ix
 				order = append(order, k)
 			}
@@ -342,7 +344,7 @@ func tagIndexItems(items []item, limit int) []item {
 	for _, k := range order {
 		ix := k.av()
 		ix["type"] = &types.AttributeValueMemberS{Value: typeTagIndex}
-		if n := len(byKey[k]) - 1; n > limit {
+		if n := len(byKey[k]); n > limit {
 			ix[attrFull] = &types.AttributeValueMemberBOOL{Value: true}
 		} else {
 			ix[attrTasks] = &types.AttributeValueMemberM{Value: byKey[k]}

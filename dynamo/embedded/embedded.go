@@ -37,6 +37,34 @@ type Store struct {
 	writes  atomic.Uint64                         // write calls served
 	journal atomic.Pointer[journal]               // nil until StartJournal (journal.go)
 	faults  atomic.Pointer[func(op string) error] // InjectJournalFault
+	grown   growth                                // JournalGrowth
+}
+
+// LoadItems stores items (each an item in DynamoDB's JSON: its attributes'
+// object) in the table straight into the engine, each over any item with
+// its key (engine.Engine.Load): a start's snapshot, without calls. It is
+// not journaled; an item that is not valid is an *engine.LoadError and
+// nothing is stored.
+func (e *Store) LoadItems(table string, items [][]byte) error {
+	e.gate.RLock()
+	defer e.gate.RUnlock()
+	err := e.Server.Engine().Load(table, items)
+	if err == nil {
+		e.writes.Add(1)
+	}
+	return err
+}
+
+// View returns the table as it is now, which later writes do not change
+// (engine.View), in O(1). Taken while writes are held (HoldWrites), it is
+// the table at that point of the journal.
+func (e *Store) View(table string) (*engine.View, error) {
+	return e.Server.Engine().View(table)
+}
+
+// ItemCount is the number of items in the table.
+func (e *Store) ItemCount(table string) (int, error) {
+	return e.Server.Engine().ItemCount(table)
 }
 
 // Start starts an embedded store on a free loopback port.

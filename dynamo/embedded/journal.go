@@ -171,6 +171,47 @@ type image struct {
 	Item  map[string]json.RawMessage `json:"i,omitempty"`
 }
 
+// rawRecord is a record as Replay reads it: the images' JSON handed to the
+// engine as it is.
+type rawRecord struct {
+	W []struct {
+		Table string          `json:"t"`
+		Key   json.RawMessage `json:"k"`
+		Item  json.RawMessage `json:"i"`
+	} `json:"w"`
+}
+
+// growth counts the journal's records (and their bytes) that no snapshot
+// holds: replayed at start or appended since, until the next CutJournal.
+type growth struct {
+	mu      sync.Mutex
+	records int
+	bytes   int64
+}
+
+func (g *growth) add(records int, bytes int64) {
+	g.mu.Lock()
+	g.records += records
+	g.bytes += bytes
+	g.mu.Unlock()
+}
+
+func (g *growth) reset() {
+	g.mu.Lock()
+	g.records, g.bytes = 0, 0
+	g.mu.Unlock()
+}
+
+// JournalGrowth returns how many records the journal holds that no
+// snapshot does, and their bytes: those replayed at start and those
+// written since, until the next CutJournal. A snapshot is worth taking
+// once they are many (dynamo.DataFile.Run).
+func (e *Store) JournalGrowth() (records int, bytes int64) {
+	e.grown.mu.Lock()
+	defer e.grown.mu.Unlock()
+	return e.grown.records, e.grown.bytes
+}
+
 // journal is the open journal of a Store.
 type journal struct {
 	e      *Store
@@ -271,17 +312,23 @@ func (e *Store) Replay(prefix string, torn func(path, kept string, err error)) (
 		default:
 			return records, fmt.Errorf("reading the journal %s: %w", p, rerr)
 		}
+		eng := e.Server.Engine()
 		for n, pl := range payloads {
-			var rec record
+			var rec rawRecord
 			if err := json.Unmarshal(pl, &rec); err != nil {
 				return records, fmt.Errorf("the journal %s, record %d: %w", p, n+1, err)
 			}
 			for _, im := range rec.W {
-				if err := e.apply(im); err != nil {
+				var item []byte
+				if len(im.Item) > 0 && string(im.Item) != "null" {
+					item = im.Item
+				}
+				if err := eng.Set(im.Table, im.Key, item); err != nil {
 					return records, fmt.Errorf("the journal %s, record %d: %w", p, n+1, err)
 				}
 			}
 			records++
+			e.grown.add(1, int64(recordHeader+len(pl)))
 		}
 	}
 	return records, nil
@@ -408,6 +455,7 @@ func (e *Store) CutJournal() (drop func() error, err error) {
 		return nil, fmt.Errorf("the journal is read-only: %w", j.failed)
 	}
 	if j.written == 0 { // the older files hold everything so far
+		e.grown.reset()
 		return j.dropBefore(j.seq), nil
 	}
 	if err := j.flush(j.f); err != nil {
@@ -420,6 +468,7 @@ func (e *Store) CutJournal() (drop func() error, err error) {
 	_ = j.f.Close() // flushed: nothing of it can be lost now
 	j.seq, j.f, j.written = j.seq+1, f, 0
 	j.synced = 0
+	e.grown.reset()
 	return j.dropBefore(j.seq), nil
 }
 
@@ -440,6 +489,26 @@ func (j *journal) dropBefore(seq int) func() error {
 		}
 		return nil
 	}
+}
+
+// FlushJournal flushes the journal's file to disk: with sync off (see
+// StartJournal), what bounds the writes a power loss may take between
+// snapshots. Without a journal it does nothing.
+func (e *Store) FlushJournal() error {
+	j := e.journal.Load()
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	f, closed := j.f, j.closed
+	j.mu.Unlock()
+	if closed {
+		return nil
+	}
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) { // closed: a cut flushed it
+		return fmt.Errorf("flushing the journal: %w", err)
+	}
+	return nil
 }
 
 // closeJournal flushes and closes the journal; writes after it are
@@ -628,6 +697,7 @@ func (j *journal) append(e *Store, keys, before []image) (*commit, error) {
 	if err := j.write(appendRecord(nil, payload)); err != nil {
 		return nil, err
 	}
+	j.e.grown.add(1, int64(recordHeader+len(payload)))
 	c := &commit{end: j.written, before: before}
 	if j.sync {
 		j.pending = append(j.pending, c)
