@@ -49,8 +49,48 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	if err := s.PutItems(ctx, items); err != nil {
 		return err
 	}
+	// The copies of members whose profiles d does not hold (written
+	// before), one transaction per 100.
+	in := make(map[string]bool, len(d.Users))
+	for _, u := range d.Users {
+		in[u.ID] = true
+	}
+	var t txn
+	for _, m := range d.Members {
+		if in[m.UserID] {
+			continue
+		}
+		for _, p := range d.Projects {
+			if p.ID == m.ProjectID {
+				s.copyTo(&t, m.UserID, p.ID, p.Name, nil)
+			}
+		}
+		if len(t.items) == maxTxnItems {
+			if err := s.commit(ctx, &t); err != nil {
+				return err
+			}
+			t = txn{}
+		}
+	}
+	if len(t.items) > 0 {
+		if err := s.commit(ctx, &t); err != nil {
+			return err
+		}
+	}
 	for i, p := range d.Projects { // the positions of their change logs, as loaded (changeLogItems)
 		p.Seq, p.ProjectSeq = numberOf(projects[i], attrSeq), numberOf(projects[i], attrProjectSeq)
+	}
+	names := make(map[string]string, len(d.Projects))
+	for _, p := range d.Projects {
+		names[p.ID] = p.Name
+	}
+	for _, u := range d.Users { // their copies, as loaded (profileCopies)
+		u.Projects = map[string]string{}
+		for _, m := range d.Members {
+			if name, ok := names[m.ProjectID]; ok && m.UserID == u.ID {
+				u.Projects[m.ProjectID] = name
+			}
+		}
 	}
 	return nil
 }

@@ -158,7 +158,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 		if spec.index != "" {
 			in.IndexName = aws.String(spec.index)
 		} else {
-			in.ConsistentRead = aws.Bool(true)
+			in.ConsistentRead = aws.Bool(strong(ctx))
 		}
 		srcs[i] = &source{in: in}
 	}
@@ -276,7 +276,7 @@ func (s *Store) queryAll(ctx context.Context, p pattern, pk string) ([]item, err
 	if p.index != "" {
 		in.IndexName = aws.String(p.index)
 	} else {
-		in.ConsistentRead = aws.Bool(true)
+		in.ConsistentRead = aws.Bool(strong(ctx))
 	}
 	var all []item
 	q := dynamodb.NewQueryPaginator(s.db, in)

@@ -23,6 +23,9 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*domain.C
 		if ahead, ok := l.projectsAhead.Load(k); ok {
 			ahead.(func(context.Context, []string))(ctx, ids) // with the visibility check's batch
 		}
+		for _, id := range ids { // the page's projects join the visibility check's batch
+			l.objects.Load(ctx, dynamo.ProjectRef(id))
+		}
 		return l.visibleProjects(ctx, ids)
 	}
 	c, err := l.store.ProjectsOfUser(ctx, k.id, k.page(), keep)
