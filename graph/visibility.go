@@ -67,6 +67,7 @@ func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 // their projects (one batch with the viewer's).
 func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error) {
 	theirs := make([]func() (any, error), len(ids))
+	l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // the viewer's, in the same batch (visibleProjects)
 	for i, id := range ids {
 		if id != l.viewer {
 			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
