@@ -34,8 +34,14 @@ import (
 // member, a deletion +2 per member. At 20 reads per write, each screen
 // that checks visibility saves 1.5 RCU or more (docs/performance.md).
 
-// attrProjects is a profile's map of its projects.
-const attrProjects = "projects"
+// attrProjects is a profile's map of its projects. It always holds the
+// entry keepCopy as well, which no project's ULID can equal: a map is never
+// empty (as the tag indexes' keepEntry: the embedded store and the
+// benchmark's simulator fail a Query over a partition with an empty map).
+const (
+	attrProjects = "projects"
+	keepCopy     = "_"
+)
 
 // MaxMembers is how many members a project may have, its owner included:
 // a rename or a deletion writes each member's copy in its transaction
@@ -98,6 +104,7 @@ func profileCopies(items []item) {
 			if m == nil {
 				m = map[string]types.AttributeValue{}
 			}
+			m[keepCopy] = &types.AttributeValueMemberS{Value: ""}
 			it[attrProjects] = &types.AttributeValueMemberM{Value: m}
 		}
 	}

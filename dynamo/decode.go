@@ -196,6 +196,9 @@ func (d *decoder) projects(m item, attr string) map[string]string {
 	switch v := m[attr].(type) {
 	case *types.AttributeValueMemberM:
 		for u, name := range v.Value {
+			if u == keepCopy {
+				continue
+			}
 			s, ok := name.(*types.AttributeValueMemberS)
 			if !ok {
 				d.fail(attr, v, "a map of strings")

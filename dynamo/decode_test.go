@@ -34,6 +34,9 @@ func decodeReflect(m item) (any, error) {
 		}
 		ps := map[string]string{}
 		for u, name := range it.Projects {
+			if u == keepCopy {
+				continue
+			}
 			ps[domain.ProjectIDOf(u)] = name
 		}
 		return &domain.User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt), Rev: it.Rev, Projects: ps}, nil

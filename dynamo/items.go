@@ -303,7 +303,8 @@ func marshal(v any) item {
 func ulidOf(id string) string { return id[strings.LastIndexByte(id, '#')+1:] }
 
 func userToItem(u *domain.User, rev int) item {
-	ps := make(map[string]string, len(u.Projects))
+	ps := make(map[string]string, len(u.Projects)+1)
+	ps[keepCopy] = ""
 	for id, name := range u.Projects {
 		ps[ulidOf(id)] = name
 	}
