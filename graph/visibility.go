@@ -51,6 +51,20 @@ func (l *Loaders) visibleTasks(ctx context.Context, tasks []*domain.Task) ([]boo
 	return l.visibleProjects(ctx, ids)
 }
 
+// visibleTasksOf is visibleTasks for the page k of a user's tasks: when
+// its nodes select their project (taskProjects), the projects join the
+// check's batch.
+func (l *Loaders) visibleTasksOf(k pageKey) func(context.Context, []*domain.Task) ([]bool, error) {
+	return func(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
+		if _, ok := l.taskProjects.Load(k); ok {
+			for _, t := range tasks {
+				l.objects.Load(ctx, dynamo.ProjectRef(t.ProjectID))
+			}
+		}
+		return l.visibleTasks(ctx, tasks)
+	}
+}
+
 // canSeeUser reports whether the viewer may see the user id: themselves, or
 // someone they share a visible project with (visibleUsers).
 func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
