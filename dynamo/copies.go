@@ -65,9 +65,6 @@ func (s *Store) dropCopy(t *txn, u, projectID string) {
 	t.update(s.table, userKey(u), upd, ptr(exists()), errRetry)
 }
 
-// copiesKey is the marker of a table whose profiles carry their copies.
-var copiesKey = key{"META", "COPIES"}
-
 const typeCopiesMarker = "COPIES"
 
 func copiesMarker() item {
