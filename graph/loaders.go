@@ -290,6 +290,20 @@ func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, 
 	return load[*domain.Project](ctx, l, dynamo.ProjectRef(id))()
 }
 
+// TaskProject loads a task's project: from the copy on the viewer's
+// profile (which the task's visibility check read) when the field selects
+// only its id and name (copyFields), else its item.
+func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, error) {
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
+		onlyCopyFields(graphql.CollectFieldsCtx(ctx, nil)) {
+		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
+		if u, ok := v.(*domain.User); ok && err == nil && dynamo.Visible(u, id) {
+			return &domain.Project{ID: id, Name: u.Projects[id]}, nil
+		}
+	}
+	return l.ProjectByID(ctx, id)
+}
+
 // TaskByID loads a task (ENOTFOUND when it does not exist).
 func (l *Loaders) TaskByID(ctx context.Context, id string) (*domain.Task, error) {
 	return load[*domain.Task](ctx, l, dynamo.TaskRef(id))()
@@ -345,6 +359,9 @@ func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after 
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
 		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {
 		l.tagAssignees.Store(k, struct{}{})
+	}
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k)
 	}
 	return l.tasksByTagLoader().Load(ctx, k)()
 }

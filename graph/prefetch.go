@@ -174,7 +174,33 @@ func safeArgs(f func(map[string]any) map[string]any, vars map[string]any) (m map
 // overdue) selects its nodes' project: its visibility check then reads
 // the projects in its batch (visibleTasksOf).
 func (l *Loaders) noteTaskProjects(oc *graphql.OperationContext, conn graphql.CollectedField, k pageKey) {
-	if selectsNode(oc, conn, "project") {
+	if selectsProjectItem(oc, conn) {
 		l.taskProjects.Store(k, struct{}{})
 	}
+}
+
+// copyFields are the fields of a project its copy on the viewer's profile
+// answers (dynamo/copies.go): a task's project { id name } reads no
+// project item.
+var copyFields = map[string]bool{"id": true, "name": true, "__typename": true}
+
+// onlyCopyFields reports whether a project field selects only copyFields.
+func onlyCopyFields(fields []graphql.CollectedField) bool {
+	for _, f := range fields {
+		if !copyFields[f.Name] {
+			return false
+		}
+	}
+	return true
+}
+
+// selectsProjectItem reports whether a connection of tasks selects on its
+// nodes a project field its copy does not answer.
+func selectsProjectItem(oc *graphql.OperationContext, conn graphql.CollectedField) bool {
+	for _, f := range nodeFields(oc, conn) {
+		if f.Name == "project" && !onlyCopyFields(graphql.CollectFields(oc, f.Selections, nil)) {
+			return true
+		}
+	}
+	return false
 }
