@@ -13,6 +13,11 @@ type User struct {
 	// Rev counts the writes of the profile (updateProfile): a sync tells
 	// by it that the viewer's own profile changed.
 	Rev int
+	// Projects are the projects the user is a member of, id → name: a
+	// copy on the profile's item, written in the transactions that change
+	// memberships, rename and delete projects (dynamo/copies.go), so that
+	// whether a viewer may see a project is one read of their profile.
+	Projects map[string]string
 }
 
 // Project groups tasks; its members may see and change them.

@@ -45,7 +45,7 @@ func (s *Store) getItems(ctx context.Context, keys []key) ([]item, error) {
 		}
 		ok, err := drain(ctx, req, backoff, func(ctx context.Context, req []item) ([]item, error) {
 			out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-				s.table: {Keys: req, ConsistentRead: aws.Bool(true)}}})
+				s.table: {Keys: req, ConsistentRead: aws.Bool(strong(ctx))}}})
 			if err != nil {
 				return nil, wrap(err, "reading items")
 			}

@@ -138,17 +138,18 @@ func (s *Store) recount(items []item) []item {
 			it[attrCommentCount] = n(comments[str(it, "id")])
 		}
 	}
+	profileCopies(items) // the profiles' copies of their projects, from the memberships (copies.go)
 	log, epoch := changeLogItems(items)
 	s.setChangeEpoch(epoch)
 	kept := slices.DeleteFunc(slices.Clone(items), rebuilt)
-	return append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...)
+	return append(append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...), copiesMarker())
 }
 
 // rebuilt reports whether recount builds the item afresh (a tag index or
 // the marker), or keeps or builds it with the change log (changeLogItems).
 func rebuilt(it item) bool {
 	switch str(it, "type") {
-	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker:
+	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker, typeCopiesMarker:
 		return true
 	}
 	return false

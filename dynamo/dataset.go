@@ -3,8 +3,10 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -49,8 +51,57 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	if err := s.PutItems(ctx, items); err != nil {
 		return err
 	}
+	// The copies of members whose profiles d does not hold (written
+	// before): each profile read, its map completed and written whole
+	// (BatchWriteItem: no transactions; Import is no concurrent writer's).
+	in := make(map[string]bool, len(d.Users))
+	for _, u := range d.Users {
+		in[u.ID] = true
+	}
+	names := make(map[string]string, len(d.Projects))
+	for _, p := range d.Projects {
+		names[p.ID] = p.Name
+	}
+	more := map[string]map[string]types.AttributeValue{} // user → copies to add
+	for _, m := range d.Members {
+		if name, ok := names[m.ProjectID]; ok && !in[m.UserID] {
+			if more[m.UserID] == nil {
+				more[m.UserID] = map[string]types.AttributeValue{}
+			}
+			more[m.UserID][ulidOf(m.ProjectID)] = &types.AttributeValueMemberS{Value: name}
+		}
+	}
+	var puts []types.WriteRequest
+	for u, add := range more {
+		it, err := s.getOne(ctx, userKey(u))
+		if err != nil {
+			return err
+		}
+		if it == nil {
+			continue
+		}
+		m, _ := it[attrProjects].(*types.AttributeValueMemberM)
+		all := map[string]types.AttributeValue{keepCopy: &types.AttributeValueMemberS{Value: ""}}
+		if m != nil {
+			maps.Copy(all, m.Value)
+		}
+		maps.Copy(all, add)
+		it[attrProjects] = &types.AttributeValueMemberM{Value: all}
+		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	if err := s.batchWrite(ctx, puts); err != nil {
+		return err
+	}
 	for i, p := range d.Projects { // the positions of their change logs, as loaded (changeLogItems)
 		p.Seq, p.ProjectSeq = numberOf(projects[i], attrSeq), numberOf(projects[i], attrProjectSeq)
+	}
+	for _, u := range d.Users { // their copies, as loaded (profileCopies)
+		u.Projects = map[string]string{}
+		for _, m := range d.Members {
+			if name, ok := names[m.ProjectID]; ok && m.UserID == u.ID {
+				u.Projects[m.ProjectID] = name
+			}
+		}
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func decode(m item) (any, error) {
 	switch typ {
 	case typeUser:
 		v = &domain.User{ID: d.s(m, "id"), Name: d.s(m, "name"), Email: d.sp(m, "email"), CreatedAt: parseTime(d.s(m, "createdAt")),
-			Rev: d.n(m, "rev")}
+			Rev: d.n(m, "rev"), Projects: d.projects(m, attrProjects)}
 		d.keys(m, "PK", "SK")
 	case typeProject:
 		v = &domain.Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
@@ -187,6 +187,30 @@ func (d *decoder) ss(m item, attr string) []string {
 		d.fail(attr, v, "a list of strings")
 		return nil
 	}
+}
+
+// projects reads a profile's copies of its projects (ULID → name) as
+// project id → name: an empty map when missing.
+func (d *decoder) projects(m item, attr string) map[string]string {
+	out := map[string]string{}
+	switch v := m[attr].(type) {
+	case *types.AttributeValueMemberM:
+		for u, name := range v.Value {
+			if u == keepCopy {
+				continue
+			}
+			s, ok := name.(*types.AttributeValueMemberS)
+			if !ok {
+				d.fail(attr, v, "a map of strings")
+				return out
+			}
+			out[domain.ProjectIDOf(u)] = s.Value
+		}
+	case nil, *types.AttributeValueMemberNULL:
+	default:
+		d.fail(attr, v, "a map of strings")
+	}
+	return out
 }
 
 // keys checks that key attributes the domain object does not keep are

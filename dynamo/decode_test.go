@@ -32,7 +32,14 @@ func decodeReflect(m item) (any, error) {
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {
 			return nil, err
 		}
-		return &domain.User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt), Rev: it.Rev}, nil
+		ps := map[string]string{}
+		for u, name := range it.Projects {
+			if u == keepCopy {
+				continue
+			}
+			ps[domain.ProjectIDOf(u)] = name
+		}
+		return &domain.User{ID: it.ID, Name: it.Name, Email: it.Email, CreatedAt: parseTime(it.CreatedAt), Rev: it.Rev, Projects: ps}, nil
 	case typeProject:
 		var it projectItem
 		if err := attributevalue.UnmarshalMap(m, &it); err != nil {

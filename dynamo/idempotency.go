@@ -175,8 +175,8 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 		if err != nil {
 			return zero, errReplayGone
 		}
-		// The result beside the two facts of visibility, in one read.
-		items, err := s.getItems(ctx, append(keys, projectKey(pu), memberKey(pu, viewer)))
+		// The result beside the viewer's profile (visibility), in one read.
+		items, err := s.getItems(ctx, append(keys, userKey(viewer)))
 		if err != nil {
 			return zero, err
 		}
@@ -186,19 +186,13 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 				return zero, errReplayGone
 			}
 		}
-		var p *domain.Project
-		var m *domain.Member
+		var u *domain.User
 		if items[n] != nil {
-			if p, err = decodeAs[*domain.Project](items[n]); err != nil {
+			if u, err = decodeAs[*domain.User](items[n]); err != nil {
 				return zero, err
 			}
 		}
-		if items[n+1] != nil {
-			if m, err = decodeAs[*domain.Member](items[n+1]); err != nil {
-				return zero, err
-			}
-		}
-		if !Visible(p, m) {
+		if !Visible(u, domain.ProjectIDOf(pu)) {
 			return zero, errReplayGone
 		}
 		return decodeAs[T](items[0])

@@ -45,6 +45,9 @@ type userItem struct {
 	Email     *string `dynamodbav:"email,omitempty"`
 	CreatedAt string  `dynamodbav:"createdAt"`
 	Rev       int     `dynamodbav:"rev"` // grows with each write, for optimistic locking
+	// Projects: the user's projects, ULID → name (copies.go); never nil, so
+	// that a membership's change can set one path of the map.
+	Projects map[string]string `dynamodbav:"projects"`
 }
 
 type projectItem struct {
@@ -300,8 +303,13 @@ func marshal(v any) item {
 func ulidOf(id string) string { return id[strings.LastIndexByte(id, '#')+1:] }
 
 func userToItem(u *domain.User, rev int) item {
+	ps := make(map[string]string, len(u.Projects)+1)
+	ps[keepCopy] = ""
+	for id, name := range u.Projects {
+		ps[ulidOf(id)] = name
+	}
 	return marshal(userItem{PK: userPK(u.ID), SK: profileSK, Type: typeUser, ID: u.ID, Name: u.Name,
-		Email: u.Email, CreatedAt: fmtTime(u.CreatedAt), Rev: rev})
+		Email: u.Email, CreatedAt: fmtTime(u.CreatedAt), Rev: rev, Projects: ps})
 }
 
 func projectToItem(p *domain.Project, rev int) item {

@@ -32,6 +32,7 @@ import (
 //	change      CHANGES#<p>     <position, 12 digits>                                          CHANGEEXP#<0..15>  <expiry>  (once it may go)
 //	departure   CHANGES#<p>     LEFT#<u>                                                       CHANGEEXP#<0..15>  <expiry>  (once it may go)
 //	marker      META            CHANGELOG
+//	marker      META            COPIES
 
 // Attribute and index names.
 const (
@@ -123,6 +124,10 @@ func positionOf(sk string) (int64, bool) {
 	n, err := strconv.ParseInt(sk, 10, 64)
 	return n, err == nil && n > 0
 }
+
+// copiesKey is the marker of a table whose profiles carry the copies of
+// their projects (copies.go).
+var copiesKey = key{"META", "COPIES"}
 
 // changeLogKey is the marker of a table whose change logs are complete,
 // with the epoch of the logs (changes.go).

@@ -159,7 +159,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 		if spec.index != "" {
 			in.IndexName = aws.String(spec.index)
 		} else {
-			in.ConsistentRead = aws.Bool(true)
+			in.ConsistentRead = aws.Bool(strong(ctx))
 		}
 		srcs[i] = &source{in: in}
 	}
@@ -290,7 +290,7 @@ func (s *Store) queryAllBefore(ctx context.Context, p pattern, pk, before, what 
 	if p.index != "" {
 		in.IndexName = aws.String(p.index)
 	} else {
-		in.ConsistentRead = aws.Bool(true)
+		in.ConsistentRead = aws.Bool(strong(ctx))
 	}
 	var all []item
 	q := dynamodb.NewQueryPaginator(s.db, in)

@@ -73,12 +73,24 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 		if userID == viewer {
 			return p, nil
 		}
+		// The members as of the seq read (the transaction's condition):
+		// at most MaxMembers (copies.go).
+		members, err := s.MembersOf(ctx, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(members, func(m *domain.Member) bool { return m.UserID == userID }) {
+			return p, nil // a member already: nothing changes
+		}
+		if len(members) >= MaxMembers {
+			return nil, errTooManyMembers
+		}
 		now := s.now()
 		var t txn
 		t.logTo(pu, p.Seq, now)
 		t.logProject() // its members changed
 		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
-		t.check(s.table, userKey(userID), exists(), domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
+		s.copyTo(&t, userID, p.ID, p.Name, domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
 		e := s.logChange(&t, userID, entryAt{}, &now)
 		t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}), e),
 			ptr(absent()), errAlreadyMember)
@@ -209,6 +221,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		t.logProject() // its members changed
 		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
 		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq0.AssignSeq))), errRetry)
+		s.dropCopy(t, userID, p.ID)
 		gone := s.logGone(t, userID, entryOf(mi), nil, &joined)
 		s.logDeparture(t, userID, gone.pos)
 		for _, task := range tasks {

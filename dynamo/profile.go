@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -40,7 +41,7 @@ func (s *Store) UpdateProfile(ctx context.Context, viewer string, in domain.Prof
 				if err != nil {
 					return nil, err
 				}
-				u.CreatedAt = old.CreatedAt
+				u.CreatedAt, u.Projects = old.CreatedAt, old.Projects
 				if !in.Email.Set {
 					u.Email = old.Email
 				}
@@ -53,8 +54,17 @@ func (s *Store) UpdateProfile(ctx context.Context, viewer string, in domain.Prof
 			}
 			// The job that copies the profile into the change logs of the
 			// user's projects, written with it (changes.go, copyProfile).
+			// Its own attributes only: the copies of its projects
+			// (copies.go) are written by other transactions.
+			upd := expression.Set(expression.Name("name"), expression.Value(u.Name)).
+				Set(expression.Name("rev"), expression.Value(rev+1))
+			if u.Email != nil {
+				upd = upd.Set(expression.Name("email"), expression.Value(*u.Email))
+			} else {
+				upd = upd.Remove(expression.Name("email"))
+			}
 			t := txn{result: viewer}
-			t.put(s.table, userToItem(u, rev+1), &cond, errRetry)
+			t.update(s.table, userKey(viewer), upd, &cond, errRetry)
 			t.put(s.table, profileJob(viewer, rev+1, s.now()), nil, nil)
 			if err := s.commit(ctx, &t); err != nil {
 				return nil, err

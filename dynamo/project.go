@@ -36,8 +36,8 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 	pu := ulidOf(p.ID)
 	var t txn
 	t.logTo(pu, 0, now)
-	t.check(s.table, userKey(viewer), exists(), ErrNoProfile)
-	e := s.logChange(&t, viewer, entryAt{}, &now) // the owner's member entry: position 1
+	s.copyTo(&t, viewer, p.ID, p.Name, ErrNoProfile) // the owner's copy; no profile, no project
+	e := s.logChange(&t, viewer, entryAt{}, &now)    // the owner's member entry: position 1
 	p.Seq, p.ProjectSeq = e.pos, e.pos
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
 	t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), e),
@@ -49,37 +49,38 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 	return p, nil
 }
 
-// access reads a project and the viewer's membership of it in one call and
-// reports ENOTFOUND when either is missing, and with owner set, EFORBIDDEN
+// access reads a project and the viewer's profile (visibility) in one
+// strongly consistent call (Guard) and reports ENOTFOUND when the project
+// is missing or the viewer may not see it, and with owner set, EFORBIDDEN
 // when the viewer is not its owner.
-func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*domain.Project, *domain.Member, item, error) {
+func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*domain.Project, *domain.User, item, error) {
 	p, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	items, err := s.getItems(ctx, []key{projectKey(p), memberKey(p, viewer)})
+	items, err := s.getItems(WithConsistency(ctx, Guard), []key{projectKey(p), userKey(viewer)})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var proj *domain.Project
-	var m *domain.Member
+	var u *domain.User
 	if items[0] != nil {
 		if proj, err = decodeAs[*domain.Project](items[0]); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	if items[1] != nil {
-		if m, err = decodeAs[*domain.Member](items[1]); err != nil {
+		if u, err = decodeAs[*domain.User](items[1]); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	if !Visible(proj, m) {
+	if proj == nil || !Visible(u, proj.ID) {
 		return nil, nil, nil, errProjectNotFound
 	}
 	if owner && proj.OwnerID != viewer {
 		return nil, nil, nil, errOwnerOnly
 	}
-	return proj, m, items[0], nil
+	return proj, u, items[0], nil
 }
 
 func ownedBy(viewer string) expression.ConditionBuilder {
@@ -127,16 +128,34 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			if err != nil {
 				return nil, err
 			}
+			old := p.Name
 			if in.Name.Set {
 				p.Name = n
 			}
 			if in.Description.Set {
 				p.Description = desc
 			}
+			renamed := p.Name != old
+			var members []*domain.Member
+			if renamed { // every member's copy of the name (copies.go): the members as of the seq read
+				if members, err = s.MembersOf(ctx, p.ID); err != nil {
+					return nil, err
+				}
+			}
 			rev, seq := revOf(raw), p.Seq
 			p.Seq, p.ProjectSeq = seq+1, seq+1 // a change of the project itself: the next position of its log
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
-			err = s.put(ctx, projectToItem(p, rev+1), ownedBy(viewer).And(revIs(rev)).And(seqIs(seq)), p.ID, p.ID, ev)
+			cond := ownedBy(viewer).And(revIs(rev)).And(seqIs(seq))
+			if renamed {
+				t := txn{result: p.ID, project: p.ID, event: ev}
+				t.put(s.table, projectToItem(p, rev+1), &cond, errRetry)
+				for _, m := range members {
+					s.copyTo(&t, m.UserID, p.ID, p.Name, errRetry)
+				}
+				err = s.commit(ctx, &t)
+			} else {
+				err = s.put(ctx, projectToItem(p, rev+1), cond, p.ID, p.ID, ev)
+			}
 			if err == nil {
 				s.rememberSeq(pu, p.Seq)
 			}
@@ -155,18 +174,30 @@ func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
 }
 
 func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
-	p, _, _, err := s.access(ctx, viewer, id, true)
+	_, err := retryOnChange(ctx, concurrentChange, func() (struct{}, error) {
+		p, _, _, err := s.access(ctx, viewer, id, true)
+		if err != nil {
+			return struct{}{}, err
+		}
+		// Every member's copy goes with the project (copies.go): the
+		// members as of the seq read, which the deletion's condition holds.
+		members, err := s.MembersOf(ctx, p.ID)
+		if err != nil {
+			return struct{}{}, err
+		}
+		pu := ulidOf(p.ID)
+		now := s.now()
+		var t txn
+		t.del(s.table, projectKey(pu), ptr(ownedBy(viewer).And(seqIs(p.Seq))), errRetry)
+		t.put(s.table, cleanupToItem(cleanupProject, pu, now), nil, nil)
+		for _, m := range members {
+			s.dropCopy(&t, m.UserID, p.ID)
+		}
+		t.result, t.project = p.ID, p.ID
+		t.event = changeEvent(domain.EventProjectDeleted, p.ID, p.ID, viewer, now, nil, nil, nil)
+		return struct{}{}, s.commit(ctx, &t)
+	})
 	if err != nil {
-		return err
-	}
-	pu := ulidOf(p.ID)
-	now := s.now()
-	var t txn
-	t.del(s.table, projectKey(pu), ptr(ownedBy(viewer)), errProjectNotFound)
-	t.put(s.table, cleanupToItem(cleanupProject, pu, now), nil, nil)
-	t.result, t.project = p.ID, p.ID
-	t.event = changeEvent(domain.EventProjectDeleted, p.ID, p.ID, viewer, now, nil, nil, nil)
-	if err := s.commit(ctx, &t); err != nil {
 		return err
 	}
 	s.KickCleanup()

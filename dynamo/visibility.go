@@ -10,23 +10,39 @@ import (
 
 // Visibility: a project, and everything under it, is visible to its
 // members while the project exists. Every path that decides who may see a
-// project applies that rule to the two facts it reads, the project item
-// and the viewer's member item: the GraphQL loaders (batched with the
-// rest of a level's reads), the live hub (Membership, for all of an
-// event's recipients at once), the mutations' access checks and the
-// idempotent replays (beside the items they read anyway).
+// project applies that rule (Visible) to one fact, the viewer's profile:
+// it carries the projects its user is a member of (copies.go), written in
+// the transactions that add and remove members and delete projects. The
+// GraphQL loaders read it with the rest of a level's reads (eventually
+// consistent on screens: Screen), the live hub for all of an event's
+// recipients at once (Membership, EventCheck), the mutations' access
+// checks and the idempotent replays beside the items they read anyway
+// (Guard), a sync strongly (SyncRead).
 
-// Visible is the rule: the project exists and the viewer is a member.
-func Visible(p *domain.Project, m *domain.Member) bool { return p != nil && m != nil }
+// Visible is the rule: the viewer's profile lists the project (viewer nil:
+// no profile, no project).
+func Visible(viewer *domain.User, projectID string) bool {
+	if viewer == nil {
+		return false
+	}
+	_, ok := viewer.Projects[projectID]
+	return ok
+}
 
-// Membership reads the project (nil when it does not exist) and the
-// memberships of those of users who are its members, in one strongly
-// consistent read: one BatchGetItem for up to 99 users, else one Query of
-// the project's members beside a read of the project. The user u may see
-// the project when Visible(p, ms[u]). Returns EINVALID for a malformed
-// project id, EUNAVAILABLE or EINTERNAL when the table fails.
-func (s *Store) Membership(ctx context.Context, project string, users []string) (p *domain.Project, ms map[string]*domain.Member, err error) {
-	ms = make(map[string]*domain.Member, len(users))
+// Membership reads whether the project exists and which of users may see
+// it (Visible), strongly consistent (EventCheck): the project and the
+// users' membership items, one BatchGetItem for up to 99 users, else one
+// Query of the project's members beside a read of the project (cheaper
+// than a profile each for an event's many recipients). A membership item
+// and the copy on its user's profile are written and removed in the same
+// transactions, and a project's deletion removes the copies with the
+// project item, so the fact they give (memberFact) is the profile's.
+// Returns EINVALID for a malformed project id, EUNAVAILABLE or EINTERNAL
+// when the table fails.
+func (s *Store) Membership(ctx context.Context, project string, users []string) (exists bool, visible map[string]bool, err error) {
+	ctx = WithConsistency(ctx, EventCheck)
+	var p *domain.Project
+	ms := make(map[string]*domain.Member, len(users))
 	if len(users) < 100 {
 		refs := make([]Ref, 0, len(users)+1)
 		refs = append(refs, ProjectRef(project))
@@ -36,43 +52,47 @@ func (s *Store) Membership(ctx context.Context, project string, users []string) 
 		vals, errs := s.Get(ctx, refs)
 		for i, err := range errs {
 			if err != nil && !domain.IsNotFound(err) {
-				return nil, nil, err
+				return false, nil, err
 			}
 			if m, ok := vals[i].(*domain.Member); ok && i > 0 && err == nil {
 				ms[users[i-1]] = m
 			}
 		}
 		p, _ = vals[0].(*domain.Project)
-		return p, ms, nil
-	}
-	var wg sync.WaitGroup
-	var perr error
-	wg.Add(1)
-	client.Go(func() {
-		defer wg.Done()
-		vals, errs := s.Get(ctx, []Ref{ProjectRef(project)})
-		p, _ = vals[0].(*domain.Project)
-		perr = errs[0]
-	})
-	all, err := s.MembersOf(ctx, project)
-	wg.Wait()
-	if err != nil {
-		return nil, nil, err
-	}
-	if perr != nil && !domain.IsNotFound(perr) {
-		return nil, nil, perr
-	}
-	if perr != nil {
-		p = nil
-	}
-	want := make(map[string]bool, len(users))
-	for _, u := range users {
-		want[u] = true
-	}
-	for _, m := range all {
-		if want[m.UserID] {
+	} else {
+		var wg sync.WaitGroup
+		var perr error
+		wg.Add(1)
+		client.Go(func() {
+			defer wg.Done()
+			vals, errs := s.Get(ctx, []Ref{ProjectRef(project)})
+			p, _ = vals[0].(*domain.Project)
+			perr = errs[0]
+		})
+		all, err := s.MembersOf(ctx, project)
+		wg.Wait()
+		if err != nil {
+			return false, nil, err
+		}
+		if perr != nil && !domain.IsNotFound(perr) {
+			return false, nil, perr
+		}
+		for _, m := range all {
 			ms[m.UserID] = m
 		}
 	}
-	return p, ms, nil
+	visible = make(map[string]bool, len(users))
+	for _, u := range users {
+		visible[u] = Visible(memberFact(p, ms[u]), project)
+	}
+	return p != nil, visible, nil
+}
+
+// memberFact is the fact a profile's copy gives (a user whose projects are
+// p, or none), from the project and the user's membership item.
+func memberFact(p *domain.Project, m *domain.Member) *domain.User {
+	if p == nil || m == nil {
+		return nil
+	}
+	return &domain.User{ID: m.UserID, Projects: map[string]string{p.ID: p.Name}}
 }

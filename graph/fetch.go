@@ -23,6 +23,9 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*domain.C
 		if ahead, ok := l.projectsAhead.Load(k); ok {
 			ahead.(func(context.Context, []string))(ctx, ids) // with the visibility check's batch
 		}
+		for _, id := range ids { // the page's projects join the visibility check's batch
+			l.objects.Load(ctx, dynamo.ProjectRef(id))
+		}
 		return l.visibleProjects(ctx, ids)
 	}
 	c, err := l.store.ProjectsOfUser(ctx, k.id, k.page(), keep)
@@ -68,6 +71,7 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[
 		return nil, err
 	}
 	_, assignees := l.tagAssignees.Load(k)
+	_, projects := l.taskProjects.Load(k)
 	visible := func(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
 		if assignees {
 			for _, t := range tasks {
@@ -84,7 +88,9 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[
 		refs := make([]dynamo.Ref, len(named))
 		for i, n := range named {
 			refs[i] = dynamo.TaskRef(n.TaskID)
-			l.objects.Load(ctx, dynamo.ProjectRef(n.ProjectID))
+			if projects { // a project { id name } is its copy on the profile (TaskProject)
+				l.objects.Load(ctx, dynamo.ProjectRef(n.ProjectID))
+			}
 			if assignees && n.AssigneeID != "" {
 				l.objects.Load(ctx, dynamo.UserRef(n.AssigneeID))
 			}

@@ -186,19 +186,9 @@ func (e *eventShared) read(b *memberBatch, project string) {
 }
 
 // checkMembership reports whether the project exists and which of users
-// are its members, in one strongly consistent read: one BatchGetItem for
-// up to 99 users, else one Query of the project's members beside a read of
-// the project (as the hub's check).
+// may see it, in one strongly consistent read (as the hub's check).
 func checkMembership(ctx context.Context, store *dynamo.Store, project string, users []string) (bool, map[string]bool, error) {
-	p, ms, err := store.Membership(ctx, project, users)
-	if err != nil {
-		return false, nil, err
-	}
-	member := make(map[string]bool, len(users))
-	for _, u := range users {
-		member[u] = dynamo.Visible(p, ms[u])
-	}
-	return p != nil, member, nil
+	return store.Membership(ctx, project, users)
 }
 
 // errGone ends a subscription whose viewer, when an event was resolved, no

@@ -51,6 +51,10 @@ type Loaders struct {
 	// tagAssignees holds the pages of tasksByTag whose nodes select their
 	// assignee: fetchTasksByTag reads them with the visibility check.
 	tagAssignees sync.Map // pageKey → struct{}
+	// taskProjects holds the pages of a user's tasks (assigned, overdue)
+	// whose nodes select their project: their visibility check reads the
+	// projects in its batch (noteTaskProjects).
+	taskProjects sync.Map // pageKey → struct{}
 	// profileAhead: me waits for the lists under it, whose visibility
 	// checks read the viewer's profile in their batch.
 	profileAhead atomic.Bool
@@ -196,7 +200,7 @@ func (l *Loaders) fetchCommentsOf(ctx context.Context, k pageKey) (*domain.Conn[
 }
 
 func (l *Loaders) fetchAssignedTo(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
-	return l.primeTasks(ctx)(l.store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasks))
+	return l.primeTasks(ctx)(l.store.TasksAssignedTo(ctx, k.id, k.page(), l.visibleTasksOf(k)))
 }
 
 func (l *Loaders) fetchOverdueOf(ctx context.Context, k overdueKey) (*domain.Conn[*domain.Task], error) {
@@ -204,7 +208,7 @@ func (l *Loaders) fetchOverdueOf(ctx context.Context, k overdueKey) (*domain.Con
 	if err != nil {
 		return nil, err
 	}
-	return l.primeTasks(ctx)(l.store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasks))
+	return l.primeTasks(ctx)(l.store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasksOf(k.pageKey)))
 }
 
 // each makes a loader that de-duplicates keys and runs one fetch per
@@ -286,6 +290,20 @@ func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, 
 	return load[*domain.Project](ctx, l, dynamo.ProjectRef(id))()
 }
 
+// TaskProject loads a task's project: from the copy on the viewer's
+// profile (which the task's visibility check read) when the field selects
+// only its id and name (copyFields), else its item.
+func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, error) {
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
+		onlyCopyFields(graphql.CollectFieldsCtx(ctx, nil)) {
+		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
+		if u, ok := v.(*domain.User); ok && err == nil && dynamo.Visible(u, id) {
+			return &domain.Project{ID: id, Name: u.Projects[id]}, nil
+		}
+	}
+	return l.ProjectByID(ctx, id)
+}
+
 // TaskByID loads a task (ENOTFOUND when it does not exist).
 func (l *Loaders) TaskByID(ctx context.Context, id string) (*domain.Task, error) {
 	return load[*domain.Task](ctx, l, dynamo.TaskRef(id))()
@@ -318,13 +336,21 @@ func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, aft
 
 // TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
 func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	return l.assignedToLoader().Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
+	k := pageKeyOf(id, pageArgs{first, after, last, before})
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k)
+	}
+	return l.assignedToLoader().Load(ctx, k)()
 }
 
 // OverdueByAssignee loads a page of the user's tasks the viewer may see
 // that are overdue as of asOf (null: today).
 func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *domain.Date, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	return l.overdueOfLoader().Load(ctx, overdueKeyOf(id, asOf, l.today(), pageArgs{first, after, last, before}))()
+	k := overdueKeyOf(id, asOf, l.today(), pageArgs{first, after, last, before})
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k.pageKey)
+	}
+	return l.overdueOfLoader().Load(ctx, k)()
 }
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
@@ -333,6 +359,9 @@ func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after 
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
 		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {
 		l.tagAssignees.Store(k, struct{}{})
+	}
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k)
 	}
 	return l.tasksByTagLoader().Load(ctx, k)()
 }

@@ -86,6 +86,7 @@ func typed[T any](v any, err error) (T, error) {
 // project reads a project (a well-formed id) for lookup.
 func (l *Loaders) project(ctx context.Context, id string) (*domain.Project, error) {
 	l.prefetch(ctx, id)
+	l.objects.Load(ctx, dynamo.ProjectRef(id)) // joins the visibility check's batch
 	ok, err := l.canSeeProject(ctx, id)
 	if !ok || err != nil {
 		return nil, err

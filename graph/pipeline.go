@@ -13,7 +13,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/auth"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -140,6 +142,7 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 			return next(context.WithValue(ctx, ctxKey{}, (*Loaders)(nil)))
 		}
 		viewer, _ := auth.Viewer(ctx)
+		ctx = dynamo.WithConsistency(ctx, readsOf(oc))
 		ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, viewer, o.Loaders, o.Now))
 		start := oc.Stats.OperationStart
 		if start.IsZero() {
@@ -325,4 +328,19 @@ func withoutData(b []byte) []byte {
 		return b
 	}
 	return append(out, '\n')
+}
+
+// readsOf is how an operation reads (dynamo.Consistency): a mutation's
+// guards and answer and a sync strongly (dynamo.Guard, dynamo.SyncRead), a
+// query's screen eventually consistent (dynamo.Screen).
+func readsOf(oc *graphql.OperationContext) dynamo.Consistency {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return dynamo.Guard
+	}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+		if f.Name == "sync" {
+			return dynamo.SyncRead
+		}
+	}
+	return dynamo.Screen
 }

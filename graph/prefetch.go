@@ -63,10 +63,14 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 			}
 			waits = append(waits, waitFor(l.projectsOfUserLoader().Load(ctx, k)))
 		case "User.assignedTasks":
-			waits = append(waits, waitFor(l.assignedToLoader().Load(ctx, pageKeyOf(id, args().pageArgs))))
+			k := pageKeyOf(id, args().pageArgs)
+			l.noteTaskProjects(oc, f, k)
+			waits = append(waits, waitFor(l.assignedToLoader().Load(ctx, k)))
 		case "User.overdueTasks":
 			if a := args(); !a.badAsOf {
-				waits = append(waits, waitFor(l.overdueOfLoader().Load(ctx, overdueKeyOf(id, a.asOf, l.today(), a.pageArgs))))
+				k := overdueKeyOf(id, a.asOf, l.today(), a.pageArgs)
+				l.noteTaskProjects(oc, f, k.pageKey)
+				waits = append(waits, waitFor(l.overdueOfLoader().Load(ctx, k)))
 			}
 		case "Project.members":
 			l.membersOfLoader().Load(ctx, id)
@@ -164,4 +168,39 @@ func safeArgs(f func(map[string]any) map[string]any, vars map[string]any) (m map
 		}
 	}()
 	return f(vars)
+}
+
+// noteTaskProjects records that the page k of a user's tasks (assigned or
+// overdue) selects its nodes' project: its visibility check then reads
+// the projects in its batch (visibleTasksOf).
+func (l *Loaders) noteTaskProjects(oc *graphql.OperationContext, conn graphql.CollectedField, k pageKey) {
+	if selectsProjectItem(oc, conn) {
+		l.taskProjects.Store(k, struct{}{})
+	}
+}
+
+// copyFields are the fields of a project its copy on the viewer's profile
+// answers (dynamo/copies.go): a task's project { id name } reads no
+// project item.
+var copyFields = map[string]bool{"id": true, "name": true, "__typename": true}
+
+// onlyCopyFields reports whether a project field selects only copyFields.
+func onlyCopyFields(fields []graphql.CollectedField) bool {
+	for _, f := range fields {
+		if !copyFields[f.Name] {
+			return false
+		}
+	}
+	return true
+}
+
+// selectsProjectItem reports whether a connection of tasks selects on its
+// nodes a project field its copy does not answer.
+func selectsProjectItem(oc *graphql.OperationContext, conn graphql.CollectedField) bool {
+	for _, f := range nodeFields(oc, conn) {
+		if f.Name == "project" && !onlyCopyFields(graphql.CollectFields(oc, f.Selections, nil)) {
+			return true
+		}
+	}
+	return false
 }

@@ -155,7 +155,7 @@ func (r *tagResolver) Tasks(ctx context.Context, obj *domain.Tag, first *int, af
 }
 
 func (r *taskResolver) Project(ctx context.Context, obj *domain.Task) (*domain.Project, error) {
-	return For(ctx).ProjectByID(ctx, obj.ProjectID)
+	return For(ctx).TaskProject(ctx, obj.ProjectID)
 }
 
 func (r *taskResolver) Assignee(ctx context.Context, obj *domain.Task) (*domain.User, error) {

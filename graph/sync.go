@@ -179,6 +179,9 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 	ids = slices.Compact(ids) // a project of both, once
 	// 2. The visibility check: projects and memberships, with the profile.
 	profile := load[*domain.User](ctx, l, dynamo.UserRef(viewer))
+	for _, id := range ids { // the projects join the profile's batch
+		l.objects.Load(ctx, dynamo.ProjectRef(id))
+	}
 	visible, err := l.visibleProjects(ctx, ids)
 	if err != nil {
 		return nil, err

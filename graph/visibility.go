@@ -9,33 +9,27 @@ import (
 )
 
 // Visibility: a project, and everything under it, is visible to its
-// members while the project exists (dynamo.Visible, the one rule). Both
-// facts are point reads through the loaders, so checking any number of
-// projects costs one batched read, shared with the rest of the level.
+// members while the project exists (dynamo.Visible, the one rule), which
+// reads one fact: the viewer's profile, with its copies of its projects
+// (dynamo/copies.go). It is a point read through the loaders, so checking
+// any number of projects costs one key of a batch shared with the rest of
+// the level, read as the operation reads (dynamo.Screen for a query:
+// eventually consistent, 0.5 RCU).
 
 // visibleProjects reports, for each project id, whether the viewer may see
 // it. Every check of a call joins one batch.
 func (l *Loaders) visibleProjects(ctx context.Context, ids []string) ([]bool, error) {
-	if len(ids) > 0 && l.profileAhead.Load() {
-		l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // me waits for it (Loaders.me)
-	}
-	type pair struct{ p, m func() (any, error) }
-	ths := make([]pair, len(ids))
-	for i, id := range ids {
-		ths[i] = pair{l.objects.Load(ctx, dynamo.ProjectRef(id)), l.objects.Load(ctx, dynamo.MemberRef(id, l.viewer))}
-	}
 	ok := make([]bool, len(ids))
-	for i, th := range ths {
-		p, perr := th.p()
-		m, merr := th.m()
-		for _, err := range []error{perr, merr} {
-			if err != nil && !domain.IsNotFound(err) {
-				return nil, err
-			}
-		}
-		proj, _ := p.(*domain.Project)
-		member, _ := m.(*domain.Member)
-		ok[i] = dynamo.Visible(proj, member) // the one rule (dynamo/visibility.go)
+	if len(ids) == 0 {
+		return ok, nil
+	}
+	v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
+	if err != nil && !domain.IsNotFound(err) {
+		return nil, err
+	}
+	viewer, _ := v.(*domain.User)
+	for i, id := range ids {
+		ok[i] = dynamo.Visible(viewer, id) // the one rule (dynamo/visibility.go)
 	}
 	return ok, nil
 }
@@ -57,6 +51,20 @@ func (l *Loaders) visibleTasks(ctx context.Context, tasks []*domain.Task) ([]boo
 	return l.visibleProjects(ctx, ids)
 }
 
+// visibleTasksOf is visibleTasks for the page k of a user's tasks: when
+// its nodes select their project (taskProjects), the projects join the
+// check's batch.
+func (l *Loaders) visibleTasksOf(k pageKey) func(context.Context, []*domain.Task) ([]bool, error) {
+	return func(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
+		if _, ok := l.taskProjects.Load(k); ok {
+			for _, t := range tasks {
+				l.objects.Load(ctx, dynamo.ProjectRef(t.ProjectID))
+			}
+		}
+		return l.visibleTasks(ctx, tasks)
+	}
+}
+
 // canSeeUser reports whether the viewer may see the user id: themselves, or
 // someone they share a visible project with (visibleUsers).
 func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
@@ -68,36 +76,29 @@ func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 }
 
 // visibleUsers reports, for each user id, whether the viewer may see them:
-// themselves, or someone who shares a project they may see
-// (visibleProjects). The users' memberships are read at once (one Query
-// each, with the viewer's), the projects in one batch.
+// themselves, or someone who is a member of a project the viewer may see
+// (visibleProjects): their profiles, which the answer reads anyway, list
+// their projects (one batch with the viewer's).
 func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error) {
-	theirs := make([]func() ([]string, error), len(ids))
+	theirs := make([]func() (any, error), len(ids))
+	l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // the viewer's, in the same batch (visibleProjects)
 	for i, id := range ids {
 		if id != l.viewer {
-			theirs[i] = l.projectIDsOfUserLoader().Load(ctx, id)
+			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
 		}
 	}
-	mine, err := l.ProjectIDsOfUser(ctx, l.viewer)
-	if err != nil {
-		return nil, err
-	}
-	set := make(map[string]bool, len(mine))
-	for _, id := range mine {
-		set[id] = true
-	}
 	var common []string
-	shared := make([][]int, len(ids)) // per user, their common projects' indexes in common
+	shared := make([][]int, len(ids)) // per user, their projects' indexes in common
 	for i, th := range theirs {
 		if th == nil {
 			continue
 		}
-		ps, err := th()
-		if err != nil {
+		v, err := th()
+		if err != nil && !domain.IsNotFound(err) {
 			return nil, err
 		}
-		for _, p := range ps {
-			if set[p] {
+		if u, _ := v.(*domain.User); u != nil {
+			for p := range u.Projects {
 				shared[i] = append(shared[i], len(common))
 				common = append(common, p)
 			}

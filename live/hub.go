@@ -317,22 +317,10 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 var ErrUnchecked = &domain.Error{Code: domain.EUNAVAILABLE,
 	Message: "the subscription could not be checked and was ended; subscribe again with after: the last cursor received"}
 
-// checkMembers reports whether the project exists and which of users are
-// its members, in one strongly consistent read (members).
+// checkMembers reports whether the project exists and which of users may
+// see it (dynamo.Visible), in one strongly consistent read
+// (dynamo.Store.Membership, dynamo.EventCheck).
 func checkMembers(ctx context.Context, store *dynamo.Store, project string, users []string) (bool, map[string]bool, error) {
-	p, ms, err := members(ctx, store, project, users)
-	if err != nil {
-		return false, nil, err
-	}
-	member := make(map[string]bool, len(users))
-	for _, u := range users {
-		member[u] = dynamo.Visible(p, ms[u])
-	}
-	return p != nil, member, nil
-}
-
-// members is the store's one read of visibility (dynamo.Store.Membership).
-func members(ctx context.Context, store *dynamo.Store, project string, users []string) (*domain.Project, map[string]*domain.Member, error) {
 	return store.Membership(ctx, project, users)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo"
 )
 
 // Subscription is one subscriber's stream of a project's events. Its
@@ -110,12 +111,19 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 	}
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.EventTimeout) // a subscription has no request deadline
 	defer cancel()
-	p, ms, err := members(cctx, h.cfg.Store, project, []string{viewer})
-	if err != nil {
-		return nil, err
+	// The rule's fact (the viewer's profile), with the project and the
+	// membership whose start bounds the replay, strongly consistent.
+	vals, errs := h.cfg.Store.Get(dynamo.WithConsistency(cctx, dynamo.EventCheck),
+		[]dynamo.Ref{dynamo.ProjectRef(project), dynamo.MemberRef(project, viewer), dynamo.UserRef(viewer)})
+	for _, err := range errs {
+		if err != nil && !domain.IsNotFound(err) {
+			return nil, err
+		}
 	}
-	m := ms[viewer]
-	if p == nil || m == nil {
+	p, _ := vals[0].(*domain.Project)
+	m, _ := vals[1].(*domain.Member)
+	u, _ := vals[2].(*domain.User)
+	if p == nil || m == nil || !dynamo.Visible(u, project) {
 		return nil, errGone
 	}
 	if after != nil {
