@@ -60,6 +60,12 @@ type Loaders struct {
 	// reads the first comments of a project's tasks together when their
 	// counts make it pay (dynamo.Store.CommentsOfTasks).
 	threads sync.Map // task id → dynamo.CommentsAsk
+	// commentsAhead holds, per page of a project's tasks whose nodes
+	// select their comments, the comments' page arguments:
+	// fetchTasksOfProject asks for every listed task's page at once, so
+	// that a project's comment lists are one batch however its tasks'
+	// resolvers are scheduled.
+	commentsAhead sync.Map // projectTasksKey → pageArgs
 	// profileAhead: me waits for the lists under it, whose visibility
 	// checks read the viewer's profile in their batch.
 	profileAhead atomic.Bool
@@ -197,7 +203,14 @@ func (l *Loaders) fetchTasksOfProject(ctx context.Context, k projectTasksKey) (*
 	if k.status != "" {
 		st = &k.status
 	}
-	return l.primeTasks(ctx)(l.store.TasksOfProject(ctx, k.id, st, k.page()))
+	c, err := l.primeTasks(ctx)(l.store.TasksOfProject(ctx, k.id, st, k.page()))
+	if a, ok := l.commentsAhead.Load(k); ok && c != nil {
+		for _, t := range c.Items {
+			l.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
+			l.commentsOfLoader().Load(ctx, pageKeyOf(t.ID, a.(pageArgs)))
+		}
+	}
+	return c, err
 }
 
 // fetchCommentsOf reads a batch of pages of comments, those of tasks whose
