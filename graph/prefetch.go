@@ -78,7 +78,9 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 			a := args()
 			k := projectTasksKeyOf(id, a.status, a.pageArgs)
 			for _, nf := range nodeFields(oc, f) {
-				if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" {
+				// (Not under @defer: a deferred part must not be ready
+				// before the part it is in.)
+				if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !defers(oc, f.SelectionSet, map[string]bool{}) {
 					l.origin.commentsAhead.Store(k, listArgsOf(safeArgs(nf.ArgumentMap, vars)).pageArgs)
 				}
 			}
