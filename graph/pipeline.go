@@ -268,8 +268,9 @@ func requestErrorStatus(mediaType string) int {
 }
 
 // httpScope puts what the pipeline needs of an HTTP request into its
-// context: the client's address and, for a request answered with one JSON
-// body (not a stream, not an upgrade), the refusal status that the
+// context: the client's address and, for a transport whose refusals are
+// an HTTP status and one JSON body (not a stream, not a socket), the
+// refusal status that the
 // response's writer then applies: a step's, else a request error's
 // (requestErrorStatus, by the response's media type), else gqlgen's; a
 // request error's body has no data entry.
@@ -280,9 +281,11 @@ func httpScope(next http.Handler) http.Handler {
 			host = r.RemoteAddr
 		}
 		ctx := context.WithValue(r.Context(), clientAddrKey{}, host)
-		// A multipart/mixed answer (@defer) keeps the status writer: a
-		// refusal is one JSON body, and the writer flushes its parts.
-		if isWebSocket(r) || isEventStream(r) {
+		// A transport whose refusals are messages of its stream (its row's
+		// refusals) writes no status; a multipart/mixed answer (@defer)
+		// keeps the status writer: a refusal is one JSON body, and the
+		// writer flushes its parts.
+		if t := transportOf(ctx); t != nil && t.refusals == inStream {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
