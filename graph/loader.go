@@ -3,8 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/taskgraph/taskgraph/dynamo/client"
@@ -22,10 +20,8 @@ type loader[K comparable, V any] struct {
 	name string    // for traces and metrics (batchTracer)
 	gate *ReadGate // LoaderConfig.Gate
 
-	// Step mode only (steps not nil); under steps.mu.
-	steps   *opSteps
-	keys    map[K]*keyState
-	pending int // keys in the open batch
+	// steps is step mode's hook (step.go), nil outside step mode.
+	steps *stepLoader[K]
 }
 
 // result is one key's value or error, as a fetch returns it.
@@ -33,17 +29,6 @@ type result[V any] struct {
 	val V
 	err error
 }
-
-// keyState is what step mode knows of a key: whether its value is in, and
-// how many callers wait for it.
-type keyState struct {
-	waiters int
-	done    bool
-}
-
-// stepWait is the batch window in step mode: never, in effect (batches are
-// flushed).
-const stepWait = time.Duration(math.MaxInt64)
 
 // inputCapacity is the buffer of a batch's input channel, through which
 // each Load hands its key to the batch's goroutine (dataloader's default,
@@ -57,20 +42,16 @@ const inputCapacity = 32
 // batches' in traces and metrics. In step mode (steps not nil) it joins the
 // operation's loaders, which an operation may make on their first use.
 func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
-	l := &loader[K, V]{steps: steps, gate: c.Gate, name: name}
+	l := &loader[K, V]{gate: c.Gate, name: name}
 	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached}),
 		dataloader.WithInputCapacity[K, V](inputCapacity)}
 	switch {
 	case c.NoBatch:
 		// Every key read at once, alone, and nothing cached.
-		l.steps = nil
+		steps = nil
 		opts = append(opts, dataloader.WithBatchCapacity[K, V](1), dataloader.WithCache[K, V](&dataloader.NoCache[K, V]{}))
 	case steps != nil:
 		opts = append(opts, dataloader.WithWait[K, V](stepWait))
-		l.keys = map[K]*keyState{}
-		steps.mu.Lock()
-		steps.loaders = append(steps.loaders, l)
-		steps.mu.Unlock()
 	default:
 		w := c.Wait
 		if w == 0 {
@@ -82,6 +63,9 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string,
 	// (BatchGetItem's 100 keys) and runs them at once, so a capacity would
 	// only start the calls of one level at different times.
 	l.dl = dataloader.NewBatchedLoader(l.batchFunc(fetch), opts...)
+	if steps != nil {
+		l.steps = joinSteps[K](steps, l.dl.Flush)
+	}
 	return l
 }
 
@@ -91,7 +75,7 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string,
 func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) dataloader.BatchFunc[K, V] {
 	return func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		if l.steps != nil {
-			ctx = l.steps.forked(ctx)
+			ctx = l.steps.s.forked(ctx)
 		}
 		if l.gate != nil {
 			l.gate.wait()
@@ -121,17 +105,8 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 				res[i] = &dataloader.Result[V]{Error: fmt.Errorf("a batch read returned %d results for %d keys", len(out), len(keys))}
 			}
 		}
-		if s := l.steps; s != nil {
-			s.mu.Lock()
-			for _, k := range keys {
-				if st := l.keys[k]; st != nil && !st.done {
-					st.done = true
-					s.active += st.waiters
-					st.waiters = 0
-				}
-			}
-			s.idle(1) // the batch's own read is done
-			s.mu.Unlock()
+		if l.steps != nil {
+			l.steps.read(keys)
 		}
 		return res
 	}
@@ -139,54 +114,19 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 
 // Load asks for key and returns a function that waits for its result.
 func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
-	s := l.steps
-	if s == nil {
+	if l.steps == nil {
 		return l.dl.Load(ctx, key)
 	}
-	s.mu.Lock()
-	s.start(ctx)
-	th := l.dl.Load(ctx, key)
-	st := l.keys[key]
-	if st == nil {
-		st = &keyState{}
-		l.keys[key] = st
-		l.pending++
-	}
-	s.mu.Unlock()
-	return func() (V, error) {
-		s.mu.Lock()
-		if !st.done {
-			st.waiters++ // running again when the batch hands out its results
-			s.idle(1)
-		}
-		s.mu.Unlock()
-		return th()
-	}
+	return stepLoad(l.steps, ctx, key, l.dl.Load)
 }
 
 // Prime caches a value for key unless key is already loaded or loading.
 func (l *loader[K, V]) Prime(ctx context.Context, key K, val V) {
-	s := l.steps
-	if s == nil {
+	if l.steps == nil {
 		l.dl.Prime(ctx, key, val)
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l.keys[key] == nil {
-		l.keys[key] = &keyState{done: true}
-		l.dl.Prime(ctx, key, val)
-	}
-}
-
-// flushPending starts reading the open batch, if it has keys; s.mu is held.
-func (l *loader[K, V]) flushPending() bool {
-	if l.pending == 0 {
-		return false
-	}
-	l.pending = 0
-	l.dl.Flush()
-	return true
+	l.steps.prime(key, func() { l.dl.Prime(ctx, key, val) })
 }
 
 // batchTracer is the loaders' dataloader tracer: each batch's span and

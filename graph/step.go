@@ -2,14 +2,17 @@ package graph
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -174,6 +177,98 @@ func Park(ctx context.Context) (park, resume func()) {
 		resumed = true
 	}
 	return park, resume
+}
+
+// stepWait is the batch window in step mode: never, in effect (batches are
+// flushed).
+const stepWait = time.Duration(math.MaxInt64)
+
+// stepLoader is step mode's part in one loader (loader.steps): what it
+// knows of each key, and the keys of the open batch.
+type stepLoader[K comparable] struct {
+	s       *opSteps
+	flush   func() // the loader's: reads the open batch
+	keys    map[K]*keyState
+	pending int // keys in the open batch
+}
+
+// keyState is what step mode knows of a key: whether its value is in, and
+// how many callers wait for it.
+type keyState struct {
+	waiters int
+	done    bool
+}
+
+// joinSteps makes a loader's part in s, whose open batch flush reads; the
+// loader joins the operation's loaders (an operation may make them on
+// their first use).
+func joinSteps[K comparable](s *opSteps, flush func()) *stepLoader[K] {
+	l := &stepLoader[K]{s: s, flush: flush, keys: map[K]*keyState{}}
+	s.mu.Lock()
+	s.loaders = append(s.loaders, l)
+	s.mu.Unlock()
+	return l
+}
+
+// stepLoad asks load for key, counting its caller as waiting from when it
+// waits until the batch hands out its result.
+func stepLoad[K comparable, V any](l *stepLoader[K], ctx context.Context, key K, load func(context.Context, K) dataloader.Thunk[V]) func() (V, error) {
+	s := l.s
+	s.mu.Lock()
+	s.start(ctx)
+	th := load(ctx, key)
+	st := l.keys[key]
+	if st == nil {
+		st = &keyState{}
+		l.keys[key] = st
+		l.pending++
+	}
+	s.mu.Unlock()
+	return func() (V, error) {
+		s.mu.Lock()
+		if !st.done {
+			st.waiters++ // running again when the batch hands out its results
+			s.idle(1)
+		}
+		s.mu.Unlock()
+		return th()
+	}
+}
+
+// prime calls prime unless key is already loaded or loading.
+func (l *stepLoader[K]) prime(key K, prime func()) {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if l.keys[key] == nil {
+		l.keys[key] = &keyState{done: true}
+		prime()
+	}
+}
+
+// read records that a batch of keys is read: their waiters count as
+// running again, before they wake, and the batch's own read is done.
+func (l *stepLoader[K]) read(keys []K) {
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if st := l.keys[k]; st != nil && !st.done {
+			st.done = true
+			s.active += st.waiters
+			st.waiters = 0
+		}
+	}
+	s.idle(1) // the batch's own read is done
+}
+
+// flushPending starts reading the open batch, if it has keys; s.mu is held.
+func (l *stepLoader[K]) flushPending() bool {
+	if l.pending == 0 {
+		return false
+	}
+	l.pending = 0
+	l.flush()
+	return true
 }
 
 // scopeKey names one value whose fields gqlgen resolves: the field that
