@@ -17,9 +17,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// The operation pipeline. Every transport (POST, POST accepting
-// multipart/mixed, GET, server-sent events, the two WebSocket protocols)
-// turns what it receives into gqlgen's
+// The operation pipeline. Every transport (each a row of transports,
+// transport.go) turns what it receives into gqlgen's
 // graphql.RawParams and hands them to the one executor; every rule of an
 // operation is a step of that executor, so it applies to every transport
 // alike, and a transport added later writes none of them:
