@@ -198,7 +198,7 @@ func NewHandler(o Options) http.Handler {
 	srv.AroundOperations(liveOperations(o))
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
-	if o.Loaders.Trigger != nil {
+	if o.Loaders.Steps != nil {
 		srv.AroundFields(stepFields) // step mode: counts the fields that run
 	}
 	// 5. Around each response.

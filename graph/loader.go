@@ -13,15 +13,15 @@ import (
 // Loader, which caches each key's result and gathers the keys asked for into
 // batches, each read by one call of fetch. A batch opens at its first key
 // and is read when its window ends (LoaderConfig.Wait after that key) or, in
-// step mode (LoaderConfig.Trigger), when every running resolver of the
-// operation waits on a loader (opSteps, Flush).
+// step mode (LoaderConfig.Steps), when every running resolver of the
+// operation waits on a loader (its hook flushes it).
 type loader[K comparable, V any] struct {
 	dl   *dataloader.Loader[K, V]
 	name string    // for traces and metrics (batchTracer)
 	gate *ReadGate // LoaderConfig.Gate
 
-	// steps is step mode's hook (step.go), nil outside step mode.
-	steps *stepLoader[K]
+	// steps is step mode's hook (stephook.go), nil outside step mode.
+	steps LoaderSteps
 }
 
 // result is one key's value or error, as a fetch returns it.
@@ -35,13 +35,13 @@ type result[V any] struct {
 // 1000, is 8 KB zeroed per batch, several batches per request). It bounds
 // nothing: that goroutine takes the keys as they come, holding no lock, so
 // a Load past the buffer waits for it only until it runs (in step mode
-// too, where Load holds opSteps.mu, which that loop never takes).
+// too, where Load holds step mode's lock, which that loop never takes).
 const inputCapacity = 32
 
 // newLoader makes a loader of c whose batches fetch reads; name is its
 // batches' in traces and metrics. In step mode (steps not nil) it joins the
 // operation's loaders, which an operation may make on their first use.
-func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
+func newLoader[K comparable, V any](c LoaderConfig, steps OperationSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
 	l := &loader[K, V]{gate: c.Gate, name: name}
 	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached}),
 		dataloader.WithInputCapacity[K, V](inputCapacity)}
@@ -64,7 +64,7 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string,
 	// only start the calls of one level at different times.
 	l.dl = dataloader.NewBatchedLoader(l.batchFunc(fetch), opts...)
 	if steps != nil {
-		l.steps = joinSteps[K](steps, l.dl.Flush)
+		l.steps = steps.Loader(l.dl.Flush)
 	}
 	return l
 }
@@ -75,7 +75,7 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string,
 func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) dataloader.BatchFunc[K, V] {
 	return func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		if l.steps != nil {
-			ctx = l.steps.s.forked(ctx)
+			ctx = l.steps.Batch(ctx)
 		}
 		if l.gate != nil {
 			l.gate.wait()
@@ -106,7 +106,11 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 			}
 		}
 		if l.steps != nil {
-			l.steps.read(keys)
+			ks := make([]any, len(keys))
+			for i, k := range keys {
+				ks[i] = k
+			}
+			l.steps.Read(ks)
 		}
 		return res
 	}
@@ -117,7 +121,12 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 	if l.steps == nil {
 		return l.dl.Load(ctx, key)
 	}
-	return stepLoad(l.steps, ctx, key, l.dl.Load)
+	var th dataloader.Thunk[V]
+	wait := l.steps.Load(ctx, key, func() { th = l.dl.Load(ctx, key) })
+	return func() (V, error) {
+		wait()
+		return th()
+	}
 }
 
 // Prime caches a value for key unless key is already loaded or loading.
@@ -126,7 +135,7 @@ func (l *loader[K, V]) Prime(ctx context.Context, key K, val V) {
 		l.dl.Prime(ctx, key, val)
 		return
 	}
-	l.steps.prime(key, func() { l.dl.Prime(ctx, key, val) })
+	l.steps.Prime(key, func() { l.dl.Prime(ctx, key, val) })
 }
 
 // batchTracer is the loaders' dataloader tracer: each batch's span and
