@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -130,8 +131,8 @@ func TestBackwardCallsAndRoundTrips(t *testing.T) {
 func steppedEnv(t *testing.T, release func(*Gate) func() int) (*Env, http.Handler) {
 	t.Helper()
 	env, _ := newEnv(t, 1, DefaultQuiet)
-	trig := &graph.BatchTrigger{}
-	h := env.Handler(Mode{Name: "stepped", Loaders: graph.LoaderConfig{Trigger: trig}})
+	trig := &stepmode.Trigger{}
+	h := env.Handler(Mode{Name: "stepped", Loaders: graph.LoaderConfig{Steps: trig}})
 	env.Gate.SetManual(true)
 	rel := env.Gate.Release
 	if release != nil {

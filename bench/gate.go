@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/stepmode"
 )
 
 // DefaultQuiet is how long the Gate waits after the last new call before it
@@ -64,7 +64,7 @@ type heldCall struct {
 	resp   *http.Response
 	err    error
 	done   chan struct{}
-	resume func() // graph.Park's: the call's work runs again
+	resume func() // stepmode.Park's: the call's work runs again
 }
 
 // NewGate returns a gate, off, in front of next. Quiet 0 means DefaultQuiet.
@@ -153,9 +153,9 @@ func (g *Gate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !g.on.Load() {
 		return g.next.Do(req)
 	}
-	// In step mode (graph.Park) the call's work waits from when it is held
+	// In step mode (stepmode.Park) the call's work waits from when it is held
 	// until its answer is handed back, which only a release does.
-	park, resume := graph.Park(req.Context())
+	park, resume := stepmode.Park(req.Context())
 	c := &heldCall{req: req, done: make(chan struct{}), resume: resume}
 	g.mu.Lock()
 	g.held = append(g.held, c)

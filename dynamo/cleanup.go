@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -94,6 +95,21 @@ func (s *Store) RunCleanup(ctx context.Context) (int, error) {
 		}
 		if left > 0 || s.now().Sub(parseTime(job.CreatedAt)) < s.CleanupSettle {
 			continue // look again at the next run
+		}
+		if job.Kind == cleanupProfile {
+			// A profile's job is one item a user's every update rewrites:
+			// it ends only if no newer update replaced it while it ran
+			// (else the newer profile would never reach the change logs).
+			var t txn
+			t.del(s.table, keyOf(it), ptr(revIs(job.Rev)), errRetry)
+			switch err := s.commit(ctx, &t); {
+			case errors.Is(err, errRetry):
+				continue // the newer job: the next run
+			case err != nil:
+				return done, err
+			}
+			done++
+			continue
 		}
 		if err := s.batchWrite(ctx, []types.WriteRequest{{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}}); err != nil {
 			return done, err

@@ -7,6 +7,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 	store.Now, store.Log = e.Store.Now, e.Store.Log
 	q := `query($id: ID!) { project(id: $id) { tasks { nodes { assignee { name } } } } }`
 	vars := map[string]any{"id": s.Project("Website relaunch").ID}
-	trig := &graph.BatchTrigger{} // one batch per level, however busy the machine (testenv.Stepper)
+	trig := &stepmode.Trigger{} // one batch per level, however busy the machine (testenv.Stepper)
 	stepper := testenv.StartStepper(trig, nil)
 	defer stepper.Stop()
 	for _, tc := range []struct {
@@ -26,7 +27,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 	}{{"debug mode adds extensions.dynamodb", true}, {"without debug mode there is none", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.Handler = graph.NewHandler(graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Debug: tc.debug,
-				Loaders: graph.LoaderConfig{Trigger: trig}})
+				Loaders: graph.LoaderConfig{Steps: trig}})
 			res := e.Query("alice", q, vars)
 			if len(res.Errors) > 0 {
 				t.Fatalf("errors: %+v", res.Errors)

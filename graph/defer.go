@@ -22,15 +22,15 @@ import (
 // incrementalSpec=v0.2; multipart.go), server-sent events and the
 // WebSockets (each part one message, as gqlgen hands it over: {data,
 // path, label, hasNext}); each says so where it is
-// registered (transports: its delivery). A query with @defer over a
+// registered (transports: its row's delivery). A query with @defer over a
 // transport that answers one JSON body (plain POST, GET) is refused before
 // anything runs (deferDelivery) rather than answered with the deferred
 // fields null; so is @defer in a mutation or a subscription, on every
 // transport. Its parts never outlive its request: incrementalSchema.
 
 // delivery is what a transport can send for one operation. Each transport
-// declares its own where it is registered (handlerTransport), and its
-// requests carry it (withDelivery), so that the pipeline's rules that
+// declares its own in its row (transports, transport.go), and its
+// requests carry the row (transportOf), so that the pipeline's rules that
 // depend on it (deferDelivery, and streams for subscriptions) read the
 // transport that runs the operation, not a header that a transport may
 // ignore.
@@ -48,18 +48,13 @@ const (
 	responseStream
 )
 
-// deliveryKey holds the delivery of a request's transport.
-type deliveryKey struct{}
-
-func withDelivery(ctx context.Context, d delivery) context.Context {
-	return context.WithValue(ctx, deliveryKey{}, d)
-}
-
 // deliveryOf returns the delivery of ctx's transport (oneResponse when
-// none declared one).
+// none was chosen).
 func deliveryOf(ctx context.Context) delivery {
-	d, _ := ctx.Value(deliveryKey{}).(delivery)
-	return d
+	if t := transportOf(ctx); t != nil {
+		return t.delivery
+	}
+	return oneResponse
 }
 
 // MediaTypesIncremental names the media types a POST must accept for an

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -96,27 +95,25 @@ func clientLeft(ctx context.Context, err error) bool {
 // body's documentId goes to extensions.documentId (liftDocumentID), for
 // the pipeline's trusted-documents step. A GET runs queries only: one
 // whose text is a mutation or a subscription is 405 with Allow: POST here,
-// before anything else (getTransport checks what a documentId names). With
-// streams (live updates on), subscriptions pass too: a GET that upgrades
-// to a WebSocket (its transport reads and bounds its messages), and a
-// POST that accepts text/event-stream.
-func badRequest(maxBody int64, streams bool, next http.Handler) http.Handler {
+// before anything else (getTransport checks what a documentId names).
+// What it checks is where the request's transport reads its operations
+// from (its row's operations, transportOf): a body, the URL's query
+// string, or a socket's messages (a WebSocket, with live updates on: its
+// transport reads and bounds them); a POST that no transport takes
+// (not application/json, or one that asks to upgrade) is 415.
+func badRequest(maxBody int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, msg := 0, ""
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil || r.Header.Get("Upgrade") != "" {
-			mt = "" // as gqlgen's POST transport would refuse it
-		}
-		stream := streams && (isWebSocket(r) || isEventStream(r))
+		t := transportOf(r.Context())
 		switch {
 		case r.Method == http.MethodOptions:
-		case stream && r.Method == http.MethodGet: // a WebSocket: its transport reads the messages
-		case isGETRequest(r):
+		case t != nil && t.operations == fromMessages: // its transport reads the messages
+		case t != nil && t.operations == fromURL:
 			status, msg = checkGET(w, r, maxBody)
 		case r.Method != http.MethodPost:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")
 			status, msg = http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body, or queries as GET"
-		case mt != "application/json":
+		case t == nil:
 			status, msg = http.StatusUnsupportedMediaType, "the Content-Type must be application/json"
 		case r.ContentLength > maxBody:
 			status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body may have at most %d bytes", maxBody)

@@ -15,7 +15,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -147,8 +146,11 @@ func NewHandler(o Options) http.Handler {
 	es := NewExecutableSchema(cfg)
 	// A query's @defer parts end with its request (defer.go).
 	srv := handler.New(incrementalSchema{es})
-	for _, t := range transports(o, maxBody) {
-		srv.AddTransport(t)
+	rows := transports(o, maxBody)
+	ts := make([]*handlerTransport, len(rows))
+	for i := range rows {
+		ts[i] = &rows[i]
+		srv.AddTransport(ts[i])
 	}
 	cache := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(cache)
@@ -196,7 +198,7 @@ func NewHandler(o Options) http.Handler {
 	srv.AroundOperations(liveOperations(o))
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
-	if o.Loaders.Trigger != nil {
+	if o.Loaders.Steps != nil {
 		srv.AroundFields(stepFields) // step mode: counts the fields that run
 	}
 	// 5. Around each response.
@@ -205,56 +207,7 @@ func NewHandler(o Options) http.Handler {
 
 	// HTTP's own rules.
 	h := o.Auth.Middleware(httpScope(srv))
-	return o.Telemetry.Handler(o.CORS.Handler(badRequest(maxBody, o.Live != nil, h)))
-}
-
-// handlerTransport is one of the handler's transports with the protocols
-// it speaks and what it can deliver of an operation: the operation
-// pipeline applies to each alike (its requests carry their delivery, for
-// the rules that depend on it), and the transport matrix test has rows for
-// every protocol listed here.
-type handlerTransport struct {
-	protocols []string
-	delivery  delivery
-	graphql.Transport
-}
-
-// Do runs the transport on r, which carries the transport's delivery.
-func (t handlerTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	t.Transport.Do(w, r.WithContext(withDelivery(r.Context(), t.delivery)), exec)
-}
-
-// transports are the handler's transports, in the order gqlgen tries them.
-func transports(o Options, maxBody int64) []handlerTransport {
-	return []handlerTransport{
-		{[]string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, responseStream, newLiveWebsocket(o.Auth, o.CORS, maxBody)},
-		{[]string{ProtocolSSE}, responseStream, transport.SSE{KeepAlivePingInterval: KeepAliveInterval}}, // before POST, which would take its requests
-		{[]string{ProtocolMultipart}, incrementalParts, multipartMixed{}},                                // @defer's parts; before POST, which ignores Accept
-		{nil, oneResponse, transport.Options{}},                                                          // OPTIONS: no operation
-		{[]string{ProtocolPOST}, oneResponse, transport.POST{}},
-		{[]string{ProtocolGET}, oneResponse, getTransport{}}, // queries only, whatever it accepts
-	}
-}
-
-// The protocols the handler serves operations over (Protocols).
-const (
-	ProtocolPOST               = "POST application/json"
-	ProtocolGET                = "GET"
-	ProtocolSSE                = "POST text/event-stream"
-	ProtocolMultipart          = "POST multipart/mixed"
-	ProtocolGraphQLTransportWS = "WebSocket graphql-transport-ws"
-	ProtocolGraphQLWS          = "WebSocket graphql-ws"
-)
-
-// Protocols lists the protocols the handler serves operations over, from
-// the transports it registers: a test that covers each rule on each
-// protocol fails when a transport is added without its rows.
-func Protocols() []string {
-	var ps []string
-	for _, t := range transports(Options{}, DefaultMaxBodyBytes) {
-		ps = append(ps, t.protocols...)
-	}
-	return ps
+	return o.Telemetry.Handler(o.CORS.Handler(chooseTransport(ts, o.Live != nil, badRequest(maxBody, h))))
 }
 
 // reportCalls logs one line per operation (logOperation: name, type,

@@ -157,6 +157,3 @@ func decodeObject(s string, m *map[string]any) error {
 	}
 	return nil
 }
-
-// isGETRequest reports whether r is a GraphQL GET (not a WebSocket's).
-func isGETRequest(r *http.Request) bool { return getTransport{}.Supports(r) }

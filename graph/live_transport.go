@@ -25,24 +25,14 @@ import (
 // keep-alive message, well inside common proxies' idle timeouts.
 const KeepAliveInterval = 15 * time.Second
 
-// isWebSocket reports whether r asks to upgrade to a WebSocket.
-func isWebSocket(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
-}
-
-// isEventStream reports whether r asks for server-sent events.
-func isEventStream(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
-
 // errNotAStream refuses a subscription sent over a transport that cannot
 // stream its events.
 var errNotAStream = domain.Errorf(domain.EINVALID,
 	"a subscription needs a WebSocket (graphql-transport-ws) or server-sent events (POST with Accept: text/event-stream)")
 
 // streams reports whether the operation of ctx came over a transport that
-// streams responses: a WebSocket, or a POST that accepts text/event-stream
-// (its delivery: responseStream).
+// streams responses (its row's delivery: responseStream): a WebSocket, or
+// a POST that accepts text/event-stream.
 func streams(ctx context.Context) bool { return deliveryOf(ctx) == responseStream }
 
 // CloseTryAgainLater is the WebSocket close code of a connection whose
@@ -123,7 +113,10 @@ func newLiveWebsocket(a *auth.Authenticator, origins Origins, maxMessage int64) 
 	}}
 }
 
-func (t liveWebsocket) Supports(r *http.Request) bool { return t.ws.Supports(r) }
+// Supports takes a GET that asks to upgrade to a WebSocket.
+func (t liveWebsocket) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
 
 func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if o := r.Header.Get("Origin"); o != "" && !t.origins.AllowedOrigin(o) {

@@ -98,7 +98,7 @@ func (r *liveResolvers) newEventShared(sh *live.Shared) *eventShared {
 	time.AfterFunc(budget, cancel)
 	c := r.loaderCfg
 	c.detached = ctx
-	c.Trigger = nil // step mode counts an operation's work; an event's loaders serve many
+	c.Steps = nil // step mode counts an operation's work; an event's loaders serve many
 	return &eventShared{store: r.store, idle: r.recheckIdle, max: r.recheckWait, ctx: ctx, loaders: newLoaders(r.store, "", c, r.now), recipients: sh.Recipients,
 		views: map[string]*Loaders{}}
 }

@@ -3,8 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/taskgraph/taskgraph/dynamo/client"
@@ -15,17 +13,15 @@ import (
 // Loader, which caches each key's result and gathers the keys asked for into
 // batches, each read by one call of fetch. A batch opens at its first key
 // and is read when its window ends (LoaderConfig.Wait after that key) or, in
-// step mode (LoaderConfig.Trigger), when every running resolver of the
-// operation waits on a loader (opSteps, Flush).
+// step mode (LoaderConfig.Steps), when every running resolver of the
+// operation waits on a loader (its hook flushes it).
 type loader[K comparable, V any] struct {
 	dl   *dataloader.Loader[K, V]
 	name string    // for traces and metrics (batchTracer)
 	gate *ReadGate // LoaderConfig.Gate
 
-	// Step mode only (steps not nil); under steps.mu.
-	steps   *opSteps
-	keys    map[K]*keyState
-	pending int // keys in the open batch
+	// steps is step mode's hook (stephook.go), nil outside step mode.
+	steps LoaderSteps
 }
 
 // result is one key's value or error, as a fetch returns it.
@@ -34,43 +30,28 @@ type result[V any] struct {
 	err error
 }
 
-// keyState is what step mode knows of a key: whether its value is in, and
-// how many callers wait for it.
-type keyState struct {
-	waiters int
-	done    bool
-}
-
-// stepWait is the batch window in step mode: never, in effect (batches are
-// flushed).
-const stepWait = time.Duration(math.MaxInt64)
-
 // inputCapacity is the buffer of a batch's input channel, through which
 // each Load hands its key to the batch's goroutine (dataloader's default,
 // 1000, is 8 KB zeroed per batch, several batches per request). It bounds
 // nothing: that goroutine takes the keys as they come, holding no lock, so
 // a Load past the buffer waits for it only until it runs (in step mode
-// too, where Load holds opSteps.mu, which that loop never takes).
+// too, where Load holds step mode's lock, which that loop never takes).
 const inputCapacity = 32
 
 // newLoader makes a loader of c whose batches fetch reads; name is its
 // batches' in traces and metrics. In step mode (steps not nil) it joins the
 // operation's loaders, which an operation may make on their first use.
-func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
-	l := &loader[K, V]{steps: steps, gate: c.Gate, name: name}
+func newLoader[K comparable, V any](c LoaderConfig, steps OperationSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
+	l := &loader[K, V]{gate: c.Gate, name: name}
 	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached}),
 		dataloader.WithInputCapacity[K, V](inputCapacity)}
 	switch {
 	case c.NoBatch:
 		// Every key read at once, alone, and nothing cached.
-		l.steps = nil
+		steps = nil
 		opts = append(opts, dataloader.WithBatchCapacity[K, V](1), dataloader.WithCache[K, V](&dataloader.NoCache[K, V]{}))
 	case steps != nil:
 		opts = append(opts, dataloader.WithWait[K, V](stepWait))
-		l.keys = map[K]*keyState{}
-		steps.mu.Lock()
-		steps.loaders = append(steps.loaders, l)
-		steps.mu.Unlock()
 	default:
 		w := c.Wait
 		if w == 0 {
@@ -82,6 +63,9 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string,
 	// (BatchGetItem's 100 keys) and runs them at once, so a capacity would
 	// only start the calls of one level at different times.
 	l.dl = dataloader.NewBatchedLoader(l.batchFunc(fetch), opts...)
+	if steps != nil {
+		l.steps = steps.Loader(l.dl.Flush)
+	}
 	return l
 }
 
@@ -91,7 +75,7 @@ func newLoader[K comparable, V any](c LoaderConfig, steps *opSteps, name string,
 func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) dataloader.BatchFunc[K, V] {
 	return func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		if l.steps != nil {
-			ctx = l.steps.forked(ctx)
+			ctx = l.steps.Batch(ctx)
 		}
 		if l.gate != nil {
 			l.gate.wait()
@@ -121,17 +105,12 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 				res[i] = &dataloader.Result[V]{Error: fmt.Errorf("a batch read returned %d results for %d keys", len(out), len(keys))}
 			}
 		}
-		if s := l.steps; s != nil {
-			s.mu.Lock()
-			for _, k := range keys {
-				if st := l.keys[k]; st != nil && !st.done {
-					st.done = true
-					s.active += st.waiters
-					st.waiters = 0
-				}
+		if l.steps != nil {
+			ks := make([]any, len(keys))
+			for i, k := range keys {
+				ks[i] = k
 			}
-			s.idle(1) // the batch's own read is done
-			s.mu.Unlock()
+			l.steps.Read(ks)
 		}
 		return res
 	}
@@ -139,54 +118,24 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 
 // Load asks for key and returns a function that waits for its result.
 func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
-	s := l.steps
-	if s == nil {
+	if l.steps == nil {
 		return l.dl.Load(ctx, key)
 	}
-	s.mu.Lock()
-	s.start(ctx)
-	th := l.dl.Load(ctx, key)
-	st := l.keys[key]
-	if st == nil {
-		st = &keyState{}
-		l.keys[key] = st
-		l.pending++
-	}
-	s.mu.Unlock()
+	var th dataloader.Thunk[V]
+	wait := l.steps.Load(ctx, key, func() { th = l.dl.Load(ctx, key) })
 	return func() (V, error) {
-		s.mu.Lock()
-		if !st.done {
-			st.waiters++ // running again when the batch hands out its results
-			s.idle(1)
-		}
-		s.mu.Unlock()
+		wait()
 		return th()
 	}
 }
 
 // Prime caches a value for key unless key is already loaded or loading.
 func (l *loader[K, V]) Prime(ctx context.Context, key K, val V) {
-	s := l.steps
-	if s == nil {
+	if l.steps == nil {
 		l.dl.Prime(ctx, key, val)
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l.keys[key] == nil {
-		l.keys[key] = &keyState{done: true}
-		l.dl.Prime(ctx, key, val)
-	}
-}
-
-// flushPending starts reading the open batch, if it has keys; s.mu is held.
-func (l *loader[K, V]) flushPending() bool {
-	if l.pending == 0 {
-		return false
-	}
-	l.pending = 0
-	l.dl.Flush()
-	return true
+	l.steps.Prime(key, func() { l.dl.Prime(ctx, key, val) })
 }
 
 // batchTracer is the loaders' dataloader tracer: each batch's span and

@@ -6,13 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
 // TestBatchTakesMoreKeysThanItsInputBuffer loads three times inputCapacity
 // keys from one goroutine into one batch, with a window (flushed by hand)
 // and in step mode (where Load holds opSteps.mu): every Load returns, the
-// keys are read by one fetch, and each gets its own value.
+// keys are read by one fetch, and each gets its own value. (Step mode's
+// hook here holds a lock through each Load and flushes at the first wait,
+// as internal/stepmode does.)
 func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -31,10 +34,9 @@ func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 				}
 				return res
 			}
-			var steps *opSteps
+			var steps OperationSteps
 			if tc.step {
-				steps = newOpSteps(&BatchTrigger{})
-				steps.active = 1 // this test's goroutine, as a resolver
+				steps = &heldSteps{}
 			}
 			l := newLoader(LoaderConfig{Wait: time.Hour}, steps, "test", fetch)
 			n := 3 * inputCapacity
@@ -55,6 +57,33 @@ func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 			if len(batches) != 1 || len(batches[0]) != n {
 				t.Fatalf("got batches of %v keys, want one of %d", lens(batches), n)
 			}
+		})
+	}
+}
+
+// heldSteps is a step mode that holds its lock through each Load and
+// flushes the open batch when its caller first waits.
+type heldSteps struct {
+	mu    sync.Mutex
+	flush func()
+	once  sync.Once
+}
+
+func (h *heldSteps) Field(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) }
+func (h *heldSteps) Loader(flush func()) LoaderSteps                               { h.flush = flush; return h }
+func (h *heldSteps) Prime(_ any, prime func())                                     { prime() }
+func (h *heldSteps) Batch(ctx context.Context) context.Context                     { return ctx }
+func (h *heldSteps) Read([]any)                                                    {}
+
+func (h *heldSteps) Load(_ context.Context, _ any, load func()) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	load()
+	return func() {
+		h.once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.flush()
 		})
 	}
 }

@@ -21,10 +21,10 @@ const DefaultBatchWait = time.Millisecond
 type LoaderConfig struct {
 	// Wait is the batch window; 0 means DefaultBatchWait.
 	Wait time.Duration
-	// Trigger, when set, replaces the window by step mode: an operation's
+	// Steps, when set, replaces the window by step mode: an operation's
 	// batches are read when all its running work waits on a loader (tests
-	// that pin calls and round trips; see BatchTrigger).
-	Trigger *BatchTrigger
+	// that pin calls and round trips; stephook.go, internal/stepmode).
+	Steps StepMode
 	// Gate, when set, holds every batch read until it opens (tests).
 	Gate *ReadGate
 	// NoBatch turns batching and caching off: every resolver reads on its
@@ -70,8 +70,8 @@ type Loaders struct {
 	// checks read the viewer's profile in their batch.
 	profileAhead atomic.Bool
 
-	// steps is the operation's step mode (LoaderConfig.Trigger), or nil.
-	steps *opSteps
+	// steps is the operation's step mode (LoaderConfig.Steps), or nil.
+	steps OperationSteps
 
 	// objects batches every point read of a request (users, projects,
 	// memberships, tasks, comments) into BatchGetItem calls.
@@ -109,8 +109,8 @@ func (z *lazy[K, V]) get(mk func() *loader[K, V]) *loader[K, V] {
 func newLoaders(store *dynamo.Store, viewer string, cfg LoaderConfig, now func() time.Time) *Loaders {
 	l := &Loaders{store: store, viewer: viewer, cfg: cfg, now: now}
 	l.origin = l
-	if cfg.Trigger != nil && !cfg.NoBatch {
-		l.steps = newOpSteps(cfg.Trigger)
+	if cfg.Steps != nil && !cfg.NoBatch {
+		l.steps = cfg.Steps.Operation()
 	}
 	l.objects = newLoader(cfg, l.steps, "objects", func(ctx context.Context, refs []dynamo.Ref) []result[any] {
 		vals, errs := store.Get(ctx, refs)

@@ -19,9 +19,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// The operation pipeline. Every transport (POST, POST accepting
-// multipart/mixed, GET, server-sent events, the two WebSocket protocols)
-// turns what it receives into gqlgen's
+// The operation pipeline. Every transport (each a row of transports,
+// transport.go) turns what it receives into gqlgen's
 // graphql.RawParams and hands them to the one executor; every rule of an
 // operation is a step of that executor, so it applies to every transport
 // alike, and a transport added later writes none of them:
@@ -271,8 +270,9 @@ func requestErrorStatus(mediaType string) int {
 }
 
 // httpScope puts what the pipeline needs of an HTTP request into its
-// context: the client's address and, for a request answered with one JSON
-// body (not a stream, not an upgrade), the refusal status that the
+// context: the client's address and, for a transport whose refusals are
+// an HTTP status and one JSON body (not a stream, not a socket), the
+// refusal status that the
 // response's writer then applies: a step's, else a request error's
 // (requestErrorStatus, by the response's media type), else gqlgen's; a
 // request error's body has no data entry.
@@ -283,9 +283,11 @@ func httpScope(next http.Handler) http.Handler {
 			host = r.RemoteAddr
 		}
 		ctx := context.WithValue(r.Context(), clientAddrKey{}, host)
-		// A multipart/mixed answer (@defer) keeps the status writer: a
-		// refusal is one JSON body, and the writer flushes its parts.
-		if isWebSocket(r) || isEventStream(r) {
+		// A transport whose refusals are messages of its stream (its row's
+		// refusals) writes no status; a multipart/mixed answer (@defer)
+		// keeps the status writer: a refusal is one JSON body, and the
+		// writer flushes its parts.
+		if t := transportOf(ctx); t != nil && t.refusals == inStream {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}

@@ -54,7 +54,7 @@ func TestProductionSuggestsNoName(t *testing.T) {
 					if c.vars != nil {
 						params["variables"] = c.vars
 					}
-					r := matrixDrivers[p](t, srv, token, e.Calls.Total, op(params))[0]
+					r := matrixDrivers[p].drive(t, srv, token, e.Calls.Total, op(params))[0]
 					if p == graph.ProtocolGET && strings.HasPrefix(c.query, "mutation") {
 						// A GET refuses a mutation: 405 before validation, or
 						// validation's answer, never a run.

@@ -27,6 +27,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -55,8 +56,8 @@ func mustTelemetry(t *testing.T, cfg telemetry.Config) *telemetry.Telemetry {
 // machine's load.
 func stepHandler(t *testing.T, e *testenv.Env, o graph.Options) {
 	t.Helper()
-	trig := &graph.BatchTrigger{}
-	o.Loaders.Trigger = trig
+	trig := &stepmode.Trigger{}
+	o.Loaders.Steps = trig
 	e.Handler = e.NewHandler(o)
 	s := testenv.StartStepper(trig, nil)
 	t.Cleanup(s.Stop)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,14 +71,62 @@ func (r matrixResult) code() string {
 // calls reads the DynamoDB calls made so far.
 type matrixDriver func(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult
 
-var matrixDrivers = map[string]matrixDriver{
-	graph.ProtocolPOST:               postDriver,
-	graph.ProtocolGET:                getDriver,
-	graph.ProtocolSSE:                sseDriver,
-	graph.ProtocolMultipart:          multipartDriver,
-	graph.ProtocolGraphQLTransportWS: wsDriver("graphql-transport-ws", "next"),
-	graph.ProtocolGraphQLWS:          wsDriver("graphql-ws", "data"),
+// matrixTransport is one protocol's driver and what the matrix expects of
+// it where protocols differ: adding a transport is its row in
+// graph.transports and one entry here.
+type matrixTransport struct {
+	drive matrixDriver
+	// refused and limited: the HTTP status of an operation refused before
+	// it runs, and of one rate limited (a stream's and a socket's are
+	// sent already: 200, 101).
+	refused, limited int
+	// tooLarge: the HTTP status of a request over the body limit; 0 for a
+	// socket, whose message is closed with 1009.
+	tooLarge int
+	// subscription: how a subscription is refused where events cannot be
+	// streamed (its code and HTTP status); empty where they stream.
+	subscription matrixRefusal
+	// oneBody: the Accept headers of a request answered with one JSON
+	// body, where @defer is refused (406); nil where its parts are
+	// delivered.
+	oneBody []string
+	// v02Accept: an Accept asking for graphql-js 17's incremental format
+	// (its initial part has pending), where the protocol lets one choose.
+	v02Accept string
 }
+
+// jsonAccepts are the Accept headers of a POST answered with one JSON body.
+var jsonAccepts = []string{"", "application/json", "application/graphql-response+json"}
+
+var matrixDrivers = map[string]matrixTransport{
+	graph.ProtocolPOST: {drive: postDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
+		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
+		oneBody: jsonAccepts},
+	// Whatever a GET accepts, it is answered with one JSON body; the URL's
+	// query string is bounded as a body is; what a documentId names is a
+	// subscription: 405.
+	graph.ProtocolGET: {drive: getDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
+		tooLarge: http.StatusRequestURITooLong, subscription: refusedAs(graph.CodeBadRequest, http.StatusMethodNotAllowed),
+		oneBody: append(slices.Clone(jsonAccepts), "multipart/mixed;deferSpec=20220824, application/json", "text/event-stream",
+			"multipart/mixed, text/event-stream")},
+	graph.ProtocolSSE: {drive: sseDriver, refused: http.StatusOK, limited: http.StatusOK, tooLarge: http.StatusRequestEntityTooLarge},
+	// graphql-js 17's format as Apollo's GraphQL17Alpha9Handler asks.
+	graph.ProtocolMultipart: {drive: multipartDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
+		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
+		v02Accept: "multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9"},
+	graph.ProtocolGraphQLTransportWS: {drive: wsDriver("graphql-transport-ws", "next"), refused: http.StatusSwitchingProtocols,
+		limited: http.StatusSwitchingProtocols},
+	graph.ProtocolGraphQLWS: {drive: wsDriver("graphql-ws", "data"), refused: http.StatusSwitchingProtocols,
+		limited: http.StatusSwitchingProtocols},
+}
+
+// matrixRefusal is a refusal's code and HTTP status.
+type matrixRefusal struct {
+	code   string
+	status int
+}
+
+func refusedAs(code string, status int) matrixRefusal { return matrixRefusal{code, status} }
 
 // jsonDriver sends each operation as the request req makes of its
 // parameters, with the token, and decodes the one JSON body it gets.
@@ -345,7 +394,7 @@ func (b *logBuffer) String() string {
 
 func TestEveryRuleOnEveryTransport(t *testing.T) {
 	for _, p := range graph.Protocols() {
-		if matrixDrivers[p] == nil {
+		if matrixDrivers[p].drive == nil {
 			t.Errorf("the handler serves %q, which the matrix has no rows for", p)
 		}
 	}
@@ -357,16 +406,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// refusedStatus is the HTTP status of an operation refused before it
-	// runs: a JSON answer's own; a stream's and a socket's are already sent.
-	refusedStatus := map[string]int{graph.ProtocolPOST: http.StatusBadRequest, graph.ProtocolGET: http.StatusBadRequest,
-		graph.ProtocolMultipart: http.StatusBadRequest, graph.ProtocolSSE: http.StatusOK,
-		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
-	limitedStatus := map[string]int{graph.ProtocolPOST: http.StatusTooManyRequests, graph.ProtocolGET: http.StatusTooManyRequests,
-		graph.ProtocolMultipart: http.StatusTooManyRequests, graph.ProtocolSSE: http.StatusOK,
-		graph.ProtocolGraphQLTransportWS: http.StatusSwitchingProtocols, graph.ProtocolGraphQLWS: http.StatusSwitchingProtocols}
 	type cell struct {
 		protocol string
+		tr       matrixTransport
 		e        *testenv.Env
 		seed     *testenv.Seed
 		lv       *testenv.Live
@@ -380,11 +422,11 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		lb := &logBuffer{}
 		o.Log = slog.New(slog.NewTextHandler(lb, nil))
 		lv, srv := e.StartLive(o, live.HubConfig{})
-		c := &cell{protocol: protocol, e: e, seed: seed, lv: lv, srv: srv, log: lb}
+		c := &cell{protocol: protocol, tr: matrixDrivers[protocol], e: e, seed: seed, lv: lv, srv: srv, log: lb}
 		token := e.Token("alice")
 		c.drive = func(ops ...matrixOp) []matrixResult {
 			t.Helper()
-			return matrixDrivers[protocol](t, srv, token, e.Calls.Total, ops...)
+			return c.tr.drive(t, srv, token, e.Calls.Total, ops...)
 		}
 		return c
 	}
@@ -419,10 +461,10 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				if len(rs) != 7 {
 					t.Fatalf("%d results: %+v", len(rs), rs)
 				}
-				mustRefuse(t, c, 1, rs[0], graph.CodeTrustedDocumentRequired, refusedStatus[c.protocol])
-				mustRefuse(t, c, 2, rs[1], graph.CodeTrustedDocumentRequired, refusedStatus[c.protocol])
-				mustRefuse(t, c, 3, rs[2], graph.CodePersistedQueryNotFound, refusedStatus[c.protocol])
-				mustRefuse(t, c, 4, rs[3], graph.CodePersistedQueryNotFound, refusedStatus[c.protocol])
+				mustRefuse(t, c, 1, rs[0], graph.CodeTrustedDocumentRequired, c.tr.refused)
+				mustRefuse(t, c, 2, rs[1], graph.CodeTrustedDocumentRequired, c.tr.refused)
+				mustRefuse(t, c, 3, rs[2], graph.CodePersistedQueryNotFound, c.tr.refused)
+				mustRefuse(t, c, 4, rs[3], graph.CodePersistedQueryNotFound, c.tr.refused)
 				for i := 4; i < 7; i++ {
 					mustRun(t, c, i+1, rs[i], "Alice Example")
 				}
@@ -437,12 +479,8 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
-				switch c.protocol { // no stream of events: refused at once
-				case graph.ProtocolPOST, graph.ProtocolMultipart:
-					mustRefuse(t, c, 1, c.drive(op(sub))[0], graph.CodeBadUserInput, http.StatusBadRequest)
-					return
-				case graph.ProtocolGET: // what the id names is a subscription: 405
-					mustRefuse(t, c, 1, c.drive(op(sub))[0], graph.CodeBadRequest, http.StatusMethodNotAllowed)
+				if r := c.tr.subscription; r.code != "" { // no stream of events: refused at once
+					mustRefuse(t, c, 1, c.drive(op(sub))[0], r.code, r.status)
 					return
 				}
 				rs := c.drive(matrixOp{params: sub, stream: true})
@@ -457,7 +495,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
 					t.Fatalf("want a parse failure, a validation failure, then RATE_LIMITED; got %+v", rs)
 				}
-				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, limitedStatus[c.protocol])
+				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, c.tr.limited)
 			}},
 		{"the deadline holds", graph.Options{Timeout: time.Nanosecond},
 			func(t *testing.T, c *cell) {
@@ -489,27 +527,18 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		{"the body limit bounds every message", graph.Options{MaxBodyBytes: 1024},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id } }" + strings.Repeat(" ", 2048)))
-				tooLarge := http.StatusRequestEntityTooLarge
-				if c.protocol == graph.ProtocolGET { // the URL's query string is bounded as a body is
-					tooLarge = http.StatusRequestURITooLong
-				}
-				if r := rs[0]; r.status != tooLarge && r.close != int(websocket.StatusMessageTooBig) || r.calls != 0 {
+				if r := rs[0]; r.status != c.tr.tooLarge && r.close != int(websocket.StatusMessageTooBig) || r.calls != 0 {
 					t.Fatalf("a 2 KiB operation with -max-body 1024 over %s: HTTP %d, close %d, %d calls, %+v", c.protocol, r.status, r.close, r.calls, r.res)
 				}
 			}},
 		{"@defer is delivered in parts, or refused where it cannot be", graph.Options{},
 			func(t *testing.T, c *cell) {
-				if c.protocol == graph.ProtocolPOST || c.protocol == graph.ProtocolGET { // one JSON body: refused before it runs
+				if c.tr.oneBody != nil { // one JSON body: refused before it runs
 					// Whatever a GET accepts; a POST that accepts neither
 					// multipart/mixed nor text/event-stream (it would be
 					// their protocol's).
-					accepts := []string{"", "application/json", "application/graphql-response+json"}
-					if c.protocol == graph.ProtocolGET {
-						accepts = append(accepts, "multipart/mixed;deferSpec=20220824, application/json", "text/event-stream",
-							"multipart/mixed, text/event-stream")
-					}
 					var ops []matrixOp
-					for _, accept := range accepts {
+					for _, accept := range c.tr.oneBody {
 						ops = append(ops, matrixOp{params: map[string]any{"query": deferDashboard}, header: map[string]string{"Accept": accept}})
 					}
 					for i, r := range c.drive(ops...) {
@@ -521,9 +550,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					return
 				}
 				ops := []matrixOp{q(plainDashboard), q(deferDashboard)}
-				if c.protocol == graph.ProtocolMultipart { // and in graphql-js 17's format, as Apollo's GraphQL17Alpha9Handler asks
+				if c.tr.v02Accept != "" { // and in graphql-js 17's format
 					ops = append(ops, matrixOp{params: map[string]any{"query": deferDashboard},
-						header: map[string]string{"Accept": "multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9"}})
+						header: map[string]string{"Accept": c.tr.v02Accept}})
 				}
 				rs := c.drive(ops...)
 				mustRun(t, c, 1, rs[0], `"title"`)
@@ -533,7 +562,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				for i, r := range rs[1:] {
 					checkDeferred(t, r.parts, want)
-					if c.protocol == graph.ProtocolMultipart && (i == 1) != (r.parts[0].Pending != nil) {
+					if c.tr.v02Accept != "" && (i == 1) != (r.parts[0].Pending != nil) {
 						t.Errorf("over %s, operation %d: the initial part's pending %v", c.protocol, i+2, r.parts[0].Pending)
 					}
 					if r.calls == 0 { // the batch window's timing splits batches: the pinned count is TestDeferPinnedCalls's
@@ -555,7 +584,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				// The same refusal everywhere, GET included (before its 405
 				// for what is not a query).
 				for i, msg := range []string{"@defer is not supported in a mutation", "@defer is not supported in a subscription"} {
-					mustRefuse(t, c, i+1, rs[i], "GRAPHQL_VALIDATION_FAILED", refusedStatus[c.protocol])
+					mustRefuse(t, c, i+1, rs[i], "GRAPHQL_VALIDATION_FAILED", c.tr.refused)
 					if len(rs[i].res.Errors) == 0 || !strings.HasPrefix(rs[i].res.Errors[0].Message, msg) {
 						t.Errorf("operation %d over %s: %+v, want %q", i+1, c.protocol, rs[i].res.Errors, msg)
 					}

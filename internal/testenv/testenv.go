@@ -31,6 +31,7 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
@@ -180,8 +181,8 @@ func (e *Env) NewHandler(o graph.Options) http.Handler {
 // counts then do not depend on the machine's load.
 func (e *Env) StepLevels() {
 	e.TB.Helper()
-	trig := &graph.BatchTrigger{}
-	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{Trigger: trig}})
+	trig := &stepmode.Trigger{}
+	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{Steps: trig}})
 	s := StartStepper(trig, nil)
 	e.TB.Cleanup(s.Stop)
 }

@@ -1,4 +1,7 @@
-package graph
+// Package stepmode is the tests' step mode of the GraphQL handler's
+// loaders (graph.LoaderConfig.Steps): only tests and the benchmarks import
+// it, and the handler reaches it through that one hook (graph.StepMode).
+package stepmode
 
 import (
 	"context"
@@ -11,11 +14,12 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// Step mode (LoaderConfig.Trigger): for tests that pin DynamoDB calls and
+// Step mode (graph.LoaderConfig.Steps): for tests that pin DynamoDB calls and
 // round trips. With a batch window, a level of a query is one batch only if
 // its resolvers all ask within the window, which a busy machine does not
 // guarantee; in step mode an operation's loaders are flushed (Flush) when
@@ -45,14 +49,14 @@ import (
 //     it wakes.
 //
 // When the count drops to zero the operation flushes every loader that
-// has keys, or, with none, tells the trigger (BatchTrigger.SetIdle: a test's
+// has keys, or, with none, tells the trigger (Trigger.SetIdle: a test's
 // gate may then answer the DynamoDB calls it holds; Park).
 
-// BatchTrigger puts the loaders of a handler into step mode
-// (LoaderConfig.Trigger): each operation's batches are read when every
+// Trigger puts the loaders of a handler into step mode, as its
+// graph.LoaderConfig.Steps: each operation's batches are read when every
 // running resolver of the operation waits on a loader, not after a time.
 // The zero value is ready to use.
-type BatchTrigger struct {
+type Trigger struct {
 	mu   sync.Mutex
 	idle func() int
 }
@@ -61,13 +65,13 @@ type BatchTrigger struct {
 // operation's work all waits and no loader has keys: every DynamoDB call
 // the operation still needs is then under way (bench.Gate.Release answers
 // the calls it holds). Nil unsets it.
-func (t *BatchTrigger) SetIdle(f func() int) {
+func (t *Trigger) SetIdle(f func() int) {
 	t.mu.Lock()
 	t.idle = f
 	t.mu.Unlock()
 }
 
-func (t *BatchTrigger) idleFunc() func() int {
+func (t *Trigger) idleFunc() func() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.idle
@@ -76,7 +80,7 @@ func (t *BatchTrigger) idleFunc() func() int {
 // opSteps is one operation's step mode: its count of running work, its
 // loaders and the fields gqlgen is about to resolve.
 type opSteps struct {
-	trigger *BatchTrigger
+	trigger *Trigger
 	mu      sync.Mutex
 	active  int // work running, or about to start
 	loaders []interface{ flushPending() bool }
@@ -84,7 +88,8 @@ type opSteps struct {
 	started bool // the root scope is made
 }
 
-func newOpSteps(t *BatchTrigger) *opSteps {
+// Operation starts one operation's step mode (graph.StepMode).
+func (t *Trigger) Operation() graph.OperationSteps {
 	return &opSteps{trigger: t, scopes: map[scopeKey]*scope{}}
 }
 
@@ -139,10 +144,8 @@ func (s *opSteps) forked(ctx context.Context) context.Context {
 
 // stepsOf returns the step mode of ctx's operation, or nil.
 func stepsOf(ctx context.Context) *opSteps {
-	if l, _ := ctx.Value(ctxKey{}).(*Loaders); l != nil {
-		return l.steps
-	}
-	return nil
+	s, _ := graph.StepsOf(ctx).(*opSteps)
+	return s
 }
 
 // Park counts the work that ctx belongs to, in an operation in step mode,
@@ -174,6 +177,97 @@ func Park(ctx context.Context) (park, resume func()) {
 		resumed = true
 	}
 	return park, resume
+}
+
+// stepLoader is one loader's part in its operation's step mode
+// (graph.LoaderSteps): what it knows of each key, and the keys of the open
+// batch.
+type stepLoader struct {
+	s       *opSteps
+	flush   func() // the loader's: reads the open batch
+	keys    map[any]*keyState
+	pending int // keys in the open batch
+}
+
+// keyState is what step mode knows of a key: whether its value is in, and
+// how many callers wait for it.
+type keyState struct {
+	waiters int
+	done    bool
+}
+
+// Loader joins a loader, whose open batch flush reads, to the operation's
+// loaders (an operation may make them on their first use).
+func (s *opSteps) Loader(flush func()) graph.LoaderSteps {
+	l := &stepLoader{s: s, flush: flush, keys: map[any]*keyState{}}
+	s.mu.Lock()
+	s.loaders = append(s.loaders, l)
+	s.mu.Unlock()
+	return l
+}
+
+// Load calls load, which asks the loader for key, and counts its caller as
+// waiting from when it calls the returned function until the batch hands
+// out the key's result.
+func (l *stepLoader) Load(ctx context.Context, key any, load func()) (wait func()) {
+	s := l.s
+	s.mu.Lock()
+	s.start(ctx)
+	load()
+	st := l.keys[key]
+	if st == nil {
+		st = &keyState{}
+		l.keys[key] = st
+		l.pending++
+	}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		if !st.done {
+			st.waiters++ // running again when the batch hands out its results
+			s.idle(1)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Prime calls prime unless key is already loaded or loading.
+func (l *stepLoader) Prime(key any, prime func()) {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if l.keys[key] == nil {
+		l.keys[key] = &keyState{done: true}
+		prime()
+	}
+}
+
+// Batch gives a batch read's parallel DynamoDB reads to the count.
+func (l *stepLoader) Batch(ctx context.Context) context.Context { return l.s.forked(ctx) }
+
+// Read records that a batch of keys is read: their waiters count as
+// running again, before they wake, and the batch's own read is done.
+func (l *stepLoader) Read(keys []any) {
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if st := l.keys[k]; st != nil && !st.done {
+			st.done = true
+			s.active += st.waiters
+			st.waiters = 0
+		}
+	}
+	s.idle(1) // the batch's own read is done
+}
+
+// flushPending starts reading the open batch, if it has keys; s.mu is held.
+func (l *stepLoader) flushPending() bool {
+	if l.pending == 0 {
+		return false
+	}
+	l.pending = 0
+	l.flush()
+	return true
 }
 
 // scopeKey names one value whose fields gqlgen resolves: the field that
@@ -340,12 +434,11 @@ func scopeKeyOf(fc *graphql.FieldContext) scopeKey {
 	return scopeKey{field: p, path: strings.Join(idx, ".")}
 }
 
-// stepFields is the field middleware of step mode: it counts each field of
-// an operation in step mode as it starts and ends.
-func stepFields(ctx context.Context, next graphql.Resolver) (any, error) {
-	s := stepsOf(ctx)
+// Field is the field middleware of step mode: it counts each field of
+// the operation as it starts and ends.
+func (s *opSteps) Field(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
-	if s == nil || fc == nil {
+	if fc == nil {
 		return next(ctx)
 	}
 	n := s.enter(ctx, fc)
@@ -364,6 +457,10 @@ func stepFields(ctx context.Context, next graphql.Resolver) (any, error) {
 	s.exit(n, specs)
 	return res, err
 }
+
+// schema is the handler's schema, for the types of the values fields
+// return.
+var schema = graph.NewExecutableSchema(graph.Config{}).Schema()
 
 // valueScopes works out the fields to come of the value v that field fc
 // returned: one scope per object in it.
@@ -391,7 +488,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 			}
 			return
 		}
-		def := parsedSchema.Types[t.NamedType]
+		def := schema.Types[t.NamedType]
 		if def == nil {
 			return
 		}
@@ -401,7 +498,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 		case ast.Interface, ast.Union:
 			// The concrete type: the Go type of the same name.
 			name = v.Type().Name()
-			if !slices.ContainsFunc(parsedSchema.GetPossibleTypes(def), func(d *ast.Definition) bool { return d.Name == name }) {
+			if !slices.ContainsFunc(schema.GetPossibleTypes(def), func(d *ast.Definition) bool { return d.Name == name }) {
 				return
 			}
 		default:
@@ -409,7 +506,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 		}
 		st, ok := steps[name]
 		if !ok {
-			st = objectSteps(scratch, oc, fc, parsedSchema.Types[name])
+			st = objectSteps(scratch, oc, fc, schema.Types[name])
 			steps[name] = st
 		}
 		if st != nil {

@@ -1,0 +1,66 @@
+package graph
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// Step mode is the tests' (they pin DynamoDB calls and round trips): an
+// operation's batches are read when all its running work waits on a
+// loader, not after a time. It reaches the handler through one hook,
+// LoaderConfig.Steps, which only tests and the benchmarks set; its
+// implementation is internal/stepmode, a package only they import. Nil,
+// as in production, every call below is a nil check.
+
+// StepMode is the hook of step mode (LoaderConfig.Steps).
+type StepMode interface {
+	// Operation starts one operation's step mode.
+	Operation() OperationSteps
+}
+
+// OperationSteps is one operation's step mode.
+type OperationSteps interface {
+	// Field is the field middleware that counts each field of the
+	// operation as it starts and ends.
+	Field(ctx context.Context, next graphql.Resolver) (any, error)
+	// Loader joins a loader of the operation, whose open batch flush
+	// reads.
+	Loader(flush func()) LoaderSteps
+}
+
+// LoaderSteps is one loader's part in its operation's step mode.
+type LoaderSteps interface {
+	// Load calls load, which asks the loader for key; the returned
+	// function is called when the caller starts waiting for its result.
+	Load(ctx context.Context, key any, load func()) (wait func())
+	// Prime calls prime unless key is loaded or loading already.
+	Prime(key any, prime func())
+	// Batch returns the context of a batch's read.
+	Batch(ctx context.Context) context.Context
+	// Read records that a batch of keys is read, before its callers wake.
+	Read(keys []any)
+}
+
+// StepsOf returns the step mode of ctx's operation, or nil.
+func StepsOf(ctx context.Context) OperationSteps {
+	if l, _ := ctx.Value(ctxKey{}).(*Loaders); l != nil && l.steps != nil {
+		return l.steps
+	}
+	return nil
+}
+
+// stepFields is the field middleware of step mode (added only with
+// LoaderConfig.Steps set).
+func stepFields(ctx context.Context, next graphql.Resolver) (any, error) {
+	if s := StepsOf(ctx); s != nil {
+		return s.Field(ctx, next)
+	}
+	return next(ctx)
+}
+
+// stepWait is the batch window in step mode: never, in effect (batches are
+// flushed).
+const stepWait = time.Duration(math.MaxInt64)
