@@ -54,7 +54,7 @@ func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domai
 	t.onProject(pu, exists(), nil, errTaskNotFound)
 	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
 	e := s.logChange(&t, c.ID, entryAt{}, nil) // stands for the task's new count too
-	t.put(s.table, withEntry(commentToItem(c), e), ptr(absent()), nil)
+	t.put(s.table, withEntry(indexComment(commentToItem(c), pu), e), ptr(absent()), nil)
 	t.result, t.project = c.ID, task.ProjectID
 	snap := *task // as this change leaves it: the count is conditioned on the one read
 	snap.CommentCount++

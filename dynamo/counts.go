@@ -138,18 +138,19 @@ func (s *Store) recount(items []item) []item {
 			it[attrCommentCount] = n(comments[str(it, "id")])
 		}
 	}
+	indexComments(items) // the comments' keys in their project's collection (commentindex.go)
 	profileCopies(items) // the profiles' copies of their projects, from the memberships (copies.go)
 	log, epoch := changeLogItems(items)
 	s.setChangeEpoch(epoch)
 	kept := slices.DeleteFunc(slices.Clone(items), rebuilt)
-	return append(append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...), copiesMarker())
+	return append(append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...), copiesMarker(), commentIndexMarker())
 }
 
 // rebuilt reports whether recount builds the item afresh (a tag index or
 // the marker), or keeps or builds it with the change log (changeLogItems).
 func rebuilt(it item) bool {
 	switch str(it, "type") {
-	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker, typeCopiesMarker:
+	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker, typeCopiesMarker, typeCommentIndexMarker:
 		return true
 	}
 	return false
@@ -172,7 +173,7 @@ func (s *Store) Recount(ctx context.Context) (int, error) {
 	}
 	counters := func(it item) string {
 		var b strings.Builder
-		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount, attrSeq, attrProjectSeq, attrSyncSeq} {
+		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount, attrSeq, attrProjectSeq, attrSyncSeq, attrGSI1PK, attrGSI1SK} {
 			if n, ok := it[a].(*types.AttributeValueMemberN); ok {
 				b.WriteString(n.Value)
 			}
@@ -207,6 +208,7 @@ func (s *Store) Recount(ctx context.Context) (int, error) {
 	err = s.batchWrite(ctx, reqs)
 	if err == nil {
 		s.tagIndexed.Store(true)
+		s.commentIndexed.Store(true)
 	}
 	return len(reqs), err
 }

@@ -216,6 +216,7 @@ func (s *Store) PutItems(ctx context.Context, items []Item) error {
 		return err
 	}
 	s.tagIndexed.Store(true)
+	s.commentIndexed.Store(true)
 	return nil
 }
 

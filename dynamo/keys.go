@@ -24,7 +24,7 @@ import (
 //	                                                                                           or UNASSIGNED#PROJECT#<p>
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
 //	tag index   PROJECT#<p>     TAGS#<name>
-//	comment     TASK#<t>        COMMENT#<c>
+//	comment     TASK#<t>        COMMENT#<c>        COMMENTS#PROJECT#<p>    TASK#<t>#COMMENT#<c>
 //	marker      META            TAGINDEX
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
@@ -33,6 +33,7 @@ import (
 //	departure   CHANGES#<p>     LEFT#<u>                                                       CHANGEEXP#<0..15>  <expiry>  (once it may go)
 //	marker      META            CHANGELOG
 //	marker      META            COPIES
+//	marker      META            COMMENTINDEX
 
 // Attribute and index names.
 const (
@@ -250,6 +251,33 @@ func dueBefore(d domain.Date) string { return duePrefix + d.String() }
 // Pattern 5: a task's comments, oldest first, in the task's own partition
 // (taskPK, SK commentSK).
 var commentsOfTask = pattern{keySchema: onTable, prefix: commentPrefix, cursor: validULIDCursor(commentPrefix)}
+
+// The comments of a project's tasks in GSI1 (projectCommentsPK), each
+// task's thread contiguous and oldest first (projectCommentSK): the first
+// comments of many tasks of one project are one Query of the range between
+// the first and the last task's threads (comment.go).
+var commentsOfProjectTasks = pattern{keySchema: onGSI1}
+
+func projectCommentsPK(p string) string { return "COMMENTS#" + projectPK(p) }
+
+// projectCommentSK is a comment's sort key in its project's collection;
+// threadOf(t) begins the sort keys of task t's comments.
+func projectCommentSK(t, c string) string { return threadOf(t) + c }
+func threadOf(t string) string            { return taskPK(t) + "#" + commentPrefix }
+
+// taskOfProjectCommentSK returns the task ULID of a comment's sort key in
+// its project's collection.
+func taskOfProjectCommentSK(sk string) (string, bool) {
+	rest, ok := strings.CutPrefix(sk, "TASK#")
+	if !ok || len(rest) < domain.ULIDLen {
+		return "", false
+	}
+	return domain.ParseULID(rest[:domain.ULIDLen])
+}
+
+// commentIndexedKey is the marker of a table whose comments all carry
+// their project collection's keys (comment.go).
+var commentIndexedKey = key{"META", "COMMENTINDEX"}
 
 // Pattern 6: the tasks with a tag in one project, by due date, in GSI1; a
 // tag link item (PK taskPK, SK tagSK) carries these keys. A viewer's list

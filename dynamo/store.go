@@ -59,6 +59,9 @@ type Store struct {
 	TagIndexCap int
 	// tagIndexed: the table's tag indexes are complete (tagIndexedKey).
 	tagIndexed atomic.Bool
+	// commentIndexed: the table's comments carry their project collection's
+	// keys (commentIndexedKey).
+	commentIndexed atomic.Bool
 	// fullIndexes are the tag indexes known to be full (key → true).
 	fullIndexes sync.Map
 

@@ -83,12 +83,18 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 				if err := s.markCopies(ctx); err != nil {
 					return created, err
 				}
+				if err := s.markCommentIndex(ctx); err != nil {
+					return created, err
+				}
 				return created, s.markTagIndexed(ctx)
 			}
 			if err := s.DetectChangeLog(ctx); err != nil {
 				return created, err
 			}
 			if err := s.EnsureCopies(ctx); err != nil {
+				return created, err
+			}
+			if err := s.EnsureCommentIndex(ctx); err != nil {
 				return created, err
 			}
 			return created, s.DetectTagIndex(ctx)

@@ -55,6 +55,17 @@ type Loaders struct {
 	// whose nodes select their project: their visibility check reads the
 	// projects in its batch (noteTaskProjects).
 	taskProjects sync.Map // pageKey → struct{}
+	// threads holds, per task whose comments are asked for, what its
+	// item said of them (its project and comment count): fetchCommentsOf
+	// reads the first comments of a project's tasks together when their
+	// counts make it pay (dynamo.Store.CommentsOfTasks).
+	threads sync.Map // task id → dynamo.CommentsAsk
+	// commentsAhead holds, per page of a project's tasks whose nodes
+	// select their comments, the comments' page arguments:
+	// fetchTasksOfProject asks for every listed task's page at once, so
+	// that a project's comment lists are one batch however its tasks'
+	// resolvers are scheduled.
+	commentsAhead sync.Map // projectTasksKey → pageArgs
 	// profileAhead: me waits for the lists under it, whose visibility
 	// checks read the viewer's profile in their batch.
 	profileAhead atomic.Bool
@@ -138,7 +149,7 @@ func (l *Loaders) tasksOfProjectLoader() *loader[projectTasksKey, *domain.Conn[*
 func (l *Loaders) commentsOfLoader() *loader[pageKey, *domain.Conn[*domain.Comment]] {
 	o := l.origin
 	return o.commentsOf.get(func() *loader[pageKey, *domain.Conn[*domain.Comment]] {
-		return each(o, "commentsOf", o.fetchCommentsOf)
+		return newLoader(o.cfg, o.steps, "commentsOf", o.fetchCommentsOf)
 	})
 }
 
@@ -192,11 +203,33 @@ func (l *Loaders) fetchTasksOfProject(ctx context.Context, k projectTasksKey) (*
 	if k.status != "" {
 		st = &k.status
 	}
-	return l.primeTasks(ctx)(l.store.TasksOfProject(ctx, k.id, st, k.page()))
+	c, err := l.primeTasks(ctx)(l.store.TasksOfProject(ctx, k.id, st, k.page()))
+	if a, ok := l.commentsAhead.Load(k); ok && c != nil {
+		for _, t := range c.Items {
+			l.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
+			l.commentsOfLoader().Load(ctx, pageKeyOf(t.ID, a.(pageArgs)))
+		}
+	}
+	return c, err
 }
 
-func (l *Loaders) fetchCommentsOf(ctx context.Context, k pageKey) (*domain.Conn[*domain.Comment], error) {
-	return l.store.CommentsOf(ctx, k.id, k.page())
+// fetchCommentsOf reads a batch of pages of comments, those of tasks whose
+// items were read (threads) with what they said.
+func (l *Loaders) fetchCommentsOf(ctx context.Context, keys []pageKey) []result[*domain.Conn[*domain.Comment]] {
+	asks := make([]dynamo.CommentsAsk, len(keys))
+	for i, k := range keys {
+		asks[i] = dynamo.CommentsAsk{TaskID: k.id}
+		if v, ok := l.threads.Load(k.id); ok {
+			asks[i] = v.(dynamo.CommentsAsk)
+		}
+		asks[i].Page = k.page()
+	}
+	conns, errs := l.store.CommentsOfTasks(ctx, asks)
+	res := make([]result[*domain.Conn[*domain.Comment]], len(keys))
+	for i := range keys {
+		res[i] = result[*domain.Conn[*domain.Comment]]{val: conns[i], err: errs[i]}
+	}
+	return res
 }
 
 func (l *Loaders) fetchAssignedTo(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
@@ -324,9 +357,11 @@ func (l *Loaders) TasksByProject(ctx context.Context, id string, status *domain.
 	return l.tasksOfProjectLoader().Load(ctx, projectTasksKeyOf(id, status, pageArgs{first, after, last, before}))()
 }
 
-// CommentsByTask loads a page of a task's comments.
-func (l *Loaders) CommentsByTask(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Comment], error) {
-	return l.commentsOfLoader().Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
+// CommentsByTask loads a page of a task's comments, telling the loader
+// what the task's item says of them.
+func (l *Loaders) CommentsByTask(ctx context.Context, t *domain.Task, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Comment], error) {
+	l.origin.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
+	return l.commentsOfLoader().Load(ctx, pageKeyOf(t.ID, pageArgs{first, after, last, before}))()
 }
 
 // ProjectsByUser loads a page of the user's projects the viewer may see.

@@ -76,7 +76,15 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 			l.membersOfLoader().Load(ctx, id)
 		case "Project.tasks":
 			a := args()
-			l.tasksOfProjectLoader().Load(ctx, projectTasksKeyOf(id, a.status, a.pageArgs))
+			k := projectTasksKeyOf(id, a.status, a.pageArgs)
+			for _, nf := range nodeFields(oc, f) {
+				// (Not under @defer: a deferred part must not be ready
+				// before the part it is in.)
+				if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !defers(oc, f.SelectionSet, map[string]bool{}) {
+					l.origin.commentsAhead.Store(k, listArgsOf(safeArgs(nf.ArgumentMap, vars)).pageArgs)
+				}
+			}
+			l.tasksOfProjectLoader().Load(ctx, k)
 		case "Task.comments":
 			th := l.commentsOfLoader().Load(ctx, pageKeyOf(id, args().pageArgs))
 			if selectsNode(oc, f, "author") {

@@ -163,7 +163,7 @@ func (r *taskResolver) Assignee(ctx context.Context, obj *domain.Task) (*domain.
 }
 
 func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
-	return commentConn(For(ctx).CommentsByTask(ctx, obj.ID, first, after, last, before))
+	return commentConn(For(ctx).CommentsByTask(ctx, obj, first, after, last, before))
 }
 
 func (r *userResolver) Email(ctx context.Context, obj *domain.User) (*string, error) {

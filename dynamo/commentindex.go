@@ -1,0 +1,294 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/domain"
+)
+
+// The comment collections. Every comment item also sits in its project's
+// collection in GSI1 (projectCommentsPK), by task and then comment
+// (projectCommentSK), so a task's thread is contiguous and oldest first
+// there as in its own partition. A screen that lists the first comments
+// of many tasks of a project (the dashboard: 20 tasks, comments(first: 5))
+// reads them with one Query of that collection rather than one Query per
+// task: a Query is billed its items' summed size rounded up to 4 KB, so 20
+// Queries of a few small comments each cost 20 half units where one costs
+// one half unit per 4 KB read (docs/design.md, Floors).
+//
+// The collection's keys are written with the comment (addComment, the
+// dataset, a loaded dump); a table written before them gets them once
+// (EnsureCommentIndex) and, until it has its marker, reads per task.
+
+const typeCommentIndexMarker = "COMMENTINDEX"
+
+func commentIndexMarker() item {
+	it := commentIndexedKey.av()
+	it["type"] = &types.AttributeValueMemberS{Value: typeCommentIndexMarker}
+	return it
+}
+
+// indexComment sets, in place, a comment item's keys in the collection of
+// its task's project (pu, a ULID), and returns it.
+func indexComment(it item, pu string) item {
+	t, c := ulidOf(str(it, attrPK)), ulidOf(str(it, attrSK))
+	it[attrGSI1PK] = &types.AttributeValueMemberS{Value: projectCommentsPK(pu)}
+	it[attrGSI1SK] = &types.AttributeValueMemberS{Value: projectCommentSK(t, c)}
+	return it
+}
+
+// indexComments sets, in place, the collection keys of every comment among
+// items, a whole table (a dump), from its task's project. A comment whose
+// task is gone (the cleanup's to delete) is left as it is.
+func indexComments(items []item) {
+	projectOf := map[string]string{} // task ULID → project ULID
+	for _, it := range items {
+		if str(it, "type") == typeTask {
+			projectOf[ulidOf(str(it, "id"))] = ulidOf(str(it, "projectId"))
+		}
+	}
+	for _, it := range items {
+		if str(it, "type") != typeComment {
+			continue
+		}
+		if pu, ok := projectOf[ulidOf(str(it, attrPK))]; ok {
+			indexComment(it, pu)
+		}
+	}
+}
+
+// EnsureCommentIndex gives an existing table's comments their collection
+// keys once: when the table has no marker (written by a version without
+// them), it reads the tasks and comments (one Scan, filtered: a
+// migration, run once), sets each comment's keys (an update conditioned on
+// the comment's existence), then writes the marker. A new table gets the
+// marker at creation. Until it ends, comments are read per task. Returns
+// EUNAVAILABLE.
+func (s *Store) EnsureCommentIndex(ctx context.Context) error {
+	it, err := s.getOne(ctx, commentIndexedKey)
+	if err != nil {
+		return err
+	}
+	if it != nil {
+		s.commentIndexed.Store(true)
+		return nil
+	}
+	sc, ok := s.db.(scanner)
+	if !ok {
+		s.Log.Warn("this table's comments have no project collection keys and its client cannot scan to give them: comments are read per task")
+		return nil
+	}
+	var items []item
+	in := &dynamodb.ScanInput{TableName: &s.table, FilterExpression: aws.String("#t IN (:t, :c)"),
+		ExpressionAttributeNames: map[string]string{"#t": "type"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: typeTask},
+			":c": &types.AttributeValueMemberS{Value: typeComment}}}
+	for p := dynamodb.NewScanPaginator(sc, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return wrap(err, "reading the comments")
+		}
+		items = append(items, page.Items...)
+	}
+	indexComments(items)
+	n := 0
+	for _, it := range items {
+		if str(it, "type") != typeComment || it[attrGSI1PK] == nil {
+			continue
+		}
+		ex, err := expression.NewBuilder().WithCondition(exists()).
+			WithUpdate(expression.Set(expression.Name(attrGSI1PK), expression.Value(it[attrGSI1PK])).
+				Set(expression.Name(attrGSI1SK), expression.Value(it[attrGSI1SK]))).Build()
+		if err != nil {
+			return internal(err, "building a write")
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
+			Update: &types.Update{TableName: &s.table, Key: keyOf(it).av(), UpdateExpression: ex.Update(),
+				ConditionExpression: ex.Condition(), ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()}}}})
+		var cancelled *types.TransactionCanceledException
+		switch {
+		case errors.As(err, &cancelled): // deleted meanwhile
+		case err != nil:
+			return wrap(err, "indexing a comment")
+		default:
+			n++
+		}
+	}
+	if err := s.markCommentIndex(ctx); err != nil {
+		return err
+	}
+	s.Log.Info("comments given their project collection keys (once)", "comments", strconv.Itoa(n))
+	return nil
+}
+
+// markCommentIndex writes the marker of a table whose comments carry their
+// collection keys (a new table, or once EnsureCommentIndex has given them)
+// and reads the collections from then on.
+func (s *Store) markCommentIndex(ctx context.Context) error {
+	err := s.batchWrite(ctx, []types.WriteRequest{{PutRequest: &types.PutRequest{Item: commentIndexMarker()}}})
+	if err == nil {
+		s.commentIndexed.Store(true)
+	}
+	return err
+}
+
+// CommentsAsk asks for a page of a task's comments (CommentsOf), with what
+// the asker knows of the task: its project and its comment count
+// (ProjectID "" when unknown).
+type CommentsAsk struct {
+	TaskID, ProjectID string
+	CommentCount      int
+	Page              domain.Page
+}
+
+// commentItemBytes is the size a comment item is taken to have when
+// choosing how to read a batch of threads: its keys, ids and time (about
+// 250 bytes) and a short body. A misjudged size costs at most the Query's
+// Limit (threadsLimit) in items.
+const commentItemBytes = 512
+
+// collectionPays reports whether one Query of a project's collection,
+// reading the whole threads of n tasks with items comments in all, costs
+// at most half what n Queries of a thread each cost (one 4 KB block each
+// at least): the half is the margin for items larger than
+// commentItemBytes.
+func collectionPays(n, items int) bool {
+	blocks := max(1, (items*commentItemBytes+4095)/4096)
+	return n >= 2 && 2*blocks <= n
+}
+
+// threadsLimit bounds the items one Query of a collection reads: the
+// threads asked for and a few of tasks between them that were not.
+func threadsLimit(items int) int32 { return int32(min(1000, items+max(8, items/2))) }
+
+// CommentsOfTasks reads the pages of comments that asks ask for, each as
+// CommentsOf would. The first pages (first, no cursor) of tasks of one
+// project whose known counts make it pay (collectionPays) are read with
+// one Query of the project's comment collection, eventually consistent as
+// a per-task read of a screen is; a thread the Query did not read to its
+// page's end (its Limit reached) and every other page are read per task.
+// All Queries run at once. Returns, per ask, EINVALID, EUNAVAILABLE.
+func (s *Store) CommentsOfTasks(ctx context.Context, asks []CommentsAsk) ([]*domain.Conn[*domain.Comment], []error) {
+	res := make([]*domain.Conn[*domain.Comment], len(asks))
+	errs := make([]error, len(asks))
+	var single []int
+	groups := map[string][]int{} // project ULID → asks
+	var order []string
+	collections := s.commentIndexed.Load() && !strong(ctx)
+	for i, a := range asks {
+		_, terr := domain.ParseTaskID(a.TaskID)
+		p := a.Page
+		if !collections || terr != nil || a.ProjectID == "" || p.Last != nil || p.After != nil || p.Before != nil || p.First < 1 || p.First > MaxFirst {
+			single = append(single, i)
+			continue
+		}
+		pu := ulidOf(a.ProjectID)
+		if groups[pu] == nil {
+			order = append(order, pu)
+		}
+		groups[pu] = append(groups[pu], i)
+	}
+	var jobs []func(ctx context.Context) []int // each returns the asks left to read per task
+	for _, pu := range order {
+		g := groups[pu]
+		items := 0
+		for _, i := range g {
+			items += max(asks[i].CommentCount, 0)
+		}
+		if !collectionPays(len(g), items) {
+			single = append(single, g...)
+			continue
+		}
+		jobs = append(jobs, func(ctx context.Context) []int {
+			return s.readThreads(ctx, pu, asks, g, items, res, errs)
+		})
+	}
+	perTask := func(ctx context.Context, idx []int) {
+		_ = s.parallel(ctx, len(idx), func(ctx context.Context, j int) error {
+			i := idx[j]
+			res[i], errs[i] = s.CommentsOf(ctx, asks[i].TaskID, asks[i].Page)
+			return nil
+		})
+	}
+	n := len(jobs) + len(single)
+	if n == 0 {
+		return res, errs
+	}
+	_ = s.parallel(ctx, n, func(ctx context.Context, j int) error {
+		if j < len(jobs) {
+			if left := jobs[j](ctx); len(left) > 0 {
+				perTask(ctx, left)
+			}
+			return nil
+		}
+		perTask(ctx, single[j-len(jobs):j-len(jobs)+1])
+		return nil
+	})
+	return res, errs
+}
+
+// readThreads reads the first pages of the asks g, tasks of project pu with
+// items comments in all, with one Query of the project's collection
+// between the first and the last task's thread, into res and errs. It
+// returns the asks whose page the Query did not reach the end of.
+func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, g []int, items int, res []*domain.Conn[*domain.Comment], errs []error) []int {
+	lo, hi := "", ""
+	for _, i := range g {
+		t := ulidOf(asks[i].TaskID)
+		if lo == "" || t < lo {
+			lo = t
+		}
+		hi = max(hi, t)
+	}
+	in := &dynamodb.QueryInput{TableName: &s.table, IndexName: aws.String(commentsOfProjectTasks.index),
+		KeyConditionExpression: aws.String(keyBetween), ExpressionAttributeNames: commentsOfProjectTasks.names(),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: projectCommentsPK(pu)},
+			":lo": &types.AttributeValueMemberS{Value: threadOf(lo)},
+			":hi": &types.AttributeValueMemberS{Value: threadOf(hi) + rangeEnd}},
+		Limit: aws.Int32(threadsLimit(items))}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		for _, i := range g {
+			errs[i] = wrap(err, "reading a list")
+		}
+		return nil
+	}
+	threads := map[string][]item{} // task ULID → its comments read, oldest first
+	for _, it := range out.Items {
+		if t, ok := taskOfProjectCommentSK(str(it, attrGSI1SK)); ok {
+			threads[t] = append(threads[t], it)
+		}
+	}
+	// With more to read, the threads from the last one read on may be cut.
+	cut := "~"
+	if len(out.LastEvaluatedKey) > 0 {
+		t, ok := taskOfProjectCommentSK(str(out.LastEvaluatedKey, attrGSI1SK))
+		if !ok {
+			return g
+		}
+		cut = t
+	}
+	var left []int
+	for _, i := range g {
+		t, size := ulidOf(asks[i].TaskID), asks[i].Page.First
+		th := threads[t]
+		if t >= cut && len(th) <= size {
+			left = append(left, i)
+			continue
+		}
+		page := &domain.Conn[item]{Items: th[:min(len(th), size)], HasNext: len(th) > size}
+		page.Cursors = make([]string, len(page.Items))
+		for j, it := range page.Items {
+			page.Cursors[j] = encodeCursor(str(it, attrSK))
+		}
+		res[i], errs[i] = convConn(page, decodeAs[*domain.Comment])
+	}
+	return left
+}
