@@ -184,7 +184,7 @@ func (s *Store) CommentsOfTasks(ctx context.Context, asks []CommentsAsk) ([]*dom
 	for i, a := range asks {
 		_, terr := domain.ParseTaskID(a.TaskID)
 		p := a.Page
-		if !collections || terr != nil || a.ProjectID == "" || p.Last != nil || p.After != nil || p.Before != nil || p.First < 1 || p.First > MaxFirst {
+		if !collections || terr != nil || a.ProjectID == "" || p.After != nil || p.Before != nil || edgeSize(p) < 1 || edgeSize(p) > MaxFirst {
 			single = append(single, i)
 			continue
 		}
@@ -277,13 +277,19 @@ func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, 
 	}
 	var left []int
 	for _, i := range g {
-		t, size := ulidOf(asks[i].TaskID), asks[i].Page.First
+		t, size, back := ulidOf(asks[i].TaskID), edgeSize(asks[i].Page), asks[i].Page.Last != nil
 		th := threads[t]
-		if t >= cut && len(th) <= size {
+		// A thread before the cut was read whole; the cut one holds its
+		// first items only, enough for a first page that fits, never for
+		// a last page.
+		if t >= cut && (back || len(th) <= size) {
 			left = append(left, i)
 			continue
 		}
 		page := &domain.Conn[item]{Items: th[:min(len(th), size)], HasNext: len(th) > size}
+		if back { // the last items, in the connection's order; hasNext false on a backward page
+			page = &domain.Conn[item]{Items: th[max(0, len(th)-size):], HasPrev: len(th) > size}
+		}
 		page.Cursors = make([]string, len(page.Items))
 		for j, it := range page.Items {
 			page.Cursors[j] = encodeCursor(str(it, attrSK))
@@ -291,4 +297,13 @@ func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, 
 		res[i], errs[i] = convConn(page, decodeAs[*domain.Comment])
 	}
 	return left
+}
+
+// edgeSize is a page's size asked from either end: first, or last when
+// set.
+func edgeSize(p domain.Page) int {
+	if p.Last != nil {
+		return *p.Last
+	}
+	return p.First
 }

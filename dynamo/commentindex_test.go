@@ -76,15 +76,24 @@ func mustCommentsOfTasks(t *testing.T, ts *testStore, asks []CommentsAsk) []*dom
 func TestCommentsOfTasks(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		busy    int // comments of a task between the asked ones, not asked for
+		busy    int  // comments of a task between the asked ones, not asked for
+		back    bool // last pages (last: n, no cursor) instead of first ones
 		queries int
 	}{
-		{"one Query of the project's collection answers every first page", 3, 2},               // the collection, the other project's task alone
-		{"threads past the Query's Limit are read per task, with the same answers", 80, 2 + 6}, // tasks 6..11 after the busy one
+		{"one Query of the project's collection answers every first page", 3, false, 2},               // the collection, the other project's task alone
+		{"threads past the Query's Limit are read per task, with the same answers", 80, false, 2 + 6}, // tasks 6..11 after the busy one
+		{"one Query of the project's collection answers every last page", 3, true, 2},
+		{"last pages of threads past the Query's Limit are read per task, with the same answers", 80, true, 2 + 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := newTestStore(t)
 			asks, _ := threadsFixture(t, ts, tc.busy)
+			if tc.back {
+				for i := range asks {
+					n := asks[i].Page.First
+					asks[i].Page = domain.Page{Last: &n}
+				}
+			}
 			want := perTask(t, ts, asks)
 			ts.calls.Reset()
 			got := mustCommentsOfTasks(t, ts, asks)
@@ -94,12 +103,12 @@ func TestCommentsOfTasks(t *testing.T) {
 			if n := ts.calls.Get("Query"); n != tc.queries {
 				t.Errorf("%d Queries, want %d", n, tc.queries)
 			}
-			if !want[7].HasNext || len(want[7].Items) != 5 || want[3].HasNext != true || len(want[3].Items) != 2 {
+			if more := want[7].HasNext || want[7].HasPrev; !more || len(want[7].Items) != 5 || len(want[3].Items) != 2 {
 				t.Errorf("the fixture has no page cut short: %+v %+v", want[7], want[3])
 			}
 		})
 	}
-	t.Run("pages with a cursor, a backward page, unknown projects and few tasks are read per task", func(t *testing.T) {
+	t.Run("pages with a cursor, unknown projects and too few tasks to pay are read per task", func(t *testing.T) {
 		ts := newTestStore(t)
 		asks, _ := threadsFixture(t, ts, 3)
 		cur := perTask(t, ts, asks[7:8])[0].Cursors[1]
