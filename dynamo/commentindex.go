@@ -2,11 +2,9 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
@@ -84,17 +82,9 @@ func (s *Store) EnsureCommentIndex(ctx context.Context) error {
 		s.Log.Warn("this table's comments have no project collection keys and its client cannot scan to give them: comments are read per task")
 		return nil
 	}
-	var items []item
-	in := &dynamodb.ScanInput{TableName: &s.table, FilterExpression: aws.String("#t IN (:t, :c)"),
-		ExpressionAttributeNames: map[string]string{"#t": "type"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: typeTask},
-			":c": &types.AttributeValueMemberS{Value: typeComment}}}
-	for p := dynamodb.NewScanPaginator(sc, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return wrap(err, "reading the comments")
-		}
-		items = append(items, page.Items...)
+	items, err := scanTypes(ctx, sc, s.table, typeTask, typeComment)
+	if err != nil {
+		return err
 	}
 	indexComments(items)
 	n := 0
@@ -102,21 +92,11 @@ func (s *Store) EnsureCommentIndex(ctx context.Context) error {
 		if str(it, "type") != typeComment || it[attrGSI1PK] == nil {
 			continue
 		}
-		ex, err := expression.NewBuilder().WithCondition(exists()).
-			WithUpdate(expression.Set(expression.Name(attrGSI1PK), expression.Value(it[attrGSI1PK])).
-				Set(expression.Name(attrGSI1SK), expression.Value(it[attrGSI1SK]))).Build()
+		set, err := s.setIfExists(ctx, it, attrGSI1PK, attrGSI1SK)
 		if err != nil {
-			return internal(err, "building a write")
+			return err
 		}
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
-			Update: &types.Update{TableName: &s.table, Key: keyOf(it).av(), UpdateExpression: ex.Update(),
-				ConditionExpression: ex.Condition(), ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()}}}})
-		var cancelled *types.TransactionCanceledException
-		switch {
-		case errors.As(err, &cancelled): // deleted meanwhile
-		case err != nil:
-			return wrap(err, "indexing a comment")
-		default:
+		if set {
 			n++
 		}
 	}

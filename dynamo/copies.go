@@ -4,9 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 )
@@ -122,17 +120,9 @@ func (s *Store) EnsureCopies(ctx context.Context) error {
 	if !ok {
 		return domain.Errorf(domain.EINTERNAL, "this table's profiles have no copies of their projects, and its client cannot scan to give them")
 	}
-	var items []item
-	in := &dynamodb.ScanInput{TableName: &s.table, FilterExpression: aws.String("#t IN (:u, :p, :m)"),
-		ExpressionAttributeNames: map[string]string{"#t": "type"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: typeUser},
-			":p": &types.AttributeValueMemberS{Value: typeProject}, ":m": &types.AttributeValueMemberS{Value: typeMember}}}
-	for p := dynamodb.NewScanPaginator(sc, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return wrap(err, "reading the memberships")
-		}
-		items = append(items, page.Items...)
+	items, err := scanTypes(ctx, sc, s.table, typeUser, typeProject, typeMember)
+	if err != nil {
+		return err
 	}
 	profileCopies(items)
 	n := 0
@@ -140,17 +130,13 @@ func (s *Store) EnsureCopies(ctx context.Context) error {
 		if str(it, "type") != typeUser {
 			continue
 		}
-		ex, err := expression.NewBuilder().WithCondition(exists()).
-			WithUpdate(expression.Set(expression.Name(attrProjects), expression.Value(it[attrProjects]))).Build()
+		set, err := s.setIfExists(ctx, it, attrProjects)
 		if err != nil {
-			return internal(err, "building a write")
+			return err
 		}
-		if _, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
-			Update: &types.Update{TableName: &s.table, Key: keyOf(it).av(), UpdateExpression: ex.Update(),
-				ConditionExpression: ex.Condition(), ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()}}}}); err != nil {
-			return wrap(err, "copying the projects into a profile")
+		if set {
+			n++
 		}
-		n++
 	}
 	if err := s.markCopies(ctx); err != nil {
 		return err

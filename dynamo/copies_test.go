@@ -6,6 +6,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -110,5 +112,41 @@ func TestMembersAreBoundedSoRenamesAndDeletionsFitOneTransaction(t *testing.T) {
 	}
 	if got := profileOf(t, ts, "m088").Projects; len(got) != 0 {
 		t.Errorf("after the deletion the last member's copies are %v", got)
+	}
+}
+
+// A table written before the copies (profiles without their map of
+// projects, no marker) gets them once, from its memberships, when the
+// table is ensured: each profile then lists exactly its projects.
+func TestEnsureCopiesGivesExistingProfilesTheirProjects(t *testing.T) {
+	ts := newTestStore(t)
+	ctx := context.Background()
+	b := ts.NewDataset(storeTestNow)
+	olga, mia := b.User("olga", "Olga", ""), b.User("mia", "Mia", "")
+	p := b.Project("P", "", olga, mia)
+	q := b.Project("Q", "", olga)
+	ts.mustImport(t, &b.D)
+	for _, u := range []string{"olga", "mia"} {
+		if _, err := ts.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(ts.Table()), Key: userKey(u).av(),
+			UpdateExpression: aws.String("REMOVE " + attrProjects)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ts.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(ts.Table()), Key: copiesKey.av()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := profileOf(t, ts, "mia").Projects; len(got) != 0 {
+		t.Fatalf("the copies were not stripped: %v", got)
+	}
+	if _, err := ts.EnsureTable(ctx); err != nil { // runs EnsureCopies
+		t.Fatal(err)
+	}
+	for u, want := range map[string]map[string]string{"olga": {p.ID: "P", q.ID: "Q"}, "mia": {p.ID: "P"}} {
+		if got := profileOf(t, ts, u).Projects; !maps.Equal(got, want) {
+			t.Errorf("%s's copies after the migration %v, want %v", u, got, want)
+		}
+	}
+	if it, err := ts.getOne(ctx, copiesKey); err != nil || it == nil {
+		t.Errorf("no marker after the migration: %v %v", it, err)
 	}
 }
