@@ -87,18 +87,10 @@ func (s *Store) EnsureCommentIndex(ctx context.Context) error {
 		return err
 	}
 	indexComments(items)
-	n := 0
-	for _, it := range items {
-		if str(it, "type") != typeComment || it[attrGSI1PK] == nil {
-			continue
-		}
-		set, err := s.setIfExists(ctx, it, attrGSI1PK, attrGSI1SK)
-		if err != nil {
-			return err
-		}
-		if set {
-			n++
-		}
+	n, err := s.setEach(ctx, items, func(it item) bool { return str(it, "type") == typeComment && it[attrGSI1PK] != nil },
+		attrGSI1PK, attrGSI1SK)
+	if err != nil {
+		return err
 	}
 	if err := s.markCommentIndex(ctx); err != nil {
 		return err

@@ -125,18 +125,9 @@ func (s *Store) EnsureCopies(ctx context.Context) error {
 		return err
 	}
 	profileCopies(items)
-	n := 0
-	for _, it := range items {
-		if str(it, "type") != typeUser {
-			continue
-		}
-		set, err := s.setIfExists(ctx, it, attrProjects)
-		if err != nil {
-			return err
-		}
-		if set {
-			n++
-		}
+	n, err := s.setEach(ctx, items, func(it item) bool { return str(it, "type") == typeUser }, attrProjects)
+	if err != nil {
+		return err
 	}
 	if err := s.markCopies(ctx); err != nil {
 		return err

@@ -38,6 +38,25 @@ func scanTypes(ctx context.Context, sc scanner, table string, kinds ...string) (
 	return items, nil
 }
 
+// setEach sets the attributes attrs of each of items that keep selects on
+// the stored item (setIfExists) and returns how many it set.
+func (s *Store) setEach(ctx context.Context, items []item, keep func(item) bool, attrs ...string) (int, error) {
+	n := 0
+	for _, it := range items {
+		if !keep(it) {
+			continue
+		}
+		set, err := s.setIfExists(ctx, it, attrs...)
+		if err != nil {
+			return n, err
+		}
+		if set {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // setIfExists sets the attributes attrs of it on the stored item, if it still
 // exists; it reports whether it did (false: deleted meanwhile).
 func (s *Store) setIfExists(ctx context.Context, it item, attrs ...string) (bool, error) {
