@@ -68,7 +68,7 @@ type liveConfig struct {
 func TestLiveClients(t *testing.T) {
 	nodeModules := mustNodeTools(t)
 	env := testenv.New(t)
-	seed := env.MustSeed()
+	seed := env.MustSeed(t)
 	natsURL := mustStartNATS(t)
 
 	a := startLiveInstance(t, env, natsURL, graph.Origins{}, live.HubConfig{})
@@ -91,8 +91,8 @@ func TestLiveClients(t *testing.T) {
 	}
 	cfg := liveConfig{
 		A: a.URL + "/query", B: b.URL + "/query",
-		Tokens: map[string]string{"alice": env.Token("alice"), "bob": env.Token("bob"), "carol": env.Token("carol"),
-			"dave": env.Token("dave"), "eve": env.Token("eve"), "expired": expiredToken, "shortLived": shortLived},
+		Tokens: map[string]string{"alice": env.Token(t, "alice"), "bob": env.Token(t, "bob"), "carol": env.Token(t, "carol"),
+			"dave": env.Token(t, "dave"), "eve": env.Token(t, "eve"), "expired": expiredToken, "shortLived": shortLived},
 		Users:      map[string]string{"alice": "alice", "bob": "bob", "carol": "carol", "dave": "dave", "eve": "eve"},
 		Project:    seed.Project("Website relaunch").ID,
 		AppProject: seed.Project("Mobile app").ID, OtherProject: seed.Project("Research").ID,
@@ -129,7 +129,7 @@ var trustedLiveDocs = map[string]string{
 func TestLiveClientsInProduction(t *testing.T) {
 	nodeModules := mustNodeTools(t)
 	env := testenv.New(t)
-	seed := env.MustSeed()
+	seed := env.MustSeed(t)
 	natsURL := mustStartNATS(t)
 	manifest := map[string]string{}
 	ids := map[string]string{}
@@ -148,12 +148,12 @@ func TestLiveClientsInProduction(t *testing.T) {
 	}
 	p := startLiveInstanceWith(t, env, natsURL, graph.Options{Production: true, TrustedDocuments: trusted}, live.HubConfig{})
 	cfg := map[string]any{
-		"url": p.URL + "/query", "token": env.Token("alice"), "project": seed.Project("Website relaunch").ID,
+		"url": p.URL + "/query", "token": env.Token(t, "alice"), "project": seed.Project("Website relaunch").ID,
 		"task": seed.Task("Set up analytics").ID, "ids": ids, "docs": trustedLiveDocs, "waitMs": 20_000,
 	}
 	runNodeChecks(t, nodeModules, filepath.Join("clients", "live", "trusted.mjs"), cfg)
 	var me struct{ Me struct{ Name string } }
-	env.MustQuery("alice", "{ me { name } }", nil, &me)
+	env.MustQuery(t, "alice", "{ me { name } }", nil, &me)
 	if me.Me.Name != "Alice Example" {
 		t.Errorf("alice's name is %q after the refused mutation", me.Me.Name)
 	}
@@ -333,7 +333,7 @@ func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o gra
 // 1013 Try Again Later with the documented reason; resubscribing with its
 // last cursor (on A) brings the rest.
 func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project, task string) {
-	alice := "Bearer " + env.Token("alice")
+	alice := "Bearer " + env.Token(t, "alice")
 	post := func(input map[string]any) int {
 		t.Helper()
 		var d struct{ UpdateTask struct{ Version int } }

@@ -32,14 +32,14 @@ func cntProjectCounts(t *testing.T, e *testenv.Env, viewer, id string) countsVie
 	var got struct {
 		Project struct{ TaskCounts countsView }
 	}
-	e.MustQuery(viewer, cntProject, map[string]any{"id": id}, &got)
+	e.MustQuery(t, viewer, cntProject, map[string]any{"id": id}, &got)
 	return got.Project.TaskCounts
 }
 
 func cntComments(t *testing.T, e *testenv.Env, viewer, id string) int {
 	t.Helper()
 	var got struct{ Task struct{ CommentCount int } }
-	e.MustQuery(viewer, cntTask, map[string]any{"id": id}, &got)
+	e.MustQuery(t, viewer, cntTask, map[string]any{"id": id}, &got)
 	return got.Task.CommentCount
 }
 
@@ -47,7 +47,7 @@ func cntComments(t *testing.T, e *testenv.Env, viewer, id string) int {
 // items it counts.
 func cntExact(t *testing.T, e *testenv.Env, when string) {
 	t.Helper()
-	if v := testenv.CheckCounters(e.Items()); len(v) > 0 {
+	if v := testenv.CheckCounters(e.Items(t)); len(v) > 0 {
 		t.Errorf("%s: counters disagree with the items:\n%s", when, strings.Join(v, "\n"))
 	}
 }
@@ -55,7 +55,7 @@ func cntExact(t *testing.T, e *testenv.Env, when string) {
 func cntMust(t *testing.T, e *testenv.Env, viewer, query string, vars map[string]any) map[string]any {
 	t.Helper()
 	var got map[string]any
-	e.MustQuery(viewer, query, vars, &got)
+	e.MustQuery(t, viewer, query, vars, &got)
 	return got
 }
 
@@ -79,7 +79,7 @@ func (c *countsView) add(status string, d int) {
 
 func TestTaskCountsFollowEveryTaskChange(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch").ID
 	want := countsView{Total: 6, Todo: 4, InProgress: 1, Done: 1}
 	expect := func(step string) {
@@ -127,7 +127,7 @@ func TestTaskCountsFollowEveryTaskChange(t *testing.T) {
 
 func TestCommentCountFollowsComments(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	task := s.Task("Fix the broken signup form").ID // two comments, by carol and bob
 	want := 2
 	expect := func(step string) {
@@ -150,7 +150,7 @@ func TestCommentCountFollowsComments(t *testing.T) {
 	cntMust(t, e, "alice", cntUncomm, map[string]any{"id": added[1]}) // by the project's owner
 	want--
 	expect("deleteComment by the owner")
-	e.MustFail("carol", "NOT_FOUND", cntUncomm, map[string]any{"id": added[0]})
+	e.MustFail(t, "carol", "NOT_FOUND", cntUncomm, map[string]any{"id": added[0]})
 	expect("deleteComment of a deleted comment")
 	var list struct {
 		Task struct {
@@ -158,7 +158,7 @@ func TestCommentCountFollowsComments(t *testing.T) {
 			Comments     struct{ Nodes []struct{ ID string } }
 		}
 	}
-	e.MustQuery("bob", `query($id: ID!) { task(id: $id) { commentCount comments(first: 50) { nodes { id } } } }`,
+	e.MustQuery(t, "bob", `query($id: ID!) { task(id: $id) { commentCount comments(first: 50) { nodes { id } } } }`,
 		map[string]any{"id": task}, &list)
 	if n := len(list.Task.Comments.Nodes); n != list.Task.CommentCount {
 		t.Errorf("commentCount %d, but the task lists %d comments", list.Task.CommentCount, n)
@@ -174,7 +174,7 @@ func TestCommentCountFollowsComments(t *testing.T) {
 // comments, deleted later by the cleanup, are counted nowhere.
 func TestDeletedTaskWithCommentsCountsAtOnce(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch").ID
 	t1 := s.Task("Write the landing page copy").ID // IN_PROGRESS, two comments
 	cntMust(t, e, "bob", cntComment, map[string]any{"id": t1})
@@ -183,11 +183,11 @@ func TestDeletedTaskWithCommentsCountsAtOnce(t *testing.T) {
 		t.Errorf("after deleteTask, before cleanup: %+v, want %+v", got, want)
 	}
 	cntExact(t, e, "before cleanup (its comments are still stored)")
-	e.MustFail("bob", "NOT_FOUND", cntComment, map[string]any{"id": t1})
+	e.MustFail(t, "bob", "NOT_FOUND", cntComment, map[string]any{"id": t1})
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if v := testenv.CheckTable(e.Items()); len(v) > 0 {
+	if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
 		t.Errorf("after cleanup:\n%s", strings.Join(v, "\n"))
 	}
 }
@@ -196,14 +196,14 @@ func TestDeletedTaskWithCommentsCountsAtOnce(t *testing.T) {
 // has not reached yet keep exact comment counts, and nothing else moves.
 func TestDeletedProjectCounts(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	app, web := s.Project("Mobile app").ID, s.Project("Website relaunch").ID
 	crash := s.Task("Crash on start on Android 12").ID // in app, four comments
 	webBefore := cntProjectCounts(t, e, "alice", web)
 	cntMust(t, e, "bob", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": app})
 	cntExact(t, e, "before cleanup")
-	e.MustFail("alice", "NOT_FOUND", cntComment, map[string]any{"id": crash})
-	e.MustFail("alice", "NOT_FOUND", cntStatus, map[string]any{"id": crash, "s": "DONE"})
+	e.MustFail(t, "alice", "NOT_FOUND", cntComment, map[string]any{"id": crash})
+	e.MustFail(t, "alice", "NOT_FOUND", cntStatus, map[string]any{"id": crash, "s": "DONE"})
 	cntExact(t, e, "after refused changes to its tasks")
 	if got := cntProjectCounts(t, e, "alice", web); got != webBefore {
 		t.Errorf("another project's counts moved: %+v, want %+v", got, webBefore)
@@ -211,7 +211,7 @@ func TestDeletedProjectCounts(t *testing.T) {
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if v := testenv.CheckTable(e.Items()); len(v) > 0 {
+	if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
 		t.Errorf("after cleanup:\n%s", strings.Join(v, "\n"))
 	}
 }
@@ -251,7 +251,7 @@ func TestCountsReplayedMutationCountsOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := testenv.New(t)
-			s := e.MustSeed()
+			s := e.MustSeed(t)
 			web, form := s.Project("Website relaunch").ID, s.Task("Fix the broken signup form").ID
 			read := func() state { return state{cntProjectCounts(t, e, "alice", web), cntComments(t, e, "alice", form)} }
 			want := tc.want(read())
@@ -277,31 +277,31 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 		run  func(t *testing.T, e *testenv.Env, s *testenv.Seed)
 	}{
 		{"createTask for a non-member (the transaction fails on the assignee)", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "BAD_USER_INPUT", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "x", assigneeId: "eve"}) { id } }`,
+			e.MustFail(t, "bob", "BAD_USER_INPUT", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "x", assigneeId: "eve"}) { id } }`,
 				map[string]any{"p": s.Project("Website relaunch").ID})
 		}},
 		{"a status change with an assignee who is no member", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "BAD_USER_INPUT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, assigneeId: "eve"}) { id } }`,
+			e.MustFail(t, "bob", "BAD_USER_INPUT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, assigneeId: "eve"}) { id } }`,
 				map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"a status change at a stale expectedVersion", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "CONFLICT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, expectedVersion: 7}) { id } }`,
+			e.MustFail(t, "bob", "CONFLICT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, expectedVersion: 7}) { id } }`,
 				map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"deleteTask by a non-member", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("eve", "NOT_FOUND", cntDelete, map[string]any{"id": s.Task("Fix the broken signup form").ID})
+			e.MustFail(t, "eve", "NOT_FOUND", cntDelete, map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"deleteComment by neither its author nor the owner", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
 			for _, c := range s.Comments {
 				if c.TaskID == s.Task("Fix the broken signup form").ID && c.AuthorID == "bob" {
-					e.MustFail("carol", "FORBIDDEN", cntUncomm, map[string]any{"id": c.ID})
+					e.MustFail(t, "carol", "FORBIDDEN", cntUncomm, map[string]any{"id": c.ID})
 					return
 				}
 			}
 			t.Fatal("no comment of bob's")
 		}},
 		{"an empty comment", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "BAD_USER_INPUT", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "  "}) { id } }`,
+			e.MustFail(t, "bob", "BAD_USER_INPUT", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "  "}) { id } }`,
 				map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"cancelled contexts", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
@@ -326,10 +326,10 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := testenv.New(t)
-			s := e.MustSeed()
-			before := e.Dump()
+			s := e.MustSeed(t)
+			before := e.Dump(t)
 			tc.run(t, e, s)
-			if after := e.Dump(); after != before {
+			if after := e.Dump(t); after != before {
 				t.Errorf("a failed mutation changed the table:\n%s", mutDiffDump(before, after))
 			}
 		})
@@ -342,14 +342,14 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 // of the project), all at once. Whatever succeeded is counted exactly once.
 func TestCountsUnderConcurrentWriters(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web, form := s.Project("Website relaunch").ID, s.Task("Fix the broken signup form").ID
 	var mu sync.Mutex
 	ok := map[string]int{}
 	var wg sync.WaitGroup
 	run := func(kind, viewer, query string, vars map[string]any) {
 		defer wg.Done()
-		res := e.Query(viewer, query, vars)
+		res := e.Query(t, viewer, query, vars)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -395,8 +395,8 @@ func TestCountsUnderConcurrentWriters(t *testing.T) {
 // the counters are on the items the board reads anyway.
 func TestBoardCountsCostNoCall(t *testing.T) {
 	e := testenv.New(t)
-	p := seedWide(e, 20)
-	e.StepLevels()
+	p := seedWide(t, e, 20)
+	e.StepLevels(t)
 	board := func(counts string, taskCounts string) map[string]int {
 		t.Helper()
 		e.Calls.Reset()
@@ -411,7 +411,7 @@ func TestBoardCountsCostNoCall(t *testing.T) {
 				}
 			}
 		}
-		e.MustQuery("owner", `query($id: ID!) { project(id: $id) { name `+taskCounts+` tasks(first: 20) { nodes {
+		e.MustQuery(t, "owner", `query($id: ID!) { project(id: $id) { name `+taskCounts+` tasks(first: 20) { nodes {
 			title status assignee { name } `+counts+` } } } }`, map[string]any{"id": p.ID}, &got)
 		if len(got.Project.Tasks.Nodes) != 20 {
 			t.Fatalf("%d tasks, want 20", len(got.Project.Tasks.Nodes))
@@ -447,7 +447,7 @@ func TestBoardCountsCostNoCall(t *testing.T) {
 // screen showing the counts without a refetch).
 func TestMutationAnswersCarryTheCountsAfterThem(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	task := s.Task("Write the landing page copy") // in progress
 	const counts = `project { taskCounts { total todo inProgress done } }`
 	for _, m := range []struct {
@@ -462,7 +462,7 @@ func TestMutationAnswersCarryTheCountsAfterThem(t *testing.T) {
 		var got map[string]struct {
 			Project struct{ TaskCounts countsView }
 		}
-		e.MustQuery("alice", m.query, m.vars, &got)
+		e.MustQuery(t, "alice", m.query, m.vars, &got)
 		after := cntProjectCounts(t, e, "alice", task.ProjectID)
 		if got[m.name].Project.TaskCounts != after || after == before {
 			t.Errorf("%s answered the counts %+v; the project's are %+v after it, %+v before", m.name, got[m.name].Project.TaskCounts, after, before)

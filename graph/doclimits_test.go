@@ -75,7 +75,7 @@ func TestDocumentLimitsAdmitLegitimateDocuments(t *testing.T) {
 
 func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	doubling := func(n int, leaf string) string {
 		var b strings.Builder
 		b.WriteString("{ me { ...F0 } }")
@@ -107,7 +107,7 @@ func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e.Calls.Reset()
 			for _, viewer := range []string{"alice", ""} {
-				res := e.Query(viewer, tc.query, nil)
+				res := e.Query(t, viewer, tc.query, nil)
 				if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeComplexity || res.Errors[0].Message != tc.message {
 					t.Fatalf("want one %s %q, got %+v", graph.CodeComplexity, tc.message, res.Errors)
 				}

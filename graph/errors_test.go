@@ -28,7 +28,7 @@ func errsCodes(t *testing.T, res *testenv.Response) []string {
 // error whose code is one of codes; every error must have a code.
 func errsWant(t *testing.T, e *testenv.Env, viewer, query string, vars map[string]any, codes ...string) testenv.Error {
 	t.Helper()
-	res := e.Query(viewer, query, vars)
+	res := e.Query(t, viewer, query, vars)
 	got := errsCodes(t, res)
 	if len(got) != 1 || !slices.Contains(codes, got[0]) {
 		t.Fatalf("want one error of %v, got %+v (data %s)", codes, res.Errors, res.Data)
@@ -39,7 +39,7 @@ func errsWant(t *testing.T, e *testenv.Env, viewer, query string, vars map[strin
 // errsOK runs query as viewer and fails on any error; it decodes data into out.
 func errsOK(t *testing.T, e *testenv.Env, viewer, query string, vars map[string]any, out any) {
 	t.Helper()
-	res := e.Query(viewer, query, vars)
+	res := e.Query(t, viewer, query, vars)
 	errsCodes(t, res)
 	if len(res.Errors) != 0 {
 		t.Fatalf("errors %+v", res.Errors)
@@ -59,7 +59,7 @@ const errsDashboard = `{ me { projects(first: 10) { nodes { id name members { ro
 
 func TestErrorCodes(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch")
 	task := s.Task("Write the landing page copy")
 	var firstPage struct {
@@ -129,9 +129,9 @@ func TestErrorCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := e.Dump()
+			before := e.Dump(t)
 			errsWant(t, e, "alice", c.query, c.vars, c.codes...)
-			if e.Dump() != before {
+			if e.Dump(t) != before {
 				t.Error("a refused request changed the table")
 			}
 		})
@@ -152,7 +152,7 @@ func TestErrorCodes(t *testing.T) {
 
 func TestComplexityLimit(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	tooCostly := []struct{ name, query string }{
 		{"three levels of 100", `{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes {
 			comments(first: 100) { nodes { author { name } } } } } } } } }`},
@@ -199,7 +199,7 @@ func TestComplexityLimit(t *testing.T) {
 
 func TestStoreFailureIsOpaque(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch")
 	srv := e.Emb.Server
 	table := e.Store.Table()
@@ -232,7 +232,7 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 			c.fail()
 			defer srv.EmulateFailure(false)
 			defer srv.EmulateFailureForTable(table, "GSI1", false)
-			res := e.Query("alice", c.query, c.vars)
+			res := e.Query(t, "alice", c.query, c.vars)
 			t.Logf("errors %+v, data %s", res.Errors, res.Data)
 			codes := errsCodes(t, res)
 			if len(codes) == 0 {
@@ -283,13 +283,13 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 // errsRaw sends a raw request to the handler and decodes the response.
 func errsRaw(t *testing.T, e *testenv.Env, method, contentType, body string) (int, *testenv.Response) {
 	t.Helper()
-	r := e.Send(nil, e.As("alice"), testenv.RawBody(method, contentType, body))
+	r := e.Send(t, nil, e.As("alice"), testenv.RawBody(method, contentType, body))
 	return r.Status, r.Decode(t)
 }
 
 func TestRequestErrorsCarryCodes(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	cases := []struct {
 		name, method, contentType, body string
 		clientError                     bool // the client's mistake: not INTERNAL_SERVER_ERROR
@@ -320,7 +320,7 @@ func TestRequestErrorsCarryCodes(t *testing.T) {
 
 func TestMalformedBodiesAreNotEchoed(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	const marker = "Zq7MARKERx"
 	for _, body := range []string{
 		`{"query": "{ me { name } }` + marker + `"`, // cut short

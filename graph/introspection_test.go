@@ -60,7 +60,7 @@ var introspectionQueries = []struct{ name, options string }{
 
 func TestIntrospectionStandardQueriesPass(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, q := range introspectionQueries {
 		query := MustIntrospectionQuery(t, q.options)
 		for _, viewer := range []string{"", "alice"} {
@@ -72,7 +72,7 @@ func TestIntrospectionStandardQueriesPass(t *testing.T) {
 						Types     []struct{ Name string }
 					} `json:"__schema"`
 				}
-				e.MustQuery(viewer, query, nil, &out)
+				e.MustQuery(t, viewer, query, nil, &out)
 				if out.Schema.QueryType.Name != "Query" || len(out.Schema.Types) < 10 {
 					t.Fatalf("queryType %q, %d types", out.Schema.QueryType.Name, len(out.Schema.Types))
 				}
@@ -87,7 +87,7 @@ func TestIntrospectionStandardQueriesPass(t *testing.T) {
 		frags := full[strings.Index(full, "fragment FullType"):]
 		q := `{ a: __type(name: "Task") { ...FullType } b: __type(name: "UpdateTaskInput") { ...FullType } }` + frags
 		var out struct{ A, B struct{ Name string } }
-		e.MustQuery("", q, nil, &out)
+		e.MustQuery(t, "", q, nil, &out)
 		if out.A.Name != "Task" || out.B.Name != "UpdateTaskInput" {
 			t.Fatalf("got %+v", out)
 		}
@@ -96,7 +96,7 @@ func TestIntrospectionStandardQueriesPass(t *testing.T) {
 
 func TestIntrospectionAbuseIsRefused(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	chain := func(n int) string {
 		return `{ __type(name: "Query") { fields { type { ` + strings.Repeat("ofType { ", n) + "name" + strings.Repeat(" }", n) + " } } } }"
 	}
@@ -123,7 +123,7 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 		for _, viewer := range []string{"", "alice"} {
 			t.Run(fmt.Sprintf("%s, token %v", tc.name, viewer != ""), func(t *testing.T) {
 				e.Calls.Reset()
-				res := e.Query(viewer, tc.query, nil)
+				res := e.Query(t, viewer, tc.query, nil)
 				if len(res.Errors) != 1 || res.Errors[0].Code() != tc.code || string(res.Data) != "" && string(res.Data) != "null" {
 					t.Fatalf("want one %s and no data, got %+v %s", tc.code, res.Errors, res.Data)
 				}
@@ -134,7 +134,7 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 		}
 	}
 	t.Run("a 9-level ofType chain passes", func(t *testing.T) {
-		e.MustQuery("", chain(9), nil, nil)
+		e.MustQuery(t, "", chain(9), nil, nil)
 	})
 }
 
@@ -143,7 +143,7 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 // limit far below the default.
 func TestIntrospectionUnderTheCostLimit(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, ComplexityLimit: 1000})
 	body, _ := json.Marshal(map[string]string{"query": MustIntrospectionQuery(t, introspectionQueries[0].options)})
 	_, res := limPost(t, e, h, string(body))

@@ -15,7 +15,7 @@ import (
 // limPost posts a body to h as alice and returns the status and response.
 func limPost(t *testing.T, e *testenv.Env, h http.Handler, body string) (int, testenv.Response) {
 	t.Helper()
-	r := e.Send(nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body))
+	r := e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body))
 	return r.Status, *r.Decode(t)
 }
 
@@ -26,7 +26,7 @@ func limQuery(q string) string {
 
 func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	deep := "{ me { projects { nodes { tasks { nodes { project { tasks { nodes { project { tasks { nodes { project { name } } } } } } } } } } } } }"
 	relayDashboard := `{ me { projects(first: 10) { edges { node { name members { user { name } }
 		tasks(first: 20) { edges { node { title assignee { name } tags { name }
@@ -48,7 +48,7 @@ func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.Calls.Reset()
-			res := e.Query("alice", tc.query, nil)
+			res := e.Query(t, "alice", tc.query, nil)
 			if len(res.Errors) != 1 || res.Errors[0].Code() != tc.code {
 				t.Fatalf("want one %s, got %+v", tc.code, res.Errors)
 			}
@@ -58,13 +58,13 @@ func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
 		})
 	}
 	t.Run("the dashboard in Relay style is within the limits", func(t *testing.T) {
-		e.MustQuery("alice", relayDashboard, nil, nil)
+		e.MustQuery(t, "alice", relayDashboard, nil, nil)
 	})
 }
 
 func TestLimitsBodySize(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	pad := strings.Repeat(" ", graph.DefaultMaxBodyBytes)
 	for _, tc := range []struct {
 		name   string
@@ -88,7 +88,7 @@ func TestLimitsBodySize(t *testing.T) {
 
 func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Production: true})
 	_, res := limPost(t, e, h, limQuery("{ __schema { queryType { name } } }"))
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" {
@@ -102,7 +102,7 @@ func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 
 func TestLimitsRequestTimeoutIsServiceUnavailable(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Timeout: time.Nanosecond})
 	_, res := limPost(t, e, h, limQuery("{ me { name } }"))
 	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeServiceUnavailable {

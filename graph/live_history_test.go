@@ -108,8 +108,8 @@ func oldCursor(project string, seq uint64) string {
 
 func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	alice := dial(t, e, srv, "alice")
 	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
@@ -136,7 +136,7 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 			messages = append(messages, mustEndWith(t, c, "1", "BAD_USER_INPUT").Message)
 		})
 		t.Run(name+" over SSE", func(t *testing.T) {
-			res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
+			res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			ch := testenv.ReadSSE(res.Body)
 			ev := mustNextSSE(t, ch)
 			var n testenv.Next
@@ -163,8 +163,8 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.T) {
 	e := testenv.New(t)
 	tickingClock(e)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	alice := dial(t, e, srv, "alice")
 	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
@@ -173,19 +173,19 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 	// Before eve joins: a task created and deleted, a comment deleted, a
 	// description overwritten.
 	var created struct{ CreateTask struct{ ID string } }
-	e.MustQuery("alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "The secret plan"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "The secret plan"}) { id } }`,
 		map[string]any{"p": web.ID}, &created)
 	var comment struct{ AddComment struct{ ID string } }
-	e.MustQuery("alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said before eve joined"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said before eve joined"}) { id } }`,
 		map[string]any{"t": seed.Task("Write the landing page copy").ID}, &comment)
-	e.MustQuery("alice", `mutation($c: ID!) { deleteComment(id: $c) }`, map[string]any{"c": comment.AddComment.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve must not read"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($c: ID!) { deleteComment(id: $c) }`, map[string]any{"c": comment.AddComment.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve must not read"}) { id } }`,
 		map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve may read"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve may read"}) { id } }`,
 		map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($t: ID!) { deleteTask(id: $t) }`, map[string]any{"t": created.CreateTask.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($t: ID!) { deleteTask(id: $t) }`, map[string]any{"t": created.CreateTask.ID}, nil)
 	// eve joins; then one more change.
-	e.MustQuery("alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "eve") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "eve") { id } }`, map[string]any{"p": web.ID}, nil)
 	task := seed.Task("Fix the broken signup form")
 	mustUpdateTask(t, e, "alice", task.ID, `status: DONE`)
 
@@ -211,7 +211,7 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 		}
 	})
 	t.Run("over SSE", func(t *testing.T) {
-		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("eve"), taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor})
+		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "eve"), taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor})
 		ch := testenv.ReadSSE(res.Body)
 		m := mark()
 		want := append(append([]seen{}, all[6:8]...), all[8:]...)
@@ -224,8 +224,8 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing.T) {
 	e := testenv.New(t)
 	tickingClock(e)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := seed.Task("Write the landing page copy")
 	alice := dial(t, e, srv, "alice")
@@ -239,12 +239,12 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	mustUpdateTask(t, e, "alice", task.ID, `title: "while bob was away, still a member"`)
-	e.MustQuery("alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said while bob was out"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said while bob was out"}) { id } }`,
 		map[string]any{"t": task.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "written while bob was out"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "written while bob was out"}) { id } }`,
 		map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
 	mustUpdateTask(t, e, "alice", task.ID, `title: "after bob was back"`)
 	var all []seen
 	for range 7 {
@@ -268,7 +268,7 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 		}
 	})
 	t.Run("over SSE", func(t *testing.T) {
-		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("bob"), taskEventsSub, map[string]any{"p": web.ID, "after": old})
+		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "bob"), taskEventsSub, map[string]any{"p": web.ID, "after": old})
 		ch := testenv.ReadSSE(res.Body)
 		m := mark()
 		want := append(append([]seen{}, all[5:7]...), all[7:]...)

@@ -32,7 +32,7 @@ var eventIDs atomic.Int64
 // committed change, whose event the store publishes to the Env's broker.
 func mustUpdateTask(t *testing.T, e *testenv.Env, viewer, id, fields string) {
 	t.Helper()
-	e.MustQuery(viewer, `mutation($id: ID!) { updateTask(input: {id: $id, `+fields+`}) { id } }`, map[string]any{"id": id}, nil)
+	e.MustQuery(t, viewer, `mutation($id: ID!) { updateTask(input: {id: $id, `+fields+`}) { id } }`, map[string]any{"id": id}, nil)
 }
 
 // publish records a hand-made event of a task's change straight to the
@@ -80,10 +80,10 @@ func decodeEvent(t *testing.T, n testenv.Next) eventData {
 
 func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token("bob"))
+	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +109,12 @@ func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T
 
 func TestSubscribingToAProjectOfWhichOneIsNoMemberIsNotFound(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	lab := seed.Project("Research")
 	for name, project := range map[string]string{"not a member": lab.ID, "no such project": "prj#" + ulid.Make().String()} {
 		t.Run(name, func(t *testing.T) {
-			c, err := testenv.DialWS(t, srv, "Bearer "+e.Token("alice"))
+			c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "alice"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,14 +135,14 @@ func TestSubscribingToAProjectOfWhichOneIsNoMemberIsNotFound(t *testing.T) {
 
 func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	bob, err := testenv.DialWS(t, srv, "Bearer "+e.Token("bob"))
+	bob, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	carol, err := testenv.DialWS(t, srv, "Bearer "+e.Token("carol"))
+	carol, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "carol"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 	carol.Subscribe("c", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 
-	e.MustQuery("alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `status: DONE`)
 
 	if got := decodeEvent(t, bob.MustNext("b")).ProjectEvents; got.Kind != "MEMBER_REMOVED" || got.SubjectID != "bob" {
@@ -169,10 +169,10 @@ func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 
 func TestSubscriptionOverServerSentEvents(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
+	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("status %d, Content-Type %q", res.StatusCode, ct)
 	}
@@ -208,7 +208,7 @@ const testTimeout = 30 * time.Second
 // dial opens an authenticated WebSocket for viewer, failing the test on an error.
 func dial(t *testing.T, e *testenv.Env, srv *httptest.Server, viewer string) *testenv.WSClient {
 	t.Helper()
-	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(viewer))
+	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, viewer))
 	if err != nil {
 		t.Fatalf("connecting as %s: %v", viewer, err)
 	}
@@ -230,8 +230,8 @@ func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Err
 
 func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	for name, cursor := range map[string]string{
 		"malformed":               "bm90IGEgY3Vyc29y",
@@ -248,8 +248,8 @@ func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 
 func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	clients := map[string]*testenv.WSClient{}
 	for _, v := range []string{"alice", "bob", "carol"} {
@@ -257,7 +257,7 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 		clients[v].Subscribe(v, taskEventsSub, map[string]any{"p": web.ID})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
-	e.MustQuery("alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": web.ID}, nil)
 	for v, c := range clients {
 		// Carol shares no other project with alice, who deleted it: the
 		// last event still shows who did (graph/live.go, eventActor), and
@@ -275,8 +275,8 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 
 func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	tok, err := e.Auth.Sign("bob", time.Second) // the clock stands still; the timer runs for a second
 	if err != nil {
@@ -304,9 +304,9 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 
 func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
-	for name, auth := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token("bob")} {
+	e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	for name, auth := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token(t, "bob")} {
 		t.Run(name+" is closed with 4403 Forbidden", func(t *testing.T) {
 			_, err := testenv.DialWS(t, srv, auth)
 			if err == nil {
@@ -324,8 +324,8 @@ func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 
 func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	t.Run("depth", func(t *testing.T) {
 		c := dial(t, e, srv, "alice")
@@ -359,16 +359,16 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 
 func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	origins, err := graph.ParseOrigins("https://app.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv := e.StartLive(graph.Options{CORS: origins}, live.HubConfig{})
-	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token("bob")); err != nil {
+	_, srv := e.StartLive(t, graph.Options{CORS: origins}, live.HubConfig{})
+	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token(t, "bob")); err != nil {
 		t.Errorf("an allowed origin was refused: %v", err)
 	}
-	if _, err := testenv.DialWSFrom(t, srv, "https://evil.example", "Bearer "+e.Token("bob")); err == nil {
+	if _, err := testenv.DialWSFrom(t, srv, "https://evil.example", "Bearer "+e.Token(t, "bob")); err == nil {
 		t.Error("another origin was let in")
 	}
 }
@@ -378,8 +378,8 @@ func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
 // profile, their projects only those the recipient shares with them.
 func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	q := `subscription($p: ID!) { projectEvents(projectId: $p) { task { assignee { id email projects { nodes { name } } } } } }`
 	alice, carol := dial(t, e, srv, "alice"), dial(t, e, srv, "carol")
@@ -421,8 +421,8 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 
 func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := *seed.Task("Set up analytics")
 	c := dial(t, e, srv, "bob")
@@ -456,9 +456,9 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 
 func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	// The clock stands still: no token comes back during the test.
-	lv, srv := e.StartLive(graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
 	// The socket runs its operations concurrently: whichever comes third
@@ -475,8 +475,8 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 
 func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	c := dial(t, e, srv, "alice")
 	c.Subscribe("q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
 	if n := c.MustNext("q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
@@ -495,8 +495,8 @@ func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 
 func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
 	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
@@ -509,8 +509,8 @@ func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 
 func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	body, err := json.Marshal(map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": seed.Project("Website relaunch").ID}})
 	if err != nil {
 		t.Fatal(err)
@@ -537,7 +537,7 @@ func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T
 			}
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", c.accept)
-			req.Header.Set("Authorization", "Bearer "+e.Token("bob"))
+			req.Header.Set("Authorization", "Bearer "+e.Token(t, "bob"))
 			res, err := client.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -554,7 +554,7 @@ func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T
 	}
 	// And a query by plain POST is answered as ever.
 	var d struct{ Me struct{ ID string } }
-	e.MustQuery("bob", `{ me { id } }`, nil, &d)
+	e.MustQuery(t, "bob", `{ me { id } }`, nil, &d)
 	if d.Me.ID != "bob" {
 		t.Errorf("me: %+v, want bob", d.Me)
 	}

@@ -150,13 +150,13 @@ func (c mutIdConn) ids() []string {
 func mutSeeded(t *testing.T) (*testenv.Env, *testenv.Seed) {
 	t.Helper()
 	e := testenv.New(t)
-	return e, e.MustSeed()
+	return e, e.MustSeed(t)
 }
 
 // mutRun executes a request that must succeed and decodes its data into out.
 func mutRun(t *testing.T, e *testenv.Env, viewer, query string, v mutVars, out any) {
 	t.Helper()
-	res := e.Query(viewer, query, v)
+	res := e.Query(t, viewer, query, v)
 	if len(res.Errors) > 0 {
 		t.Fatalf("request by %q failed: %+v\nquery: %s\nvars: %.400s", viewer, res.Errors, query, testenv.JSON(v))
 	}
@@ -171,9 +171,9 @@ func mutRun(t *testing.T, e *testenv.Env, viewer, query string, v mutVars, out a
 // one of codes, return no data, and leave every item of the table as it was.
 func mutRefuse(t *testing.T, e *testenv.Env, viewer string, codes []string, query string, v mutVars) testenv.Error {
 	t.Helper()
-	before := e.Dump()
-	res := e.Query(viewer, query, v)
-	after := e.Dump()
+	before := e.Dump(t)
+	res := e.Query(t, viewer, query, v)
+	after := e.Dump(t)
 	if len(res.Errors) != 1 || !slices.Contains(codes, res.Errors[0].Code()) {
 		t.Errorf("want exactly one error with code in %v, got %+v (data %s)\nvars: %.400s", codes, res.Errors, res.Data, testenv.JSON(v))
 	}
@@ -211,7 +211,7 @@ func mutDiffDump(before, after string) string {
 // the tombstones a sync gives offline clients until their tokens expire.
 func mutWantOnlyExpiringLog(t *testing.T, e *testenv.Env, needles []string) {
 	t.Helper()
-	for _, it := range e.Items() {
+	for _, it := range e.Items(t) {
 		line := testenv.JSON(it)
 		if !slices.ContainsFunc(needles, func(n string) bool { return strings.Contains(line, n) }) {
 			continue
@@ -265,9 +265,10 @@ func mutWithoutProfiles(dump string) string {
 
 // mutItemsMentioning returns the items with an attribute value containing any
 // of needles (a ULID in a PK, GSI key, id or reference).
-func mutItemsMentioning(e *testenv.Env, needles []string) []string {
+func mutItemsMentioning(tb testing.TB, e *testenv.Env, needles []string) []string {
+	tb.Helper()
 	var out []string
-	for _, it := range e.Items() {
+	for _, it := range e.Items(tb) {
 		line := testenv.JSON(it)
 		for _, n := range needles {
 			if strings.Contains(line, n) {
@@ -280,9 +281,10 @@ func mutItemsMentioning(e *testenv.Env, needles []string) []string {
 }
 
 // mutSkOf returns the sort keys of the items in a partition.
-func mutSkOf(e *testenv.Env, pk string) []string {
+func mutSkOf(tb testing.TB, e *testenv.Env, pk string) []string {
+	tb.Helper()
 	var out []string
-	for _, it := range e.Items() {
+	for _, it := range e.Items(tb) {
 		if it["PK"] == pk {
 			out = append(out, fmt.Sprint(it["SK"]))
 		}
@@ -291,8 +293,9 @@ func mutSkOf(e *testenv.Env, pk string) []string {
 	return out
 }
 
-func mutItem(e *testenv.Env, pk, sk string) map[string]any {
-	for _, it := range e.Items() {
+func mutItem(tb testing.TB, e *testenv.Env, pk, sk string) map[string]any {
+	tb.Helper()
+	for _, it := range e.Items(tb) {
 		if it["PK"] == pk && it["SK"] == sk {
 			return it
 		}
@@ -507,7 +510,7 @@ func TestMutationUpdateProfile(t *testing.T) {
 				t.Errorf("after email: null got %s, want the name kept and no email", testenv.JSON(u))
 			}
 		}
-		if it := mutItem(e, "USER#alice", "PROFILE"); it == nil || it["email"] != nil {
+		if it := mutItem(t, e, "USER#alice", "PROFILE"); it == nil || it["email"] != nil {
 			t.Errorf("stored profile = %v, want one without email", it)
 		}
 	})
@@ -683,7 +686,7 @@ func TestMutationDeleteProject(t *testing.T) {
 			}
 		}
 		comment := mutCommentOf(s, "Write the landing page copy", "bob").ID
-		before := e.Dump()
+		before := e.Dump(t)
 
 		var got struct{ DeleteProject string }
 		mutRun(t, e, "alice", mutDeleteProject, mutVars{"id": web.ID}, &got)
@@ -748,14 +751,14 @@ func TestMutationDeleteProject(t *testing.T) {
 			t.Fatalf("RunCleanup = %d, %v; want at least one job done", n, err)
 		}
 		mutWantOnlyExpiringLog(t, e, needles)
-		e.MustSweepExpired()
-		if left := mutItemsMentioning(e, needles); len(left) > 0 {
+		e.MustSweepExpired(t)
+		if left := mutItemsMentioning(t, e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the project remain:\n%s", len(left), strings.Join(left, "\n"))
 		}
-		if jobs := mutSkOf(e, "CLEANUP"); len(jobs) > 0 {
+		if jobs := mutSkOf(t, e, "CLEANUP"); len(jobs) > 0 {
 			t.Errorf("cleanup jobs left: %v", jobs)
 		}
-		if after, want := mutWithoutProfiles(e.Dump()), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
+		if after, want := mutWithoutProfiles(e.Dump(t)), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
 			t.Errorf("cleanup touched items of other projects:\n%s", mutDiffDump(want, after))
 		}
 	})
@@ -786,8 +789,8 @@ func TestMutationDeleteProject(t *testing.T) {
 				}
 			}
 		}
-		e.MustImport(&b.D)
-		before := e.Dump()
+		e.MustImport(t, &b.D)
+		before := e.Dump(t)
 		mutRun(t, e, "olga", mutDeleteProject, mutVars{"id": big.ID}, nil)
 		if p := mutGetProject(t, e, "m1", big.ID); p != nil {
 			t.Errorf("a member still sees the project")
@@ -798,14 +801,14 @@ func TestMutationDeleteProject(t *testing.T) {
 			t.Fatalf("RunCleanup: %v", err)
 		}
 		mutWantOnlyExpiringLog(t, e, needles)
-		e.MustSweepExpired()
-		if left := mutItemsMentioning(e, needles); len(left) > 0 {
+		e.MustSweepExpired(t)
+		if left := mutItemsMentioning(t, e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the project remain, e.g. %s", len(left), left[0])
 		}
-		if jobs := mutSkOf(e, "CLEANUP"); len(jobs) > 0 {
+		if jobs := mutSkOf(t, e, "CLEANUP"); len(jobs) > 0 {
 			t.Errorf("cleanup jobs left: %v", jobs)
 		}
-		if after, want := mutWithoutProfiles(e.Dump()), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
+		if after, want := mutWithoutProfiles(e.Dump(t)), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
 			t.Errorf("cleanup touched items of another project:\n%s", mutDiffDump(want, after))
 		}
 	})
@@ -866,13 +869,13 @@ func TestMutationAddProjectMember(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e, s := mutSeeded(t)
 			web := s.Project("Website relaunch").ID
-			before := e.Dump()
+			before := e.Dump(t)
 			var got result
 			mutRun(t, e, "alice", mutAddMember, mutVars{"p": web, "u": c.user}, &got)
 			if roles := got.AddProjectMember.roles(); len(roles) != 3 || roles[c.user] != c.role {
 				t.Errorf("members = %v, want 3 with %s as %s", roles, c.user, c.role)
 			}
-			if after := e.Dump(); after != before {
+			if after := e.Dump(t); after != before {
 				t.Errorf("the table changed:\n%s", mutDiffDump(before, after))
 			}
 		})
@@ -953,7 +956,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 		if n := c.Task.Comments.Nodes; len(n) != 2 || n[1].Author.Name != "Bob Builder" {
 			t.Errorf("comments = %s, want bob's with his name", testenv.JSON(n))
 		}
-		if it := mutItem(e, "PROJECT#"+testenv.ULIDOf(web), "MEMBER#bob"); it != nil {
+		if it := mutItem(t, e, "PROJECT#"+testenv.ULIDOf(web), "MEMBER#bob"); it != nil {
 			t.Errorf("membership item remains: %v", it)
 		}
 		// Nor may bob change anything in it any more.
@@ -984,7 +987,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 			due := domain.DateOf(testenv.Now).AddDays(i - 50)
 			b.Task(big, fmt.Sprintf("Task %02d", i), status, &due, busy, "alpha")
 		}
-		e.MustImport(&b.D)
+		e.MustImport(t, &b.D)
 		mutRun(t, e, "olga", mutRemoveMember, mutVars{"p": big.ID, "u": "max"}, nil)
 		var got struct {
 			Project struct {
@@ -1221,7 +1224,7 @@ func TestMutationUpdateTask(t *testing.T) {
 		// Without a due date it sorts with the undated tasks, by id.
 		mutWantIDs(t, "project.tasks", mutProjectTaskIDs(t, e, "alice", s.Project("Website relaunch").ID), mutIds(s,
 			"Pick a colour palette", "Fix the broken signup form", "Set up analytics", "Launch announcement", t1Title, "Migrate the blog"))
-		if sks := mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)); slices.ContainsFunc(sks, func(sk string) bool { return strings.HasPrefix(sk, "TAG#") }) {
+		if sks := mutSkOf(t, e, "TASK#"+testenv.ULIDOf(t1)); slices.ContainsFunc(sks, func(sk string) bool { return strings.HasPrefix(sk, "TAG#") }) {
 			t.Errorf("tag links remain: %v", sks)
 		}
 	})
@@ -1282,7 +1285,7 @@ func TestMutationUpdateTask(t *testing.T) {
 		mutWantIDs(t, "tasksByTag(fresh)", mutTagTaskIDs(t, e, "alice", "fresh"), []string{t1})
 		mutWantIDs(t, "tasksByTag(urgent)", mutTagTaskIDs(t, e, "alice", "urgent"), mutIds(s, t1Title, "Crash on start on Android 12", "Fix the broken signup form"))
 		var links []string
-		for _, sk := range mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)) {
+		for _, sk := range mutSkOf(t, e, "TASK#"+testenv.ULIDOf(t1)) {
 			if strings.HasPrefix(sk, "TAG#") {
 				links = append(links, sk)
 			}
@@ -1414,7 +1417,7 @@ func TestMutationUpdateTaskConcurrentExpectedVersionOneWinner(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res := e.Query("alice", mutUpdateTask, mutVars{"input": mutVars{"id": t1, "title": fmt.Sprintf("Writer %d", i), "expectedVersion": 1}})
+			res := e.Query(t, "alice", mutUpdateTask, mutVars{"input": mutVars{"id": t1, "title": fmt.Sprintf("Writer %d", i), "expectedVersion": 1}})
 			codes[i] = res.Codes()
 		})
 	}
@@ -1450,7 +1453,7 @@ func TestMutationUpdateTaskConcurrentWithoutExpectedVersionLosesNoUpdate(t *test
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res := e.Query("bob", `mutation($input: UpdateTaskInput!) { updateTask(input: $input) { version } }`,
+			res := e.Query(t, "bob", `mutation($input: UpdateTaskInput!) { updateTask(input: $input) { version } }`,
 				mutVars{"input": mutVars{"id": t1, "tags": []string{fmt.Sprintf("w%d", i)}}})
 			codes[i] = res.Codes()
 			var got struct{ UpdateTask *struct{ Version int } }
@@ -1484,7 +1487,7 @@ func TestMutationUpdateTaskConcurrentWithoutExpectedVersionLosesNoUpdate(t *test
 	}
 	// The tag links match the final tag set: the other writers' links are gone.
 	var links []string
-	for _, sk := range mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)) {
+	for _, sk := range mutSkOf(t, e, "TASK#"+testenv.ULIDOf(t1)) {
 		if strings.HasPrefix(sk, "TAG#") {
 			links = append(links, sk)
 		}
@@ -1502,7 +1505,7 @@ func TestMutationDeleteTask(t *testing.T) {
 		t1 := s.Task("Write the landing page copy").ID
 		web := s.Project("Website relaunch").ID
 		comments := []string{mutCommentOf(s, "Write the landing page copy", "alice").ID, mutCommentOf(s, "Write the landing page copy", "bob").ID}
-		before := e.Dump()
+		before := e.Dump(t)
 
 		var got struct{ DeleteTask string }
 		mutRun(t, e, "carol", mutDeleteTask, mutVars{"id": t1}, &got) // carol is neither owner nor assignee
@@ -1541,11 +1544,11 @@ func TestMutationDeleteTask(t *testing.T) {
 		}
 		needles := []string{testenv.ULIDOf(t1)}
 		mutWantOnlyExpiringLog(t, e, needles) // the task's tombstone in the change log
-		e.MustSweepExpired()
-		if left := mutItemsMentioning(e, needles); len(left) > 0 {
+		e.MustSweepExpired(t)
+		if left := mutItemsMentioning(t, e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the task remain:\n%s", len(left), strings.Join(left, "\n"))
 		}
-		if jobs := mutSkOf(e, "CLEANUP"); len(jobs) > 0 {
+		if jobs := mutSkOf(t, e, "CLEANUP"); len(jobs) > 0 {
 			t.Errorf("cleanup jobs left: %v", jobs)
 		}
 		// The project's counters lose the task (IN_PROGRESS) in the delete's
@@ -1564,10 +1567,10 @@ func TestMutationDeleteTask(t *testing.T) {
 		// The task's tag indexes lose its entries (CheckTable); they are
 		// left out of the comparison.
 		indexes := []string{`"type":"TAGS"`}
-		if after := mutLinesWithout(e.Dump(), indexes); after != mutLinesWithout(want, indexes) {
+		if after := mutLinesWithout(e.Dump(t), indexes); after != mutLinesWithout(want, indexes) {
 			t.Errorf("deleting the task touched other items:\n%s", mutDiffDump(mutLinesWithout(want, indexes), after))
 		}
-		if v := testenv.CheckTable(e.Items()); len(v) > 0 {
+		if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
 			t.Errorf("violations after the delete and its cleanup:\n%s", strings.Join(v, "\n"))
 		}
 	})
@@ -1669,7 +1672,7 @@ func TestMutationDeleteComment(t *testing.T) {
 				t.Errorf("node(comment) is not null after delete")
 			}
 			_, cu, _ := strings.Cut(strings.TrimPrefix(cm, "cmt#"), "#")
-			if it := mutItem(e, "TASK#"+testenv.ULIDOf(task), "COMMENT#"+cu); it != nil {
+			if it := mutItem(t, e, "TASK#"+testenv.ULIDOf(task), "COMMENT#"+cu); it != nil {
 				t.Errorf("comment item remains: %v", it)
 			}
 			mutRefuse(t, e, c.viewer, mutNotFound, mutDeleteComment, mutVars{"id": cm})
@@ -1702,11 +1705,11 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 	web := s.Project("Website relaunch").ID
 	srv := e.Emb.Server
 	t.Cleanup(func() { srv.EmulateFailure(false) })
-	before := e.Dump()
+	before := e.Dump(t)
 	input := mutVars{"input": mutVars{"projectId": web, "title": "During the outage", "assigneeId": "bob", "tags": []string{"outage"}}}
 
 	srv.EmulateFailure(true)
-	res := e.Query("alice", mutCreateTask, input)
+	res := e.Query(t, "alice", mutCreateTask, input)
 	srv.EmulateFailure(false)
 
 	if len(res.Errors) != 1 || !slices.Contains([]string{"SERVICE_UNAVAILABLE", "INTERNAL_SERVER_ERROR"}, res.Errors[0].Code()) {
@@ -1722,7 +1725,7 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 			t.Errorf("error message %q reveals %q", res.Errors[0].Message, secret)
 		}
 	}
-	if after := e.Dump(); after != before {
+	if after := e.Dump(t); after != before {
 		t.Errorf("the failed mutation changed the table:\n%s", mutDiffDump(before, after))
 	}
 	// Once the store is back, the same mutation goes through.

@@ -40,9 +40,9 @@ func waitMetric(t *testing.T, tel *telemetry.Telemetry, name, labels string, wan
 // published by its mutation's commit and delivered once.
 func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	e.Store.Events = tel.EventSink(e.Store.Events) // as the server wires it
 	web := seed.Project("Website relaunch")
 
@@ -89,11 +89,11 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 // A server-sent-events subscription counts as open while its stream lasts.
 func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
+	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	fams := scrape(t, tel)
 	if got := values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
@@ -113,9 +113,9 @@ func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 // A subscription refused at its start is never counted as open.
 func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	_, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
+	_, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	c := dial(t, e, srv, "alice")
 	c.Subscribe("1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
 	mustEndWith(t, c, "1", "BAD_USER_INPUT")
@@ -128,10 +128,10 @@ func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 // covers its start only: it has ended while the subscription is open.
 func TestSubscriptionSpanCoversItsStartOnly(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
-	lv, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
 	c.Subscribe("1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
@@ -191,7 +191,7 @@ func (s *flakySink) Publish(context.Context, *domain.Event) error {
 // without a span.
 func TestMetricsOfPublicationsAndTheSweep(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true, SpanExporter: exp})
 	stepHandler(t, e, graph.Options{Telemetry: tel})

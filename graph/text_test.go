@@ -137,7 +137,7 @@ func TestNamesAreStoredNFC(t *testing.T) {
 		if got.UpdateProfile.Name != nfc || me.Me.Name != nfc {
 			t.Errorf("name = %q, then %q; want NFC %q", got.UpdateProfile.Name, me.Me.Name, nfc)
 		}
-		if it := mutItem(e, "USER#alice", "PROFILE"); it == nil || it["name"] != nfc {
+		if it := mutItem(t, e, "USER#alice", "PROFILE"); it == nil || it["name"] != nfc {
 			t.Errorf("stored profile = %v, want name %q", it, nfc)
 		}
 	})

@@ -418,12 +418,12 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	}
 	start := func(t *testing.T, protocol string, o graph.Options) *cell {
 		e := testenv.New(t)
-		seed := e.MustSeed()
+		seed := e.MustSeed(t)
 		lb := &logBuffer{}
 		o.Log = slog.New(slog.NewTextHandler(lb, nil))
-		lv, srv := e.StartLive(o, live.HubConfig{})
+		lv, srv := e.StartLive(t, o, live.HubConfig{})
 		c := &cell{protocol: protocol, tr: matrixDrivers[protocol], e: e, seed: seed, lv: lv, srv: srv, log: lb}
-		token := e.Token("alice")
+		token := e.Token(t, "alice")
 		c.drive = func(ops ...matrixOp) []matrixResult {
 			t.Helper()
 			return c.tr.drive(t, srv, token, e.Calls.Total, ops...)
@@ -468,7 +468,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				for i := 4; i < 7; i++ {
 					mustRun(t, c, i+1, rs[i], "Alice Example")
 				}
-				if strings.Contains(c.e.Dump(), "Mallory") {
+				if strings.Contains(c.e.Dump(t), "Mallory") {
 					t.Fatal("the untrusted mutation committed")
 				}
 				if n := strings.Count(c.log.String(), "outcome="+graph.CodeTrustedDocumentRequired); n != 2 {
@@ -590,7 +590,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 				mustRun(t, c, 3, rs[2], "Alice Example") // the connection goes on
-				if strings.Contains(c.e.Dump(), "Deferred owner") {
+				if strings.Contains(c.e.Dump(t), "Deferred owner") {
 					t.Error("the mutation with @defer ran")
 				}
 				if n := c.lv.Hub.Subscribers(web.ID); n != 0 {

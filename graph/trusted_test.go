@@ -99,7 +99,7 @@ func TestTrustedDocumentsLoad(t *testing.T) {
 func trustedEnv(t *testing.T, production bool) (*testenv.Env, http.Handler) {
 	t.Helper()
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	td, err := graph.LoadTrustedDocuments(manifestPath)
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 
 func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
 	vars := map[string]any{"p": web.ID}
@@ -70,11 +70,11 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 
 func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	sub := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": web.ID}}
-	c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol("graphql-ws"), testenv.WSAuth("Bearer "+e.Token("bob")))
+	c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol("graphql-ws"), testenv.WSAuth("Bearer "+e.Token(t, "bob")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // Live is an Env's live-updates stack: an embedded NATS broker (in memory)
-// and the instance's hub, closed when the test ends.
+// and the instance's hub, closed when the Env's test ends.
 type Live struct {
 	Broker *live.Broker
 	Hub    *live.Hub
@@ -26,18 +26,18 @@ type Live struct {
 // StartLive starts the Env's instance (wire.App, the server's own
 // lifecycle) on its store: an embedded broker and the hub, the handler made
 // with them (o's other options kept) and served on an httptest server for
-// WebSocket clients (URL); closed, the outbox flushed, when the test ends.
-// The background workers do not run (tests that pin DynamoDB calls run
-// them by hand).
-func (e *Env) StartLive(o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
-	e.TB.Helper()
+// WebSocket clients (URL); closed, the outbox flushed, when the test that
+// made the Env ends. The background workers do not run (tests that pin
+// DynamoDB calls run them by hand). A failure to start fails tb.
+func (e *Env) StartLive(tb testing.TB, o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
+	tb.Helper()
 	app := &wire.App{Store: e.Store, Auth: e.Auth, Options: o, Hub: hub, NoListen: true, NoBackground: true}
 	if err := app.Open(context.Background()); err != nil {
-		e.TB.Fatalf("starting live updates: %v", err)
+		tb.Fatalf("starting live updates: %v", err)
 	}
 	e.Handler = app.Handler
 	srv := httptest.NewServer(e.Handler)
-	e.TB.Cleanup(func() {
+	e.onEnd(tb, func() {
 		app.LiveHub.Close() // event streams end, so that srv.Close need not wait for them
 		srv.Close()
 		_ = app.Close()
