@@ -52,13 +52,6 @@ func cntExact(t *testing.T, e *testenv.Env, when string) {
 	}
 }
 
-func cntMust(t *testing.T, e *testenv.Env, viewer, query string, vars map[string]any) map[string]any {
-	t.Helper()
-	var got map[string]any
-	e.MustQuery(t, viewer, query, vars, &got)
-	return got
-}
-
 func cntID(got map[string]any, field string) string {
 	v, _ := got[field].(map[string]any)
 	id, _ := v["id"].(string)
@@ -91,29 +84,31 @@ func TestTaskCountsFollowEveryTaskChange(t *testing.T) {
 	}
 	expect("the demo data")
 
-	id := cntID(cntMust(t, e, "bob", cntCreate, map[string]any{"p": web}), "createTask")
+	var got map[string]any
+	e.MustQuery(t, "bob", cntCreate, map[string]any{"p": web}, &got)
+	id := cntID(got, "createTask")
 	want.add("TODO", 1)
 	expect("createTask")
 	// Every transition between the three statuses, each once.
 	from := "TODO"
 	for _, to := range []string{"IN_PROGRESS", "DONE", "TODO", "DONE", "IN_PROGRESS", "TODO"} {
-		cntMust(t, e, "bob", cntStatus, map[string]any{"id": id, "s": to})
+		e.MustQuery(t, "bob", cntStatus, map[string]any{"id": id, "s": to}, nil)
 		want.add(from, -1)
 		want.add(to, 1)
 		expect(from + " → " + to)
 		from = to
 	}
-	cntMust(t, e, "bob", cntStatus, map[string]any{"id": id, "s": "TODO"})
+	e.MustQuery(t, "bob", cntStatus, map[string]any{"id": id, "s": "TODO"}, nil)
 	expect("TODO → TODO (no change)")
-	cntMust(t, e, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Renamed", tags: ["x"]}) { id } }`, map[string]any{"id": id})
+	e.MustQuery(t, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Renamed", tags: ["x"]}) { id } }`, map[string]any{"id": id}, nil)
 	expect("a change of other fields")
 
 	// A deleted task leaves the counts at once, before its cleanup runs.
 	palette := s.Task("Pick a colour palette").ID // DONE
-	cntMust(t, e, "bob", cntDelete, map[string]any{"id": palette})
+	e.MustQuery(t, "bob", cntDelete, map[string]any{"id": palette}, nil)
 	want.add("DONE", -1)
 	expect("deleteTask, before cleanup")
-	cntMust(t, e, "bob", cntDelete, map[string]any{"id": id})
+	e.MustQuery(t, "bob", cntDelete, map[string]any{"id": id}, nil)
 	want.add("TODO", -1)
 	expect("deleteTask of the created task")
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
@@ -140,14 +135,16 @@ func TestCommentCountFollowsComments(t *testing.T) {
 	expect("the demo data")
 	var added []string
 	for i := range 3 {
-		added = append(added, cntID(cntMust(t, e, "carol", cntComment, map[string]any{"id": task}), "addComment"))
+		var got map[string]any
+		e.MustQuery(t, "carol", cntComment, map[string]any{"id": task}, &got)
+		added = append(added, cntID(got, "addComment"))
 		want++
 		expect(fmt.Sprintf("addComment %d", i+1))
 	}
-	cntMust(t, e, "carol", cntUncomm, map[string]any{"id": added[0]}) // by its author
+	e.MustQuery(t, "carol", cntUncomm, map[string]any{"id": added[0]}, nil) // by its author
 	want--
 	expect("deleteComment by its author")
-	cntMust(t, e, "alice", cntUncomm, map[string]any{"id": added[1]}) // by the project's owner
+	e.MustQuery(t, "alice", cntUncomm, map[string]any{"id": added[1]}, nil) // by the project's owner
 	want--
 	expect("deleteComment by the owner")
 	e.MustFail(t, "carol", "NOT_FOUND", cntUncomm, map[string]any{"id": added[0]})
@@ -164,7 +161,8 @@ func TestCommentCountFollowsComments(t *testing.T) {
 		t.Errorf("commentCount %d, but the task lists %d comments", list.Task.CommentCount, n)
 	}
 	// The created task starts at 0.
-	created := cntMust(t, e, "bob", cntCreate, map[string]any{"p": s.Project("Website relaunch").ID})
+	var created map[string]any
+	e.MustQuery(t, "bob", cntCreate, map[string]any{"p": s.Project("Website relaunch").ID}, &created)
 	if n := created["createTask"].(map[string]any)["commentCount"]; n != float64(0) {
 		t.Errorf("a new task's commentCount %v, want 0", n)
 	}
@@ -177,8 +175,8 @@ func TestDeletedTaskWithCommentsCountsAtOnce(t *testing.T) {
 	s := e.MustSeed(t)
 	web := s.Project("Website relaunch").ID
 	t1 := s.Task("Write the landing page copy").ID // IN_PROGRESS, two comments
-	cntMust(t, e, "bob", cntComment, map[string]any{"id": t1})
-	cntMust(t, e, "bob", cntDelete, map[string]any{"id": t1})
+	e.MustQuery(t, "bob", cntComment, map[string]any{"id": t1}, nil)
+	e.MustQuery(t, "bob", cntDelete, map[string]any{"id": t1}, nil)
 	if got, want := cntProjectCounts(t, e, "alice", web), (countsView{5, 4, 0, 1}); got != want {
 		t.Errorf("after deleteTask, before cleanup: %+v, want %+v", got, want)
 	}
@@ -200,7 +198,7 @@ func TestDeletedProjectCounts(t *testing.T) {
 	app, web := s.Project("Mobile app").ID, s.Project("Website relaunch").ID
 	crash := s.Task("Crash on start on Android 12").ID // in app, four comments
 	webBefore := cntProjectCounts(t, e, "alice", web)
-	cntMust(t, e, "bob", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": app})
+	e.MustQuery(t, "bob", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": app}, nil)
 	cntExact(t, e, "before cleanup")
 	e.MustFail(t, "alice", "NOT_FOUND", cntComment, map[string]any{"id": crash})
 	e.MustFail(t, "alice", "NOT_FOUND", cntStatus, map[string]any{"id": crash, "s": "DONE"})

@@ -40,7 +40,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 					}
 				}
 			}
-			body := debugBody(t, e, q, vars)
+			body := e.Send(t, map[string]any{"query": q, "variables": vars}, e.As("alice")).Body
 			if err := json.Unmarshal(body, &ext); err != nil {
 				t.Fatal(err)
 			}
@@ -53,10 +53,4 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 			}
 		})
 	}
-}
-
-// debugBody posts a query as alice and returns the raw response body.
-func debugBody(t *testing.T, e *testenv.Env, q string, vars map[string]any) []byte {
-	t.Helper()
-	return e.Send(t, map[string]any{"query": q, "variables": vars}, e.As("alice")).Body
 }

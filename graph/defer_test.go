@@ -219,19 +219,6 @@ func checkDeferred(t *testing.T, parts []deferPart, want any) {
 	}
 }
 
-func plainData(t *testing.T, e *testenv.Env, viewer, query string) any {
-	t.Helper()
-	res := e.Query(t, viewer, query, nil)
-	if len(res.Errors) > 0 {
-		t.Fatalf("%+v", res.Errors)
-	}
-	var data any
-	if err := json.Unmarshal(res.Data, &data); err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 // TestDeferOverMultipart reads the deferred dashboard over multipart/mixed
 // in each format, as its Accept asks: the 2022-08-24 one by default and
 // for deferSpec=20220824 (Apollo Client's Defer20220824Handler) or a bare
@@ -243,7 +230,8 @@ func TestDeferOverMultipart(t *testing.T) {
 	e.MustSeed(t)
 	lb := &logBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
-	want := plainData(t, e, "alice", plainDashboard)
+	var want any
+	e.MustQuery(t, "alice", plainDashboard, nil, &want)
 	for _, tc := range []struct{ accept, format string }{
 		{"multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9", "deferSpec=20220824"},
 		{"multipart/mixed;incrementalSpec=v0.2,application/graphql-response+json,application/json;q=0.9", "incrementalSpec=v0.2"},
@@ -284,7 +272,8 @@ func TestDeferPinnedCalls(t *testing.T) {
 	}
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	stepHandler(t, e, graph.Options{Telemetry: tel})
-	plain := plainData(t, e, "alice", plainDashboard)
+	var plain any
+	e.MustQuery(t, "alice", plainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
 	tel = mustTelemetry(t, telemetry.Config{Metrics: true})
@@ -448,7 +437,8 @@ func TestDeferNestedInEachFormat(t *testing.T) {
 		plain = `query Dashboard { me { name projects(first: 10) { nodes { name members { role }
 			tasks(first: 5) { nodes { title comments(first: 5) { nodes { body } } } } } } } }`
 	)
-	want := plainData(t, e, "alice", plain)
+	var want any
+	e.MustQuery(t, "alice", plain, nil, &want)
 	for _, format := range []string{"deferSpec=20220824", "incrementalSpec=v0.2"} {
 		for range 10 { // the executor's order varies from run to run
 			raw := e.Send(t, map[string]any{"query": nested}, e.As("alice"), testenv.Header("Accept", "multipart/mixed;"+format))

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -119,7 +120,7 @@ func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 	}
 	t.Run("the limits are options", func(t *testing.T) {
 		h := e.NewHandler(graph.Options{MaxRepeats: 30, MaxNodes: 10, MaxFragments: 1})
-		_, res := limPost(t, e, h, limQuery("{ me { "+strings.Repeat("id ", 21)+"} }"))
+		res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { "+strings.Repeat("id ", 21)+"} }"))).Decode(t)
 		if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0].Message, "the document has 22 nodes") {
 			t.Fatalf("got %+v", res.Errors)
 		}

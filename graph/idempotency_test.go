@@ -2,8 +2,6 @@ package graph_test
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,20 +12,7 @@ import (
 // idemDo runs a query as viewer with an Idempotency-Key header.
 func idemDo(t *testing.T, e *testenv.Env, viewer, key, query string, vars map[string]any) testenv.Response {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token(t, viewer))
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	var res testenv.Response
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
-		t.Fatalf("not JSON: %s", rec.Body)
-	}
-	return res
+	return *e.Send(t, map[string]any{"query": query, "variables": vars}, e.As(viewer), testenv.Header("Idempotency-Key", key)).Decode(t)
 }
 
 // idemCount counts the table's items of a type attribute.

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,7 +147,7 @@ func TestIntrospectionUnderTheCostLimit(t *testing.T) {
 	e.MustSeed(t)
 	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, ComplexityLimit: 1000})
 	body, _ := json.Marshal(map[string]string{"query": MustIntrospectionQuery(t, introspectionQueries[0].options)})
-	_, res := limPost(t, e, h, string(body))
+	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", string(body))).Decode(t)
 	if len(res.Errors) != 0 || !strings.Contains(string(res.Data), `"queryType":{"name":"Query"`) {
 		t.Fatalf("%+v %.200s", res.Errors, res.Data)
 	}

@@ -12,13 +12,6 @@ import (
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
-// limPost posts a body to h as alice and returns the status and response.
-func limPost(t *testing.T, e *testenv.Env, h http.Handler, body string) (int, testenv.Response) {
-	t.Helper()
-	r := e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body))
-	return r.Status, *r.Decode(t)
-}
-
 func limQuery(q string) string {
 	b, _ := json.Marshal(map[string]string{"query": q})
 	return string(b)
@@ -75,7 +68,8 @@ func TestLimitsBodySize(t *testing.T) {
 		{"a body over the limit is 413", `{"query": "{ me { id } }"` + pad + `}`, http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, res := limPost(t, e, e.Handler, tc.body)
+			raw := e.Send(t, nil, e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", tc.body))
+			status, res := raw.Status, *raw.Decode(t)
 			if status != tc.status {
 				t.Fatalf("status %d, want %d (%+v)", status, tc.status, res.Errors)
 			}
@@ -90,11 +84,11 @@ func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Production: true})
-	_, res := limPost(t, e, h, limQuery("{ __schema { queryType { name } } }"))
+	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ __schema { queryType { name } } }"))).Decode(t)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" {
 		t.Fatalf("introspection in production: %+v %s", res.Errors, res.Data)
 	}
-	_, res = limPost(t, e, h, limQuery("{ me { name } }"))
+	res = *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { name } }"))).Decode(t)
 	if len(res.Errors) != 0 || !strings.Contains(string(res.Data), "Alice") {
 		t.Fatalf("a query in production: %+v %s", res.Errors, res.Data)
 	}
@@ -104,7 +98,7 @@ func TestLimitsRequestTimeoutIsServiceUnavailable(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Timeout: time.Nanosecond})
-	_, res := limPost(t, e, h, limQuery("{ me { name } }"))
+	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { name } }"))).Decode(t)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeServiceUnavailable {
 		t.Fatalf("want SERVICE_UNAVAILABLE, got %+v %s", res.Errors, res.Data)
 	}

@@ -153,20 +153,6 @@ func mutSeeded(t *testing.T) (*testenv.Env, *testenv.Seed) {
 	return e, e.MustSeed(t)
 }
 
-// mutRun executes a request that must succeed and decodes its data into out.
-func mutRun(t *testing.T, e *testenv.Env, viewer, query string, v mutVars, out any) {
-	t.Helper()
-	res := e.Query(t, viewer, query, v)
-	if len(res.Errors) > 0 {
-		t.Fatalf("request by %q failed: %+v\nquery: %s\nvars: %.400s", viewer, res.Errors, query, testenv.JSON(v))
-	}
-	if out != nil {
-		if err := json.Unmarshal(res.Data, out); err != nil {
-			t.Fatalf("decoding %s: %v", res.Data, err)
-		}
-	}
-}
-
 // mutRefuse runs a request that must fail with exactly one error whose code is
 // one of codes, return no data, and leave every item of the table as it was.
 func mutRefuse(t *testing.T, e *testenv.Env, viewer string, codes []string, query string, v mutVars) testenv.Error {
@@ -306,28 +292,28 @@ func mutItem(tb testing.TB, e *testenv.Env, pk, sk string) map[string]any {
 func mutGetTask(t *testing.T, e *testenv.Env, viewer, id string) *mutTaskView {
 	t.Helper()
 	var got struct{ Task *mutTaskView }
-	mutRun(t, e, viewer, mutQTask, mutVars{"id": id}, &got)
+	e.MustQuery(t, viewer, mutQTask, mutVars{"id": id}, &got)
 	return got.Task
 }
 
 func mutGetProject(t *testing.T, e *testenv.Env, viewer, id string) *mutProjectView {
 	t.Helper()
 	var got struct{ Project *mutProjectView }
-	mutRun(t, e, viewer, mutQProject, mutVars{"id": id}, &got)
+	e.MustQuery(t, viewer, mutQProject, mutVars{"id": id}, &got)
 	return got.Project
 }
 
 func mutNodeExists(t *testing.T, e *testenv.Env, viewer, id string) bool {
 	t.Helper()
 	var got struct{ Node *struct{ ID string } }
-	mutRun(t, e, viewer, mutQNode, mutVars{"id": id}, &got)
+	e.MustQuery(t, viewer, mutQNode, mutVars{"id": id}, &got)
 	return got.Node != nil
 }
 
 func mutProjectTaskIDs(t *testing.T, e *testenv.Env, viewer, projectID string) []string {
 	t.Helper()
 	var got struct{ Project *struct{ Tasks mutIdConn } }
-	mutRun(t, e, viewer, mutQProjectTaskIDs, mutVars{"id": projectID}, &got)
+	e.MustQuery(t, viewer, mutQProjectTaskIDs, mutVars{"id": projectID}, &got)
 	if got.Project == nil {
 		t.Fatalf("%s cannot see project %s", viewer, projectID)
 	}
@@ -337,7 +323,7 @@ func mutProjectTaskIDs(t *testing.T, e *testenv.Env, viewer, projectID string) [
 func mutTagTaskIDs(t *testing.T, e *testenv.Env, viewer, tag string) []string {
 	t.Helper()
 	var got struct{ TasksByTag mutIdConn }
-	mutRun(t, e, viewer, mutQTag, mutVars{"tag": tag}, &got)
+	e.MustQuery(t, viewer, mutQTag, mutVars{"tag": tag}, &got)
 	return got.TasksByTag.ids()
 }
 
@@ -350,7 +336,7 @@ func mutLists(t *testing.T, e *testenv.Env, viewer string) mutMyLists {
 	var got struct {
 		Me struct{ Projects, AssignedTasks, OverdueTasks mutIdConn }
 	}
-	mutRun(t, e, viewer, mutQMyLists, nil, &got)
+	e.MustQuery(t, viewer, mutQMyLists, nil, &got)
 	return mutMyLists{got.Me.Projects.ids(), got.Me.AssignedTasks.ids(), got.Me.OverdueTasks.ids()}
 }
 
@@ -359,7 +345,7 @@ func mutCommentIDs(t *testing.T, e *testenv.Env, viewer, taskID string) []string
 	var got struct {
 		Task *struct{ Comments mutIdConn }
 	}
-	mutRun(t, e, viewer, mutQTaskComments, mutVars{"id": taskID}, &got)
+	e.MustQuery(t, viewer, mutQTaskComments, mutVars{"id": taskID}, &got)
 	if got.Task == nil {
 		t.Fatalf("%s cannot see task %s", viewer, taskID)
 	}
@@ -389,7 +375,7 @@ func mutCommentOf(s *testenv.Seed, title, author string) *domain.Comment {
 func mutDoUpdateTask(t *testing.T, e *testenv.Env, viewer string, input mutVars) mutTaskView {
 	t.Helper()
 	var got struct{ UpdateTask mutTaskView }
-	mutRun(t, e, viewer, mutUpdateTask, mutVars{"input": input}, &got)
+	e.MustQuery(t, viewer, mutUpdateTask, mutVars{"input": input}, &got)
 	return got.UpdateTask
 }
 
@@ -446,19 +432,19 @@ func TestMutationUpdateProfile(t *testing.T) {
 		e, _ := mutSeeded(t)
 		mutRefuse(t, e, "nina", mutNotFound, mutQMe, nil)
 		var got result
-		mutRun(t, e, "nina", mutUpdateProfile, mutVars{"input": mutVars{"name": "Nina Novak", "email": "nina@example.com"}}, &got)
+		e.MustQuery(t, "nina", mutUpdateProfile, mutVars{"input": mutVars{"name": "Nina Novak", "email": "nina@example.com"}}, &got)
 		want := mutUserView{ID: "nina", Name: "Nina Novak", Email: testenv.Ptr("nina@example.com"), CreatedAt: mutNowStr}
 		if !reflect.DeepEqual(got.UpdateProfile, want) {
 			t.Errorf("updateProfile = %s, want %s", testenv.JSON(got.UpdateProfile), testenv.JSON(want))
 		}
 		var me meResult
-		mutRun(t, e, "nina", mutQMe, nil, &me)
+		e.MustQuery(t, "nina", mutQMe, nil, &me)
 		if !reflect.DeepEqual(me.Me, want) {
 			t.Errorf("me = %s, want %s", testenv.JSON(me.Me), testenv.JSON(want))
 		}
 		// The new profile lets nina use the other mutations.
 		var p struct{ CreateProject mutProjectView }
-		mutRun(t, e, "nina", mutCreateProject, mutVars{"input": mutVars{"name": "Nina's"}}, &p)
+		e.MustQuery(t, "nina", mutCreateProject, mutVars{"input": mutVars{"name": "Nina's"}}, &p)
 		if p.CreateProject.Owner.ID != "nina" {
 			t.Errorf("createProject owner = %q, want nina", p.CreateProject.Owner.ID)
 		}
@@ -468,19 +454,19 @@ func TestMutationUpdateProfile(t *testing.T) {
 		e, _ := mutSeeded(t)
 		e.Store.Now = func() time.Time { return testenv.Now.Add(48 * time.Hour) }
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Renamed"}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Renamed"}}, &got)
 		want := mutUserView{ID: "alice", Name: "Alice Renamed", Email: testenv.Ptr("alice@example.com"), CreatedAt: mutNowStr}
 		if !reflect.DeepEqual(got.UpdateProfile, want) {
 			t.Errorf("updateProfile = %s, want %s", testenv.JSON(got.UpdateProfile), testenv.JSON(want))
 		}
 		var me meResult
-		mutRun(t, e, "alice", mutQMe, nil, &me)
+		e.MustQuery(t, "alice", mutQMe, nil, &me)
 		if !reflect.DeepEqual(me.Me, want) {
 			t.Errorf("me = %s, want %s", testenv.JSON(me.Me), testenv.JSON(want))
 		}
 		// Others see the new name too.
 		var u struct{ User *mutUserView }
-		mutRun(t, e, "bob", `query { user(id: "alice") { id name email createdAt } }`, nil, &u)
+		e.MustQuery(t, "bob", `query { user(id: "alice") { id name email createdAt } }`, nil, &u)
 		if u.User == nil || u.User.Name != "Alice Renamed" || u.User.Email != nil {
 			t.Errorf("user(alice) for bob = %s, want name Alice Renamed and no email", testenv.JSON(u.User))
 		}
@@ -489,9 +475,9 @@ func TestMutationUpdateProfile(t *testing.T) {
 	t.Run("a new email replaces the old one", func(t *testing.T) {
 		e, _ := mutSeeded(t)
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": "a@example.org"}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": "a@example.org"}}, &got)
 		var me meResult
-		mutRun(t, e, "alice", mutQMe, nil, &me)
+		e.MustQuery(t, "alice", mutQMe, nil, &me)
 		for _, u := range []mutUserView{got.UpdateProfile, me.Me} {
 			if u.Email == nil || *u.Email != "a@example.org" {
 				t.Errorf("email = %s, want a@example.org", testenv.JSON(u.Email))
@@ -502,9 +488,9 @@ func TestMutationUpdateProfile(t *testing.T) {
 	t.Run("email null clears it", func(t *testing.T) {
 		e, _ := mutSeeded(t)
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": nil}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": nil}}, &got)
 		var me meResult
-		mutRun(t, e, "alice", mutQMe, nil, &me)
+		e.MustQuery(t, "alice", mutQMe, nil, &me)
 		for _, u := range []mutUserView{got.UpdateProfile, me.Me} {
 			if u.Email != nil || u.Name != "Alice Example" {
 				t.Errorf("after email: null got %s, want the name kept and no email", testenv.JSON(u))
@@ -519,7 +505,7 @@ func TestMutationUpdateProfile(t *testing.T) {
 		e, _ := mutSeeded(t)
 		n := strings.Repeat("n", 200)
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": n}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": n}}, &got)
 		if got.UpdateProfile.Name != n {
 			t.Errorf("name has %d characters, want 200", len(got.UpdateProfile.Name))
 		}
@@ -558,7 +544,7 @@ func TestMutationCreateProject(t *testing.T) {
 	t.Run("the viewer becomes the owner and the only member", func(t *testing.T) {
 		e, s := mutSeeded(t)
 		var got result
-		mutRun(t, e, "alice", mutCreateProject, mutVars{"input": mutVars{"name": "Garden", "description": "Plant things"}}, &got)
+		e.MustQuery(t, "alice", mutCreateProject, mutVars{"input": mutVars{"name": "Garden", "description": "Plant things"}}, &got)
 		p := got.CreateProject
 		if !strings.HasPrefix(p.ID, "prj#") || slices.ContainsFunc(s.Projects, func(q *domain.Project) bool { return q.ID == p.ID }) {
 			t.Errorf("id = %q, want a new prj# id", p.ID)
@@ -585,7 +571,7 @@ func TestMutationCreateProject(t *testing.T) {
 		e, _ := mutSeeded(t)
 		n := strings.Repeat("p", 200)
 		var got result
-		mutRun(t, e, "eve", mutCreateProject, mutVars{"input": mutVars{"name": n}}, &got)
+		e.MustQuery(t, "eve", mutCreateProject, mutVars{"input": mutVars{"name": n}}, &got)
 		if got.CreateProject.Name != n || got.CreateProject.Description != nil || got.CreateProject.Owner.ID != "eve" {
 			t.Errorf("createProject = %s", testenv.JSON(got.CreateProject))
 		}
@@ -638,7 +624,7 @@ func TestMutationUpdateProject(t *testing.T) {
 			e, s := mutSeeded(t)
 			web := s.Project("Website relaunch")
 			var got result
-			mutRun(t, e, "alice", mutUpdateProject, mutVars{"input": c.input(web.ID)}, &got)
+			e.MustQuery(t, "alice", mutUpdateProject, mutVars{"input": c.input(web.ID)}, &got)
 			for who, p := range map[string]*mutProjectView{"updateProject": &got.UpdateProject, "project(id) for bob": mutGetProject(t, e, "bob", web.ID)} {
 				if p == nil {
 					t.Fatalf("%s = null", who)
@@ -689,7 +675,7 @@ func TestMutationDeleteProject(t *testing.T) {
 		before := e.Dump(t)
 
 		var got struct{ DeleteProject string }
-		mutRun(t, e, "alice", mutDeleteProject, mutVars{"id": web.ID}, &got)
+		e.MustQuery(t, "alice", mutDeleteProject, mutVars{"id": web.ID}, &got)
 		if got.DeleteProject != web.ID {
 			t.Errorf("deleteProject = %q, want %q", got.DeleteProject, web.ID)
 		}
@@ -726,7 +712,7 @@ func TestMutationDeleteProject(t *testing.T) {
 		mutWantIDs(t, "carol: tasksByTag(copy)", mutTagTaskIDs(t, e, "carol", "copy"), mutIds(s, "Write up results"))
 		// Alice and carol shared only the deleted project.
 		var u struct{ User *mutUserView }
-		mutRun(t, e, "alice", `query { user(id: "carol") { id name } }`, nil, &u)
+		e.MustQuery(t, "alice", `query { user(id: "carol") { id name } }`, nil, &u)
 		if u.User != nil {
 			t.Errorf("alice still sees carol, who shared only the deleted project: %s", testenv.JSON(u.User))
 		}
@@ -791,7 +777,7 @@ func TestMutationDeleteProject(t *testing.T) {
 		}
 		e.MustImport(t, &b.D)
 		before := e.Dump(t)
-		mutRun(t, e, "olga", mutDeleteProject, mutVars{"id": big.ID}, nil)
+		e.MustQuery(t, "olga", mutDeleteProject, mutVars{"id": big.ID}, nil)
 		if p := mutGetProject(t, e, "m1", big.ID); p != nil {
 			t.Errorf("a member still sees the project")
 		}
@@ -839,7 +825,7 @@ func TestMutationAddProjectMember(t *testing.T) {
 			t.Fatalf("dave sees web before being added")
 		}
 		var got result
-		mutRun(t, e, "alice", mutAddMember, mutVars{"p": web, "u": "dave"}, &got)
+		e.MustQuery(t, "alice", mutAddMember, mutVars{"p": web, "u": "dave"}, &got)
 		want := map[string]string{"alice": "OWNER", "bob": "MEMBER", "carol": "MEMBER", "dave": "MEMBER"}
 		if got.AddProjectMember.ID != web || !reflect.DeepEqual(got.AddProjectMember.roles(), want) {
 			t.Errorf("addProjectMember = %s, want members %v", testenv.JSON(got.AddProjectMember), want)
@@ -856,7 +842,7 @@ func TestMutationAddProjectMember(t *testing.T) {
 		}
 		// dave is now assignable.
 		var ct struct{ CreateTask mutTaskView }
-		mutRun(t, e, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "For dave", "assigneeId": "dave"}}, &ct)
+		e.MustQuery(t, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "For dave", "assigneeId": "dave"}}, &ct)
 		if ct.CreateTask.assignee() != "dave" {
 			t.Errorf("assignee = %q, want dave", ct.CreateTask.assignee())
 		}
@@ -871,7 +857,7 @@ func TestMutationAddProjectMember(t *testing.T) {
 			web := s.Project("Website relaunch").ID
 			before := e.Dump(t)
 			var got result
-			mutRun(t, e, "alice", mutAddMember, mutVars{"p": web, "u": c.user}, &got)
+			e.MustQuery(t, "alice", mutAddMember, mutVars{"p": web, "u": c.user}, &got)
 			if roles := got.AddProjectMember.roles(); len(roles) != 3 || roles[c.user] != c.role {
 				t.Errorf("members = %v, want 3 with %s as %s", roles, c.user, c.role)
 			}
@@ -907,7 +893,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 		web := s.Project("Website relaunch").ID
 		t2, dark := s.Task("Fix the broken signup form").ID, s.Task("Dark mode").ID
 		var got result
-		mutRun(t, e, "alice", mutRemoveMember, mutVars{"p": web, "u": "bob"}, &got)
+		e.MustQuery(t, "alice", mutRemoveMember, mutVars{"p": web, "u": "bob"}, &got)
 		want := map[string]string{"alice": "OWNER", "carol": "MEMBER"}
 		if got.RemoveProjectMember.ID != web || !reflect.DeepEqual(got.RemoveProjectMember.roles(), want) {
 			t.Errorf("removeProjectMember = %s, want members %v", testenv.JSON(got.RemoveProjectMember), want)
@@ -952,7 +938,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 				}
 			}
 		}
-		mutRun(t, e, "alice", mutQTaskComments, mutVars{"id": s.Task("Write the landing page copy").ID}, &c)
+		e.MustQuery(t, "alice", mutQTaskComments, mutVars{"id": s.Task("Write the landing page copy").ID}, &c)
 		if n := c.Task.Comments.Nodes; len(n) != 2 || n[1].Author.Name != "Bob Builder" {
 			t.Errorf("comments = %s, want bob's with his name", testenv.JSON(n))
 		}
@@ -988,7 +974,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 			b.Task(big, fmt.Sprintf("Task %02d", i), status, &due, busy, "alpha")
 		}
 		e.MustImport(t, &b.D)
-		mutRun(t, e, "olga", mutRemoveMember, mutVars{"p": big.ID, "u": "max"}, nil)
+		e.MustQuery(t, "olga", mutRemoveMember, mutVars{"p": big.ID, "u": "max"}, nil)
 		var got struct {
 			Project struct {
 				Members []mutMemberView
@@ -997,7 +983,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 				}
 			}
 		}
-		mutRun(t, e, "olga", `query($id: ID!) { project(id: $id) { members { user { id } role }
+		e.MustQuery(t, "olga", `query($id: ID!) { project(id: $id) { members { user { id } role }
 			tasks(first: 100) { nodes { assignee { id } } } } }`, mutVars{"id": big.ID}, &got)
 		if n := len(got.Project.Tasks.Nodes); n != 95 {
 			t.Fatalf("project has %d tasks, want 95", n)
@@ -1017,7 +1003,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 	t.Run("a DONE task of the removed member is unassigned too and their other projects' tasks stay", func(t *testing.T) {
 		e, s := mutSeeded(t)
 		web := s.Project("Website relaunch").ID
-		mutRun(t, e, "alice", mutRemoveMember, mutVars{"p": web, "u": "carol"}, nil)
+		e.MustQuery(t, "alice", mutRemoveMember, mutVars{"p": web, "u": "carol"}, nil)
 		if task := mutGetTask(t, e, "alice", s.Task("Pick a colour palette").ID); task == nil || task.Assignee != nil || task.Status != "DONE" {
 			t.Errorf("carol's DONE task in web = %s, want it unassigned and still DONE", testenv.JSON(task))
 		}
@@ -1053,7 +1039,7 @@ func TestMutationCreateTask(t *testing.T) {
 		e, s := mutSeeded(t)
 		web := s.Project("Website relaunch").ID
 		var got result
-		mutRun(t, e, "bob", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "Write the FAQ", "description": "Questions",
+		e.MustQuery(t, "bob", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "Write the FAQ", "description": "Questions",
 			"dueDate": testenv.Day(10), "assigneeId": "carol", "tags": []string{" FAQ ", "Copy", "faq", "new-thing"}}}, &got)
 		task := got.CreateTask
 		if !strings.HasPrefix(task.ID, "tsk#") || task.Title != "Write the FAQ" || task.Description == nil ||
@@ -1084,7 +1070,7 @@ func TestMutationCreateTask(t *testing.T) {
 		e, s := mutSeeded(t)
 		app := s.Project("Mobile app").ID
 		var got result
-		mutRun(t, e, "dave", mutCreateTask, mutVars{"input": mutVars{"projectId": app, "title": "Bare"}}, &got)
+		e.MustQuery(t, "dave", mutCreateTask, mutVars{"input": mutVars{"projectId": app, "title": "Bare"}}, &got)
 		task := got.CreateTask
 		if task.Title != "Bare" || task.Description != nil || task.DueDate != nil || task.Assignee != nil ||
 			len(task.Tags) != 0 || task.Status != "TODO" || task.Version != 1 || task.Project.ID != app {
@@ -1100,7 +1086,7 @@ func TestMutationCreateTask(t *testing.T) {
 		e, s := mutSeeded(t)
 		title := strings.Repeat("ü", 200)
 		var got result
-		mutRun(t, e, "carol", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Research").ID, "title": title,
+		e.MustQuery(t, "carol", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Research").ID, "title": title,
 			"dueDate": "2028-02-29", "assigneeId": "carol"}}, &got)
 		task := got.CreateTask
 		if task.Title != title || task.DueDate == nil || *task.DueDate != "2028-02-29" || task.assignee() != "carol" {
@@ -1118,7 +1104,7 @@ func TestMutationCreateTask(t *testing.T) {
 			tags = append(tags, strings.ToUpper(tag))
 		}
 		var got result
-		mutRun(t, e, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Website relaunch").ID, "title": "Tagged", "tags": tags}}, &got)
+		e.MustQuery(t, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Website relaunch").ID, "title": "Tagged", "tags": tags}}, &got)
 		if n := len(got.CreateTask.Tags); n != 20 {
 			t.Errorf("task has %d tags, want 20", n)
 		}
@@ -1508,7 +1494,7 @@ func TestMutationDeleteTask(t *testing.T) {
 		before := e.Dump(t)
 
 		var got struct{ DeleteTask string }
-		mutRun(t, e, "carol", mutDeleteTask, mutVars{"id": t1}, &got) // carol is neither owner nor assignee
+		e.MustQuery(t, "carol", mutDeleteTask, mutVars{"id": t1}, &got) // carol is neither owner nor assignee
 		if got.DeleteTask != t1 {
 			t.Errorf("deleteTask = %q, want %q", got.DeleteTask, t1)
 		}
@@ -1608,7 +1594,7 @@ func TestMutationAddComment(t *testing.T) {
 			e, s := mutSeeded(t)
 			t1 := s.Task("Write the landing page copy").ID
 			var got result
-			mutRun(t, e, "carol", mutAddComment, mutVars{"input": mutVars{"taskId": t1, "body": b.body}}, &got)
+			e.MustQuery(t, "carol", mutAddComment, mutVars{"input": mutVars{"taskId": t1, "body": b.body}}, &got)
 			c := got.AddComment
 			if !strings.HasPrefix(c.ID, "cmt#"+testenv.ULIDOf(t1)+"#") || strings.TrimSpace(c.Body) != strings.TrimSpace(b.body) ||
 				c.Author.ID != "carol" || c.Author.Name != "Carol Chen" || c.Task.ID != t1 || c.CreatedAt != mutNowStr {
@@ -1659,7 +1645,7 @@ func TestMutationDeleteComment(t *testing.T) {
 			cm := mutCommentOf(s, c.task, c.author).ID
 			before := mutCommentIDs(t, e, c.viewer, task)
 			var got struct{ DeleteComment string }
-			mutRun(t, e, c.viewer, mutDeleteComment, mutVars{"id": cm}, &got)
+			e.MustQuery(t, c.viewer, mutDeleteComment, mutVars{"id": cm}, &got)
 			if got.DeleteComment != cm {
 				t.Errorf("deleteComment = %q, want %q", got.DeleteComment, cm)
 			}
@@ -1730,7 +1716,7 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 	}
 	// Once the store is back, the same mutation goes through.
 	var got struct{ CreateTask mutTaskView }
-	mutRun(t, e, "alice", mutCreateTask, input, &got)
+	e.MustQuery(t, "alice", mutCreateTask, input, &got)
 	if got.CreateTask.Title != "During the outage" {
 		t.Errorf("createTask after recovery = %s", testenv.JSON(got.CreateTask))
 	}

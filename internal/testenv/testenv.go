@@ -275,7 +275,7 @@ func (e *Env) MustQuery(tb testing.TB, viewer, query string, vars map[string]any
 	tb.Helper()
 	res := e.Query(tb, viewer, query, vars)
 	if len(res.Errors) > 0 {
-		tb.Fatalf("query failed: %+v\nquery: %s", res.Errors, query)
+		tb.Fatalf("query as %q failed: %+v\nquery: %s\nvars: %s", viewer, res.Errors, query, ShortJSON(vars))
 	}
 	if out != nil {
 		if err := json.Unmarshal(res.Data, out); err != nil {
