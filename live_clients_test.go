@@ -353,9 +353,9 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	bigQuery := `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) { cursor task { title version }` + big.String() + ` } }`
 
 	reader := dialLive(t, b.URL, alice)
-	reader.Subscribe("1", small, map[string]any{"p": project})
+	reader.Subscribe(t, "1", small, map[string]any{"p": project})
 	slow := dialLive(t, b.URL, alice)
-	slow.Subscribe("1", bigQuery, map[string]any{"p": project})
+	slow.Subscribe(t, "1", bigQuery, map[string]any{"p": project})
 	testenv.WaitSubscribers(t, b.Hub, project, 2)
 
 	// The reader keeps reading, in its own goroutine.
@@ -486,7 +486,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	// Resume, on A (any instance: a cursor is the stream's): exactly the
 	// events it missed.
 	back := dialLive(t, a.URL, alice)
-	back.Subscribe("1", small, map[string]any{"p": project, "after": r.cursors[n-1]})
+	back.Subscribe(t, "1", small, map[string]any{"p": project, "after": r.cursors[n-1]})
 	for i := n; i < len(all); i++ {
 		m, err := back.Read(ctx)
 		if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), all[i].cursor) {

@@ -46,7 +46,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Subscribe("s", `subscription($p: ID!) { projectEvents(projectId: $p) {
+		c.Subscribe(t, "s", `subscription($p: ID!) { projectEvents(projectId: $p) {
 		  kind task { id title status version assignee { id name } } } }`, map[string]any{"p": p.ID})
 		clients[i] = c
 	}

@@ -67,7 +67,7 @@ func readWSUntil(t *testing.T, c *testenv.WSClient, id, last string) []seen {
 	t.Helper()
 	var got []seen
 	for {
-		s := seenOf(decodeEvent(t, c.MustNext(id)))
+		s := seenOf(decodeEvent(t, c.MustNext(t, id)))
 		got = append(got, s)
 		if s.Cursor == last || len(got) > 50 {
 			return got
@@ -112,12 +112,12 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	alice := dial(t, e, srv, "alice")
-	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
+	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	task := seed.Task("Write the landing page copy")
 	mustUpdateTask(t, e, "alice", task.ID, `title: "one"`)
 	mustUpdateTask(t, e, "alice", task.ID, `title: "two"`)
-	first := decodeEvent(t, alice.MustNext("a")).ProjectEvents.Cursor
+	first := decodeEvent(t, alice.MustNext(t, "a")).ProjectEvents.Cursor
 	raw, _ := base64.RawURLEncoding.DecodeString(first)
 	tampered := append([]byte{}, raw...)
 	tampered[len(tampered)-1] ^= 0x80
@@ -132,7 +132,7 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 	for name, cursor := range cases {
 		t.Run(name+" over WebSocket", func(t *testing.T) {
 			c := dial(t, e, srv, "carol")
-			c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
+			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			messages = append(messages, mustEndWith(t, c, "1", "BAD_USER_INPUT").Message)
 		})
 		t.Run(name+" over SSE", func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	alice := dial(t, e, srv, "alice")
-	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
+	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	// Before eve joins: a task created and deleted, a comment deleted, a
@@ -191,21 +191,21 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 
 	var all []seen
 	for range 8 {
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 	}
 	if all[6].Kind != "MEMBER_ADDED" || all[6].SubjectID != "eve" {
 		t.Fatalf("alice saw %v; want eve's MEMBER_ADDED seventh", all)
 	}
-	mark := func() seen { // a change after the replay: what ends each read
+	mark := func(t *testing.T) seen { // a change after the replay: what ends each read
 		mustUpdateTask(t, e, "alice", task.ID, `title: "marker `+fmt.Sprint(len(all))+`"`)
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 		return all[len(all)-1]
 	}
 
 	t.Run("over WebSocket", func(t *testing.T) {
 		c := dial(t, e, srv, "eve")
-		c.Subscribe("e", taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor}) // legitimately alice's
-		m := mark()
+		c.Subscribe(t, "e", taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor}) // legitimately alice's
+		m := mark(t)
 		if got, want := readWSUntil(t, c, "e", m.Cursor), append(all[6:8:8], m); !sameEvents(got, want) {
 			t.Errorf("eve replayed %v, want %v: from her MEMBER_ADDED on", got, want)
 		}
@@ -213,7 +213,7 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 	t.Run("over SSE", func(t *testing.T) {
 		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "eve"), taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor})
 		ch := testenv.ReadSSE(res.Body)
-		m := mark()
+		m := mark(t)
 		want := append(append([]seen{}, all[6:8]...), all[8:]...)
 		if got := readSSEUntil(t, ch, m.Cursor); !sameEvents(got, want) {
 			t.Errorf("eve replayed %v, want %v: from her MEMBER_ADDED on", got, want)
@@ -229,12 +229,12 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	web := seed.Project("Website relaunch")
 	task := seed.Task("Write the landing page copy")
 	alice := dial(t, e, srv, "alice")
-	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
+	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
 	bob := dial(t, e, srv, "bob")
-	bob.Subscribe("b", taskEventsSub, map[string]any{"p": web.ID})
+	bob.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 	mustUpdateTask(t, e, "alice", task.ID, `title: "seen by bob"`)
-	old := seenOf(decodeEvent(t, bob.MustNext("b"))).Cursor // bob's last cursor
+	old := seenOf(decodeEvent(t, bob.MustNext(t, "b"))).Cursor // bob's last cursor
 	_ = bob.Conn.CloseNow()
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
@@ -248,21 +248,21 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	mustUpdateTask(t, e, "alice", task.ID, `title: "after bob was back"`)
 	var all []seen
 	for range 7 {
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 	}
 	if all[0].Cursor != old || all[2].Kind != "MEMBER_REMOVED" || all[5].Kind != "MEMBER_ADDED" || all[5].SubjectID != "bob" {
 		t.Fatalf("alice saw %v", all)
 	}
-	mark := func() seen {
+	mark := func(t *testing.T) seen {
 		mustUpdateTask(t, e, "alice", task.ID, `title: "marker `+fmt.Sprint(len(all))+`"`)
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 		return all[len(all)-1]
 	}
 
 	t.Run("over WebSocket", func(t *testing.T) {
 		c := dial(t, e, srv, "bob")
-		c.Subscribe("b", taskEventsSub, map[string]any{"p": web.ID, "after": old})
-		m := mark()
+		c.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID, "after": old})
+		m := mark(t)
 		if got, want := readWSUntil(t, c, "b", m.Cursor), append(all[5:7:7], m); !sameEvents(got, want) {
 			t.Errorf("bob replayed %v, want %v: from his being added back on", got, want)
 		}
@@ -270,7 +270,7 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	t.Run("over SSE", func(t *testing.T) {
 		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "bob"), taskEventsSub, map[string]any{"p": web.ID, "after": old})
 		ch := testenv.ReadSSE(res.Body)
-		m := mark()
+		m := mark(t)
 		want := append(append([]seen{}, all[5:7]...), all[7:]...)
 		if got := readSSEUntil(t, ch, m.Cursor); !sameEvents(got, want) {
 			t.Errorf("bob replayed %v, want %v: from his being added back on", got, want)

@@ -84,7 +84,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob := dial(t, e, srv, "bob")
-	bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
+	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	task := *seed.Task("Write the landing page copy")
@@ -147,12 +147,12 @@ func TestLiveRemovedMembersOwnEventShowsNoProjectData(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob, carol := dial(t, e, srv, "bob"), dial(t, e, srv, "carol")
-	bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
-	carol.Subscribe("c", projectDataSub, map[string]any{"p": web.ID})
+	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
+	carol.Subscribe(t, "c", projectDataSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
 
-	n := bob.MustNext("b")
+	n := bob.MustNext(t, "b")
 	if len(n.Errors) > 0 {
 		t.Fatalf("bob: %+v", n.Errors)
 	}
@@ -165,11 +165,11 @@ func TestLiveRemovedMembersOwnEventShowsNoProjectData(t *testing.T) {
 	if ev.Project != nil || ev.Task != nil || ev.Comment != nil {
 		t.Errorf("bob's own removal shows the project's data: %s", n.Data)
 	}
-	if m := bob.MustRead(); m.Type != "complete" {
+	if m := bob.MustRead(t); m.Type != "complete" {
 		t.Errorf("bob then got %s %s, want complete", m.Type, m.Payload)
 	}
 	// A member still sees the project as the change left it.
-	n = carol.MustNext("c")
+	n = carol.MustNext(t, "c")
 	got = finalEvent{}
 	_ = json.Unmarshal(n.Data, &got)
 	if len(n.Errors) > 0 || got.ProjectEvents.Project == nil || !strings.Contains(string(*got.ProjectEvents.Project), "Website relaunch") {
@@ -190,7 +190,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 		lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{EventTimeout: budget})
 		web := seed.Project("Website relaunch")
 		bob := dial(t, e, srv, "bob")
-		bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
+		bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
@@ -267,7 +267,7 @@ func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Se
 			sockets[v] = c
 		}
 		id := fmt.Sprint(i)
-		c.Subscribe(id, query, map[string]any{"p": p.ID})
+		c.Subscribe(t, id, query, map[string]any{"p": p.ID})
 		all = append(all, sub{c, id})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, p.ID, len(subs))
@@ -282,7 +282,7 @@ func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Se
 			}
 		}
 		for range n {
-			m := c.MustRead()
+			m := c.MustRead(t)
 			var next testenv.Next
 			_ = json.Unmarshal(m.Payload, &next)
 			if m.Type != "next" || len(next.Errors) > 0 || testenv.NullData(next.Data) {
@@ -373,8 +373,8 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 		c := dial(t, e, srv, "alice")
-		c.Subscribe("1", heavy, map[string]any{"p": web.ID})
-		m := c.MustRead()
+		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
+		m := c.MustRead(t)
 		if (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"COMPLEXITY_LIMIT_EXCEEDED"`) ||
 			!strings.Contains(string(m.Payload), fmt.Sprintf("the limit of a subscription is %d", graph.DefaultMaxSubscriptionComplexity)) {
 			t.Errorf("got %s %s, want COMPLEXITY_LIMIT_EXCEEDED naming the subscription limit", m.Type, m.Payload)
@@ -385,13 +385,13 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 		// The same selection as a query is within the query limit.
 		e.MustQuery(t, "alice", `query($p: ID!) { project(id: $p) { tasks(first: 50) { nodes { id title } } } }`, map[string]any{"p": web.ID}, nil)
 		// Within the limit: the subscription of the other tests.
-		c.Subscribe("2", heaviestSub(), map[string]any{"p": web.ID})
+		c.Subscribe(t, "2", heaviestSub(), map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
 	t.Run("raised by the option", func(t *testing.T) {
 		lv, srv := e.StartLive(t, graph.Options{MaxSubscriptionComplexity: 1000}, live.HubConfig{})
 		c := dial(t, e, srv, "alice")
-		c.Subscribe("1", heavy, map[string]any{"p": web.ID})
+		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
 }
@@ -408,14 +408,14 @@ func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateCost: 1, RateCostBurst: 10}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", `subscription($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", `subscription($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	task := *seed.Task("Write the landing page copy")
 	for range 5 {
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	}
 	for i := range 4 {
-		if got := decodeEvent(t, c.MustNext("1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
+		if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
 			t.Fatalf("event %d: %+v", i, got)
 		}
 	}
@@ -443,7 +443,7 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 			web := seed.Project("Website relaunch")
 			bob := dial(t, e, srv, "bob")
-			bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
+			bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 			testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 			task := *seed.Task("Write the landing page copy")
 			publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)

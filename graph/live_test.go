@@ -87,14 +87,14 @@ func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	task := *seed.Task("Write the landing page copy")
 	task.Version++
 	mustUpdateTask(t, e, "alice", task.ID, `title: "Landing page copy, v2"`)
 
-	got := decodeEvent(t, c.MustNext("1")).ProjectEvents
+	got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents
 	if got.Kind != "TASK_UPDATED" || got.ProjectID != web.ID || got.SubjectID != task.ID || got.Actor.Name != "Alice Example" {
 		t.Errorf("event = %+v", got)
 	}
@@ -118,12 +118,12 @@ func TestSubscribingToAProjectOfWhichOneIsNoMemberIsNotFound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.Subscribe("1", taskEventsSub, map[string]any{"p": project})
-			n := c.MustNext("1")
+			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": project})
+			n := c.MustNext(t, "1")
 			if len(n.Errors) != 1 || n.Errors[0].Code() != "NOT_FOUND" || !testenv.NullData(n.Data) {
 				t.Errorf("got %s %+v, want data null and one NOT_FOUND", n.Data, n.Errors)
 			}
-			if m := c.MustRead(); m.Type != "complete" {
+			if m := c.MustRead(t); m.Type != "complete" {
 				t.Errorf("then %s, want complete", m.Type)
 			}
 			if got := lv.Hub.Subscribers(project); got != 0 {
@@ -146,21 +146,21 @@ func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob.Subscribe("b", taskEventsSub, map[string]any{"p": web.ID})
-	carol.Subscribe("c", taskEventsSub, map[string]any{"p": web.ID})
+	bob.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID})
+	carol.Subscribe(t, "c", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 
 	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `status: DONE`)
 
-	if got := decodeEvent(t, bob.MustNext("b")).ProjectEvents; got.Kind != "MEMBER_REMOVED" || got.SubjectID != "bob" {
+	if got := decodeEvent(t, bob.MustNext(t, "b")).ProjectEvents; got.Kind != "MEMBER_REMOVED" || got.SubjectID != "bob" {
 		t.Errorf("bob got %+v, want his removal", got)
 	}
-	if m := bob.MustRead(); m.Type != "complete" || m.ID != "b" {
+	if m := bob.MustRead(t); m.Type != "complete" || m.ID != "b" {
 		t.Errorf("bob then got %s %s, want complete", m.Type, m.Payload)
 	}
 	for _, kind := range []string{"MEMBER_REMOVED", "TASK_UPDATED"} {
-		if got := decodeEvent(t, carol.MustNext("c")).ProjectEvents; got.Kind != kind {
+		if got := decodeEvent(t, carol.MustNext(t, "c")).ProjectEvents; got.Kind != kind {
 			t.Errorf("carol got %s, want %s", got.Kind, kind)
 		}
 	}
@@ -218,11 +218,11 @@ func dial(t *testing.T, e *testenv.Env, srv *httptest.Server, viewer string) *te
 // mustEndWith reads a "next" carrying one error of code, then "complete".
 func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Error {
 	t.Helper()
-	n := c.MustNext(id)
+	n := c.MustNext(t, id)
 	if len(n.Errors) != 1 || n.Errors[0].Code() != code || !testenv.NullData(n.Data) {
 		t.Fatalf("got %s %+v, want data null and one %s", n.Data, n.Errors, code)
 	}
-	if m := c.MustRead(); m.Type != "complete" || m.ID != id {
+	if m := c.MustRead(t); m.Type != "complete" || m.ID != id {
 		t.Fatalf("then %s %s, want complete", m.Type, m.Payload)
 	}
 	return n.Errors[0]
@@ -240,7 +240,7 @@ func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := dial(t, e, srv, "alice")
-			c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
+			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			mustEndWith(t, c, "1", "BAD_USER_INPUT")
 		})
 	}
@@ -254,7 +254,7 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 	clients := map[string]*testenv.WSClient{}
 	for _, v := range []string{"alice", "bob", "carol"} {
 		clients[v] = dial(t, e, srv, v)
-		clients[v].Subscribe(v, taskEventsSub, map[string]any{"p": web.ID})
+		clients[v].Subscribe(t, v, taskEventsSub, map[string]any{"p": web.ID})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
 	e.MustQuery(t, "alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": web.ID}, nil)
@@ -262,11 +262,11 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 		// Carol shares no other project with alice, who deleted it: the
 		// last event still shows who did (graph/live.go, eventActor), and
 		// nothing of the project.
-		if got := decodeEvent(t, c.MustNext(v)).ProjectEvents; got.Kind != "PROJECT_DELETED" || got.SubjectID != web.ID ||
+		if got := decodeEvent(t, c.MustNext(t, v)).ProjectEvents; got.Kind != "PROJECT_DELETED" || got.SubjectID != web.ID ||
 			got.Actor.ID != "alice" || got.Actor.Name != "Alice Example" || got.Task != nil {
 			t.Errorf("%s got %+v", v, got)
 		}
-		if m := c.MustRead(); m.Type != "complete" {
+		if m := c.MustRead(t); m.Type != "complete" {
 			t.Errorf("%s then got %s, want complete", v, m.Type)
 		}
 	}
@@ -286,7 +286,7 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	if msg := mustEndWith(t, c, "1", "UNAUTHENTICATED").Message; !strings.Contains(msg, "expired") {
 		t.Errorf("message %q does not say the token expired", msg)
 	}
@@ -329,9 +329,9 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	web := seed.Project("Website relaunch")
 	t.Run("depth", func(t *testing.T) {
 		c := dial(t, e, srv, "alice")
-		c.Subscribe("deep", `subscription($p: ID!) { projectEvents(projectId: $p) { task { project { owner { name } } } } }`,
+		c.Subscribe(t, "deep", `subscription($p: ID!) { projectEvents(projectId: $p) { task { project { owner { name } } } } }`,
 			map[string]any{"p": web.ID})
-		m := c.MustRead()
+		m := c.MustRead(t)
 		if (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"COMPLEXITY_LIMIT_EXCEEDED"`) {
 			t.Errorf("got %s %s, want COMPLEXITY_LIMIT_EXCEEDED", m.Type, m.Payload)
 		}
@@ -341,16 +341,16 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	})
 	t.Run("per socket and per viewer", func(t *testing.T) {
 		a, b := dial(t, e, srv, "bob"), dial(t, e, srv, "bob")
-		a.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
-		a.Subscribe("2", taskEventsSub, map[string]any{"p": web.ID})
+		a.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
+		a.Subscribe(t, "2", taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
-		a.Subscribe("3", taskEventsSub, map[string]any{"p": web.ID})
+		a.Subscribe(t, "3", taskEventsSub, map[string]any{"p": web.ID})
 		if msg := mustEndWith(t, a, "3", "BAD_USER_INPUT").Message; !strings.Contains(msg, "connection") {
 			t.Errorf("message %q", msg)
 		}
-		b.Subscribe("4", taskEventsSub, map[string]any{"p": web.ID})
+		b.Subscribe(t, "4", taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
-		b.Subscribe("5", taskEventsSub, map[string]any{"p": web.ID})
+		b.Subscribe(t, "5", taskEventsSub, map[string]any{"p": web.ID})
 		if msg := mustEndWith(t, b, "5", "BAD_USER_INPUT").Message; !strings.Contains(msg, "user") {
 			t.Errorf("message %q", msg)
 		}
@@ -383,8 +383,8 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 	web := seed.Project("Website relaunch")
 	q := `subscription($p: ID!) { projectEvents(projectId: $p) { task { assignee { id email projects { nodes { name } } } } } }`
 	alice, carol := dial(t, e, srv, "alice"), dial(t, e, srv, "carol")
-	alice.Subscribe("a", q, map[string]any{"p": web.ID})
-	carol.Subscribe("c", q, map[string]any{"p": web.ID})
+	alice.Subscribe(t, "a", q, map[string]any{"p": web.ID})
+	carol.Subscribe(t, "c", q, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 	task := *seed.Task("Write the landing page copy") // assigned to alice
 	publish(t, lv.Broker, domain.EventTaskUpdated, "bob", web, &task, task.ID)
@@ -400,7 +400,7 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 		}
 	}
 	read := func(c *testenv.WSClient, id string) (email *string, projects []string) {
-		n := c.MustNext(id)
+		n := c.MustNext(t, id)
 		if len(n.Errors) > 0 {
 			t.Fatalf("%s: %+v", id, n.Errors)
 		}
@@ -426,13 +426,13 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 	web := seed.Project("Website relaunch")
 	task := *seed.Task("Set up analytics")
 	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	var last string
 	for v := range 2 {
 		task.Version = v + 10
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
-		last = decodeEvent(t, c.MustNext("1")).ProjectEvents.Cursor
+		last = decodeEvent(t, c.MustNext(t, "1")).ProjectEvents.Cursor
 	}
 	_ = c.Conn.CloseNow()
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
@@ -441,15 +441,15 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	}
 	c = dial(t, e, srv, "bob")
-	c.Subscribe("2", taskEventsSub, map[string]any{"p": web.ID, "after": last})
+	c.Subscribe(t, "2", taskEventsSub, map[string]any{"p": web.ID, "after": last})
 	for v := range 3 {
-		if got := decodeEvent(t, c.MustNext("2")).ProjectEvents.Task; got == nil || got.Version != v+20 {
+		if got := decodeEvent(t, c.MustNext(t, "2")).ProjectEvents.Task; got == nil || got.Version != v+20 {
 			t.Fatalf("replayed event %d: task %+v, want version %d", v, got, v+20)
 		}
 	}
 	task.Version = 30
 	publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
-	if got := decodeEvent(t, c.MustNext("2")).ProjectEvents.Task; got == nil || got.Version != 30 {
+	if got := decodeEvent(t, c.MustNext(t, "2")).ProjectEvents.Task; got == nil || got.Version != 30 {
 		t.Fatalf("after the replay: task %+v, want the live version 30", got)
 	}
 }
@@ -464,9 +464,9 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	// The socket runs its operations concurrently: whichever comes third
 	// is refused.
 	for _, id := range []string{"1", "2", "3"} {
-		c.Subscribe(id, taskEventsSub, map[string]any{"p": web.ID})
+		c.Subscribe(t, id, taskEventsSub, map[string]any{"p": web.ID})
 	}
-	m := c.MustRead()
+	m := c.MustRead(t)
 	if m.Type != "next" || !strings.Contains(string(m.Payload), `"code":"RATE_LIMITED"`) {
 		t.Errorf("got %s %s %s, want one operation RATE_LIMITED", m.ID, m.Type, m.Payload)
 	}
@@ -478,17 +478,17 @@ func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 	seed := e.MustSeed(t)
 	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	c := dial(t, e, srv, "alice")
-	c.Subscribe("q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
-	if n := c.MustNext("q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
+	c.Subscribe(t, "q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
+	if n := c.MustNext(t, "q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
 		t.Errorf("query: %s %+v", n.Data, n.Errors)
 	}
-	if m := c.MustRead(); m.Type != "complete" {
+	if m := c.MustRead(t); m.Type != "complete" {
 		t.Errorf("after the query: %s", m.Type)
 	}
 	task := seed.Task("Set up analytics")
-	c.Subscribe("m", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Analytics, v2"}) { title assignee { name } } }`,
+	c.Subscribe(t, "m", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Analytics, v2"}) { title assignee { name } } }`,
 		map[string]any{"id": task.ID})
-	if n := c.MustNext("m"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), `"Analytics, v2"`) || !strings.Contains(string(n.Data), "Alice Example") {
+	if n := c.MustNext(t, "m"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), `"Analytics, v2"`) || !strings.Contains(string(n.Data), "Alice Example") {
 		t.Errorf("mutation: %s %+v", n.Data, n.Errors)
 	}
 }
@@ -499,7 +499,7 @@ func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	lv.Hub.Close()
 	if msg := mustEndWith(t, c, "1", "SERVICE_UNAVAILABLE").Message; !strings.Contains(msg, "after") {

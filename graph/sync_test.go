@@ -303,13 +303,13 @@ func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 	mustUpdateTask(t, e, "bob", task, `title: "between"`)
 
 	c := dial(t, e, srv, "alice")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": token})
-	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents.Task.Title; got != "between" {
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": token})
+	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents.Task.Title; got != "between" {
 		t.Fatalf("the first event after the sync's token shows %q, want the change made after the sync", got)
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web, 1)
 	mustUpdateTask(t, e, "bob", task, `title: "live"`)
-	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents.Task.Title; got != "live" {
+	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents.Task.Title; got != "live" {
 		t.Fatalf("then %q, want the live change", got)
 	}
 
@@ -320,14 +320,14 @@ func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 			t.Fatal("a first page of 1 change says no more")
 		}
 		c := dial(t, e, srv, "alice")
-		c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": p.NextToken})
+		c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": p.NextToken})
 		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); !strings.Contains(got.Message, "more pages") {
 			t.Errorf("message %q", got.Message)
 		}
 	})
 	t.Run("another viewer's token is refused as after like a bad cursor", func(t *testing.T) {
 		c := dial(t, e, srv, "bob")
-		c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": token})
+		c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": token})
 		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); got.Message != "after is not a cursor of this project's events" {
 			t.Errorf("message %q", got.Message)
 		}

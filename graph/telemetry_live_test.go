@@ -47,7 +47,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	web := seed.Project("Website relaunch")
 
 	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	fams := scrape(t, tel)
 	if got := values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
@@ -61,7 +61,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	}
 
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Landing page copy, v2"`)
-	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
+	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
 		t.Fatalf("event %+v", got)
 	}
 	fams = scrape(t, tel)
@@ -72,7 +72,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 		t.Errorf("events delivered %v, want 1", got)
 	}
 
-	c.Send(testenv.WSMessage{ID: "1", Type: "complete"})
+	c.Send(t, testenv.WSMessage{ID: "1", Type: "complete"})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
 	waitMetric(t, tel, "taskgraph_graphql_subscriptions_open", "", 0) // counted out after the hub lets go
 	if got := values(scrape(t, tel), "taskgraph_live_connections_open")["transport=websocket"]; got != 1 {
@@ -117,7 +117,7 @@ func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	_, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	c := dial(t, e, srv, "alice")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
 	mustEndWith(t, c, "1", "BAD_USER_INPUT")
 	if got := values(scrape(t, tel), "taskgraph_graphql_subscriptions_open")[""]; got != 0 {
 		t.Errorf("open subscriptions %v after a refused one, want 0", got)
@@ -134,7 +134,7 @@ func TestSubscriptionSpanCoversItsStartOnly(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	// The span ends once the subscribe returns, just after the hub has the
 	// subscription: wait for it (the subscription stays open).

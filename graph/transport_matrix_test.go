@@ -290,7 +290,7 @@ func wsDriver(protocol, result string) matrixDriver {
 		for i, op := range ops {
 			id := fmt.Sprint(i + 1)
 			before := calls()
-			c.Start(id, op.params)
+			c.Start(t, id, op.params)
 			r := matrixResult{status: http.StatusSwitchingProtocols}
 			if op.stream {
 				out = append(out, r)

@@ -20,20 +20,20 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 	web := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
 	vars := map[string]any{"p": web.ID}
-	c.Subscribe("x", taskEventsSub, vars)
+	c.Subscribe(t, "x", taskEventsSub, vars)
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	t.Run("an id used again after its complete is a new operation", func(t *testing.T) {
-		c.Send(testenv.WSMessage{ID: "x", Type: "complete"})
+		c.Send(t, testenv.WSMessage{ID: "x", Type: "complete"})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
-		c.Subscribe("x", taskEventsSub, vars)
+		c.Subscribe(t, "x", taskEventsSub, vars)
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
 	t.Run("an id used again after the server completed it is a new operation", func(t *testing.T) {
 		for range 2 {
-			c.Subscribe("q", "{ me { id } }", nil)
+			c.Subscribe(t, "q", "{ me { id } }", nil)
 			var got []string
-			for m := c.MustRead(); !(m.ID == "q" && m.Type == "complete"); m = c.MustRead() {
+			for m := c.MustRead(t); !(m.ID == "q" && m.Type == "complete"); m = c.MustRead(t) {
 				if m.ID == "q" {
 					got = append(got, m.Type+" "+string(m.Payload))
 				}
@@ -44,7 +44,7 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 		}
 	})
 	t.Run("an id still running closes the socket", func(t *testing.T) {
-		c.Subscribe("x", taskEventsSub, vars)
+		c.Subscribe(t, "x", taskEventsSub, vars)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		for {
@@ -78,9 +78,9 @@ func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Start("x", sub)
+	c.Start(t, "x", sub)
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
-	c.Start("x", sub)
+	c.Start(t, "x", sub)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {

@@ -48,9 +48,10 @@ func (e *Env) StartLive(tb testing.TB, o graph.Options, hub live.HubConfig) (*Li
 
 // WSClient is the tests' WebSocket client of /query: one connection,
 // operations by id, in either protocol the server speaks
-// (graphql-transport-ws, or the legacy graphql-ws).
+// (graphql-transport-ws, or the legacy graphql-ws). Its methods that can
+// fail take the tb of the test or subtest they run in, as the Env's do: a
+// connection may serve several subtests.
 type WSClient struct {
-	TB   testing.TB
 	Conn *websocket.Conn
 	// Protocol is the negotiated subprotocol.
 	Protocol string
@@ -122,12 +123,12 @@ func DialWSURL(tb testing.TB, base string, opts ...WSOption) (*WSClient, error) 
 	}
 	c.SetReadLimit(d.readLimit)
 	tb.Cleanup(func() { _ = c.CloseNow() })
-	w := &WSClient{TB: tb, Conn: c, Protocol: d.protocol}
+	w := &WSClient{Conn: c, Protocol: d.protocol}
 	payload := map[string]any{}
 	if d.authorization != "" {
 		payload["Authorization"] = d.authorization
 	}
-	w.Send(WSMessage{Type: "connection_init", Payload: mustJSON(tb, payload)})
+	w.Send(tb, WSMessage{Type: "connection_init", Payload: mustJSON(tb, payload)})
 	m, err := w.Read(ctx)
 	if err != nil {
 		return nil, err
@@ -147,30 +148,30 @@ func mustJSON(tb testing.TB, v any) json.RawMessage {
 }
 
 // Send writes one message.
-func (w *WSClient) Send(m WSMessage) {
-	w.TB.Helper()
+func (w *WSClient) Send(tb testing.TB, m WSMessage) {
+	tb.Helper()
 	b, _ := json.Marshal(m)
 	if err := w.Conn.Write(context.Background(), websocket.MessageText, b); err != nil {
-		w.TB.Fatalf("writing %s: %v", m.Type, err)
+		tb.Fatalf("writing %s: %v", m.Type, err)
 	}
 }
 
 // Subscribe starts an operation with the given id.
-func (w *WSClient) Subscribe(id, query string, vars map[string]any) {
-	w.TB.Helper()
-	w.Start(id, map[string]any{"query": query, "variables": vars})
+func (w *WSClient) Subscribe(tb testing.TB, id, query string, vars map[string]any) {
+	tb.Helper()
+	w.Start(tb, id, map[string]any{"query": query, "variables": vars})
 }
 
 // Start starts an operation with the given id and request parameters
 // (query, variables, documentId, extensions): "subscribe", or "start" on
 // the legacy protocol.
-func (w *WSClient) Start(id string, params map[string]any) {
-	w.TB.Helper()
+func (w *WSClient) Start(tb testing.TB, id string, params map[string]any) {
+	tb.Helper()
 	typ := "subscribe"
 	if w.Protocol == "graphql-ws" {
 		typ = "start"
 	}
-	w.Send(WSMessage{ID: id, Type: typ, Payload: mustJSON(w.TB, params)})
+	w.Send(tb, WSMessage{ID: id, Type: typ, Payload: mustJSON(tb, params)})
 }
 
 // Read returns the next message other than a keep-alive, answering pings
@@ -198,13 +199,13 @@ func (w *WSClient) Read(ctx context.Context) (WSMessage, error) {
 }
 
 // MustRead is Read within 30 seconds, failing the test on an error.
-func (w *WSClient) MustRead() WSMessage {
-	w.TB.Helper()
+func (w *WSClient) MustRead(tb testing.TB) WSMessage {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m, err := w.Read(ctx)
 	if err != nil {
-		w.TB.Fatalf("reading from the WebSocket: %v", err)
+		tb.Fatalf("reading from the WebSocket: %v", err)
 	}
 	return m
 }
@@ -217,15 +218,15 @@ type Next struct {
 
 // MustNext reads the next message and fails unless it is a "next" of
 // operation id; it returns its payload.
-func (w *WSClient) MustNext(id string) Next {
-	w.TB.Helper()
-	m := w.MustRead()
+func (w *WSClient) MustNext(tb testing.TB, id string) Next {
+	tb.Helper()
+	m := w.MustRead(tb)
 	if m.Type != "next" || m.ID != id {
-		w.TB.Fatalf("want next of %s, got %s of %s: %s", id, m.Type, m.ID, m.Payload)
+		tb.Fatalf("want next of %s, got %s of %s: %s", id, m.Type, m.ID, m.Payload)
 	}
 	var n Next
 	if err := json.Unmarshal(m.Payload, &n); err != nil {
-		w.TB.Fatalf("decoding %s: %v", m.Payload, err)
+		tb.Fatalf("decoding %s: %v", m.Payload, err)
 	}
 	return n
 }
