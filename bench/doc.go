@@ -23,5 +23,6 @@
 //
 //	go test ./bench -run '^TestLiveReport$' -v -timeout 30m -live
 //
-// docs/performance.md explains every figure and quotes a run.
+// docs/performance.md gives the current figures; docs/performance-report.md
+// explains the report and quotes a run.
 package bench
