@@ -25,7 +25,7 @@ import (
 
 // Options configure the GraphQL server: the executor, its operation
 // pipeline and its resolvers (NewServer). The HTTP side's own options
-// (CORS, the body limit) are web.Options', which embed these.
+// (CORS, the body limit) are in web.Options, which embeds these.
 type Options struct {
 	Store *dynamo.Store
 	Auth  *auth.Authenticator
