@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // MustIntrospectionQuery returns graphql-js's getIntrospectionQuery(options)
@@ -144,7 +145,7 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 func TestIntrospectionUnderTheCostLimit(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
-	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, ComplexityLimit: 1000})
+	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, ComplexityLimit: 1000}})
 	body, _ := json.Marshal(map[string]string{"query": MustIntrospectionQuery(t, introspectionQueries[0].options)})
 	_, res := limPost(t, e, h, string(body))
 	if len(res.Errors) != 0 || !strings.Contains(string(res.Data), `"queryType":{"name":"Query"`) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // limPost posts a body to h as alice and returns the status and response.
@@ -65,7 +66,7 @@ func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
 func TestLimitsBodySize(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
-	pad := strings.Repeat(" ", graph.DefaultMaxBodyBytes)
+	pad := strings.Repeat(" ", web.DefaultMaxBodyBytes)
 	for _, tc := range []struct {
 		name   string
 		body   string
@@ -89,7 +90,7 @@ func TestLimitsBodySize(t *testing.T) {
 func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
-	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Production: true})
+	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Production: true}})
 	_, res := limPost(t, e, h, limQuery("{ __schema { queryType { name } } }"))
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" {
 		t.Fatalf("introspection in production: %+v %s", res.Errors, res.Data)
@@ -103,7 +104,7 @@ func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 func TestLimitsRequestTimeoutIsServiceUnavailable(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed()
-	h := graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Timeout: time.Nanosecond})
+	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Timeout: time.Nanosecond}})
 	_, res := limPost(t, e, h, limQuery("{ me { name } }"))
 	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeServiceUnavailable {
 		t.Fatalf("want SERVICE_UNAVAILABLE, got %+v %s", res.Errors, res.Data)
