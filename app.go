@@ -14,6 +14,7 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // App is the server process (after wtf's Main): what the settings describe,
@@ -80,7 +81,7 @@ func (a *App) Open(ctx context.Context) (err error) {
 			return err // names the file
 		}
 	}
-	origins, err := graph.ParseOrigins(s.corsOrigins)
+	origins, err := web.ParseOrigins(s.corsOrigins)
 	if err != nil {
 		return err
 	}

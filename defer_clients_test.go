@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // The dashboard with each project's tasks deferred, and the same query
@@ -39,7 +39,7 @@ func TestDeferClients(t *testing.T) {
 	}
 	env := testenv.New(t)
 	env.MustSeed(t)
-	p := startLiveInstanceWith(t, env, mustStartNATS(t), graph.Options{}, live.HubConfig{})
+	p := startLiveInstanceWith(t, env, mustStartNATS(t), web.Options{}, live.HubConfig{})
 	runNodeChecks(t, nodeModules, filepath.Join("clients", "defer", "run.mjs"), map[string]any{
 		"url": p.URL + "/query", "token": env.Token(t, "alice"), "deferred": deferClientsQuery, "plain": plainClientsQuery, "waitMs": 20_000,
 	})

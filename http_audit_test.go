@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // TestGraphQLOverHTTPAudit runs graphql-http's serverAudits, the reference
@@ -19,7 +19,7 @@ func TestGraphQLOverHTTPAudit(t *testing.T) {
 	nodeModules := mustNodeTools(t)
 	env := testenv.New(t)
 	env.MustSeed(t)
-	inst := startLiveInstanceWith(t, env, "", graph.Options{}, live.HubConfig{})
+	inst := startLiveInstanceWith(t, env, "", web.Options{}, live.HubConfig{})
 	runNodeChecks(t, nodeModules, filepath.Join("clients", "http", "audit.mjs"),
 		map[string]string{"url": inst.URL + "/query", "token": env.Token(t, "alice")})
 }

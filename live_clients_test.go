@@ -28,6 +28,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // slowBuffer is instance B's subscription buffer (-subscription-buffer):
@@ -71,8 +72,8 @@ func TestLiveClients(t *testing.T) {
 	seed := env.MustSeed(t)
 	natsURL := mustStartNATS(t)
 
-	a := startLiveInstance(t, env, natsURL, graph.Origins{}, live.HubConfig{})
-	cors, err := graph.ParseOrigins("https://app.example.com")
+	a := startLiveInstance(t, env, natsURL, web.Origins{}, live.HubConfig{})
+	cors, err := web.ParseOrigins("https://app.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestLiveClientsInProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startLiveInstanceWith(t, env, natsURL, graph.Options{Production: true, TrustedDocuments: trusted}, live.HubConfig{})
+	p := startLiveInstanceWith(t, env, natsURL, web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}}, live.HubConfig{})
 	cfg := map[string]any{
 		"url": p.URL + "/query", "token": env.Token(t, "alice"), "project": seed.Project("Website relaunch").ID,
 		"task": seed.Task("Set up analytics").ID, "ids": ids, "docs": trustedLiveDocs, "waitMs": 20_000,
@@ -296,14 +297,14 @@ type liveInstance struct {
 // startLiveInstance starts an instance on env's table, its broker at
 // natsURL (wire.OpenLive: also its store's event sink, as in the server), with the CORS origins cors and the hub's configuration hc; it
 // stops when the test ends.
-func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors graph.Origins, hc live.HubConfig) liveInstance {
+func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors web.Origins, hc live.HubConfig) liveInstance {
 	t.Helper()
-	return startLiveInstanceWith(t, env, natsURL, graph.Options{CORS: cors}, hc)
+	return startLiveInstanceWith(t, env, natsURL, web.Options{CORS: cors}, hc)
 }
 
 // startLiveInstanceWith is startLiveInstance with the handler's options
 // (their Live is the instance's hub).
-func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o graph.Options, hc live.HubConfig) liveInstance {
+func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o web.Options, hc live.HubConfig) liveInstance {
 	t.Helper()
 	logs := &syncBuffer{}
 	// A client of its own to the shared store's endpoint.

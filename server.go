@@ -22,6 +22,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 func main() {
@@ -82,7 +83,7 @@ func runServing(ctx context.Context, env environment, args []string, stdin io.Re
 // -addr or -allowed-hosts: see routes.
 func newMux(o graph.Options, headers map[string]string) http.Handler {
 	hosts, _ := newHostCheck(o.Production, "", "", o.Log)
-	return routes(o.Store, o.Production, headers, hosts, wire.NewHandler(o.Store, o.Auth, o))
+	return routes(o.Store, o.Production, headers, hosts, wire.NewHandler(o.Store, o.Auth, web.Options{Options: o}))
 }
 
 // routes routes the server's paths: /query (GraphQL), GET / (the GraphiQL

@@ -13,6 +13,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // settings are the server's configuration, from flags and the environment.
@@ -29,7 +30,7 @@ type settings struct {
 	production  bool
 	trusted     string        // -trusted-documents
 	tokenTTL    time.Duration // the longest token lifetime accepted
-	limits      graph.Options // the limits only
+	limits      web.Options   // the limits only
 	dataDir     string        // the embedded store's files and the development secret; "": memory only
 	command     string        // token, export or import; "": serve
 	logFormat   string        // text or json
@@ -46,7 +47,7 @@ type settings struct {
 
 	jwksURL          string            // JWT_JWKS_URL: an identity provider's JWK Set
 	issuer, audience string            // JWT_ISSUER, JWT_AUDIENCE
-	corsOrigins      string            // CORS_ORIGINS (graph.ParseOrigins)
+	corsOrigins      string            // CORS_ORIGINS (web.ParseOrigins)
 	aws              awsEnv            // what the AWS settings present say (awsConfig)
 	otel             map[string]string // the OTEL_* variables, for the telemetry
 }
@@ -103,7 +104,7 @@ func loadSettings(args []string, env environment, stderr io.Writer) (settings, e
 	fs.IntVar(&s.limits.MaxNodes, "max-nodes", graph.DefaultMaxNodes, "most nodes in a document, each fragment counted every time it is spread")
 	fs.IntVar(&s.limits.MaxRepeats, "max-repeats", graph.DefaultMaxRepeats, "most fields of one response name merged into one selection set")
 	fs.IntVar(&s.limits.MaxFragments, "max-fragments", graph.DefaultMaxFragments, "most fragment definitions in a document")
-	fs.Int64Var(&s.limits.MaxBodyBytes, "max-body", graph.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
+	fs.Int64Var(&s.limits.MaxBodyBytes, "max-body", web.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	fs.DurationVar(&s.limits.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
 	fs.Float64Var(&s.limits.RateOps, "rate-ops", 0, fmt.Sprintf("operations per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", graph.DefaultRateOps))
 	fs.IntVar(&s.limits.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", graph.DefaultRateOpsBurst))

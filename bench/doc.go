@@ -1,6 +1,6 @@
 // Package bench is taskgraph's performance harness: it runs the real server
 // stack (a dynamo.Store with the server's client options behind
-// graph.NewHandler, requests through its http.Handler) against a DynamoDB
+// web.NewHandler, requests through its http.Handler) against a DynamoDB
 // endpoint, on a deterministic dataset at several scales, and measures a
 // suite of named GraphQL operations (Suite): DynamoDB calls by type,
 // sequential round trips (counted by a Gate in front of the SDK's HTTP
@@ -23,5 +23,6 @@
 //
 //	go test ./bench -run '^TestLiveReport$' -v -timeout 30m -live
 //
-// docs/performance.md explains every figure and quotes a run.
+// docs/performance.md gives the current figures; docs/performance-report.md
+// explains the report and quotes a run.
 package bench

@@ -21,6 +21,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // Mode is a loader configuration under test.
@@ -148,7 +149,7 @@ const HandlerTimeout = 10 * time.Minute
 
 // Handler returns the GraphQL handler (POST /query) in mode m.
 func (e *Env) Handler(m Mode) http.Handler {
-	return wire.NewHandler(e.Store, e.auth, graph.Options{Loaders: m.Loaders, Timeout: HandlerTimeout})
+	return wire.NewHandler(e.Store, e.auth, web.Options{Options: graph.Options{Loaders: m.Loaders, Timeout: HandlerTimeout}})
 }
 
 // Recorder is a minimal, reusable http.ResponseWriter for in-process

@@ -13,7 +13,7 @@ import (
 )
 
 // TestReport runs the full benchmark and prints the Markdown report
-// (docs/performance.md quotes it). It takes minutes, so it runs only with
+// (docs/performance-report.md quotes one). It takes minutes, so it runs only with
 // -report:
 //
 //	go test ./bench -run '^TestReport$' -v -timeout 30m -report

@@ -19,43 +19,15 @@ import (
 // its path and label, hasNext false on the last. The transports that
 // deliver the parts are POST with Accept: multipart/mixed (in the format
 // its Accept names: the 2022-08-24 one by default, graphql-js 17's for
-// incrementalSpec=v0.2; multipart.go), server-sent events and the
+// incrementalSpec=v0.2; web/multipart.go), server-sent events and the
 // WebSockets (each part one message, as gqlgen hands it over: {data,
 // path, label, hasNext}); each says so where it is
-// registered (transports: its row's delivery). A query with @defer over a
+// registered (web's transports: its row's Delivery, which the request's
+// context carries: TransportOf, capability.go). A query with @defer over a
 // transport that answers one JSON body (plain POST, GET) is refused before
 // anything runs (deferDelivery) rather than answered with the deferred
 // fields null; so is @defer in a mutation or a subscription, on every
 // transport. Its parts never outlive its request: incrementalSchema.
-
-// delivery is what a transport can send for one operation. Each transport
-// declares its own in its row (transports, transport.go), and its
-// requests carry the row (transportOf), so that the pipeline's rules that
-// depend on it (deferDelivery, and streams for subscriptions) read the
-// transport that runs the operation, not a header that a transport may
-// ignore.
-type delivery int
-
-const (
-	// oneResponse: one JSON body (POST application/json, GET).
-	oneResponse delivery = iota
-	// incrementalParts: the parts of a query with @defer, in one body
-	// (POST accepting multipart/mixed).
-	incrementalParts
-	// responseStream: any number of responses, as separate messages: the
-	// parts of a query with @defer, and a subscription's events
-	// (server-sent events, the WebSockets).
-	responseStream
-)
-
-// deliveryOf returns the delivery of ctx's transport (oneResponse when
-// none was chosen).
-func deliveryOf(ctx context.Context) delivery {
-	if t := transportOf(ctx); t != nil {
-		return t.delivery
-	}
-	return oneResponse
-}
 
 // MediaTypesIncremental names the media types a POST must accept for an
 // operation with @defer.
@@ -89,13 +61,13 @@ func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.
 		return refusal(ctx, errcode.ValidationFailed, msgDeferInMutation)
 	case oc.Operation.Operation == ast.Subscription:
 		return refusal(ctx, errcode.ValidationFailed, msgDeferInSubscription)
-	case deliveryOf(ctx) != oneResponse:
+	case deliveryOf(ctx) != OneResponse:
 		return nil
 	}
-	if s, ok := ctx.Value(statusKey{}).(*httpStatus); ok {
-		s.mu.Lock()
-		s.status, s.noData = http.StatusNotAcceptable, true
-		s.mu.Unlock()
+	if a := AnswerOf(ctx); a != nil {
+		a.mu.Lock()
+		a.status, a.noData = http.StatusNotAcceptable, true
+		a.mu.Unlock()
 	}
 	return &gqlerror.Error{Message: msgDeferNeedsStream, Extensions: map[string]any{"code": CodeBadRequest}}
 }

@@ -53,7 +53,7 @@ func TestDeferHoldsNoGoroutine(t *testing.T) {
 		holdDeferredReads)...), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	lb := &logBuffer{}
+	lb := &testenv.LogBuffer{}
 	// The operations' deadline is not what this test is about: long enough
 	// for the slowest machine.
 	e.StartLive(t, graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil)), Timeout: 10 * time.Minute}, live.HubConfig{})
@@ -136,7 +136,7 @@ type deferLeaver struct {
 // stop), or closes the socket.
 func deferLeavers(t *testing.T, base string, hc *http.Client, token string) []deferLeaver {
 	t.Helper()
-	body := mustMarshal(t, map[string]any{"query": deferDashboard})
+	body := testenv.MustMarshal(t, map[string]any{"query": testenv.DeferDashboard})
 	post := func(accept string, read func(t *testing.T, resp *http.Response)) func(n int) {
 		return func(n int) {
 			for range n {
@@ -207,7 +207,7 @@ func deferLeavers(t *testing.T, base string, hc *http.Client, token string) []de
 				return
 			}
 			defer func() { _ = c.Conn.CloseNow() }()
-			params, _ := json.Marshal(map[string]any{"query": deferDashboard})
+			params, _ := json.Marshal(map[string]any{"query": testenv.DeferDashboard})
 			for i := range n {
 				id := fmt.Sprint(i + 1)
 				if !send(c, testenv.WSMessage{ID: id, Type: start, Payload: params}) {

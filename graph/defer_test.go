@@ -6,12 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -19,205 +16,6 @@ import (
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
-
-// The dashboard with its tasks deferred, per project, and the same query
-// without @defer.
-const (
-	deferDashboard = `query Dashboard { me { name projects(first: 10) { nodes { name
-		members { role user { name } }
-		... @defer(label: "tasks") { tasks(first: 5) { nodes { title assignee { name } tags { name }
-			comments(first: 5) { nodes { body author { name } } } } } } } } } }`
-	plainDashboard = `query Dashboard { me { name projects(first: 10) { nodes { name
-		members { role user { name } }
-		tasks(first: 5) { nodes { title assignee { name } tags { name }
-			comments(first: 5) { nodes { body author { name } } } } } } } } }`
-)
-
-// deferPart is one part of an incremental answer: the initial one (data),
-// or later ones (incremental), in either format multipart/mixed serves.
-type deferPart struct {
-	Data        json.RawMessage   `json:"data"`
-	Errors      []testenv.Error   `json:"errors"`
-	Extensions  map[string]any    `json:"extensions"`
-	HasNext     *bool             `json:"hasNext"`
-	Incremental []incrementalItem `json:"incremental"`
-	// SSE and WebSocket parts carry one deferred fragment each, unwrapped.
-	Path  []any  `json:"path"`
-	Label string `json:"label"`
-	// graphql-js 17's format (incrementalSpec=v0.2): the fragments
-	// announced, and those completed, by id.
-	Pending   []pendingItem   `json:"pending"`
-	Completed []completedItem `json:"completed"`
-}
-
-type incrementalItem struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []testenv.Error `json:"errors"`
-	Path   []any           `json:"path"`
-	Label  string          `json:"label"`
-	ID     string          `json:"id"` // incrementalSpec=v0.2: the pending fragment's
-}
-
-type pendingItem struct {
-	ID    string `json:"id"`
-	Path  []any  `json:"path"`
-	Label string `json:"label"`
-}
-
-type completedItem struct {
-	ID     string          `json:"id"`
-	Errors []testenv.Error `json:"errors"`
-}
-
-// multipartFormat is the format a multipart/mixed answer names in its
-// Content-Type: "deferSpec=20220824" or "incrementalSpec=v0.2" ("" for
-// another media type or neither).
-func multipartFormat(contentType string) string {
-	mt, params, err := mime.ParseMediaType(contentType)
-	switch {
-	case err != nil || mt != "multipart/mixed":
-		return ""
-	case params["deferspec"] == "20220824":
-		return "deferSpec=20220824"
-	case params["incrementalspec"] == "v0.2":
-		return "incrementalSpec=v0.2"
-	}
-	return ""
-}
-
-// multipartParts reads a multipart/mixed answer's parts.
-func multipartParts(t *testing.T, contentType string, body io.Reader) []deferPart {
-	t.Helper()
-	_, params, _ := mime.ParseMediaType(contentType)
-	if multipartFormat(contentType) == "" {
-		t.Fatalf("Content-Type %q, want multipart/mixed;deferSpec=20220824 or multipart/mixed;incrementalSpec=v0.2", contentType)
-	}
-	r := multipart.NewReader(body, params["boundary"])
-	var parts []deferPart
-	for {
-		p, err := r.NextPart()
-		if err == io.EOF {
-			return parts
-		}
-		if err != nil {
-			t.Fatalf("reading part %d: %v", len(parts)+1, err)
-		}
-		b, _ := io.ReadAll(p)
-		var d deferPart
-		if err := json.Unmarshal(b, &d); err != nil {
-			t.Fatalf("part %d is not JSON: %q", len(parts)+1, b)
-		}
-		parts = append(parts, d)
-	}
-}
-
-// mergeParts applies every later part to the initial part's data, as a
-// client does, and returns the result: an incremental item at its path,
-// or at the path its id was announced with (incrementalSpec=v0.2).
-func mergeParts(t *testing.T, parts []deferPart) any {
-	t.Helper()
-	var data any
-	if err := json.Unmarshal(parts[0].Data, &data); err != nil {
-		t.Fatal(err)
-	}
-	apply := func(path []any, raw json.RawMessage) {
-		var at any = data
-		for _, k := range path {
-			switch k := k.(type) {
-			case string:
-				at = at.(map[string]any)[k]
-			case float64:
-				at = at.([]any)[int(k)]
-			}
-		}
-		var add map[string]any
-		if err := json.Unmarshal(raw, &add); err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range add {
-			at.(map[string]any)[k] = v
-		}
-	}
-	pending := map[string][]any{}
-	for _, p := range parts {
-		for _, pe := range p.Pending {
-			pending[pe.ID] = pe.Path
-		}
-	}
-	for _, p := range parts[1:] {
-		if p.Path != nil {
-			apply(p.Path, p.Data)
-		}
-		for _, inc := range p.Incremental {
-			path := inc.Path
-			if inc.ID != "" {
-				path = pending[inc.ID]
-			}
-			apply(path, inc.Data)
-		}
-	}
-	return data
-}
-
-// checkDeferred checks an incremental answer: the initial part has no
-// task, hasNext true until the last part, no error, and the merged data
-// equal to want. Every fragment is labelled "tasks" (or "comments",
-// inside it). In graphql-js 17's format, each is announced before or with
-// its data, under an id of its own, and completed once, with its data.
-var deferLabels = map[string]bool{"tasks": true, "comments": true}
-
-func checkDeferred(t *testing.T, parts []deferPart, want any) {
-	t.Helper()
-	if len(parts) < 2 {
-		t.Fatalf("%d parts, want the initial one and at least one more: %+v", len(parts), parts)
-	}
-	if strings.Contains(string(parts[0].Data), `"title"`) || !strings.Contains(string(parts[0].Data), `"members"`) {
-		t.Errorf("the initial part has deferred tasks or lacks the members: %s", parts[0].Data)
-	}
-	announced, delivered, completed := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for i, p := range parts {
-		last := i == len(parts)-1
-		if p.HasNext == nil || *p.HasNext == last {
-			t.Errorf("part %d of %d: hasNext %v", i+1, len(parts), p.HasNext)
-		}
-		if len(p.Errors) > 0 {
-			t.Errorf("part %d: errors %+v", i+1, p.Errors)
-		}
-		for _, pe := range p.Pending {
-			if announced[pe.ID] || !deferLabels[pe.Label] {
-				t.Errorf("part %d: pending %+v (announced before: %v)", i+1, pe, announced[pe.ID])
-			}
-			announced[pe.ID] = true
-		}
-		for _, inc := range p.Incremental {
-			label := inc.Label
-			if inc.ID != "" {
-				label = "tasks" // its pending's label, checked above
-				if !announced[inc.ID] || delivered[inc.ID] || completed[inc.ID] {
-					t.Errorf("part %d: incremental %s not announced, or delivered twice, or after its completion", i+1, inc.ID)
-				}
-				delivered[inc.ID] = true
-			}
-			if len(inc.Errors) > 0 || !deferLabels[label] {
-				t.Errorf("part %d: %+v", i+1, inc)
-			}
-		}
-		for _, c := range p.Completed {
-			if !announced[c.ID] || completed[c.ID] || !delivered[c.ID] || len(c.Errors) > 0 {
-				t.Errorf("part %d: completed %+v (announced %v, delivered %v, completed before %v)", i+1, c, announced[c.ID], delivered[c.ID], completed[c.ID])
-			}
-			completed[c.ID] = true
-		}
-	}
-	if len(announced) != len(completed) {
-		t.Errorf("%d fragments announced, %d completed", len(announced), len(completed))
-	}
-	if got := mergeParts(t, parts); !reflect.DeepEqual(got, want) {
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(want)
-		t.Errorf("merged parts:\n%s\nwant the query without @defer:\n%s", g, w)
-	}
-}
 
 // TestDeferOverMultipart reads the deferred dashboard over multipart/mixed
 // in each format, as its Accept asks: the 2022-08-24 one by default and
@@ -228,10 +26,10 @@ func checkDeferred(t *testing.T, parts []deferPart, want any) {
 func TestDeferOverMultipart(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	lb := &logBuffer{}
+	lb := &testenv.LogBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
 	var want any
-	e.MustQuery(t, "alice", plainDashboard, nil, &want)
+	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &want)
 	for _, tc := range []struct{ accept, format string }{
 		{"multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9", "deferSpec=20220824"},
 		{"multipart/mixed;incrementalSpec=v0.2,application/graphql-response+json,application/json;q=0.9", "incrementalSpec=v0.2"},
@@ -239,15 +37,15 @@ func TestDeferOverMultipart(t *testing.T) {
 	} {
 		e.Calls.Reset()
 		before := strings.Count(lb.String(), "msg=graphql")
-		raw := e.Send(t, map[string]any{"query": deferDashboard}, e.As("alice"), testenv.Header("Accept", tc.accept))
+		raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", tc.accept))
 		if raw.Status != http.StatusOK {
 			t.Fatalf("Accept %q: HTTP %d: %s", tc.accept, raw.Status, raw.Body)
 		}
-		if got := multipartFormat(raw.Header.Get("Content-Type")); got != tc.format {
+		if got := testenv.MultipartFormat(raw.Header.Get("Content-Type")); got != tc.format {
 			t.Errorf("Accept %q: Content-Type %q, want %s", tc.accept, raw.Header.Get("Content-Type"), tc.format)
 		}
-		parts := multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
-		checkDeferred(t, parts, want)
+		parts := testenv.MultipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
+		testenv.CheckDeferred(t, parts, want)
 		if v02 := tc.format == "incrementalSpec=v0.2"; v02 != (parts[0].Pending != nil) {
 			t.Errorf("Accept %q: the initial part's pending %v", tc.accept, parts[0].Pending)
 		}
@@ -273,15 +71,15 @@ func TestDeferPinnedCalls(t *testing.T) {
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	stepHandler(t, e, graph.Options{Telemetry: tel})
 	var plain any
-	e.MustQuery(t, "alice", plainDashboard, nil, &plain)
+	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
 	tel = mustTelemetry(t, telemetry.Config{Metrics: true})
 	stepHandler(t, e, graph.Options{Telemetry: tel})
 	e.Calls.Reset()
-	raw := e.Send(t, map[string]any{"query": deferDashboard}, e.As("alice"),
+	raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
 		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
-	checkDeferred(t, multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body)), plain)
+	testenv.CheckDeferred(t, testenv.MultipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body)), plain)
 	calls, got := e.Calls.ByOp(), batches(tel)
 	var ops uint64
 	for _, n := range sampleCounts(scrape(t, tel), "taskgraph_graphql_operation_duration_seconds") {
@@ -312,11 +110,11 @@ func TestDeferPinnedCalls(t *testing.T) {
 func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	lb := &logBuffer{}
+	lb := &testenv.LogBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
 	for _, accept := range []string{"application/json", "", "application/graphql-response+json, application/json"} {
 		e.Calls.Reset()
-		raw := e.Send(t, map[string]any{"query": deferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
+		raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
 		res := raw.Decode(t)
 		if raw.Status != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest ||
 			!strings.Contains(res.Errors[0].Message, "multipart/mixed;deferSpec=20220824") ||
@@ -331,7 +129,7 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 		t.Errorf("%d log lines of the refusals, want 3:\n%s", n, lb)
 	}
 	// @defer(if: false) defers nothing: it runs over plain POST.
-	off := strings.Replace(deferDashboard, `@defer(label: "tasks")`, `@defer(if: $d, label: "tasks")`, 1)
+	off := strings.Replace(testenv.DeferDashboard, `@defer(label: "tasks")`, `@defer(if: $d, label: "tasks")`, 1)
 	off = strings.Replace(off, "query Dashboard", "query Dashboard($d: Boolean!)", 1)
 	res := e.Send(t, map[string]any{"query": off, "variables": map[string]any{"d": false}}, e.As("alice")).Decode(t)
 	if len(res.Errors) > 0 || !strings.Contains(string(res.Data), `"title"`) {
@@ -352,14 +150,14 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	lb := &logBuffer{}
+	lb := &testenv.LogBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
 	srv := httptest.NewServer(e.Handler)
 	defer srv.Close()
 	accepts := []string{"multipart/mixed;deferSpec=20220824, application/json", "multipart/mixed", "text/event-stream",
 		"text/event-stream, multipart/mixed", "application/json", ""}
 	for _, accept := range accepts {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/query?"+url.Values{"query": {deferDashboard}}.Encode(), nil)
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/query?"+url.Values{"query": {testenv.DeferDashboard}}.Encode(), nil)
 		req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
 		if accept != "" {
 			req.Header.Set("Accept", accept)
@@ -442,11 +240,11 @@ func TestDeferNestedInEachFormat(t *testing.T) {
 	for _, format := range []string{"deferSpec=20220824", "incrementalSpec=v0.2"} {
 		for range 10 { // the executor's order varies from run to run
 			raw := e.Send(t, map[string]any{"query": nested}, e.As("alice"), testenv.Header("Accept", "multipart/mixed;"+format))
-			if got := multipartFormat(raw.Header.Get("Content-Type")); raw.Status != http.StatusOK || got != format {
+			if got := testenv.MultipartFormat(raw.Header.Get("Content-Type")); raw.Status != http.StatusOK || got != format {
 				t.Fatalf("%s: HTTP %d, %s: %s", format, raw.Status, raw.Header.Get("Content-Type"), raw.Body)
 			}
-			parts := multipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
-			checkDeferred(t, parts, want)
+			parts := testenv.MultipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
+			testenv.CheckDeferred(t, parts, want)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
@@ -24,7 +23,9 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// Options configure the GraphQL handler.
+// Options configure the GraphQL server: the executor, its operation
+// pipeline and its resolvers (NewServer). The HTTP side's own options
+// (CORS, the body limit) are in web.Options, which embeds these.
 type Options struct {
 	Store *dynamo.Store
 	Auth  *auth.Authenticator
@@ -51,9 +52,6 @@ type Options struct {
 	// MaxFragments bounds a document's fragment definitions; 0 means
 	// DefaultMaxFragments.
 	MaxFragments int
-	// MaxBodyBytes bounds a request body (larger: 413); 0 means
-	// DefaultMaxBodyBytes.
-	MaxBodyBytes int64
 	// Timeout bounds one request's work, DynamoDB calls and their retries
 	// included; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -62,9 +60,6 @@ type Options struct {
 	Production bool
 	// Loaders tunes the per-request loaders.
 	Loaders LoaderConfig
-	// CORS is the origins whose pages may call the handler from a browser;
-	// the zero value allows any.
-	CORS Origins
 	// Debug adds extensions.dynamodb to every response: the DynamoDB calls
 	// the operation made, by operation name. The store's client must count
 	// calls (client.Calls). Not for production: it tells how data is
@@ -118,7 +113,6 @@ const (
 	DefaultMaxNodes     = 5_000
 	DefaultMaxRepeats   = 20
 	DefaultMaxFragments = 100
-	DefaultMaxBodyBytes = 64 << 10
 	DefaultTimeout      = 10 * time.Second
 )
 
@@ -128,9 +122,11 @@ const (
 	tagsCost    = domain.MaxTagsOnTask
 )
 
-// NewHandler returns the /query handler: authentication, per-request
-// loaders and the GraphQL executor.
-func NewHandler(o Options) http.Handler {
+// NewServer returns the GraphQL executor with the operation pipeline
+// (pipeline.go), every step in the order it runs, and no transport: the
+// HTTP side (web.NewHandler) adds its transports, each of which hands its
+// operations to this one pipeline, and its own middleware.
+func NewServer(o Options) *handler.Server {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -139,19 +135,12 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.MaxSubscriptionsPerSocket = cmp.Or(o.MaxSubscriptionsPerSocket, DefaultMaxSubscriptionsPerSocket)
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
-	maxBody := cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
 	rl := newRateLimits(o)
 	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl), sync: newSyncer(o)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
 	// A query's @defer parts end with its request (defer.go).
 	srv := handler.New(incrementalSchema{es})
-	rows := transports(o, maxBody)
-	ts := make([]*handlerTransport, len(rows))
-	for i := range rows {
-		ts[i] = &rows[i]
-		srv.AddTransport(ts[i])
-	}
 	cache := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(cache)
 	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
@@ -204,10 +193,7 @@ func NewHandler(o Options) http.Handler {
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
 	srv.AroundResponses(requestErrors) // a request error: its HTTP status, no data entry
-
-	// HTTP's own rules.
-	h := o.Auth.Middleware(httpScope(srv))
-	return o.Telemetry.Handler(o.CORS.Handler(chooseTransport(ts, o.Live != nil, badRequest(maxBody, h))))
+	return srv
 }
 
 // reportCalls logs one line per operation (logOperation: name, type,

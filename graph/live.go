@@ -189,6 +189,27 @@ func (s *liveState) fail(err error) {
 	s.mu.Unlock()
 }
 
+// errNotAStream refuses a subscription sent over a transport that cannot
+// stream its events.
+var errNotAStream = domain.Errorf(domain.EINVALID,
+	"a subscription needs a WebSocket (graphql-transport-ws) or server-sent events (POST with Accept: text/event-stream)")
+
+// streams reports whether the operation of ctx came over a transport that
+// streams responses (its Delivery: ResponseStream): a WebSocket, or a POST
+// that accepts text/event-stream.
+func streams(ctx context.Context) bool { return deliveryOf(ctx) == ResponseStream }
+
+// CloseTryAgainLater is the WebSocket close code of a connection whose
+// subscriber fell behind (RFC 6455's 1013 Try Again Later): the graphql-ws
+// client retries it (4400, 4401, 4403 after its attempts, 4406, 4409,
+// 4429, 4500 and most 1xxx codes are fatal to it), and a client that
+// resubscribes with after: its last cursor misses nothing.
+const CloseTryAgainLater = 1013
+
+// reasonFellBehind is the close reason of a subscriber that fell behind
+// (at most 123 bytes).
+const reasonFellBehind = "subscriber fell behind; resume with your last cursor"
+
 // liveOperations refuses a subscription sent over a transport that does
 // not stream (a plain POST: BAD_USER_INPUT, HTTP 400, at once). It gives a
 // subscription operation its liveState and, when its stream ended with an
@@ -392,7 +413,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 // client's subscription for good. Over server-sent events the stream ends
 // with the SERVICE_UNAVAILABLE error live.ErrSlow.
 func cutOff(ctx context.Context, st *liveState) {
-	if c, _ := ctx.Value(wsConnKey{}).(*wsConn); c.closeWith(CloseTryAgainLater, reasonFellBehind) {
+	if closeConnection(ctx, CloseTryAgainLater, reasonFellBehind) {
 		<-ctx.Done()
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 const taskEventsSub = `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) {
@@ -315,7 +316,7 @@ func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 			// graphql-transport-ws: 4403 Forbidden; a normal closure (1000)
 			// would make the graphql-ws client reconnect without end.
 			var ce websocket.CloseError
-			if !errors.As(err, &ce) || ce.Code != graph.CloseForbidden || ce.Reason != "Forbidden" {
+			if !errors.As(err, &ce) || ce.Code != web.CloseForbidden || ce.Reason != "Forbidden" {
 				t.Errorf("refused with %v, want the close 4403 Forbidden", err)
 			}
 		})
@@ -360,11 +361,11 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	origins, err := graph.ParseOrigins("https://app.example.com")
+	origins, err := web.ParseOrigins("https://app.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv := e.StartLive(t, graph.Options{CORS: origins}, live.HubConfig{})
+	_, srv := e.StartLiveHTTP(t, web.Options{CORS: origins}, live.HubConfig{})
 	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token(t, "bob")); err != nil {
 		t.Errorf("an allowed origin was refused: %v", err)
 	}

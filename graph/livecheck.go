@@ -260,7 +260,7 @@ func (r *liveResolvers) liveEvents(ctx context.Context, next graphql.ResponseHan
 // endLate ends a subscription whose event was resolved too late.
 func (r *liveResolvers) endLate(ctx context.Context, st *liveState) *graphql.Response {
 	st.stopNow()
-	if c, _ := ctx.Value(wsConnKey{}).(*wsConn); c.closeWith(CloseTryAgainLater, reasonLate) {
+	if closeConnection(ctx, CloseTryAgainLater, reasonLate) {
 		<-ctx.Done() // as cutOff: no "complete" overtakes the close
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/web"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 )
@@ -229,7 +230,7 @@ func requestBody(doc, name string) string {
 // admitted tells whether the server's limits let doc reach validation: the
 // parser's token limit, the body size and graph's document limits.
 func admitted(doc string) bool {
-	if len(requestBody(doc, opName)) > graph.DefaultMaxBodyBytes {
+	if len(requestBody(doc, opName)) > web.DefaultMaxBodyBytes {
 		return false
 	}
 	_, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: doc}, graph.DefaultMaxTokens)

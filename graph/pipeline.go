@@ -2,11 +2,7 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
-	"mime"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,8 +15,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// The operation pipeline. Every transport (each a row of transports,
-// transport.go) turns what it receives into gqlgen's
+// The operation pipeline. Every transport (each a row of web's transports,
+// web/transport.go) turns what it receives into gqlgen's
 // graphql.RawParams and hands them to the one executor; every rule of an
 // operation is a step of that executor, so it applies to every transport
 // alike, and a transport added later writes none of them:
@@ -48,13 +44,15 @@ import (
 //     last part: logOperation), and the record of a request error
 //     (requestErrors).
 //
-// What stays in HTTP middleware is HTTP's: the method (a GET runs
-// queries only), the media type, the body's or the URL's size and shape
-// (badRequest), CORS, reading the Authorization
-// header and the client's address (httpScope), and turning a refusal the
-// pipeline recorded into its HTTP status (answerStatus, answerNoData). A WebSocket's
-// transport reads its token from connection_init, bounds its messages by
-// the same body limit and keeps its subscription ids unique (wsGuard).
+// What stays in HTTP middleware is HTTP's, in package web, which imports
+// graph (never the reverse): the method (a GET runs queries only), the
+// media type, the body's or the URL's size and shape (web's badRequest),
+// CORS, reading the Authorization header and the client's address (web's
+// httpScope, WithClientAddr), and turning a refusal the pipeline recorded
+// (answerStatus, answerNoData, in the request's Answer) into its HTTP
+// status. A WebSocket's transport reads its token from connection_init,
+// bounds its messages by the same body limit and keeps its subscription
+// ids unique (web's wsGuard).
 
 // opState is one operation's state, whatever its transport: made by the
 // first step of the pipeline, before the document is parsed, and kept in
@@ -114,7 +112,7 @@ func (operationStart) MutateOperationContext(ctx context.Context, oc *graphql.Op
 }
 
 // rateKeyOf is the rate-limit key of ctx's operation: its viewer when the
-// token is valid, otherwise the client's address (httpScope; forwarded
+// token is valid, otherwise the client's address (WithClientAddr; forwarded
 // headers are not trusted, see docs/security.md).
 func rateKeyOf(ctx context.Context) string {
 	if v, err := auth.Viewer(ctx); err == nil {
@@ -171,34 +169,14 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 	}
 }
 
-// clientAddrKey holds the client's address (RemoteAddr's host) for the
-// rate limits of operations without a valid token.
-type clientAddrKey struct{}
-
-// statusKey holds an HTTP request's *httpStatus.
-type statusKey struct{}
-
-// httpStatus is the HTTP status a step of the pipeline chose for an
-// operation it refused (400 before parsing, 429 with Retry-After, 405 for
-// a GET's mutation), for a transport that answers one JSON body; zero:
-// the request error's (answerNoData) or gqlgen's own.
-type httpStatus struct {
-	mu         sync.Mutex
-	status     int
-	retryAfter time.Duration
-	// noData: the answer is a request error, which has no data entry
-	// (GraphQL over HTTP), though gqlgen writes "data": null.
-	noData bool
-}
-
 // answerStatus records the HTTP status of a refusal, where the operation
 // came in a JSON request; on a stream or a socket it does nothing (their
 // refusals are messages of the stream).
 func answerStatus(ctx context.Context, status int, retryAfter time.Duration) {
-	if s, ok := ctx.Value(statusKey{}).(*httpStatus); ok {
-		s.mu.Lock()
-		s.status, s.retryAfter = status, retryAfter
-		s.mu.Unlock()
+	if a := AnswerOf(ctx); a != nil {
+		a.mu.Lock()
+		a.status, a.retryAfter = status, retryAfter
+		a.mu.Unlock()
 	}
 }
 
@@ -206,22 +184,22 @@ func answerStatus(ctx context.Context, status int, retryAfter time.Duration) {
 // error before it was parsed: over HTTP a 400 whose body has no data
 // entry.
 func answerRequestError(ctx context.Context) {
-	if s, ok := ctx.Value(statusKey{}).(*httpStatus); ok {
-		s.mu.Lock()
-		s.status, s.noData = http.StatusBadRequest, true
-		s.mu.Unlock()
+	if a := AnswerOf(ctx); a != nil {
+		a.mu.Lock()
+		a.status, a.noData = http.StatusBadRequest, true
+		a.mu.Unlock()
 	}
 }
 
 // answerNoData records that the operation's answer is a request error: it
 // failed before it ran (parsing, validation, variable coercion, the
 // operation not found, the limits checked after parsing). Its status is
-// then httpScope's for a request error, unless a step chose one.
+// then the HTTP side's for a request error, unless a step chose one.
 func answerNoData(ctx context.Context) {
-	if s, ok := ctx.Value(statusKey{}).(*httpStatus); ok {
-		s.mu.Lock()
-		s.noData = true
-		s.mu.Unlock()
+	if a := AnswerOf(ctx); a != nil {
+		a.mu.Lock()
+		a.noData = true
+		a.mu.Unlock()
 	}
 }
 
@@ -254,82 +232,6 @@ func (requireQuery) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		return refusal(ctx, CodeBadRequest, "the request has no query: send query (or documentId) with the GraphQL document to run")
 	}
 	return nil
-}
-
-// requestErrorStatus is the HTTP status of a request error (no data entry)
-// answered as mediaType: 400 with application/graphql-response+json, as
-// GraphQL over HTTP requires of a response without data; 200 with
-// application/json, where legacy clients take any other status for a
-// network failure and drop the errors (the spec's SHOULD, and the audit's
-// 572B, FDE2, 7B9B).
-func requestErrorStatus(mediaType string) int {
-	if mt, _, _ := mime.ParseMediaType(mediaType); mt == mediaGraphQLResponse {
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
-// httpScope puts what the pipeline needs of an HTTP request into its
-// context: the client's address and, for a transport whose refusals are
-// an HTTP status and one JSON body (not a stream, not a socket), the
-// refusal status that the
-// response's writer then applies: a step's, else a request error's
-// (requestErrorStatus, by the response's media type), else gqlgen's; a
-// request error's body has no data entry.
-func httpScope(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		ctx := context.WithValue(r.Context(), clientAddrKey{}, host)
-		// A transport whose refusals are messages of its stream (its row's
-		// refusals) writes no status; a multipart/mixed answer (@defer)
-		// keeps the status writer: a refusal is one JSON body, and the
-		// writer flushes its parts.
-		if t := transportOf(ctx); t != nil && t.refusals == inStream {
-			next.ServeHTTP(w, r.WithContext(ctx))
-			return
-		}
-		st := &httpStatus{}
-		sw := &statusWriter{ResponseWriter: w, body: func(b []byte) []byte {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			if st.noData {
-				return withoutData(b)
-			}
-			return b
-		}, rewrite: func(h http.Header, status int) int {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			if st.retryAfter > 0 {
-				h.Set("Retry-After", strconv.Itoa(retrySeconds(st.retryAfter)))
-			}
-			switch {
-			case st.status != 0:
-				return st.status
-			case st.noData:
-				return requestErrorStatus(h.Get("Content-Type"))
-			}
-			return status
-		}}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(ctx, statusKey{}, st)))
-		sw.finish()
-	})
-}
-
-// withoutData returns a JSON response body without its data entry.
-func withoutData(b []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return b
-	}
-	delete(m, "data")
-	out, err := json.Marshal(m)
-	if err != nil {
-		return b
-	}
-	return append(out, '\n')
 }
 
 // readsOf is how an operation reads (dynamo.Consistency): a mutation's

@@ -41,69 +41,118 @@ func waitFor[V any](th func() (V, error)) func() { return func() { _, _ = th() }
 // also asks for the authors (prefetch).
 func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphql.CollectedField) (waits []func()) {
 	oc := graphql.GetOperationContext(ctx)
-	vars := oc.Variables
 	for _, f := range fields {
 		if f.Definition == nil || f.ObjectDefinition == nil {
 			continue
 		}
-		// The arguments of the lists only: decoding them allocates.
-		args := func() listArgs { return listArgsOf(safeArgs(f.ArgumentMap, vars)) }
-		switch f.ObjectDefinition.Name + "." + f.Name {
-		case "User.projects":
-			k := pageKeyOf(id, args().pageArgs)
-			if nodes := nodeFields(oc, f); id == l.viewer && len(nodes) > 0 {
-				// The viewer's own projects: their lists (members, tasks) can
-				// start as soon as the memberships are listed, with the
-				// projects' own reads (see fetchProjectsOfUser).
-				l.projectsAhead.Store(k, func(ctx context.Context, ids []string) {
-					for _, pid := range ids {
-						l.prefetchFields(ctx, pid, nodes)
-					}
-				})
-			}
-			waits = append(waits, waitFor(l.projectsOfUserLoader().Load(ctx, k)))
-		case "User.assignedTasks":
-			k := pageKeyOf(id, args().pageArgs)
-			l.noteTaskProjects(oc, f, k)
-			waits = append(waits, waitFor(l.assignedToLoader().Load(ctx, k)))
-		case "User.overdueTasks":
-			if a := args(); !a.badAsOf {
-				k := overdueKeyOf(id, a.asOf, l.today(), a.pageArgs)
-				l.noteTaskProjects(oc, f, k.pageKey)
-				waits = append(waits, waitFor(l.overdueOfLoader().Load(ctx, k)))
-			}
-		case "Project.members":
-			l.membersOfLoader().Load(ctx, id)
-		case "Project.tasks":
-			a := args()
-			k := projectTasksKeyOf(id, a.status, a.pageArgs)
-			for _, nf := range nodeFields(oc, f) {
-				// (Not under @defer: a deferred part must not be ready
-				// before the part it is in.)
-				if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !defers(oc, f.SelectionSet, map[string]bool{}) {
-					l.origin.commentsAhead.Store(k, listArgsOf(safeArgs(nf.ArgumentMap, vars)).pageArgs)
-				}
-			}
-			l.tasksOfProjectLoader().Load(ctx, k)
-		case "Task.comments":
-			th := l.commentsOfLoader().Load(ctx, pageKeyOf(id, args().pageArgs))
-			if selectsNode(oc, f, "author") {
-				// The authors join the task's visibility check: the task's
-				// lookup waits for the comments, read beside the task (no
-				// round trip more), and asks for their authors just before
-				// its check, so that both are one batch however far apart
-				// the two answers arrive (Loaders.Task).
-				waits = append(waits, func() {
-					if c, err := th(); err == nil {
-						for _, cm := range c.Items {
-							l.objects.Load(ctx, dynamo.UserRef(cm.AuthorID))
-						}
-					}
-				})
+		if start := prefetchers[f.ObjectDefinition.Name+"."+f.Name]; start != nil {
+			if w := start(ctx, l, oc, id, f); w != nil {
+				waits = append(waits, w)
 			}
 		}
 	}
 	return waits
+}
+
+// prefetcher starts the read of one list field f under the object id and
+// returns what waits for it (nil: nothing to wait for).
+type prefetcher func(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func()
+
+// prefetchers are the lists read ahead, by "Type.field": every list field
+// of an object a lookup by id returns is here or in notPrefetched (with
+// why), which TestEveryListFieldIsCostedAndPrefetched holds to the schema.
+var prefetchers map[string]prefetcher
+
+// notPrefetched are the list fields of objects looked up by id that are not
+// read ahead, and why.
+var notPrefetched = map[string]string{
+	"Task.tags": "the task's own attribute: no read of its own",
+	"Tag.tasks": "keyed by the viewer's projects, which the tag's id does not give: read when resolved",
+}
+
+func init() { // (an initialization cycle otherwise: User.projects recurses into prefetchFields)
+	prefetchers = map[string]prefetcher{
+		"User.projects":      prefetchProjectsOfUser,
+		"User.assignedTasks": prefetchAssignedTasks,
+		"User.overdueTasks":  prefetchOverdueTasks,
+		"Project.members":    prefetchMembers,
+		"Project.tasks":      prefetchTasksOfProject,
+		"Task.comments":      prefetchComments,
+	}
+}
+
+// argsOf decodes the arguments of a list field (of the lists only: decoding
+// them allocates).
+func argsOf(oc *graphql.OperationContext, f graphql.CollectedField) listArgs {
+	return listArgsOf(safeArgs(f.ArgumentMap, oc.Variables))
+}
+
+func prefetchProjectsOfUser(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
+	k := pageKeyOf(id, argsOf(oc, f).pageArgs)
+	if nodes := nodeFields(oc, f); id == l.viewer && len(nodes) > 0 {
+		// The viewer's own projects: their lists (members, tasks) can
+		// start as soon as the memberships are listed, with the
+		// projects' own reads (see fetchProjectsOfUser).
+		l.projectsAhead.Store(k, func(ctx context.Context, ids []string) {
+			for _, pid := range ids {
+				l.prefetchFields(ctx, pid, nodes)
+			}
+		})
+	}
+	return waitFor(l.projectsOfUserLoader().Load(ctx, k))
+}
+
+func prefetchAssignedTasks(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
+	k := pageKeyOf(id, argsOf(oc, f).pageArgs)
+	l.noteTaskProjects(oc, f, k)
+	return waitFor(l.assignedToLoader().Load(ctx, k))
+}
+
+func prefetchOverdueTasks(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
+	a := argsOf(oc, f)
+	if a.badAsOf {
+		return nil
+	}
+	k := overdueKeyOf(id, a.asOf, l.today(), a.pageArgs)
+	l.noteTaskProjects(oc, f, k.pageKey)
+	return waitFor(l.overdueOfLoader().Load(ctx, k))
+}
+
+func prefetchMembers(ctx context.Context, l *Loaders, _ *graphql.OperationContext, id string, _ graphql.CollectedField) func() {
+	l.membersOfLoader().Load(ctx, id)
+	return nil
+}
+
+func prefetchTasksOfProject(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
+	a := argsOf(oc, f)
+	k := projectTasksKeyOf(id, a.status, a.pageArgs)
+	for _, nf := range nodeFields(oc, f) {
+		// (Not under @defer: a deferred part must not be ready
+		// before the part it is in.)
+		if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !defers(oc, f.SelectionSet, map[string]bool{}) {
+			l.origin.commentsAhead.Store(k, argsOf(oc, nf).pageArgs)
+		}
+	}
+	l.tasksOfProjectLoader().Load(ctx, k)
+	return nil
+}
+
+func prefetchComments(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
+	th := l.commentsOfLoader().Load(ctx, pageKeyOf(id, argsOf(oc, f).pageArgs))
+	if !selectsNode(oc, f, "author") {
+		return nil
+	}
+	// The authors join the task's visibility check: the task's lookup
+	// waits for the comments, read beside the task (no round trip more),
+	// and asks for their authors just before its check, so that both are
+	// one batch however far apart the two answers arrive (Loaders.Task).
+	return func() {
+		if c, err := th(); err == nil {
+			for _, cm := range c.Items {
+				l.objects.Load(ctx, dynamo.UserRef(cm.AuthorID))
+			}
+		}
+	}
 }
 
 // selects reports whether the current field selects a child of that name.

@@ -1,14 +1,12 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strings"
@@ -143,7 +141,7 @@ func (t *TrustedDocuments) trusted(query string) bool {
 
 // trustedDocuments is the pipeline's step of the allow-list: it maps an
 // operation's documentId (the GraphQL-over-HTTP persisted-documents form,
-// which the transports put in extensions.documentId: liftDocumentID), or
+// which the transports put in extensions.documentId: web's liftDocumentID), or
 // an automatic persisted query's hash sent without its text, to the
 // document's text before it is parsed; an id the manifest lacks is refused
 // with PERSISTED_QUERY_NOT_FOUND. With enforce (production) a query text
@@ -164,7 +162,7 @@ func (trustedDocuments) ExtensionName() string                   { return "Trust
 func (trustedDocuments) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (t trustedDocuments) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
-	id, hasID := p.Extensions[documentIDExtension]
+	id, hasID := p.Extensions[DocumentIDExtension]
 	var hash string
 	if pq, ok := p.Extensions["persistedQuery"].(map[string]any); ok {
 		hash, _ = pq["sha256Hash"].(string)
@@ -202,95 +200,7 @@ func refusal(ctx context.Context, code, msg string) *gqlerror.Error {
 	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
 }
 
-// documentIDExtension is where the transports put a request's documentId
-// (a request parameter gqlgen's decoding does not know).
-const documentIDExtension = "documentId"
-
-// liftDocumentID returns the GraphQL request parameters in params (one JSON
-// object, the body of a POST or the payload of a WebSocket subscribe) with
-// documentId, when present, moved to extensions.documentId, where the
-// pipeline's trusted-documents step finds it. Keys match as gqlgen's
-// decoding matches them, without regard to case. Params that are not one
-// JSON object, or whose documentId or extensions have the wrong type, are
-// an error.
-func liftDocumentID(params []byte) ([]byte, error) {
-	if plainParams(params) {
-		return params, nil // what liftDecoded returns for them, without decoding
-	}
-	return liftDecoded(params)
-}
-
-// plainParams reports whether params is one JSON object that has no
-// documentId key, as far as a look at its bytes tells (liftDecoded then
-// returns it as it is): no byte string that spells documentid in any case,
-// and no \u escape that could spell one.
-func plainParams(params []byte) bool {
-	t := bytes.TrimLeft(params, " \t\r\n")
-	if len(t) == 0 || t[0] != '{' || bytes.Contains(params, []byte(`\u`)) || !json.Valid(params) {
-		return false
-	}
-	const key = "documentid"
-	for i := 0; i+len(key) <= len(params); i++ {
-		if asciiFold(params[i:i+len(key)], key) {
-			return false
-		}
-	}
-	return true
-}
-
-// asciiFold reports whether b is lower, a word of lower-case ASCII
-// letters, in any case.
-func asciiFold(b []byte, lower string) bool {
-	for i := range len(lower) {
-		if b[i]|0x20 != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// liftDecoded is liftDocumentID by decoding params.
-func liftDecoded(params []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(params))
-	dec.UseNumber()
-	var raw map[string]json.RawMessage
-	if err := dec.Decode(&raw); err != nil || raw == nil {
-		return nil, errNotParams
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errNotParams
-	}
-	var idKey string
-	for k := range raw {
-		if strings.EqualFold(k, documentIDExtension) {
-			idKey = k
-		}
-	}
-	if idKey == "" {
-		return params, nil
-	}
-	id := raw[idKey]
-	delete(raw, idKey)
-	ext := map[string]json.RawMessage{}
-	for k, v := range raw {
-		if strings.EqualFold(k, "extensions") {
-			if string(v) != "null" {
-				if err := json.Unmarshal(v, &ext); err != nil || ext == nil {
-					return nil, errNotParams
-				}
-			}
-			delete(raw, k)
-		}
-	}
-	ext[documentIDExtension] = id
-	b, err := json.Marshal(ext)
-	if err != nil {
-		return nil, errNotParams
-	}
-	raw["extensions"] = b
-	return json.Marshal(raw)
-}
-
-// errNotParams refuses a body or payload that is not one JSON object of
-// GraphQL request parameters.
-var errNotParams = errors.New("the request must be one JSON object of GraphQL request parameters")
+// DocumentIDExtension is where the transports put a request's documentId
+// (a request parameter gqlgen's decoding does not know): in its
+// extensions, under this name.
+const DocumentIDExtension = "documentId"

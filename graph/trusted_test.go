@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // manifestPath is the persisted-documents manifest graphql-codegen writes
@@ -104,8 +105,8 @@ func trustedEnv(t *testing.T, production bool) (*testenv.Env, http.Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now },
-		Log: e.Store.Log, Production: production, TrustedDocuments: td})
+	return e, web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now },
+		Log: e.Store.Log, Production: production, TrustedDocuments: td}})
 }
 
 func body(t *testing.T, v map[string]any) string {

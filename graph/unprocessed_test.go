@@ -17,6 +17,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // leaveUnprocessed is client middleware that plays a throttled DynamoDB:
@@ -107,7 +108,7 @@ func throttledStore(tb testing.TB, e *testenv.Env, held func(int) int, count *at
 	store.Now, store.Log, store.CleanupSettle = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), 0
 	f := *e
 	f.Store = store
-	f.Handler = graph.NewHandler(graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Timeout: timeout})
+	f.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Timeout: timeout}})
 	return store, &f
 }
 

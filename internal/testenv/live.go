@@ -14,6 +14,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // Live is an Env's live-updates stack: an embedded NATS broker (in memory)
@@ -30,6 +31,13 @@ type Live struct {
 // made the Env ends. The background workers do not run (tests that pin
 // DynamoDB calls run them by hand). A failure to start fails tb.
 func (e *Env) StartLive(tb testing.TB, o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
+	tb.Helper()
+	return e.StartLiveHTTP(tb, web.Options{Options: o}, hub)
+}
+
+// StartLiveHTTP is StartLive with HTTP's options too (CORS, the body
+// limit).
+func (e *Env) StartLiveHTTP(tb testing.TB, o web.Options, hub live.HubConfig) (*Live, *httptest.Server) {
 	tb.Helper()
 	app := &wire.App{Store: e.Store, Auth: e.Auth, Options: o, Hub: hub, NoListen: true, NoBackground: true}
 	if err := app.Open(context.Background()); err != nil {

@@ -33,6 +33,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // Now is the fixed clock of every Env: 2026-08-25 12:00 UTC.
@@ -177,8 +178,15 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 
 // NewHandler returns a GraphQL handler on the Env's store and
 // authenticator, wired as in production (wire.NewHandler) with the options
-// o: its clock and log are the store's unless o sets them.
+// o and HTTP's defaults: its clock and log are the store's unless o sets
+// them.
 func (e *Env) NewHandler(o graph.Options) http.Handler {
+	return e.NewHTTPHandler(web.Options{Options: o})
+}
+
+// NewHTTPHandler is NewHandler with HTTP's options too (CORS, the body
+// limit).
+func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
 	return wire.NewHandler(e.Store, e.Auth, o)
 }
 

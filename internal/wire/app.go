@@ -12,9 +12,9 @@ import (
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // App is one server instance around an open store, started by Open and
@@ -37,7 +37,7 @@ type App struct {
 	Store *dynamo.Store
 	Auth  *auth.Authenticator
 	// Options are the handler's; Open sets their Store, Auth and Live.
-	Options graph.Options
+	Options web.Options
 	// Live configures the broker (NATS_URL, or an embedded server) and Hub
 	// the instance's hub.
 	Live live.Config

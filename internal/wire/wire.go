@@ -17,8 +17,8 @@ import (
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // NewStore returns the store on the named table through db, logging to log
@@ -35,10 +35,10 @@ func NewStore(db dynamo.API, table string, log *slog.Logger, now func() time.Tim
 	return s
 }
 
-// NewHandler returns the GraphQL handler (POST /query) on store, its tokens
-// checked by auth: graph.NewHandler with o, whose Store and Auth it sets and
+// NewHandler returns the GraphQL handler (/query) on store, its tokens
+// checked by auth: web.NewHandler with o, whose Store and Auth it sets and
 // whose clock and log default to the store's (o.Now, o.Log).
-func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o graph.Options) http.Handler {
+func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o web.Options) http.Handler {
 	o.Store, o.Auth = store, authn
 	if o.Now == nil {
 		o.Now = store.Now
@@ -46,7 +46,7 @@ func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o graph.Options)
 	if o.Log == nil {
 		o.Log = store.Log
 	}
-	return graph.NewHandler(o)
+	return web.NewHandler(o)
 }
 
 // OpenLive opens the live-updates broker c names (NATS_URL, or the

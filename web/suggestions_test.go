@@ -1,4 +1,4 @@
-package graph_test
+package web_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // A misspelt name is refused with GRAPHQL_VALIDATION_FAILED everywhere; in
@@ -47,7 +48,7 @@ func TestProductionSuggestsNoName(t *testing.T) {
 		e.MustSeed(t)
 		_, srv := e.StartLive(t, graph.Options{Production: mode.production}, live.HubConfig{})
 		token := e.Token(t, "alice")
-		for _, p := range graph.Protocols() {
+		for _, p := range web.Protocols() {
 			for _, c := range cases {
 				t.Run(mode.name+"/"+p+"/"+c.name, func(t *testing.T) {
 					params := map[string]any{"query": c.query}
@@ -55,7 +56,7 @@ func TestProductionSuggestsNoName(t *testing.T) {
 						params["variables"] = c.vars
 					}
 					r := matrixDrivers[p].drive(t, srv, token, e.Calls.Total, op(params))[0]
-					if p == graph.ProtocolGET && strings.HasPrefix(c.query, "mutation") {
+					if p == web.ProtocolGET && strings.HasPrefix(c.query, "mutation") {
 						// A GET refuses a mutation: 405 before validation, or
 						// validation's answer, never a run.
 						if r.status != 405 && r.code() != "GRAPHQL_VALIDATION_FAILED" {

@@ -1,4 +1,4 @@
-package graph_test
+package web_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // httpAnswer is what one GET or POST got.
@@ -42,12 +43,12 @@ func sendHTTP(t *testing.T, e *testenv.Env, h http.Handler, method, viewer, acce
 			if s, ok := v.(string); ok {
 				vals.Set(k, s)
 			} else {
-				vals.Set(k, string(mustMarshal(t, v)))
+				vals.Set(k, string(testenv.MustMarshal(t, v)))
 			}
 		}
 		req = httptest.NewRequest(http.MethodGet, "/query?"+vals.Encode(), nil)
 	} else {
-		req = httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(mustMarshal(t, params))))
+		req = httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(testenv.MustMarshal(t, params))))
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if viewer != "" {
@@ -104,7 +105,7 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 	e.MustSeed(t)
 	const rename = `mutation Rename { updateProfile(input: {name: "Mallory"}) { id name } }`
 	manifest := map[string]string{"sha256:" + sha(rename): rename}
-	trusted, err := graph.ParseTrustedDocuments(mustMarshal(t, manifest))
+	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestGETDocumentID(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	const doc = "query Projects($n: Int) { me { name projects(first: $n) { nodes { name } } } }"
-	trusted, err := graph.ParseTrustedDocuments(mustMarshal(t, map[string]string{"sha256:" + sha(doc): doc}))
+	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, map[string]string{"sha256:" + sha(doc): doc}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestGETDocumentID(t *testing.T) {
 func TestGETParametersAndURLLength(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	h := e.NewHandler(graph.Options{MaxBodyBytes: 1024})
+	h := e.NewHTTPHandler(web.Options{MaxBodyBytes: 1024})
 	for _, c := range []struct {
 		name, rawQuery string
 		status         int

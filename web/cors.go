@@ -1,4 +1,4 @@
-package graph
+package web
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rs/cors"
+	"github.com/taskgraph/taskgraph/graph"
 )
 
 // Origins is the cross-origin policy of /query: which web origins' pages
@@ -90,7 +91,7 @@ func (o Origins) AllowedOrigin(origin string) bool {
 func (o Origins) Handler(h http.Handler) http.Handler {
 	opts := cors.Options{
 		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders:   []string{"Authorization", "Content-Type", IdempotencyHeader},
+		AllowedHeaders:   []string{"Authorization", "Content-Type", graph.IdempotencyHeader},
 		AllowCredentials: false,
 		MaxAge:           600,
 	}

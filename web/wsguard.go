@@ -1,4 +1,4 @@
-package graph
+package web
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/taskgraph/taskgraph/graph"
 )
 
 // CloseDuplicateID is the close code of a WebSocket whose client started a
@@ -74,7 +75,7 @@ func (g *wsGuard) NextReader() (int, io.Reader, error) {
 				}
 				_ = g.WebsocketConn.WriteJSON(map[string]any{"type": "error", "id": env.ID,
 					"payload": map[string]any{"message": "an operation with this id is running",
-						"extensions": map[string]any{"code": CodeBadRequest}}})
+						"extensions": map[string]any{"code": graph.CodeBadRequest}}})
 				continue
 			}
 			if p, err := liftDocumentID(env.Payload); err == nil && !bytes.Equal(p, env.Payload) {

@@ -1,4 +1,4 @@
-package graph_test
+package web_test
 
 import (
 	"net/http"
@@ -9,17 +9,18 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 // mustCORSHandler returns the real /query handler of e with the origins
 // that CORS_ORIGINS=list would allow.
 func mustCORSHandler(t *testing.T, e *testenv.Env, list string) http.Handler {
 	t.Helper()
-	origins, err := graph.ParseOrigins(list)
+	origins, err := web.ParseOrigins(list)
 	if err != nil {
 		t.Fatalf("ParseOrigins(%q): %v", list, err)
 	}
-	return graph.NewHandler(graph.Options{Store: e.Store, Auth: e.Auth, Log: e.Store.Log, Now: e.Store.Now, CORS: origins})
+	return web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Log: e.Store.Log, Now: e.Store.Now}, CORS: origins})
 }
 
 func preflight(h http.Handler, origin, headers string) *httptest.ResponseRecorder {
@@ -157,7 +158,7 @@ func TestParseOrigins(t *testing.T) {
 		{" , ", false, nil, nil},
 	} {
 		t.Run(c.list, func(t *testing.T) {
-			o, err := graph.ParseOrigins(c.list)
+			o, err := web.ParseOrigins(c.list)
 			if (err == nil) != c.ok {
 				t.Fatalf("ParseOrigins(%q) error = %v, want ok %v", c.list, err, c.ok)
 			}

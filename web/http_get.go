@@ -1,4 +1,4 @@
-package graph
+package web
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -46,7 +47,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	rc, errs := exec.CreateOperationContext(ctx, p)
 	if errs == nil && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", http.MethodPost)
-		answerStatus(ctx, http.StatusMethodNotAllowed, 0)
+		graph.AnswerOf(ctx).SetStatus(http.StatusMethodNotAllowed)
 		errs = gqlerror.List{badRequestError(msgGETQueriesOnly)}
 	}
 	if errs != nil {
@@ -61,7 +62,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 const msgGETQueriesOnly = "a GET runs queries only: send mutations and subscriptions as POST"
 
 func badRequestError(msg string) *gqlerror.Error {
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": CodeBadRequest}}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": graph.CodeBadRequest}}
 }
 
 // writeResponse writes a response as one JSON body (one write: httpScope's
@@ -69,7 +70,7 @@ func badRequestError(msg string) *gqlerror.Error {
 func writeResponse(w http.ResponseWriter, res *graphql.Response) {
 	b, err := json.Marshal(res)
 	if err != nil { // a response is JSON already: never seen
-		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + CodeInternal + `"}}]}`)
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + graph.CodeInternal + `"}}]}`)
 	}
 	_, _ = w.Write(b)
 }
@@ -117,7 +118,7 @@ func getParams(rawQuery string) (*graphql.RawParams, error) {
 		return nil, errGetParams
 	}
 	p := &graphql.RawParams{}
-	for _, k := range []string{"query", "operationName", "variables", "extensions", documentIDExtension} {
+	for _, k := range []string{"query", "operationName", "variables", "extensions", graph.DocumentIDExtension} {
 		if len(vals[k]) > 1 {
 			return nil, errGetParams
 		}
@@ -133,11 +134,11 @@ func getParams(rawQuery string) (*graphql.RawParams, error) {
 			return nil, errGetParams
 		}
 	}
-	if id, ok := vals[documentIDExtension]; ok {
+	if id, ok := vals[graph.DocumentIDExtension]; ok {
 		if p.Extensions == nil {
 			p.Extensions = map[string]any{}
 		}
-		p.Extensions[documentIDExtension] = id[0]
+		p.Extensions[graph.DocumentIDExtension] = id[0]
 	}
 	return p, nil
 }

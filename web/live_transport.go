@@ -1,4 +1,4 @@
-package graph
+package web
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/auth"
-	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/graph"
 )
 
 // The transports of subscriptions: WebSocket on /query (graphql-transport-ws
@@ -25,42 +25,21 @@ import (
 // keep-alive message, well inside common proxies' idle timeouts.
 const KeepAliveInterval = 15 * time.Second
 
-// errNotAStream refuses a subscription sent over a transport that cannot
-// stream its events.
-var errNotAStream = domain.Errorf(domain.EINVALID,
-	"a subscription needs a WebSocket (graphql-transport-ws) or server-sent events (POST with Accept: text/event-stream)")
-
-// streams reports whether the operation of ctx came over a transport that
-// streams responses (its row's delivery: responseStream): a WebSocket, or
-// a POST that accepts text/event-stream.
-func streams(ctx context.Context) bool { return deliveryOf(ctx) == responseStream }
-
-// CloseTryAgainLater is the WebSocket close code of a connection whose
-// subscriber fell behind (RFC 6455's 1013 Try Again Later): the graphql-ws
-// client retries it (4400, 4401, 4403 after its attempts, 4406, 4409,
-// 4429, 4500 and most 1xxx codes are fatal to it), and a client that
-// resubscribes with after: its last cursor misses nothing.
-const CloseTryAgainLater = 1013
-
-// reasonFellBehind is the close reason of a subscriber that fell behind
-// (at most 123 bytes).
-const reasonFellBehind = "subscriber fell behind; resume with your last cursor"
-
 // wsConnKey holds a WebSocket request's *wsConn.
 type wsConnKey struct{}
 
-// wsConn is a WebSocket connection as its operations can reach it: to
-// close it with a code of their own (gqlgen closes it only with 1000 once
-// it runs).
+// wsConn is a WebSocket connection as its operations can reach it
+// (graph.Connection): to close it with a code of their own (gqlgen closes
+// it only with 1000 once it runs).
 type wsConn struct {
 	mu   sync.Mutex
 	conn transport.WebsocketConn
 }
 
-// closeWith starts the close handshake with code and reason and reports
+// CloseWith starts the close handshake with code and reason and reports
 // whether it could. The close frame follows what the connection has sent
 // already; once it is sent nothing else is.
-func (c *wsConn) closeWith(code int, reason string) bool {
+func (c *wsConn) CloseWith(code int, reason string) bool {
 	if c == nil {
 		return false
 	}
@@ -123,10 +102,12 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": CodeForbidden}}}})
+			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": graph.CodeForbidden}}}})
 		return
 	}
-	t.ws.Do(w, r.WithContext(context.WithValue(r.Context(), wsConnKey{}, &wsConn{})), exec)
+	c := &wsConn{}
+	ctx := context.WithValue(graph.WithConnection(r.Context(), c), wsConnKey{}, c)
+	t.ws.Do(w, r.WithContext(ctx), exec)
 }
 
 // wsInit authenticates a WebSocket connection by the token of its
@@ -135,9 +116,10 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 // 4403 Forbidden that graphql-transport-ws prescribes (gqlgen's default,
 // 1000, is a normal closure after which the graphql-ws client reconnects
 // at once, without end). The connection's context then carries
-// the viewer (for every operation on it), a count of its subscriptions,
-// and no request loaders: a subscription's reads go through each event's
-// loaders (live.go), never through a cache as long-lived as the socket.
+// the viewer (for every operation on it) and what graph.WithSocket gives
+// it: a count of its subscriptions, and no request loaders (a
+// subscription's reads go through each event's loaders, never through a
+// cache as long-lived as the socket).
 func wsInit(a *auth.Authenticator) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		h := p.Authorization()
@@ -149,9 +131,7 @@ func wsInit(a *auth.Authenticator) transport.WebsocketInitFunc {
 			return forbidden(ctx), nil, err
 		}
 		ctx = auth.WithToken(ctx, auth.Token{ID: id, Exp: exp})
-		ctx = context.WithValue(ctx, ctxKey{}, (*Loaders)(nil))
-		ctx = context.WithValue(ctx, socketKey{}, &socketCount{})
-		return ctx, nil, nil
+		return graph.WithSocket(ctx), nil, nil
 	}
 }
 

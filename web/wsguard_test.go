@@ -1,4 +1,4 @@
-package graph_test
+package web_test
 
 import (
 	"context"
@@ -11,23 +11,24 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
 func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
-	web := seed.Project("Website relaunch")
+	site := seed.Project("Website relaunch")
 	c := dial(t, e, srv, "bob")
-	vars := map[string]any{"p": web.ID}
+	vars := map[string]any{"p": site.ID}
 	c.Subscribe(t, "x", taskEventsSub, vars)
-	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	testenv.WaitSubscribers(t, lv.Hub, site.ID, 1)
 
 	t.Run("an id used again after its complete is a new operation", func(t *testing.T) {
 		c.Send(t, testenv.WSMessage{ID: "x", Type: "complete"})
-		testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
+		testenv.WaitSubscribers(t, lv.Hub, site.ID, 0)
 		c.Subscribe(t, "x", taskEventsSub, vars)
-		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+		testenv.WaitSubscribers(t, lv.Hub, site.ID, 1)
 	})
 	t.Run("an id used again after the server completed it is a new operation", func(t *testing.T) {
 		for range 2 {
@@ -51,7 +52,7 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 			m, err := c.Read(ctx)
 			var ce websocket.CloseError
 			if errors.As(err, &ce) {
-				if ce.Code != graph.CloseDuplicateID || !strings.Contains(ce.Reason, "x already exists") {
+				if ce.Code != web.CloseDuplicateID || !strings.Contains(ce.Reason, "x already exists") {
 					t.Fatalf("closed with %d %q, want 4409 Subscriber for x already exists", ce.Code, ce.Reason)
 				}
 				break
@@ -64,7 +65,7 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 			}
 		}
 		// Its subscriptions end with it.
-		testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
+		testenv.WaitSubscribers(t, lv.Hub, site.ID, 0)
 	})
 }
 
@@ -72,14 +73,14 @@ func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
-	web := seed.Project("Website relaunch")
-	sub := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": web.ID}}
+	site := seed.Project("Website relaunch")
+	sub := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": site.ID}}
 	c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol("graphql-ws"), testenv.WSAuth("Bearer "+e.Token(t, "bob")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Start(t, "x", sub)
-	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
+	testenv.WaitSubscribers(t, lv.Hub, site.ID, 1)
 	c.Start(t, "x", sub)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -96,7 +97,7 @@ func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
 		}
 	}
 	// The first runs on, alone.
-	if n := lv.Hub.Subscribers(web.ID); n != 1 {
+	if n := lv.Hub.Subscribers(site.ID); n != 1 {
 		t.Fatalf("%d subscribers after the duplicate, want the first alone", n)
 	}
 }

@@ -1,4 +1,4 @@
-package graph
+package web
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -95,7 +96,7 @@ func (pw *partWriter) write(res *graphql.Response) {
 	}
 	b, err := json.Marshal(payload)
 	if err != nil { // a response is JSON already: never seen
-		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + CodeInternal + `"}}],"hasNext":false}`)
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + graph.CodeInternal + `"}}],"hasNext":false}`)
 		last = true
 	}
 	var buf bytes.Buffer

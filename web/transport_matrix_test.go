@@ -1,4 +1,4 @@
-package graph_test
+package web_test
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,9 +19,10 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/web"
 )
 
-// The transport matrix: every protocol the handler serves (graph.Protocols,
+// The transport matrix: every protocol the handler serves (web.Protocols,
 // read from the transports it registers) × every rule of the operation
 // pipeline. Each cell asserts the refusal (its code, its HTTP status or
 // close code, and zero DynamoDB calls) or the effect. A protocol without a
@@ -36,7 +36,7 @@ type matrixResult struct {
 	calls  int // the DynamoDB calls made while it ran
 	// parts are every response of the operation, in order (res is the
 	// first): several for an operation with @defer.
-	parts []deferPart
+	parts []testenv.DeferPart
 }
 
 // matrixOp is one operation's request parameters; stream: a subscription
@@ -99,24 +99,24 @@ type matrixTransport struct {
 var jsonAccepts = []string{"", "application/json", "application/graphql-response+json"}
 
 var matrixDrivers = map[string]matrixTransport{
-	graph.ProtocolPOST: {drive: postDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
+	web.ProtocolPOST: {drive: postDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
 		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
 		oneBody: jsonAccepts},
 	// Whatever a GET accepts, it is answered with one JSON body; the URL's
 	// query string is bounded as a body is; what a documentId names is a
 	// subscription: 405.
-	graph.ProtocolGET: {drive: getDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
+	web.ProtocolGET: {drive: getDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
 		tooLarge: http.StatusRequestURITooLong, subscription: refusedAs(graph.CodeBadRequest, http.StatusMethodNotAllowed),
 		oneBody: append(slices.Clone(jsonAccepts), "multipart/mixed;deferSpec=20220824, application/json", "text/event-stream",
 			"multipart/mixed, text/event-stream")},
-	graph.ProtocolSSE: {drive: sseDriver, refused: http.StatusOK, limited: http.StatusOK, tooLarge: http.StatusRequestEntityTooLarge},
+	web.ProtocolSSE: {drive: sseDriver, refused: http.StatusOK, limited: http.StatusOK, tooLarge: http.StatusRequestEntityTooLarge},
 	// graphql-js 17's format as Apollo's GraphQL17Alpha9Handler asks.
-	graph.ProtocolMultipart: {drive: multipartDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
+	web.ProtocolMultipart: {drive: multipartDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
 		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
 		v02Accept: "multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9"},
-	graph.ProtocolGraphQLTransportWS: {drive: wsDriver("graphql-transport-ws", "next"), refused: http.StatusSwitchingProtocols,
+	web.ProtocolGraphQLTransportWS: {drive: wsDriver("graphql-transport-ws", "next"), refused: http.StatusSwitchingProtocols,
 		limited: http.StatusSwitchingProtocols},
-	graph.ProtocolGraphQLWS: {drive: wsDriver("graphql-ws", "data"), refused: http.StatusSwitchingProtocols,
+	web.ProtocolGraphQLWS: {drive: wsDriver("graphql-ws", "data"), refused: http.StatusSwitchingProtocols,
 		limited: http.StatusSwitchingProtocols},
 }
 
@@ -159,7 +159,7 @@ func jsonDriver(req func(t *testing.T, base string, params map[string]any) *http
 
 // postDriver posts each operation's parameters as a JSON body.
 var postDriver = jsonDriver(func(t *testing.T, base string, params map[string]any) *http.Request {
-	r, _ := http.NewRequest(http.MethodPost, base+"/query", bytes.NewReader(mustMarshal(t, params)))
+	r, _ := http.NewRequest(http.MethodPost, base+"/query", bytes.NewReader(testenv.MustMarshal(t, params)))
 	r.Header.Set("Content-Type", "application/json")
 	return r
 })
@@ -173,7 +173,7 @@ var getDriver = jsonDriver(func(t *testing.T, base string, params map[string]any
 		if s, ok := v.(string); ok {
 			vals.Set(k, s)
 		} else {
-			vals.Set(k, string(mustMarshal(t, v)))
+			vals.Set(k, string(testenv.MustMarshal(t, v)))
 		}
 	}
 	r, _ := http.NewRequest(http.MethodGet, base+"/query?"+vals.Encode(), nil)
@@ -186,7 +186,7 @@ func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() in
 	for _, op := range ops {
 		before := calls()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", bytes.NewReader(mustMarshal(t, op.params)))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", bytes.NewReader(testenv.MustMarshal(t, op.params)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -207,7 +207,7 @@ func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() in
 		} else {
 			sse := testenv.NewSSEReader(resp.Body)
 			for ev, ok := sse.Next(); ok && ev.Type != "complete"; ev, ok = sse.Next() {
-				var p deferPart
+				var p testenv.DeferPart
 				if err := json.Unmarshal([]byte(ev.Data), &p); err != nil {
 					t.Fatalf("an SSE event that is not JSON: %s", ev.Data)
 				}
@@ -233,7 +233,7 @@ func multipartDriver(t *testing.T, srv *httptest.Server, token string, calls fun
 	var out []matrixResult
 	for _, op := range ops {
 		before := calls()
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(mustMarshal(t, op.params)))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(testenv.MustMarshal(t, op.params)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824, application/json")
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -246,7 +246,7 @@ func multipartDriver(t *testing.T, srv *httptest.Server, token string, calls fun
 		}
 		r := matrixResult{status: resp.StatusCode}
 		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/mixed") {
-			r.parts = multipartParts(t, ct, resp.Body)
+			r.parts = testenv.MultipartParts(t, ct, resp.Body)
 			if len(r.parts) == 0 {
 				t.Fatalf("a multipart/mixed answer without parts (HTTP %d)", resp.StatusCode)
 			}
@@ -308,7 +308,7 @@ func wsDriver(protocol, result string) matrixDriver {
 				}
 				if m.Type == result {
 					_ = json.Unmarshal(m.Payload, &r.res)
-					var p deferPart
+					var p testenv.DeferPart
 					_ = json.Unmarshal(m.Payload, &p)
 					r.parts = append(r.parts, p)
 					break
@@ -336,7 +336,7 @@ func wsDriver(protocol, result string) matrixDriver {
 					if m.ID == id {
 						typ = m.Type
 						if typ == result { // a later part (@defer)
-							var p deferPart
+							var p testenv.DeferPart
 							_ = json.Unmarshal(m.Payload, &p)
 							r.parts = append(r.parts, p)
 						}
@@ -353,15 +353,6 @@ func wsDriver(protocol, result string) matrixDriver {
 	}
 }
 
-func mustMarshal(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // The documents of the matrix's manifest.
 const (
 	matrixMe       = "query Me { me { id name } }"
@@ -374,26 +365,8 @@ const (
 	matrixDeferEvents   = `subscription Events($p: ID!) { projectEvents(projectId: $p) { kind ... @defer { task { title } } } }`
 )
 
-// logBuffer is a slog destination tests read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestEveryRuleOnEveryTransport(t *testing.T) {
-	for _, p := range graph.Protocols() {
+	for _, p := range web.Protocols() {
 		if matrixDrivers[p].drive == nil {
 			t.Errorf("the handler serves %q, which the matrix has no rows for", p)
 		}
@@ -402,7 +375,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	for _, doc := range []string{matrixMe, matrixEvents} {
 		manifest["sha256:"+sha(doc)] = doc
 	}
-	trusted, err := graph.ParseTrustedDocuments(mustMarshal(t, manifest))
+	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,15 +386,15 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		seed     *testenv.Seed
 		lv       *testenv.Live
 		srv      *httptest.Server
-		log      *logBuffer
+		log      *testenv.LogBuffer
 		drive    func(ops ...matrixOp) []matrixResult
 	}
-	start := func(t *testing.T, protocol string, o graph.Options) *cell {
+	start := func(t *testing.T, protocol string, o web.Options) *cell {
 		e := testenv.New(t)
 		seed := e.MustSeed(t)
-		lb := &logBuffer{}
+		lb := &testenv.LogBuffer{}
 		o.Log = slog.New(slog.NewTextHandler(lb, nil))
-		lv, srv := e.StartLive(t, o, live.HubConfig{})
+		lv, srv := e.StartLiveHTTP(t, o, live.HubConfig{})
 		c := &cell{protocol: protocol, tr: matrixDrivers[protocol], e: e, seed: seed, lv: lv, srv: srv, log: lb}
 		token := e.Token(t, "alice")
 		c.drive = func(ops ...matrixOp) []matrixResult {
@@ -446,10 +419,10 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	}
 	rules := []struct {
 		name string
-		opts graph.Options
+		opts web.Options
 		run  func(t *testing.T, c *cell)
 	}{
-		{"production runs only trusted documents", graph.Options{Production: true, TrustedDocuments: trusted},
+		{"production runs only trusted documents", web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixRename), q("{ me { id } }"),
 					op(map[string]any{"documentId": "sha256:" + sha(matrixRename)}),
@@ -475,7 +448,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
 				}
 			}},
-		{"production subscribes to a trusted document by documentId", graph.Options{Production: true, TrustedDocuments: trusted},
+		{"production subscribes to a trusted document by documentId", web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}},
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
@@ -489,7 +462,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				testenv.WaitSubscribers(t, c.lv.Hub, web.ID, 1)
 			}},
-		{"operations are charged before they are parsed", graph.Options{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}},
+		{"operations are charged before they are parsed", web.Options{Options: graph.Options{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id "), q("{ me { nosuchfield } }"), q("{ me { id } }"))
 				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
@@ -497,14 +470,14 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, c.tr.limited)
 			}},
-		{"the deadline holds", graph.Options{Timeout: time.Nanosecond},
+		{"the deadline holds", web.Options{Options: graph.Options{Timeout: time.Nanosecond}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixBigQuery))
 				if rs[0].code() != graph.CodeServiceUnavailable {
 					t.Fatalf("over %s: want SERVICE_UNAVAILABLE, got %q %s", c.protocol, rs[0].code(), rs[0].res.Data)
 				}
 			}},
-		{"production refuses introspection", graph.Options{Production: true},
+		{"production refuses introspection", web.Options{Options: graph.Options{Production: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ __schema { queryType { name } } }"), q("{ __type(name: \"User\") { name } }"))
 				for i, r := range rs {
@@ -513,7 +486,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 			}},
-		{"shape and cost limits hold", graph.Options{MaxAliases: 2, MaxDepth: 4},
+		{"shape and cost limits hold", web.Options{Options: graph.Options{MaxAliases: 2, MaxDepth: 4}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ a: me { id } b: me { id } c: me { id } }"),
 					q("{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"),
@@ -524,14 +497,14 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 			}},
-		{"the body limit bounds every message", graph.Options{MaxBodyBytes: 1024},
+		{"the body limit bounds every message", web.Options{MaxBodyBytes: 1024},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id } }" + strings.Repeat(" ", 2048)))
 				if r := rs[0]; r.status != c.tr.tooLarge && r.close != int(websocket.StatusMessageTooBig) || r.calls != 0 {
 					t.Fatalf("a 2 KiB operation with -max-body 1024 over %s: HTTP %d, close %d, %d calls, %+v", c.protocol, r.status, r.close, r.calls, r.res)
 				}
 			}},
-		{"@defer is delivered in parts, or refused where it cannot be", graph.Options{},
+		{"@defer is delivered in parts, or refused where it cannot be", web.Options{},
 			func(t *testing.T, c *cell) {
 				if c.tr.oneBody != nil { // one JSON body: refused before it runs
 					// Whatever a GET accepts; a POST that accepts neither
@@ -539,7 +512,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					// their protocol's).
 					var ops []matrixOp
 					for _, accept := range c.tr.oneBody {
-						ops = append(ops, matrixOp{params: map[string]any{"query": deferDashboard}, header: map[string]string{"Accept": accept}})
+						ops = append(ops, matrixOp{params: map[string]any{"query": testenv.DeferDashboard}, header: map[string]string{"Accept": accept}})
 					}
 					for i, r := range c.drive(ops...) {
 						mustRefuse(t, c, i+1, r, graph.CodeBadRequest, http.StatusNotAcceptable)
@@ -549,9 +522,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 					return
 				}
-				ops := []matrixOp{q(plainDashboard), q(deferDashboard)}
+				ops := []matrixOp{q(testenv.PlainDashboard), q(testenv.DeferDashboard)}
 				if c.tr.v02Accept != "" { // and in graphql-js 17's format
-					ops = append(ops, matrixOp{params: map[string]any{"query": deferDashboard},
+					ops = append(ops, matrixOp{params: map[string]any{"query": testenv.DeferDashboard},
 						header: map[string]string{"Accept": c.tr.v02Accept}})
 				}
 				rs := c.drive(ops...)
@@ -561,7 +534,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i, r := range rs[1:] {
-					checkDeferred(t, r.parts, want)
+					testenv.CheckDeferred(t, r.parts, want)
 					if c.tr.v02Accept != "" && (i == 1) != (r.parts[0].Pending != nil) {
 						t.Errorf("over %s, operation %d: the initial part's pending %v", c.protocol, i+2, r.parts[0].Pending)
 					}
@@ -573,7 +546,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d log lines of the %d operations, want one each:\n%s", n, len(ops), c.log)
 				}
 			}},
-		{"@defer in a mutation or a subscription is refused before it runs", graph.Options{},
+		{"@defer in a mutation or a subscription is refused before it runs", web.Options{},
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				rs := c.drive(q(matrixDeferMutation), op(map[string]any{"query": matrixDeferEvents, "variables": map[string]any{"p": web.ID}}),
@@ -597,7 +570,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d subscriptions of the project, want none", n)
 				}
 			}},
-		{"each operation has its own loaders and call counter", graph.Options{Debug: true},
+		{"each operation has its own loaders and call counter", web.Options{Options: graph.Options{Debug: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id } }"), q("{ me { id name } }"))
 				for i, r := range rs {
@@ -613,7 +586,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	}
 	for _, rule := range rules {
 		t.Run(rule.name, func(t *testing.T) {
-			for _, p := range graph.Protocols() {
+			for _, p := range web.Protocols() {
 				t.Run(p, func(t *testing.T) { rule.run(t, start(t, p, rule.opts)) })
 			}
 		})

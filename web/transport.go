@@ -1,4 +1,4 @@
-package graph
+package web
 
 import (
 	"context"
@@ -6,28 +6,30 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/taskgraph/taskgraph/graph"
 )
 
 // The handler's transports, each one row that says what it can do. The
 // transport of a request is chosen once, by its row's own Supports, in the
 // rows' order (chooseTransport), and put in the request's context; every
-// rule that depends on the transport (badRequest, httpScope, deferDelivery,
-// a subscription's need of a stream) asks that row, never the request's
-// headers. Adding a transport is one row here and its driver in the
-// transport matrix test (graph/transport_matrix_test.go).
+// rule that depends on the transport (badRequest, httpScope, and the
+// pipeline's deferDelivery and a subscription's need of a stream, through
+// graph.TransportOf) asks that row, never the request's headers. Adding a
+// transport is one row here and its driver in the transport matrix test
+// (web/transport_matrix_test.go).
 
 // transports are the handler's transports, in the order they are tried.
 func transports(o Options, maxBody int64) []handlerTransport {
 	return []handlerTransport{
-		{protocols: []string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, delivery: responseStream, refusals: inStream,
+		{protocols: []string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, delivery: graph.ResponseStream, refusals: inStream,
 			operations: fromMessages, upgrades: true, needsLive: true, Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody)},
-		{protocols: []string{ProtocolSSE}, delivery: responseStream, refusals: inStream, // before POST, which would take its requests
+		{protocols: []string{ProtocolSSE}, delivery: graph.ResponseStream, refusals: inStream, // before POST, which would take its requests
 			operations: fromBody, Transport: transport.SSE{KeepAlivePingInterval: KeepAliveInterval}},
-		{protocols: []string{ProtocolMultipart}, delivery: incrementalParts, refusals: withStatus, // @defer's parts; before POST, which ignores Accept
+		{protocols: []string{ProtocolMultipart}, delivery: graph.IncrementalParts, refusals: withStatus, // @defer's parts; before POST, which ignores Accept
 			operations: fromBody, Transport: multipartMixed{}},
-		{delivery: oneResponse, refusals: withStatus, operations: fromNothing, Transport: transport.Options{}}, // OPTIONS: no operation
-		{protocols: []string{ProtocolPOST}, delivery: oneResponse, refusals: withStatus, operations: fromBody, Transport: transport.POST{}},
-		{protocols: []string{ProtocolGET}, delivery: oneResponse, refusals: withStatus, operations: fromURL, // queries only, whatever it accepts
+		{delivery: graph.OneResponse, refusals: withStatus, operations: fromNothing, Transport: transport.Options{}}, // OPTIONS: no operation
+		{protocols: []string{ProtocolPOST}, delivery: graph.OneResponse, refusals: withStatus, operations: fromBody, Transport: transport.POST{}},
+		{protocols: []string{ProtocolGET}, delivery: graph.OneResponse, refusals: withStatus, operations: fromURL, // queries only, whatever it accepts
 			Transport: getTransport{}},
 	}
 }
@@ -59,8 +61,9 @@ func Protocols() []string {
 type handlerTransport struct {
 	protocols []string
 	// delivery: what it can send for one operation (one JSON body, the
-	// parts of @defer in one body, or a stream of responses).
-	delivery delivery
+	// parts of @defer in one body, or a stream of responses), which the
+	// pipeline asks (Delivery).
+	delivery graph.Delivery
 	// refusals: how an operation refused is answered (an HTTP status and
 	// one JSON body, or a message of the stream).
 	refusals refusalShape
@@ -104,13 +107,14 @@ const (
 	fromMessages
 )
 
-// transportKey holds the *handlerTransport chosen for a request.
-type transportKey struct{}
+// Delivery is what the transport can send for one operation: the
+// pipeline's view of the row (graph.Transport).
+func (t *handlerTransport) Delivery() graph.Delivery { return t.delivery }
 
 // transportOf returns the transport chosen for ctx's request, or nil when
 // none takes it.
 func transportOf(ctx context.Context) *handlerTransport {
-	t, _ := ctx.Value(transportKey{}).(*handlerTransport)
+	t, _ := graph.TransportOf(ctx).(*handlerTransport)
 	return t
 }
 
@@ -118,14 +122,15 @@ func transportOf(ctx context.Context) *handlerTransport {
 // anything else reads it: the first of ts whose Supports takes it (a
 // request that asks to switch protocols goes to a transport that upgrades,
 // or to none; with live updates off, a transport that needs them takes
-// nothing), and puts it in the request's context (transportOf).
+// nothing), and puts it in the request's context (graph.WithTransport,
+// read by transportOf and by the pipeline).
 func chooseTransport(ts []*handlerTransport, live bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, t := range ts {
 			if (t.needsLive && !live) || (r.Header.Get("Upgrade") != "") != t.upgrades || !t.Transport.Supports(r) {
 				continue
 			}
-			r = r.WithContext(context.WithValue(r.Context(), transportKey{}, t))
+			r = r.WithContext(graph.WithTransport(r.Context(), t))
 			break
 		}
 		next.ServeHTTP(w, r)

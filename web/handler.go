@@ -1,0 +1,54 @@
+// Package web is the HTTP side of the GraphQL server: its transports
+// (POST, GET, multipart/mixed for @defer, server-sent events, the
+// WebSockets), the choice of a request's transport, CORS, the refusals of
+// what is no GraphQL request, and the writing of the HTTP status a refusal
+// chose. The operation pipeline, the resolvers and the loaders are
+// graph's, which every transport hands its operations to; web imports
+// graph, never the reverse. What a pipeline's rule needs of a transport
+// (what it can deliver, where a refusal's status goes, the client's
+// address, the WebSocket's connection) web puts in the request's context
+// as values graph defines (graph/capability.go).
+package web
+
+import (
+	"cmp"
+	"net/http"
+
+	"github.com/taskgraph/taskgraph/graph"
+)
+
+// Options configure the /query handler: graph's (the executor, its
+// pipeline and resolvers) and HTTP's own.
+type Options struct {
+	graph.Options
+	// MaxBodyBytes bounds a request body, a GET's query string and a
+	// WebSocket message (larger: 413, 414, a close); 0 means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// CORS is the origins whose pages may call the handler from a browser;
+	// the zero value allows any.
+	CORS Origins
+}
+
+// DefaultMaxBodyBytes is the body limit when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 64 << 10
+
+// NewHandler returns the /query handler: graph's executor and pipeline
+// (graph.NewServer) behind the transports and HTTP's middleware, in the
+// order a request meets them: telemetry, CORS, the choice of its transport
+// (chooseTransport), the refusals of what is no GraphQL request
+// (badRequest), authentication (the viewer), then the client's address
+// and the refusal status (httpScope) before gqlgen runs the chosen
+// transport.
+func NewHandler(o Options) http.Handler {
+	maxBody := cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
+	srv := graph.NewServer(o.Options)
+	rows := transports(o, maxBody)
+	ts := make([]*handlerTransport, len(rows))
+	for i := range rows {
+		ts[i] = &rows[i]
+		srv.AddTransport(ts[i])
+	}
+	h := o.Auth.Middleware(httpScope(srv))
+	return o.Telemetry.Handler(o.CORS.Handler(chooseTransport(ts, o.Live != nil, badRequest(maxBody, h))))
+}
