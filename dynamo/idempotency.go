@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Idempotency keys: a client may send a key with a mutation; the mutation's
@@ -192,7 +193,7 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 				return zero, err
 			}
 		}
-		if !Visible(u, domain.ProjectIDOf(pu)) {
+		if !policy.SeesProject(u, domain.ProjectIDOf(pu)) {
 			return zero, errReplayGone
 		}
 		return decodeAs[T](items[0])
