@@ -68,8 +68,8 @@ func (l *Loaders) visibleTasksOf(k pageKey) func(context.Context, []*domain.Task
 	}
 }
 
-// canSeeUser reports whether the viewer may see the user id: themselves, or
-// someone they share a visible project with (visibleUsers).
+// canSeeUser reports whether the viewer may see the user id
+// (visibleUsers, policy.SeesUser).
 func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 	ok, err := l.visibleUsers(ctx, []string{id})
 	if err != nil {
