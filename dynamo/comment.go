@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 var errCommentNotFound = domain.Errorf(domain.ENOTFOUND, "comment not found")
@@ -52,7 +53,7 @@ func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domai
 	t.logTo(pu, p.Seq, now)
 	s.countComments(&t, task, task.CommentCount+1)
 	t.onProject(pu, exists(), nil, errTaskNotFound)
-	t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
+	s.memberGuard(&t, pu, viewer, errTaskNotFound)
 	e := s.logChange(&t, c.ID, entryAt{}, nil) // stands for the task's new count too
 	t.put(s.table, withEntry(indexComment(commentToItem(c), pu), e), ptr(absent()), nil)
 	t.result, t.project = c.ID, task.ProjectID
@@ -96,12 +97,13 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	}
 	defer unlock()
 	pu := ulidOf(task.ProjectID)
+	asOwner, err := policy.MayDeleteComment(viewer, c, p)
+	if err != nil {
+		return err
+	}
 	projectCond := exists()
-	if c.AuthorID != viewer {
-		if p.OwnerID != viewer {
-			return domain.Errorf(domain.EFORBIDDEN, "only the comment's author or the project's owner may delete it")
-		}
-		projectCond = ownedBy(viewer)
+	if asOwner {
+		projectCond = ownerGuard(viewer) // the right rests on the ownership read
 	}
 	now := s.now()
 	var t txn
@@ -109,7 +111,7 @@ func (s *Store) deleteComment(ctx context.Context, viewer, id string) error {
 	t.del(s.table, commentKey(tu, cu), ptr(exists()), errCommentNotFound)
 	s.countComments(&t, task, task.CommentCount-1)
 	t.onProject(pu, projectCond, nil, errCommentNotFound)
-	t.check(s.table, memberKey(pu, viewer), exists(), errCommentNotFound)
+	s.memberGuard(&t, pu, viewer, errCommentNotFound)
 	s.logGone(&t, c.ID, entryOf(items[0]), nil, nil) // stands for the task's new count too
 	t.result, t.project = id, task.ProjectID
 	// The task snapshot is the one read above to check access: no extra

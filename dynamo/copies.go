@@ -11,10 +11,10 @@ import (
 
 // Denormalised copies. A user's profile item carries the projects they are
 // a member of, as a map from project ULID to name (attribute projects), so
-// that whether a viewer may see a project (Visible) is one read of one
-// small item: an eventually consistent GetItem or batch key, 0.5 RCU,
-// where the project and the membership were two strongly consistent keys
-// (2 RCU, each rounded up to 4 KB).
+// that whether a viewer may see a project (policy.SeesProject) is one read
+// of one small item: an eventually consistent GetItem or batch key, 0.5
+// RCU, where the project and the membership were two strongly consistent
+// keys (2 RCU, each rounded up to 4 KB).
 //
 // The copy is written in the transaction of every change it follows:
 // adding a member sets it, removing a member and deleting the project

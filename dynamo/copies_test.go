@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // profileOf reads a user's profile strongly.
@@ -50,7 +51,7 @@ func TestProfileCopiesFollowMemberships(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("added", "mia", map[string]string{p.ID: "First"})
-	if !Visible(profileOf(t, ts, "mia"), p.ID) || Visible(profileOf(t, ts, "mia"), q.ID) {
+	if !policy.SeesProject(profileOf(t, ts, "mia"), p.ID) || policy.SeesProject(profileOf(t, ts, "mia"), q.ID) {
 		t.Error("the rule disagrees with the copies")
 	}
 	if _, err := ts.UpdateProfile(ctx, "mia", domain.ProfileInput{Name: "Mia M."}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Idempotency keys: a client may send a key with a mutation; the mutation's
@@ -192,17 +193,19 @@ func replayInProject[T any](keysOf func(id string) ([]key, error)) replayer[T] {
 				return zero, err
 			}
 		}
-		if !Visible(u, domain.ProjectIDOf(pu)) {
+		if !policy.SeesProject(u, domain.ProjectIDOf(pu)) {
 			return zero, errReplayGone
 		}
 		return decodeAs[T](items[0])
 	}}
 }
 
-// replaySelf answers with the viewer's own profile, which they may always see.
+// replaySelf answers with the viewer's own profile, which they may always
+// see (policy.SeesUser, whose first case needs no profile); a record of
+// anyone else's answers ENOTFOUND.
 func replaySelf() replayer[*domain.User] {
 	return replayer[*domain.User]{answer: func(ctx context.Context, s *Store, viewer string, r *idemItem) (*domain.User, error) {
-		if r.Result != viewer {
+		if !policy.SeesUser(viewer, nil, r.Result, nil) {
 			return nil, errReplayGone
 		}
 		it, err := s.getOne(ctx, userKey(viewer))

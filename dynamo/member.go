@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 var (
@@ -66,11 +67,11 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 			return nil, err
 		}
 		defer unlock()
-		p, _, _, err := s.access(ctx, viewer, projectID, true)
+		p, _, _, err := s.access(ctx, viewer, projectID, policy.MayManageProject)
 		if err != nil {
 			return nil, err
 		}
-		if userID == viewer {
+		if userID == viewer { // the owner: a member already
 			return p, nil
 		}
 		// The members as of the seq read (the transaction's condition):
@@ -89,7 +90,7 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 		var t txn
 		t.logTo(pu, p.Seq, now)
 		t.logProject() // its members changed
-		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
+		t.onProject(pu, ownerGuard(viewer), nil, errProjectNotFound)
 		s.copyTo(&t, userID, p.ID, p.Name, domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
 		e := s.logChange(&t, userID, entryAt{}, &now)
 		t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}), e),
@@ -135,12 +136,11 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		return nil, err
 	}
 	defer unlock()
-	p, _, _, err := s.access(ctx, viewer, projectID, true)
+	p, _, _, err := s.access(ctx, viewer, projectID, func(viewer string, p *domain.Project) error {
+		return policy.MayRemoveMember(viewer, p, userID)
+	})
 	if err != nil {
 		return nil, err
-	}
-	if userID == p.OwnerID {
-		return nil, domain.Errorf(domain.EINVALID, "userId: the project's owner cannot be removed")
 	}
 	pu := ulidOf(p.ID)
 	mi, err := s.getOne(ctx, memberKey(pu, userID))
@@ -203,7 +203,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		var to int64
 		err := s.commitIndexed(ctx, func(t *txn) error {
 			t.logTo(pu, seq, now)
-			t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
+			t.onProject(pu, ownerGuard(viewer), nil, errProjectNotFound)
 			for _, task := range batch {
 				unassign(t, task)
 			}
@@ -219,7 +219,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	err = s.commitIndexed(ctx, func(t *txn) error {
 		t.logTo(pu, seq, now)
 		t.logProject() // its members changed
-		t.onProject(pu, ownedBy(viewer), nil, errProjectNotFound)
+		t.onProject(pu, ownerGuard(viewer), nil, errProjectNotFound)
 		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq0.AssignSeq))), errRetry)
 		s.dropCopy(t, userID, p.ID)
 		gone := s.logGone(t, userID, entryOf(mi), nil, &joined)
@@ -250,18 +250,28 @@ func writes(tasks []*domain.Task) int {
 	return n
 }
 
-// memberChecks adds the checks that the viewer is a member and, when a task
-// is being assigned to someone, that they are a member too; an assignment
-// bumps the assignee's assignSeq so that a concurrent removal notices it.
+// memberGuard adds to t the write-time guard of policy.SeesProject: the
+// viewer's membership item, written and removed by the same transactions
+// as the copy on their profile that the rule read, still exists when t
+// commits (onFail otherwise).
+func (s *Store) memberGuard(t *txn, pu, viewer string, onFail error) {
+	t.check(s.table, memberKey(pu, viewer), exists(), onFail)
+}
+
+// memberChecks adds the checks that the viewer is a member (memberGuard)
+// and, when a task is being assigned to someone, that they are a member
+// too; an assignment bumps the assignee's assignSeq so that a concurrent
+// removal notices it (the viewer's own, as their guard: one action per
+// item).
 func (s *Store) memberChecks(t *txn, pu, viewer string, assignee *string) {
 	bump := expression.Add(expression.Name("assignSeq"), expression.Value(1))
 	switch {
 	case assignee == nil:
-		t.check(s.table, memberKey(pu, viewer), exists(), errProjectNotFound)
+		s.memberGuard(t, pu, viewer, errProjectNotFound)
 	case *assignee == viewer:
 		t.update(s.table, memberKey(pu, viewer), bump, ptr(exists()), errProjectNotFound)
 	default:
-		t.check(s.table, memberKey(pu, viewer), exists(), errProjectNotFound)
+		s.memberGuard(t, pu, viewer, errProjectNotFound)
 		t.update(s.table, memberKey(pu, *assignee), bump, ptr(exists()), errNotAssignable)
 	}
 }

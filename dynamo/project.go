@@ -6,12 +6,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
-var (
-	errProjectNotFound = domain.Errorf(domain.ENOTFOUND, "project not found")
-	errOwnerOnly       = domain.Errorf(domain.EFORBIDDEN, "only the project's owner may do this")
-)
+var errProjectNotFound = domain.Errorf(domain.ENOTFOUND, "project not found")
 
 // A project is read by reference (ProjectRef, Get); the projects of a user
 // are their memberships (member.go).
@@ -51,9 +49,10 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 
 // access reads a project and the viewer's profile (visibility) in one
 // strongly consistent call (Guard) and reports ENOTFOUND when the project
-// is missing or the viewer may not see it, and with owner set, EFORBIDDEN
-// when the viewer is not its owner.
-func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool) (*domain.Project, *domain.User, item, error) {
+// is missing or the viewer may not see it (policy.SeesProject), then what
+// may (a rule of the policy over the viewer and the project; nil: seeing
+// it is enough) says of what the caller is about to do.
+func (s *Store) access(ctx context.Context, viewer, projectID string, may func(viewer string, p *domain.Project) error) (*domain.Project, *domain.User, item, error) {
 	p, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return nil, nil, nil, err
@@ -74,16 +73,22 @@ func (s *Store) access(ctx context.Context, viewer, projectID string, owner bool
 			return nil, nil, nil, err
 		}
 	}
-	if proj == nil || !Visible(u, proj.ID) {
+	if proj == nil || !policy.SeesProject(u, proj.ID) {
 		return nil, nil, nil, errProjectNotFound
 	}
-	if owner && proj.OwnerID != viewer {
-		return nil, nil, nil, errOwnerOnly
+	if may != nil {
+		if err := may(viewer, proj); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	return proj, u, items[0], nil
 }
 
-func ownedBy(viewer string) expression.ConditionBuilder {
+// ownerGuard is the write-time guard of policy.MayManageProject (and of
+// the owner's right of policy.MayDeleteComment): the condition, on the
+// project's item, that it exists and its owner, the fact the rule read,
+// is still the viewer when the write commits.
+func ownerGuard(viewer string) expression.ConditionBuilder {
 	return exists().And(expression.Name("ownerId").Equal(expression.Value(viewer)))
 }
 
@@ -124,7 +129,7 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 				return nil, err
 			}
 			defer unlock()
-			p, _, raw, err := s.access(ctx, viewer, in.ID, true)
+			p, _, raw, err := s.access(ctx, viewer, in.ID, policy.MayManageProject)
 			if err != nil {
 				return nil, err
 			}
@@ -145,7 +150,7 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			rev, seq := revOf(raw), p.Seq
 			p.Seq, p.ProjectSeq = seq+1, seq+1 // a change of the project itself: the next position of its log
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
-			cond := ownedBy(viewer).And(revIs(rev)).And(seqIs(seq))
+			cond := ownerGuard(viewer).And(revIs(rev)).And(seqIs(seq))
 			if renamed {
 				t := txn{result: p.ID, project: p.ID, event: ev}
 				t.put(s.table, projectToItem(p, rev+1), &cond, errRetry)
@@ -175,7 +180,7 @@ func (s *Store) DeleteProject(ctx context.Context, viewer, id string) error {
 
 func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 	_, err := retryOnChange(ctx, concurrentChange, func() (struct{}, error) {
-		p, _, _, err := s.access(ctx, viewer, id, true)
+		p, _, _, err := s.access(ctx, viewer, id, policy.MayManageProject)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -188,7 +193,7 @@ func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 		pu := ulidOf(p.ID)
 		now := s.now()
 		var t txn
-		t.del(s.table, projectKey(pu), ptr(ownedBy(viewer).And(seqIs(p.Seq))), errRetry)
+		t.del(s.table, projectKey(pu), ptr(ownerGuard(viewer).And(seqIs(p.Seq))), errRetry)
 		t.put(s.table, cleanupToItem(cleanupProject, pu, now), nil, nil)
 		for _, m := range members {
 			s.dropCopy(&t, m.UserID, p.ID)

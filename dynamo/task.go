@@ -234,7 +234,7 @@ func (s *Store) readTask(ctx context.Context, viewer, tu string) (task *domain.T
 	if unlock, err = s.lockProject(ctx, ulidOf(task.ProjectID)); err != nil {
 		return nil, nil, e, nil, err
 	}
-	p, _, _, err = s.access(ctx, viewer, task.ProjectID, false)
+	p, _, _, err = s.access(ctx, viewer, task.ProjectID, nil)
 	if err != nil {
 		unlock()
 		return nil, nil, e, nil, errTaskNotFound
@@ -354,7 +354,7 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 		t.logTo(pu, p.Seq, now)
 		t.del(s.table, taskKey(tu), taskAt(task.Version, task.CommentCount), errRetry)
 		s.countTasks(t, pu, map[domain.TaskStatus]int{task.Status: -1}, errTaskNotFound)
-		t.check(s.table, memberKey(pu, viewer), exists(), errTaskNotFound)
+		s.memberGuard(t, pu, viewer, errTaskNotFound)
 		for _, tag := range task.Tags {
 			t.del(s.table, tagKey(tu, tag), nil, nil)
 		}

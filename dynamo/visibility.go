@@ -6,39 +6,34 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Visibility: a project, and everything under it, is visible to its
-// members while the project exists. Every path that decides who may see a
-// project applies that rule (Visible) to one fact, the viewer's profile:
-// it carries the projects its user is a member of (copies.go), written in
-// the transactions that add and remove members and delete projects. The
-// GraphQL loaders read it with the rest of a level's reads (eventually
-// consistent on screens: Screen), the live hub for all of an event's
-// recipients at once (Membership, EventCheck), the mutations' access
-// checks and the idempotent replays beside the items they read anyway
-// (Guard), a sync strongly (SyncRead).
-
-// Visible is the rule: the viewer's profile lists the project (viewer nil:
-// no profile, no project).
-func Visible(viewer *domain.User, projectID string) bool {
-	if viewer == nil {
-		return false
-	}
-	_, ok := viewer.Projects[projectID]
-	return ok
-}
+// members while the project exists (policy.SeesProject, the one rule). It
+// reads one fact, the viewer's profile: it carries the projects its user
+// is a member of (copies.go), written in the transactions that add and
+// remove members and delete projects. The GraphQL loaders read it with the
+// rest of a level's reads (eventually consistent on screens: Screen), the
+// live hub for all of an event's recipients at once (Membership,
+// EventCheck), the mutations' access checks and the idempotent replays
+// beside the items they read anyway (Guard), a sync strongly (SyncRead).
+// The transactions that write on the strength of it check the viewer's
+// membership item, which the same transactions as the copy write
+// (memberGuard).
 
 // Membership reads whether the project exists and which of users may see
-// it (Visible), strongly consistent (EventCheck): the project and the
-// users' membership items, one BatchGetItem for up to 99 users, else one
-// Query of the project's members beside a read of the project (cheaper
-// than a profile each for an event's many recipients). A membership item
-// and the copy on its user's profile are written and removed in the same
-// transactions, and a project's deletion removes the copies with the
-// project item, so the fact they give (memberFact) is the profile's.
-// Returns EINVALID for a malformed project id, EUNAVAILABLE or EINTERNAL
-// when the table fails.
+// it (policy.SeesProject), strongly consistent (EventCheck): the project
+// and the users' membership items, one BatchGetItem for up to 99 users,
+// else one Query of the project's members beside a read of the project
+// (cheaper than a profile each for an event's many recipients). A
+// membership item and the copy on its user's profile are written and
+// removed in the same transactions, and a project's deletion removes the
+// copies with the project item, so the fact they give (memberFact) is the
+// profile's. The live hub's check of each event and each event's re-check
+// once resolved (graph/livecheck.go) call it, by this one name. Returns
+// EINVALID for a malformed project id, EUNAVAILABLE or EINTERNAL when the
+// table fails.
 func (s *Store) Membership(ctx context.Context, project string, users []string) (exists bool, visible map[string]bool, err error) {
 	ctx = WithConsistency(ctx, EventCheck)
 	var p *domain.Project
@@ -83,7 +78,7 @@ func (s *Store) Membership(ctx context.Context, project string, users []string) 
 	}
 	visible = make(map[string]bool, len(users))
 	for _, u := range users {
-		visible[u] = Visible(memberFact(p, ms[u]), project)
+		visible[u] = policy.SeesProject(memberFact(p, ms[u]), project)
 	}
 	return p != nil, visible, nil
 }

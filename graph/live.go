@@ -19,6 +19,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/policy"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -69,7 +70,8 @@ type eventScope struct {
 	mk     func(sh *live.Shared) *eventShared
 	viewer string
 	// final marks the last event of a viewer who may no longer see the
-	// project: their own MEMBER_REMOVED, or PROJECT_DELETED. It shows the
+	// project (policy.FinalEvent): their own MEMBER_REMOVED, or
+	// PROJECT_DELETED. It shows the
 	// event's scalars only: its project, task and comment are null, and
 	// its actor follows the rule of user(id) (visible when the viewer
 	// still shares a project with them; otherwise the event resolves to
@@ -84,12 +86,6 @@ func (s *eventScope) state() *eventShared {
 }
 
 func (s *eventScope) loaders() *Loaders { return s.state().view(s.viewer) }
-
-// finalEvent reports whether ev, for viewer, is the last event of a
-// viewer who may no longer see its project (eventScope.final).
-func finalEvent(ev *domain.Event, viewer string) bool {
-	return ev.Kind == domain.EventProjectDeleted || ev.Kind == domain.EventMemberRemoved && ev.SubjectID == viewer
-}
 
 // eventObjects reports whether obj's project, task and comment may be
 // shown (not the final event of a viewer who left the project).
@@ -374,7 +370,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 				return
 			}
 			pe := &model.ProjectEvent{Cursor: d.Cursor, Kind: ev.Kind, At: ev.At, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
-				Event: ev, Scope: &eventScope{shared: d.Shared, mk: r.live.newEventShared, viewer: viewer, final: finalEvent(ev, viewer)}}
+				Event: ev, Scope: &eventScope{shared: d.Shared, mk: r.live.newEventShared, viewer: viewer, final: policy.FinalEvent(viewer, ev)}}
 			// The transport may be stuck sending earlier events to a client
 			// that does not read: the hub then cuts the subscription off
 			// (Ended), and this waits no longer.

@@ -181,19 +181,9 @@ func (e *eventShared) read(b *memberBatch, project string) {
 		e.open = nil
 	}
 	e.mu.Unlock()
-	b.exists, b.member, b.err = checkMembership(e.ctx, e.store, project, b.viewers)
+	b.exists, b.member, b.err = e.store.Membership(e.ctx, project, b.viewers) // as the hub's check
 	close(b.done)
 }
-
-// checkMembership reports whether the project exists and which of users
-// may see it, in one strongly consistent read (as the hub's check).
-func checkMembership(ctx context.Context, store *dynamo.Store, project string, users []string) (bool, map[string]bool, error) {
-	return store.Membership(ctx, project, users)
-}
-
-// errGone ends a subscription whose viewer, when an event was resolved, no
-// longer saw the project (as the hub's own end of such a subscription).
-var errGone = domain.Errorf(domain.ENOTFOUND, "project not found")
 
 // errLate ends a subscription whose event could not be resolved within
 // its read budget (the event timeout): a retryable end, as for a
@@ -251,7 +241,7 @@ func (r *liveResolvers) liveEvents(ctx context.Context, next graphql.ResponseHan
 		st.end(live.ErrUnchecked)
 		return nil
 	case !ok:
-		st.end(errGone)
+		st.end(live.ErrGone) // as the hub's own end of such a subscription
 		return nil
 	}
 	return res

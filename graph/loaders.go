@@ -10,6 +10,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // DefaultBatchWait is how long a loader waits for more keys before it
@@ -330,8 +331,10 @@ func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, 
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
 		onlyCopyFields(graphql.CollectFieldsCtx(ctx, nil)) {
 		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
-		if u, ok := v.(*domain.User); ok && err == nil && dynamo.Visible(u, id) {
-			return &domain.Project{ID: id, Name: u.Projects[id]}, nil
+		if u, _ := v.(*domain.User); err == nil {
+			if name, ok := policy.ProjectSeen(u, id); ok {
+				return &domain.Project{ID: id, Name: name}, nil
+			}
 		}
 	}
 	return l.ProjectByID(ctx, id)

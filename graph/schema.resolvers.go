@@ -12,6 +12,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 func (r *commentResolver) Author(ctx context.Context, obj *domain.Comment) (*domain.User, error) {
@@ -167,7 +168,7 @@ func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *in
 }
 
 func (r *userResolver) Email(ctx context.Context, obj *domain.User) (*string, error) {
-	if v, _ := auth.Viewer(ctx); v != obj.ID {
+	if v, _ := auth.Viewer(ctx); !policy.SeesEmail(v, obj) {
 		return nil, nil
 	}
 	return obj.Email, nil

@@ -6,15 +6,18 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Visibility: a project, and everything under it, is visible to its
-// members while the project exists (dynamo.Visible, the one rule), which
-// reads one fact: the viewer's profile, with its copies of its projects
-// (dynamo/copies.go). It is a point read through the loaders, so checking
-// any number of projects costs one key of a batch shared with the rest of
-// the level, read as the operation reads (dynamo.Screen for a query:
-// eventually consistent, 0.5 RCU).
+// members while the project exists (policy.SeesProject, the one rule),
+// which reads one fact: the viewer's profile, with its copies of its
+// projects (dynamo/copies.go). It is a point read through the loaders, so
+// checking any number of projects costs one key of a batch shared with
+// the rest of the level, read as the operation reads (dynamo.Screen for a
+// query: eventually consistent, 0.5 RCU). Who may see a user
+// (policy.SeesUser) reads their profile beside the viewer's, in the same
+// batch. This file reads the facts; the policy decides.
 
 // visibleProjects reports, for each project id, whether the viewer may see
 // it. Every check of a call joins one batch.
@@ -29,7 +32,7 @@ func (l *Loaders) visibleProjects(ctx context.Context, ids []string) ([]bool, er
 	}
 	viewer, _ := v.(*domain.User)
 	for i, id := range ids {
-		ok[i] = dynamo.Visible(viewer, id) // the one rule (dynamo/visibility.go)
+		ok[i] = policy.SeesProject(viewer, id)
 	}
 	return ok, nil
 }
@@ -65,8 +68,8 @@ func (l *Loaders) visibleTasksOf(k pageKey) func(context.Context, []*domain.Task
 	}
 }
 
-// canSeeUser reports whether the viewer may see the user id: themselves, or
-// someone they share a visible project with (visibleUsers).
+// canSeeUser reports whether the viewer may see the user id
+// (visibleUsers, policy.SeesUser).
 func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 	ok, err := l.visibleUsers(ctx, []string{id})
 	if err != nil {
@@ -75,20 +78,18 @@ func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 	return ok[0], nil
 }
 
-// visibleUsers reports, for each user id, whether the viewer may see them:
-// themselves, or someone who is a member of a project the viewer may see
-// (visibleProjects): their profiles, which the answer reads anyway, list
-// their projects (one batch with the viewer's).
+// visibleUsers reports, for each user id, whether the viewer may see them
+// (policy.SeesUser): their profiles, which the answer reads anyway, are
+// read in one batch with the viewer's (which visibleProjects reads too).
 func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error) {
+	mine := l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // the viewer's, in the same batch
 	theirs := make([]func() (any, error), len(ids))
-	l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // the viewer's, in the same batch (visibleProjects)
 	for i, id := range ids {
-		if id != l.viewer {
+		if id != l.viewer { // the viewer's own is mine: no second key
 			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
 		}
 	}
-	var common []string
-	shared := make([][]int, len(ids)) // per user, their projects' indexes in common
+	users := make([]*domain.User, len(ids))
 	for i, th := range theirs {
 		if th == nil {
 			continue
@@ -97,20 +98,19 @@ func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error
 		if err != nil && !domain.IsNotFound(err) {
 			return nil, err
 		}
-		if u, _ := v.(*domain.User); u != nil {
-			for p := range u.Projects {
-				shared[i] = append(shared[i], len(common))
-				common = append(common, p)
-			}
-		}
+		users[i], _ = v.(*domain.User)
 	}
-	ok, err := l.visibleProjects(ctx, common)
-	if err != nil {
-		return nil, err
+	var viewer *domain.User
+	if slices.ContainsFunc(users, func(u *domain.User) bool { return u != nil }) { // someone else's profile to weigh
+		v, err := mine()
+		if err != nil && !domain.IsNotFound(err) {
+			return nil, err
+		}
+		viewer, _ = v.(*domain.User)
 	}
 	out := make([]bool, len(ids))
-	for i := range ids {
-		out[i] = theirs[i] == nil || slices.ContainsFunc(shared[i], func(j int) bool { return ok[j] })
+	for i, id := range ids {
+		out[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
 	}
 	return out, nil
 }

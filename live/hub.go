@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Hub defaults.
@@ -32,8 +33,10 @@ const (
 var ErrSlow = &domain.Error{Code: domain.EUNAVAILABLE,
 	Message: "the subscription fell too far behind and was ended; subscribe again with after: the last cursor received"}
 
-// errGone ends a subscription whose viewer no longer sees the project.
-var errGone = domain.Errorf(domain.ENOTFOUND, "project not found")
+// ErrGone ends a subscription whose viewer no longer sees the project (as
+// the hub found when an event arrived, or graph when it was resolved): the
+// NOT_FOUND of a project the viewer may not see.
+var ErrGone = domain.Errorf(domain.ENOTFOUND, "project not found")
 
 // HubConfig configures a Hub.
 type HubConfig struct {
@@ -281,7 +284,7 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 	case len(subs) == 1 && subs[0].recentlyChecked(ev):
 		exists, member = true, map[string]bool{subs[0].viewer: true}
 	default:
-		exists, member, err = checkMembers(d.Shared.Ctx, h.cfg.Store, ev.ProjectID, viewers)
+		exists, member, err = h.cfg.Store.Membership(d.Shared.Ctx, ev.ProjectID, viewers)
 		if err == nil && len(subs) == 1 {
 			subs[0].noteCheck(exists && member[subs[0].viewer])
 		}
@@ -293,21 +296,23 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 		}
 		return
 	}
+	// Who sees it: the members (policy.SeesProject, through Membership;
+	// none when it deletes the project), and whoever it is the final event
+	// of (policy.FinalEvent).
+	sees := func(s *Subscription) bool { return exists && member[s.viewer] }
 	for _, s := range subs { // counted before any is pushed: none resolves it before all are counted
-		if exists && member[s.viewer] && !(ev.Kind == domain.EventMemberRemoved && ev.SubjectID == s.viewer) && s.keepingUp() {
+		if sees(s) && !policy.FinalEvent(s.viewer, ev) && s.keepingUp() {
 			d.Shared.recipients.Add(1)
 		}
 	}
 	for _, s := range subs {
 		switch {
-		case ev.Kind == domain.EventProjectDeleted:
-			s.push(d, true, nil)
-		case ev.Kind == domain.EventMemberRemoved && ev.SubjectID == s.viewer && !(exists && member[s.viewer]):
-			s.push(d, true, nil)
-		case exists && member[s.viewer]:
+		case sees(s):
 			s.push(d, false, nil)
+		case policy.FinalEvent(s.viewer, ev):
+			s.push(d, true, nil)
 		default:
-			s.end(errGone)
+			s.end(ErrGone)
 		}
 	}
 }
@@ -316,13 +321,6 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 // (the table failed): nothing unchecked is ever delivered.
 var ErrUnchecked = &domain.Error{Code: domain.EUNAVAILABLE,
 	Message: "the subscription could not be checked and was ended; subscribe again with after: the last cursor received"}
-
-// checkMembers reports whether the project exists and which of users may
-// see it (dynamo.Visible), in one strongly consistent read
-// (dynamo.Store.Membership, dynamo.EventCheck).
-func checkMembers(ctx context.Context, store *dynamo.Store, project string, users []string) (bool, map[string]bool, error) {
-	return store.Membership(ctx, project, users)
-}
 
 // Subscribers returns how many subscriptions of project this instance
 // holds (for tests and metrics).

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Subscription is one subscriber's stream of a project's events. Its
@@ -123,8 +124,8 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 	p, _ := vals[0].(*domain.Project)
 	m, _ := vals[1].(*domain.Member)
 	u, _ := vals[2].(*domain.User)
-	if p == nil || m == nil || !dynamo.Visible(u, project) {
-		return nil, errGone
+	if p == nil || m == nil || !policy.SeesProject(u, project) {
+		return nil, ErrGone
 	}
 	if after != nil {
 		info, err := h.b.stream.Info(cctx)
@@ -385,7 +386,7 @@ func (s *Subscription) end(err error) {
 		return
 	}
 	s.done, s.err = true, err
-	if err != io.EOF && err != errGone {
+	if err != io.EOF && err != ErrGone {
 		s.queue = nil
 	}
 	s.pending = nil

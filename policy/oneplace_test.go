@@ -1,0 +1,142 @@
+package policy
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ruleFacts are the fields whose comparison decides a rule: a project's
+// owner, a comment's author.
+var ruleFacts = map[string]bool{"OwnerID": true, "AuthorID": true}
+
+// copiesOfRules returns, for one parsed file, where it decides a rule of
+// the policy itself: a comparison (==, !=, a switch's tag or case) of a
+// selector .OwnerID or .AuthorID, or a read of a profile's copies by index
+// (x.Projects[id], comma-ok or not). Writing a copy (x.Projects[id] = name,
+// the left of an assignment) is no decision; neither is passing the fields
+// on (UserByID(c.AuthorID), a struct literal OwnerID: viewer).
+func copiesOfRules(fset *token.FileSet, f *ast.File) []string {
+	var found []string
+	at := func(n ast.Node, what string) {
+		found = append(found, fset.Position(n.Pos()).String()+": "+what)
+	}
+	fact := func(e ast.Expr) string {
+		if s, ok := ast.Unparen(e).(*ast.SelectorExpr); ok && ruleFacts[s.Sel.Name] {
+			return s.Sel.Name
+		}
+		return ""
+	}
+	written := map[ast.Expr]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok == token.ASSIGN {
+				for _, l := range n.Lhs {
+					written[ast.Unparen(l)] = true
+				}
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.EQL || n.Op == token.NEQ {
+				if name := fact(n.X) + fact(n.Y); name != "" {
+					at(n, "compares "+name)
+				}
+			}
+		case *ast.SwitchStmt:
+			if name := fact(n.Tag); name != "" {
+				at(n, "switches on "+name)
+			}
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				if name := fact(e); name != "" {
+					at(e, "compares "+name+" in a case")
+				}
+			}
+		case *ast.IndexExpr:
+			if s, ok := ast.Unparen(n.X).(*ast.SelectorExpr); ok && s.Sel.Name == "Projects" && !written[n] {
+				at(n, "reads a profile's Projects by index")
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// TestEveryRuleIsDecidedInPolicyOnly parses every Go file of the module
+// but tests and the files of policy/ and domain/, and fails on a copy of
+// a rule (copiesOfRules): who owns a project, who wrote a comment and
+// which projects a profile lists are facts the other packages read and
+// hand to the policy, which alone decides on them.
+func TestEveryRuleIsDecidedInPolicyOnly(t *testing.T) {
+	fset := token.NewFileSet()
+	files := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch name := d.Name(); {
+			case path == "..":
+			case strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata",
+				path == filepath.Join("..", "policy"), path == filepath.Join("..", "domain"):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, c := range copiesOfRules(fset, f) {
+			t.Errorf("%s: a copy of a rule of package policy; call the policy with the facts instead", c)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 { // the walk found the server's files, not a stray directory
+		t.Fatalf("parsed %d Go files, want the module's", files)
+	}
+}
+
+// TestTheOnePlaceCheckCatchesCopies proves copiesOfRules on the shapes a
+// copy of a rule takes, and on the reads and writes of the facts that are
+// none.
+func TestTheOnePlaceCheckCatchesCopies(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		copies     int
+	}{
+		{"the owner compared", `if p.OwnerID != viewer { return }`, 1},
+		{"the author compared, reversed", `if viewer == c.AuthorID { return }`, 1},
+		{"both in one condition", `ok := c.AuthorID == v || (p.OwnerID) == v; _ = ok`, 2},
+		{"a switch on the owner", `switch p.OwnerID { case viewer: }`, 1},
+		{"the owner in a case", `switch viewer { case p.OwnerID: }`, 1},
+		{"the copies read comma-ok", `_, ok := u.Projects[id]; _ = ok`, 1},
+		{"the copies read", `if u.Projects[id] != "" { return }`, 1},
+		{"a copy written", `u.Projects[id] = name`, 0},
+		{"the author passed on", `load(c.AuthorID)`, 0},
+		{"the owner set", `p := domain.Project{OwnerID: viewer}; _ = p`, 0},
+		{"another id compared", `if t.ProjectID == id { return }`, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, "x.go", "package x\nfunc f() {\n"+c.body+"\n}\n", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := copiesOfRules(fset, f); len(got) != c.copies {
+				t.Errorf("found %q, want %d copies", got, c.copies)
+			}
+		})
+	}
+}
