@@ -111,7 +111,7 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
-	alice := dial(t, e, srv, "alice")
+	alice := e.MustDialWS(t, srv, "alice")
 	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	task := seed.Task("Write the landing page copy")
@@ -131,7 +131,7 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 	var messages []string
 	for name, cursor := range cases {
 		t.Run(name+" over WebSocket", func(t *testing.T) {
-			c := dial(t, e, srv, "carol")
+			c := e.MustDialWS(t, srv, "carol")
 			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			messages = append(messages, mustEndWith(t, c, "1", "BAD_USER_INPUT").Message)
 		})
@@ -166,7 +166,7 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	alice := dial(t, e, srv, "alice")
+	alice := e.MustDialWS(t, srv, "alice")
 	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
@@ -203,7 +203,7 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 	}
 
 	t.Run("over WebSocket", func(t *testing.T) {
-		c := dial(t, e, srv, "eve")
+		c := e.MustDialWS(t, srv, "eve")
 		c.Subscribe(t, "e", taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor}) // legitimately alice's
 		m := mark(t)
 		if got, want := readWSUntil(t, c, "e", m.Cursor), append(all[6:8:8], m); !sameEvents(got, want) {
@@ -228,9 +228,9 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := seed.Task("Write the landing page copy")
-	alice := dial(t, e, srv, "alice")
+	alice := e.MustDialWS(t, srv, "alice")
 	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
-	bob := dial(t, e, srv, "bob")
+	bob := e.MustDialWS(t, srv, "bob")
 	bob.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 	mustUpdateTask(t, e, "alice", task.ID, `title: "seen by bob"`)
@@ -260,7 +260,7 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	}
 
 	t.Run("over WebSocket", func(t *testing.T) {
-		c := dial(t, e, srv, "bob")
+		c := e.MustDialWS(t, srv, "bob")
 		c.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID, "after": old})
 		m := mark(t)
 		if got, want := readWSUntil(t, c, "b", m.Cursor), append(all[5:7:7], m); !sameEvents(got, want) {

@@ -83,7 +83,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	gate := &graph.ReadGate{}
 	lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	bob := dial(t, e, srv, "bob")
+	bob := e.MustDialWS(t, srv, "bob")
 	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
@@ -146,7 +146,7 @@ func TestLiveRemovedMembersOwnEventShowsNoProjectData(t *testing.T) {
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	bob, carol := dial(t, e, srv, "bob"), dial(t, e, srv, "carol")
+	bob, carol := e.MustDialWS(t, srv, "bob"), e.MustDialWS(t, srv, "carol")
 	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 	carol.Subscribe(t, "c", projectDataSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
@@ -189,7 +189,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 		const budget = 300 * time.Millisecond
 		lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{EventTimeout: budget})
 		web := seed.Project("Website relaunch")
-		bob := dial(t, e, srv, "bob")
+		bob := e.MustDialWS(t, srv, "bob")
 		bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
@@ -263,7 +263,7 @@ func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Se
 	for i, v := range subs {
 		c := sockets[v]
 		if c == nil {
-			c = dial(t, e, srv, v)
+			c = e.MustDialWS(t, srv, v)
 			sockets[v] = c
 		}
 		id := fmt.Sprint(i)
@@ -372,7 +372,7 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 	heavy := `subscription($p: ID!) { projectEvents(projectId: $p) { project { tasks(first: 50) { nodes { id title } } } } }`
 	t.Run("default", func(t *testing.T) {
 		lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
-		c := dial(t, e, srv, "alice")
+		c := e.MustDialWS(t, srv, "alice")
 		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
 		m := c.MustRead(t)
 		if (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"COMPLEXITY_LIMIT_EXCEEDED"`) ||
@@ -390,7 +390,7 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 	})
 	t.Run("raised by the option", func(t *testing.T) {
 		lv, srv := e.StartLive(t, graph.Options{MaxSubscriptionComplexity: 1000}, live.HubConfig{})
-		c := dial(t, e, srv, "alice")
+		c := e.MustDialWS(t, srv, "alice")
 		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
@@ -407,7 +407,7 @@ func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 	// pays for the opening and 4 events.
 	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateCost: 1, RateCostBurst: 10}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", `subscription($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	task := *seed.Task("Write the landing page copy")
@@ -442,7 +442,7 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			gate := &graph.ReadGate{}
 			lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 			web := seed.Project("Website relaunch")
-			bob := dial(t, e, srv, "bob")
+			bob := e.MustDialWS(t, srv, "bob")
 			bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 			testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 			task := *seed.Task("Write the landing page copy")

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -206,16 +205,6 @@ func mustField(t *testing.T, obj, name string) json.RawMessage {
 
 const testTimeout = 30 * time.Second
 
-// dial opens an authenticated WebSocket for viewer, failing the test on an error.
-func dial(t *testing.T, e *testenv.Env, srv *httptest.Server, viewer string) *testenv.WSClient {
-	t.Helper()
-	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, viewer))
-	if err != nil {
-		t.Fatalf("connecting as %s: %v", viewer, err)
-	}
-	return c
-}
-
 // mustEndWith reads a "next" carrying one error of code, then "complete".
 func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Error {
 	t.Helper()
@@ -240,7 +229,7 @@ func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 		"beyond the stream's end": lv.Hub.Cursors().Cursor(web.ID, 1000),
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := dial(t, e, srv, "alice")
+			c := e.MustDialWS(t, srv, "alice")
 			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			mustEndWith(t, c, "1", "BAD_USER_INPUT")
 		})
@@ -254,7 +243,7 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 	web := seed.Project("Website relaunch")
 	clients := map[string]*testenv.WSClient{}
 	for _, v := range []string{"alice", "bob", "carol"} {
-		clients[v] = dial(t, e, srv, v)
+		clients[v] = e.MustDialWS(t, srv, v)
 		clients[v].Subscribe(t, v, taskEventsSub, map[string]any{"p": web.ID})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
@@ -329,7 +318,7 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	t.Run("depth", func(t *testing.T) {
-		c := dial(t, e, srv, "alice")
+		c := e.MustDialWS(t, srv, "alice")
 		c.Subscribe(t, "deep", `subscription($p: ID!) { projectEvents(projectId: $p) { task { project { owner { name } } } } }`,
 			map[string]any{"p": web.ID})
 		m := c.MustRead(t)
@@ -341,7 +330,7 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 		}
 	})
 	t.Run("per socket and per viewer", func(t *testing.T) {
-		a, b := dial(t, e, srv, "bob"), dial(t, e, srv, "bob")
+		a, b := e.MustDialWS(t, srv, "bob"), e.MustDialWS(t, srv, "bob")
 		a.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 		a.Subscribe(t, "2", taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
@@ -383,7 +372,7 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	q := `subscription($p: ID!) { projectEvents(projectId: $p) { task { assignee { id email projects { nodes { name } } } } } }`
-	alice, carol := dial(t, e, srv, "alice"), dial(t, e, srv, "carol")
+	alice, carol := e.MustDialWS(t, srv, "alice"), e.MustDialWS(t, srv, "carol")
 	alice.Subscribe(t, "a", q, map[string]any{"p": web.ID})
 	carol.Subscribe(t, "c", q, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
@@ -426,7 +415,7 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := *seed.Task("Set up analytics")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	var last string
@@ -441,7 +430,7 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 		task.Version = v + 20
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	}
-	c = dial(t, e, srv, "bob")
+	c = e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "2", taskEventsSub, map[string]any{"p": web.ID, "after": last})
 	for v := range 3 {
 		if got := decodeEvent(t, c.MustNext(t, "2")).ProjectEvents.Task; got == nil || got.Version != v+20 {
@@ -461,7 +450,7 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	// The clock stands still: no token comes back during the test.
 	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	// The socket runs its operations concurrently: whichever comes third
 	// is refused.
 	for _, id := range []string{"1", "2", "3"} {
@@ -478,7 +467,7 @@ func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
-	c := dial(t, e, srv, "alice")
+	c := e.MustDialWS(t, srv, "alice")
 	c.Subscribe(t, "q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
 	if n := c.MustNext(t, "q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
 		t.Errorf("query: %s %+v", n.Data, n.Errors)
@@ -499,7 +488,7 @@ func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	lv.Hub.Close()

@@ -302,7 +302,7 @@ func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 	token := *alice.token
 	mustUpdateTask(t, e, "bob", task, `title: "between"`)
 
-	c := dial(t, e, srv, "alice")
+	c := e.MustDialWS(t, srv, "alice")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": token})
 	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents.Task.Title; got != "between" {
 		t.Fatalf("the first event after the sync's token shows %q, want the change made after the sync", got)
@@ -319,14 +319,14 @@ func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 		if !p.HasMore {
 			t.Fatal("a first page of 1 change says no more")
 		}
-		c := dial(t, e, srv, "alice")
+		c := e.MustDialWS(t, srv, "alice")
 		c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": p.NextToken})
 		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); !strings.Contains(got.Message, "more pages") {
 			t.Errorf("message %q", got.Message)
 		}
 	})
 	t.Run("another viewer's token is refused as after like a bad cursor", func(t *testing.T) {
-		c := dial(t, e, srv, "bob")
+		c := e.MustDialWS(t, srv, "bob")
 		c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": token})
 		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); got.Message != "after is not a cursor of this project's events" {
 			t.Errorf("message %q", got.Message)

@@ -46,7 +46,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	e.Store.Events = tel.EventSink(e.Store.Events) // as the server wires it
 	web := seed.Project("Website relaunch")
 
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	fams := scrape(t, tel)
@@ -116,7 +116,7 @@ func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	_, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
-	c := dial(t, e, srv, "alice")
+	c := e.MustDialWS(t, srv, "alice")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
 	mustEndWith(t, c, "1", "BAD_USER_INPUT")
 	if got := values(scrape(t, tel), "taskgraph_graphql_subscriptions_open")[""]; got != 0 {
@@ -133,7 +133,7 @@ func TestSubscriptionSpanCoversItsStartOnly(t *testing.T) {
 	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
 	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	// The span ends once the subscribe returns, just after the hub has the

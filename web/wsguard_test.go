@@ -19,7 +19,7 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	site := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	vars := map[string]any{"p": site.ID}
 	c.Subscribe(t, "x", taskEventsSub, vars)
 	testenv.WaitSubscribers(t, lv.Hub, site.ID, 1)

@@ -104,6 +104,17 @@ func DialWS(tb testing.TB, srv *httptest.Server, authorization string) (*WSClien
 	return DialWSURL(tb, srv.URL, WSAuth(authorization))
 }
 
+// MustDialWS is DialWS with a token of viewer, failing tb unless the
+// server acknowledges the connection.
+func (e *Env) MustDialWS(tb testing.TB, srv *httptest.Server, viewer string) *WSClient {
+	tb.Helper()
+	c, err := DialWS(tb, srv, "Bearer "+e.Token(tb, viewer))
+	if err != nil {
+		tb.Fatalf("connecting as %s: %v", viewer, err)
+	}
+	return c
+}
+
 // DialWSFrom is DialWS from a page of origin ("" sends no Origin header).
 func DialWSFrom(tb testing.TB, srv *httptest.Server, origin, authorization string) (*WSClient, error) {
 	tb.Helper()
