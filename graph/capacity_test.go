@@ -121,7 +121,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env,
 		t.Fatal(err)
 	}
 	e.Auth = &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
-	stepHandler(t, e, o)
+	e.StepLevels(t, o)
 	return e, c
 }
 

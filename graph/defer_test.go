@@ -69,13 +69,13 @@ func TestDeferPinnedCalls(t *testing.T) {
 		return sampleCounts(scrape(t, tel), "taskgraph_loader_batch_keys")
 	}
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Telemetry: tel})
 	var plain any
 	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
 	tel = mustTelemetry(t, telemetry.Config{Metrics: true})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Telemetry: tel})
 	e.Calls.Reset()
 	raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
 		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))

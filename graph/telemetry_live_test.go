@@ -194,7 +194,7 @@ func TestMetricsOfPublicationsAndTheSweep(t *testing.T) {
 	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true, SpanExporter: exp})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Telemetry: tel})
 	e.Store.Events = tel.EventSink(&flakySink{})
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Swept"`)
 	if got := values(scrape(t, tel), "taskgraph_live_events_published_total"); got["outcome=error,source=commit"] != 1 || len(got) != 1 {

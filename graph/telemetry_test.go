@@ -27,7 +27,6 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
-	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -49,18 +48,6 @@ func mustTelemetry(t *testing.T, cfg telemetry.Config) *telemetry.Telemetry {
 	}
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	return tel
-}
-
-// stepHandler makes e's handler one with o, reading its batches level by
-// level (testenv.Stepper), so that batches and calls do not depend on the
-// machine's load.
-func stepHandler(t *testing.T, e *testenv.Env, o graph.Options) {
-	t.Helper()
-	trig := &stepmode.Trigger{}
-	o.Loaders.Steps = trig
-	e.Handler = e.NewHandler(o)
-	s := testenv.StartStepper(trig, nil)
-	t.Cleanup(s.Stop)
 }
 
 // scrape reads the telemetry's /metrics page into metric families.
@@ -117,7 +104,7 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 3})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Telemetry: tel})
 	e.Calls.Reset()
 
 	statuses := map[int]int{}
@@ -278,7 +265,7 @@ func TestTraceSpanTree(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
 	var logBuf bytes.Buffer
-	stepHandler(t, e, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	e.StepLevels(t, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
 	e.Calls.Reset()
 
 	query := `query Dash($n: Int!) { me { projects(first: $n) { nodes { name members { user { name } } tasks(first: 3) { nodes { title } } } } } }`

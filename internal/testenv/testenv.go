@@ -190,14 +190,16 @@ func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
 	return wire.NewHandler(e.Store, e.Auth, o)
 }
 
-// StepLevels makes the Env's handler read its batches level by level (see
-// Stepper) for the rest of the test, for tests that pin DynamoDB calls: the
-// counts then do not depend on the machine's load. tb is the test or
-// subtest that asks; the stepping lasts as long as the Env.
-func (e *Env) StepLevels(tb testing.TB) {
+// StepLevels makes the Env's handler, made anew with the options o, read
+// its batches level by level (see Stepper) for the rest of the test, for
+// tests that pin DynamoDB calls: the counts then do not depend on the
+// machine's load. tb is the test or subtest that asks; the stepping lasts
+// as long as the Env.
+func (e *Env) StepLevels(tb testing.TB, o graph.Options) {
 	tb.Helper()
 	trig := &stepmode.Trigger{}
-	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{Steps: trig}})
+	o.Loaders.Steps = trig
+	e.Handler = e.NewHandler(o)
 	s := StartStepper(trig, nil)
 	e.onEnd(tb, s.Stop)
 }
