@@ -10,6 +10,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Query.sync (docs/sync.md): for the viewer, across their projects, what
@@ -333,7 +334,7 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		}
 	}
 	if len(out.candidates) > 0 {
-		seen, err := l.visibleUsers(ctx, out.candidates)
+		seen, err := l.stillSeen(ctx, out.candidates)
 		if err != nil {
 			return nil, err
 		}
@@ -364,6 +365,47 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 	}
 	return &model.SyncPage{NextToken: s.cursors.SealSync(viewer, !hasMore && streamOK, stream, next.encode()), HasMore: hasMore,
 		Upserts: out.nodes(), Tombstones: out.tombs()}, nil
+}
+
+// stillSeen reports which of the users who may have stopped being visible
+// the viewer still sees (policy.SeesUser), by the viewer's profile read
+// again once theirs are read. A user's profile read after the viewer's
+// could otherwise list a project they joined after the viewer left it: the
+// user would look shared, and the project's departure, which passes over
+// members who joined after it, would never tombstone them. Read after,
+// the viewer's profile lists a project only if the viewer is still in it;
+// then either the user still is too, or their removal lies beyond this
+// page's read of the log (it was committed after the viewer's first read)
+// and a later page meets it. One strongly consistent GetItem, on the pages
+// that have candidates only.
+func (l *Loaders) stillSeen(ctx context.Context, ids []string) ([]bool, error) {
+	theirs := make([]func() (any, error), len(ids))
+	for i, id := range ids {
+		if id != l.viewer {
+			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
+		}
+	}
+	users := make([]*domain.User, len(ids))
+	for i, th := range theirs {
+		if th == nil {
+			continue
+		}
+		v, err := th()
+		if err != nil && !domain.IsNotFound(err) {
+			return nil, err
+		}
+		users[i], _ = v.(*domain.User)
+	}
+	vals, errs := l.store.Get(ctx, []dynamo.Ref{dynamo.UserRef(l.viewer)}) // after theirs, past the loaders' cache
+	if errs[0] != nil && !domain.IsNotFound(errs[0]) {
+		return nil, errs[0]
+	}
+	viewer, _ := vals[0].(*domain.User)
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		out[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
+	}
+	return out, nil
 }
 
 // share gives each project a part of the page's first entries: as many as
