@@ -334,7 +334,13 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		}
 	}
 	if len(out.candidates) > 0 {
-		seen, err := l.stillSeen(ctx, out.candidates)
+		var tracked []string // the projects this page reads as visible
+		for _, w := range works {
+			if w.visible {
+				tracked = append(tracked, w.st.id)
+			}
+		}
+		seen, err := l.stillSeen(ctx, out.candidates, tracked)
 		if err != nil {
 			return nil, err
 		}
@@ -368,17 +374,20 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 }
 
 // stillSeen reports which of the users who may have stopped being visible
-// the viewer still sees (policy.SeesUser), by the viewer's profile read
-// again once theirs are read. A user's profile read after the viewer's
-// could otherwise list a project they joined after the viewer left it: the
-// user would look shared, and the project's departure, which passes over
-// members who joined after it, would never tombstone them. Read after,
-// the viewer's profile lists a project only if the viewer is still in it;
-// then either the user still is too, or their removal lies beyond this
-// page's read of the log (it was committed after the viewer's first read)
-// and a later page meets it. One strongly consistent GetItem, on the pages
-// that have candidates only.
-func (l *Loaders) stillSeen(ctx context.Context, ids []string) ([]bool, error) {
+// the viewer still sees (policy.SeesUser), through a project this page
+// reads as visible (tracked), by the viewer's profile read again once
+// theirs are read. The viewer's profile as step 1 read it would let a user
+// look shared through a project they joined after the viewer left it,
+// between the two reads, and that project's leave passes over members
+// born after the viewer's departure: no tombstone would ever come. A
+// project the token does not follow yet (joined after step 1) is no
+// evidence either: no leave of it would ever weigh the user; the next
+// page joins it and upserts its members again. Read after theirs, the
+// viewer's profile lists a tracked project only if the viewer is still in
+// it; then the user still is too, or their removal was committed after
+// step 1, lies past this page's logs, and a later page weighs them again.
+// One strongly consistent GetItem, on the pages that weigh a user only.
+func (l *Loaders) stillSeen(ctx context.Context, ids, tracked []string) ([]bool, error) {
 	theirs := make([]func() (any, error), len(ids))
 	for i, id := range ids {
 		if id != l.viewer {
@@ -400,7 +409,13 @@ func (l *Loaders) stillSeen(ctx context.Context, ids []string) ([]bool, error) {
 	if errs[0] != nil && !domain.IsNotFound(errs[0]) {
 		return nil, errs[0]
 	}
-	viewer, _ := vals[0].(*domain.User)
+	now, _ := vals[0].(*domain.User)
+	viewer := &domain.User{ID: l.viewer, Projects: map[string]string{}} // as seen within the tracked projects
+	for _, p := range tracked {
+		if name, ok := policy.ProjectSeen(now, p); ok {
+			viewer.Projects[p] = name
+		}
+	}
 	out := make([]bool, len(ids))
 	for i, id := range ids {
 		out[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
