@@ -10,6 +10,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // Query.sync (docs/sync.md): for the viewer, across their projects, what
@@ -333,7 +334,13 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		}
 	}
 	if len(out.candidates) > 0 {
-		seen, err := l.visibleUsers(ctx, out.candidates)
+		var tracked []string // the projects this page reads as visible
+		for _, w := range works {
+			if w.visible {
+				tracked = append(tracked, w.st.id)
+			}
+		}
+		seen, err := l.stillSeen(ctx, out.candidates, tracked)
 		if err != nil {
 			return nil, err
 		}
@@ -364,6 +371,56 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 	}
 	return &model.SyncPage{NextToken: s.cursors.SealSync(viewer, !hasMore && streamOK, stream, next.encode()), HasMore: hasMore,
 		Upserts: out.nodes(), Tombstones: out.tombs()}, nil
+}
+
+// stillSeen reports which of the users who may have stopped being visible
+// the viewer still sees (policy.SeesUser), through a project this page
+// reads as visible (tracked), by the viewer's profile read again once
+// theirs are read. The viewer's profile as step 1 read it would let a user
+// look shared through a project they joined after the viewer left it,
+// between the two reads, and that project's leave passes over members
+// born after the viewer's departure: no tombstone would ever come. A
+// project the token does not follow yet (joined after step 1) is no
+// evidence either: no leave of it would ever weigh the user; the next
+// page joins it and upserts its members again. Read after theirs, the
+// viewer's profile lists a tracked project only if the viewer is still in
+// it; then the user still is too, or their removal was committed after
+// step 1, lies past this page's logs, and a later page weighs them again.
+// One strongly consistent GetItem, on the pages that weigh a user only.
+func (l *Loaders) stillSeen(ctx context.Context, ids, tracked []string) ([]bool, error) {
+	theirs := make([]func() (any, error), len(ids))
+	for i, id := range ids {
+		if id != l.viewer {
+			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
+		}
+	}
+	users := make([]*domain.User, len(ids))
+	for i, th := range theirs {
+		if th == nil {
+			continue
+		}
+		v, err := th()
+		if err != nil && !domain.IsNotFound(err) {
+			return nil, err
+		}
+		users[i], _ = v.(*domain.User)
+	}
+	vals, errs := l.store.Get(ctx, []dynamo.Ref{dynamo.UserRef(l.viewer)}) // after theirs, past the loaders' cache
+	if errs[0] != nil && !domain.IsNotFound(errs[0]) {
+		return nil, errs[0]
+	}
+	now, _ := vals[0].(*domain.User)
+	viewer := &domain.User{ID: l.viewer, Projects: map[string]string{}} // as seen within the tracked projects
+	for _, p := range tracked {
+		if name, ok := policy.ProjectSeen(now, p); ok {
+			viewer.Projects[p] = name
+		}
+	}
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		out[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
+	}
+	return out, nil
 }
 
 // share gives each project a part of the page's first entries: as many as

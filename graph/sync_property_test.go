@@ -54,7 +54,7 @@ func TestSyncProperty(t *testing.T) {
 					}
 				}
 				w.mu.Unlock()
-				t.Errorf("%s: %s's replica differs from a full read:\n%s\nwhat its pages said of them:\n%s\n%s", name, v, d, r.trailOf(d), w.historyOf(d))
+				t.Errorf("%s: %s's replica differs from a full read:\n%s\nwhat its pages said of them:\n%s\n%s", name, v, d, r.trailOfWith(d, w.historyOf(d, v)), w.historyOf(d, v))
 			}
 		}
 	}
@@ -475,12 +475,21 @@ func (w *syncWorld) checkPage(t *testing.T, viewer string, p *syncPage, start, e
 
 // historyOf tells the membership changes of the users and projects a diff
 // names.
-func (w *syncWorld) historyOf(diff string) string {
+func (w *syncWorld) historyOf(diff, viewer string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	named := func(k [2]string) bool {
+		return strings.Contains(diff, `"id":"`+k[1]+`"`) || strings.Contains(diff, `"id":"`+k[0]+`"`)
+	}
+	projects := map[string]bool{} // the projects of what the diff names, for the viewer's own history in them
+	for k := range w.history {
+		if named(k) {
+			projects[k[0]] = true
+		}
+	}
 	var out []string
 	for k, evs := range w.history {
-		if !strings.Contains(diff, `"id":"`+k[1]+`"`) && !strings.Contains(diff, `"id":"`+k[0]+`"`) {
+		if !named(k) && !(k[1] == viewer && projects[k[0]]) {
 			continue
 		}
 		var parts []string

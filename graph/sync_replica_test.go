@@ -115,6 +115,7 @@ type replica struct {
 	// after each page, for a failure's message.
 	trail  map[string][]string
 	states []string
+	also   string // more ids whose states trailOf tells (the history's projects)
 }
 
 func newReplica(viewer string) *replica {
@@ -131,7 +132,7 @@ func (r *replica) trailOf(diff string) string {
 	}
 	for _, st := range r.states {
 		for id := range r.trail {
-			if strings.HasPrefix(id, "prj#") && strings.Contains(diff, id) && strings.Contains(st, id) {
+			if strings.HasPrefix(id, "prj#") && (strings.Contains(diff, id) || strings.Contains(r.also, id)) && strings.Contains(st, id) {
 				out = append(out, st)
 				break
 			}
@@ -162,7 +163,7 @@ func (r *replica) page(t testing.TB, e *testenv.Env, first int) (*syncPage, stri
 		ids[id] = true
 		b, _ := json.Marshal(u)
 		r.objs[id] = string(b)
-		r.trail[id] = append(r.trail[id], fmt.Sprintf("page %d upsert", r.pages))
+		r.trail[id] = append(r.trail[id], fmt.Sprintf("page %d upsert (%s)", r.pages, time.Now().Format("05.000")))
 	}
 	for _, tb := range p.Tombstones {
 		if ids[tb.ID] {
@@ -170,10 +171,10 @@ func (r *replica) page(t testing.TB, e *testenv.Env, first int) (*syncPage, stri
 		}
 		ids[tb.ID] = true
 		delete(r.objs, tb.ID)
-		r.trail[tb.ID] = append(r.trail[tb.ID], fmt.Sprintf("page %d tombstone", r.pages))
+		r.trail[tb.ID] = append(r.trail[tb.ID], fmt.Sprintf("page %d tombstone (%s)", r.pages, time.Now().Format("05.000")))
 	}
 	r.token = &p.NextToken
-	r.states = append(r.states, fmt.Sprintf("page %d: %s", r.pages, graph.SyncTokenStates(r.viewer, p.NextToken)))
+	r.states = append(r.states, fmt.Sprintf("page %d (%s): %s", r.pages, time.Now().Format("05.000"), graph.SyncTokenStates(r.viewer, p.NextToken)))
 	r.pages++
 	return p, ""
 }
@@ -288,4 +289,11 @@ func (r *replica) mustEqualFullRead(t testing.TB, e *testenv.Env) {
 	if d := diffObjects(r.objs, fullRead(t, e, r.viewer)); d != "" {
 		t.Errorf("%s's replica differs from a full read:\n%s", r.viewer, d)
 	}
+}
+
+// trailOfWith is trailOf, telling the token's states of the projects named
+// in history too.
+func (r *replica) trailOfWith(diff, history string) string {
+	r.also = history
+	return r.trailOf(diff)
 }
