@@ -38,9 +38,9 @@ func TestDeferClients(t *testing.T) {
 		t.Skip("node_modules has no @apollo/client; scripts/test installs the Node tools")
 	}
 	env := testenv.New(t)
-	env.MustSeed()
+	env.MustSeed(t)
 	p := startLiveInstanceWith(t, env, mustStartNATS(t), web.Options{}, live.HubConfig{})
 	runNodeChecks(t, nodeModules, filepath.Join("clients", "defer", "run.mjs"), map[string]any{
-		"url": p.URL + "/query", "token": env.Token("alice"), "deferred": deferClientsQuery, "plain": plainClientsQuery, "waitMs": 20_000,
+		"url": p.URL + "/query", "token": env.Token(t, "alice"), "deferred": deferClientsQuery, "plain": plainClientsQuery, "waitMs": 20_000,
 	})
 }

@@ -41,11 +41,11 @@ func TestFrontendClients(t *testing.T) {
 	out := mustCompileChecks(t, nodeModules, filepath.Join("clients", "frontends", "tsconfig.json"))
 
 	env := testenv.New(t)
-	env.MustSeed()
+	env.MustSeed(t)
 	p := startLiveInstanceWith(t, env, mustStartNATS(t), web.Options{}, live.HubConfig{})
 	tokens := map[string]string{}
 	for _, viewer := range []string{"alice", "bob", "carol", "dave"} {
-		tokens[viewer] = env.Token(viewer)
+		tokens[viewer] = env.Token(t, viewer)
 	}
 	runNodeChecksWith(t, nodeModules, map[string]any{"url": p.URL + "/query", "tokens": tokens, "waitMs": 20_000},
 		[]string{"NODE_ENV=development"}, "--conditions=development", filepath.Join(out, "frontends", "run.js"))

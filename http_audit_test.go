@@ -18,8 +18,8 @@ import (
 func TestGraphQLOverHTTPAudit(t *testing.T) {
 	nodeModules := mustNodeTools(t)
 	env := testenv.New(t)
-	env.MustSeed()
+	env.MustSeed(t)
 	inst := startLiveInstanceWith(t, env, "", web.Options{}, live.HubConfig{})
 	runNodeChecks(t, nodeModules, filepath.Join("clients", "http", "audit.mjs"),
-		map[string]string{"url": inst.URL + "/query", "token": env.Token("alice")})
+		map[string]string{"url": inst.URL + "/query", "token": env.Token(t, "alice")})
 }

@@ -69,7 +69,7 @@ type liveConfig struct {
 func TestLiveClients(t *testing.T) {
 	nodeModules := mustNodeTools(t)
 	env := testenv.New(t)
-	seed := env.MustSeed()
+	seed := env.MustSeed(t)
 	natsURL := mustStartNATS(t)
 
 	a := startLiveInstance(t, env, natsURL, web.Origins{}, live.HubConfig{})
@@ -92,8 +92,8 @@ func TestLiveClients(t *testing.T) {
 	}
 	cfg := liveConfig{
 		A: a.URL + "/query", B: b.URL + "/query",
-		Tokens: map[string]string{"alice": env.Token("alice"), "bob": env.Token("bob"), "carol": env.Token("carol"),
-			"dave": env.Token("dave"), "eve": env.Token("eve"), "expired": expiredToken, "shortLived": shortLived},
+		Tokens: map[string]string{"alice": env.Token(t, "alice"), "bob": env.Token(t, "bob"), "carol": env.Token(t, "carol"),
+			"dave": env.Token(t, "dave"), "eve": env.Token(t, "eve"), "expired": expiredToken, "shortLived": shortLived},
 		Users:      map[string]string{"alice": "alice", "bob": "bob", "carol": "carol", "dave": "dave", "eve": "eve"},
 		Project:    seed.Project("Website relaunch").ID,
 		AppProject: seed.Project("Mobile app").ID, OtherProject: seed.Project("Research").ID,
@@ -130,7 +130,7 @@ var trustedLiveDocs = map[string]string{
 func TestLiveClientsInProduction(t *testing.T) {
 	nodeModules := mustNodeTools(t)
 	env := testenv.New(t)
-	seed := env.MustSeed()
+	seed := env.MustSeed(t)
 	natsURL := mustStartNATS(t)
 	manifest := map[string]string{}
 	ids := map[string]string{}
@@ -149,12 +149,12 @@ func TestLiveClientsInProduction(t *testing.T) {
 	}
 	p := startLiveInstanceWith(t, env, natsURL, web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}}, live.HubConfig{})
 	cfg := map[string]any{
-		"url": p.URL + "/query", "token": env.Token("alice"), "project": seed.Project("Website relaunch").ID,
+		"url": p.URL + "/query", "token": env.Token(t, "alice"), "project": seed.Project("Website relaunch").ID,
 		"task": seed.Task("Set up analytics").ID, "ids": ids, "docs": trustedLiveDocs, "waitMs": 20_000,
 	}
 	runNodeChecks(t, nodeModules, filepath.Join("clients", "live", "trusted.mjs"), cfg)
 	var me struct{ Me struct{ Name string } }
-	env.MustQuery("alice", "{ me { name } }", nil, &me)
+	env.MustQuery(t, "alice", "{ me { name } }", nil, &me)
 	if me.Me.Name != "Alice Example" {
 		t.Errorf("alice's name is %q after the refused mutation", me.Me.Name)
 	}
@@ -334,7 +334,7 @@ func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o web
 // 1013 Try Again Later with the documented reason; resubscribing with its
 // last cursor (on A) brings the rest.
 func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project, task string) {
-	alice := "Bearer " + env.Token("alice")
+	alice := "Bearer " + env.Token(t, "alice")
 	post := func(input map[string]any) int {
 		t.Helper()
 		var d struct{ UpdateTask struct{ Version int } }
@@ -354,9 +354,9 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	bigQuery := `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) { cursor task { title version }` + big.String() + ` } }`
 
 	reader := dialLive(t, b.URL, alice)
-	reader.Subscribe("1", small, map[string]any{"p": project})
+	reader.Subscribe(t, "1", small, map[string]any{"p": project})
 	slow := dialLive(t, b.URL, alice)
-	slow.Subscribe("1", bigQuery, map[string]any{"p": project})
+	slow.Subscribe(t, "1", bigQuery, map[string]any{"p": project})
 	testenv.WaitSubscribers(t, b.Hub, project, 2)
 
 	// The reader keeps reading, in its own goroutine.
@@ -487,7 +487,7 @@ func testSlowConsumer(t *testing.T, env *testenv.Env, a, b liveInstance, project
 	// Resume, on A (any instance: a cursor is the stream's): exactly the
 	// events it missed.
 	back := dialLive(t, a.URL, alice)
-	back.Subscribe("1", small, map[string]any{"p": project, "after": r.cursors[n-1]})
+	back.Subscribe(t, "1", small, map[string]any{"p": project, "after": r.cursors[n-1]})
 	for i := n; i < len(all); i++ {
 		m, err := back.Read(ctx)
 		if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), all[i].cursor) {

@@ -61,7 +61,7 @@ func claimsWithout(claim, extra string) string {
 func claimsViewer(t *testing.T, e *testenv.Env, header string) (id string, refusal string) {
 	t.Helper()
 	e.Calls.Reset()
-	res := e.Do(header, authMe, nil)
+	res := e.Do(t, header, authMe, nil)
 	if len(res.Errors) == 0 {
 		var got struct{ Me struct{ ID string } }
 		if err := json.Unmarshal(res.Data, &got); err != nil {
@@ -78,7 +78,7 @@ func claimsViewer(t *testing.T, e *testenv.Env, header string) (id string, refus
 
 func TestAuthRefusesLooseClaims(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	now, hour := testenv.Now.Unix(), testenv.Now.Add(time.Hour).Unix()
 	skew := int64(auth.ClockSkew / time.Second)
 	valid := authHS256(t, authClaims("alice", nil))
@@ -170,7 +170,7 @@ func TestAuthRefusesLooseClaims(t *testing.T) {
 
 func TestAuthLifetimeLimit(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	e.Auth.MaxLifetime = time.Hour
 	t.Run("a token within a configured limit works", func(t *testing.T) {
 		if id, msg := claimsViewer(t, e, authHS256(t, authClaims("alice", nil))); id != "alice" {
@@ -246,7 +246,7 @@ func TestJWKSTokenWithoutKid(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	sign := func(m jwt.SigningMethod, kid string, key any) string {
 		tok := jwt.NewWithClaims(m, authClaims("alice", nil))
 		if kid != "" {
@@ -308,7 +308,7 @@ func TestJWKSTokenWithoutKid(t *testing.T) {
 
 func TestAuthRefusesLookAlikeSubs(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, c := range []struct{ name, sub string }{
 		{"zero-width space", "ali\u200bce"},
 		{"zero-width non-joiner", "ali\u200cce"},
@@ -339,14 +339,14 @@ func TestAuthRefusesLookAlikeSubs(t *testing.T) {
 		{"decomposed accent (NFD)", "Zoe\u0308"},
 	} {
 		t.Run(c.name+" is refused", func(t *testing.T) {
-			before := e.Dump()
+			before := e.Dump(t)
 			e.Calls.Reset()
-			res := e.Do(authHS256(t, authClaims(c.sub, nil)), authMutation, nil)
+			res := e.Do(t, authHS256(t, authClaims(c.sub, nil)), authMutation, nil)
 			authRefused(t, res)
 			if !strings.Contains(res.Errors[0].Message, "sub") {
 				t.Errorf("message %q does not name the sub", res.Errors[0].Message)
 			}
-			if n := e.Calls.Total(); n != 0 || e.Dump() != before {
+			if n := e.Calls.Total(); n != 0 || e.Dump(t) != before {
 				t.Errorf("a refused token made %d DynamoDB calls or changed the table", n)
 			}
 		})
@@ -367,7 +367,7 @@ func TestAuthRefusesLookAlikeSubs(t *testing.T) {
 	} {
 		t.Run(c.name+" sub is accepted", func(t *testing.T) {
 			header := authHS256(t, authClaims(c.sub, nil))
-			res := e.Do(header, `mutation { updateProfile(input: {name: "Someone"}) { id } }`, nil)
+			res := e.Do(t, header, `mutation { updateProfile(input: {name: "Someone"}) { id } }`, nil)
 			if len(res.Errors) != 0 {
 				t.Fatalf("updateProfile: %+v", res.Errors)
 			}

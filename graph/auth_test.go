@@ -76,7 +76,7 @@ const (
 
 func TestAuthRefusesMissingAndBadTokens(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -134,13 +134,13 @@ func TestAuthRefusesMissingAndBadTokens(t *testing.T) {
 	for _, c := range cases {
 		for _, op := range ops {
 			t.Run(c.name+" is refused on a "+op.name, func(t *testing.T) {
-				before := e.Dump()
+				before := e.Dump(t)
 				e.Calls.Reset()
-				authRefused(t, e.Do(c.header, op.query, nil))
+				authRefused(t, e.Do(t, c.header, op.query, nil))
 				if n := e.Calls.Total(); n != 0 {
 					t.Errorf("%d DynamoDB calls for a refused request: %v", n, e.Calls.ByOp())
 				}
-				if e.Dump() != before {
+				if e.Dump(t) != before {
 					t.Error("a refused mutation changed the table")
 				}
 			})
@@ -148,9 +148,9 @@ func TestAuthRefusesMissingAndBadTokens(t *testing.T) {
 	}
 
 	t.Run("a bad token is not taken for no token", func(t *testing.T) {
-		none := e.Do("", authMe, nil)
-		expired := e.Do(authHS256(t, authClaims("alice", map[string]any{"exp": testenv.Now.Add(-time.Minute).Unix()})), authMe, nil)
-		forged := e.Do(authToken(t, jwt.SigningMethodHS256, []byte("x"), authClaims("alice", nil)), authMe, nil)
+		none := e.Do(t, "", authMe, nil)
+		expired := e.Do(t, authHS256(t, authClaims("alice", map[string]any{"exp": testenv.Now.Add(-time.Minute).Unix()})), authMe, nil)
+		forged := e.Do(t, authToken(t, jwt.SigningMethodHS256, []byte("x"), authClaims("alice", nil)), authMe, nil)
 		authRefused(t, none)
 		authRefused(t, expired)
 		authRefused(t, forged)
@@ -185,7 +185,7 @@ func TestAuthIntrospectionWithoutToken(t *testing.T) {
 		for _, c := range allowed {
 			t.Run(c.name+" works with "+header.name, func(t *testing.T) {
 				e.Calls.Reset()
-				res := e.Do(header.value, c.query, nil)
+				res := e.Do(t, header.value, c.query, nil)
 				if len(res.Errors) != 0 {
 					t.Fatalf("errors %+v", res.Errors)
 				}
@@ -211,7 +211,7 @@ func TestAuthIntrospectionWithoutToken(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name+" is refused without a token", func(t *testing.T) {
 			e.Calls.Reset()
-			authRefused(t, e.Do("", c.query, nil))
+			authRefused(t, e.Do(t, "", c.query, nil))
 			if n := e.Calls.Total(); n != 0 {
 				t.Errorf("%d DynamoDB calls without a token", n)
 			}
@@ -232,14 +232,14 @@ func TestAuthValidTokenIsTheViewer(t *testing.T) {
 			var created struct {
 				UpdateProfile struct{ ID string }
 			}
-			res := e.Do(header, `mutation { updateProfile(input: {name: "Someone"}) { id } }`, nil)
+			res := e.Do(t, header, `mutation { updateProfile(input: {name: "Someone"}) { id } }`, nil)
 			if len(res.Errors) != 0 {
 				t.Fatalf("updateProfile: %+v", res.Errors)
 			}
 			if err := json.Unmarshal(res.Data, &created); err != nil || created.UpdateProfile.ID != sub {
 				t.Fatalf("updateProfile id = %q (%v), want %q", created.UpdateProfile.ID, err, sub)
 			}
-			res = e.Do(header, `{ me { id name } }`, nil)
+			res = e.Do(t, header, `{ me { id name } }`, nil)
 			var got struct{ Me struct{ ID, Name string } }
 			if len(res.Errors) != 0 {
 				t.Fatalf("me: %+v", res.Errors)
@@ -250,15 +250,15 @@ func TestAuthValidTokenIsTheViewer(t *testing.T) {
 		})
 	}
 	t.Run("a token the server signed works", func(t *testing.T) {
-		e.MustSeed()
+		e.MustSeed(t)
 		var got struct{ Me struct{ ID string } }
-		e.MustQuery("alice", authMe, nil, &got)
+		e.MustQuery(t, "alice", authMe, nil, &got)
 		if got.Me.ID != "alice" {
 			t.Errorf("me.id = %q, want alice", got.Me.ID)
 		}
 	})
 	t.Run("a token about to expire still works", func(t *testing.T) {
-		res := e.Do(authHS256(t, authClaims("alice", map[string]any{"exp": testenv.Now.Add(time.Second).Unix()})), authMe, nil)
+		res := e.Do(t, authHS256(t, authClaims("alice", map[string]any{"exp": testenv.Now.Add(time.Second).Unix()})), authMe, nil)
 		if len(res.Errors) != 0 || !strings.Contains(string(res.Data), `"alice"`) {
 			t.Errorf("errors %+v, data %s", res.Errors, res.Data)
 		}

@@ -11,8 +11,8 @@ import (
 
 // seedWide makes one project owned by "owner" with n members and n tasks,
 // task i assigned to member i, with two tags and two comments each.
-func seedWide(e *testenv.Env, n int) *domain.Project {
-	e.TB.Helper()
+func seedWide(tb testing.TB, e *testenv.Env, n int) *domain.Project {
+	tb.Helper()
 	b := e.Store.NewDataset(testenv.Now)
 	owner := b.User("owner", "Owner", "")
 	var members []*domain.User
@@ -26,14 +26,14 @@ func seedWide(e *testenv.Env, n int) *domain.Project {
 		b.Comment(t, owner, "first")
 		b.Comment(t, members[i], "second")
 	}
-	e.MustImport(&b.D)
+	e.MustImport(tb, &b.D)
 	return p
 }
 
 func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 	e := testenv.New(t)
-	p := seedWide(e, 20)
-	e.StepLevels()
+	p := seedWide(t, e, 20)
+	e.StepLevels(t, graph.Options{})
 	var got struct {
 		Project struct {
 			Tasks struct {
@@ -46,7 +46,7 @@ func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 			}
 		}
 	}
-	e.MustQuery("owner", `query($id: ID!) { project(id: $id) { tasks(first: 20) { nodes {
+	e.MustQuery(t, "owner", `query($id: ID!) { project(id: $id) { tasks(first: 20) { nodes {
 		assignee { name } comments(first: 5) { nodes { author { name } } } } } } }`, map[string]any{"id": p.ID}, &got)
 	if n := len(got.Project.Tasks.Nodes); n != 20 {
 		t.Fatalf("got %d tasks, want 20", n)
@@ -79,9 +79,9 @@ func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 // call of its own, and each comment list too.
 func TestBatchingOffReadsEveryKeyAlone(t *testing.T) {
 	e := testenv.New(t)
-	p := seedWide(e, 5)
+	p := seedWide(t, e, 5)
 	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{NoBatch: true}})
-	e.MustQuery("owner", `query($id: ID!) { project(id: $id) { tasks(first: 5) { nodes {
+	e.MustQuery(t, "owner", `query($id: ID!) { project(id: $id) { tasks(first: 5) { nodes {
 		assignee { name } comments(first: 5) { nodes { author { name } } } } } } }`, map[string]any{"id": p.ID}, nil)
 	calls := e.Calls.ByOp()
 	t.Logf("DynamoDB calls: %v", calls)

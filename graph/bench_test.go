@@ -11,8 +11,8 @@ import (
 
 // seedScale makes `projects` projects of 5 members each (the viewer "u0" in
 // all), each with `tasks` tasks carrying 2 tags and 3 comments.
-func seedScale(e *testenv.Env, projects, tasks int) int {
-	e.TB.Helper()
+func seedScale(tb testing.TB, e *testenv.Env, projects, tasks int) int {
+	tb.Helper()
 	b := e.Store.NewDataset(testenv.Now)
 	var users []*domain.User
 	for i := range 5 {
@@ -28,7 +28,7 @@ func seedScale(e *testenv.Env, projects, tasks int) int {
 			}
 		}
 	}
-	e.MustImport(&b.D)
+	e.MustImport(tb, &b.D)
 	n := len(b.D.Users) + len(b.D.Projects) + len(b.D.Members) + len(b.D.Comments)
 	for _, t := range b.D.Tasks {
 		n += 1 + len(t.Tags)
@@ -50,12 +50,12 @@ func BenchmarkDashboard(b *testing.B) {
 	for _, size := range []struct{ projects, tasks int }{{3, 10}, {10, 20}} {
 		e := testenv.New(b)
 		start := time.Now()
-		items := seedScale(e, size.projects, size.tasks)
+		items := seedScale(b, e, size.projects, size.tasks)
 		b.Logf("loading %d items took %v", items, time.Since(start))
 		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
 			e.Calls.Reset()
 			for b.Loop() {
-				e.MustQuery("u0", dashboard, nil, nil)
+				e.MustQuery(b, "u0", dashboard, nil, nil)
 			}
 			b.ReportMetric(float64(e.Calls.Total())/float64(b.N), "ddbcalls/op")
 		})

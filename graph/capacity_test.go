@@ -103,7 +103,7 @@ func (s *acceptingSink) len() int {
 // the background once published.
 func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env, *capture) {
 	t.Helper()
-	e := &testenv.Env{TB: t, Calls: &testenv.Calls{}}
+	e := &testenv.Env{Calls: &testenv.Calls{}}
 	c := &capture{wide: e.Calls}
 	opts := client.Options(c.option, e.Calls.Option)
 	table := "capacity"
@@ -121,7 +121,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env,
 		t.Fatal(err)
 	}
 	e.Auth = &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
-	stepHandler(t, e, o)
+	e.StepLevels(t, o)
 	return e, c
 }
 
@@ -137,7 +137,7 @@ type screen struct {
 func screens(t *testing.T, e *testenv.Env) []screen {
 	t.Helper()
 	_, docs := mustManifest(t)
-	s := e.Seed()
+	s := e.Seed(t)
 	task := s.Task("Write the landing page copy")
 	return []screen{
 		{"Dashboard", docs["Dashboard"], nil},
@@ -155,7 +155,7 @@ func screens(t *testing.T, e *testenv.Env) []screen {
 
 func mustRun(t *testing.T, e *testenv.Env, sc screen) *testenv.Response {
 	t.Helper()
-	res := e.Query("alice", sc.doc, sc.vars)
+	res := e.Query(t, "alice", sc.doc, sc.vars)
 	if len(res.Errors) > 0 || sc.doc == "" {
 		t.Fatalf("%s: %+v", sc.name, res.Errors)
 	}
@@ -164,7 +164,7 @@ func mustRun(t *testing.T, e *testenv.Env, sc screen) *testenv.Response {
 
 func TestEveryStoreRequestAsksForCapacity(t *testing.T) {
 	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, sc := range screens(t, e) {
 		mustRun(t, e, sc)
 	}
@@ -230,7 +230,7 @@ func TestCapacityPerScreen(t *testing.T) {
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	var logBuf bytes.Buffer
 	e, c := captureEnv(t, testenv.Dynalite, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, sc := range screens(t, e)[:2] {
 		t.Run(sc.name, func(t *testing.T) {
 			logBuf.Reset()
@@ -393,7 +393,7 @@ var computedCapacity = map[string][][3]float64{
 
 func TestComputedCapacityPerScreen(t *testing.T) {
 	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
-	e.MustSeed()
+	e.MustSeed(t)
 	ctx := context.Background()
 	sink := e.Store.Events.(*acceptingSink)
 	var report []string
@@ -465,7 +465,7 @@ func TestComputedCapacityPerScreen(t *testing.T) {
 // least unit, dynalite nothing.
 func TestCapacityRulesMatchDynalite(t *testing.T) {
 	e, c := captureEnv(t, testenv.Dynalite, graph.Options{})
-	e.MustSeed()
+	e.MustSeed(t)
 	empty := 0
 	for _, sc := range screens(t, e)[:2] {
 		c.take()
@@ -537,7 +537,7 @@ var pinnedReadUnits = map[string]float64{"Q1": 0.5, "Q2": 2, "Q3": 2.5, "Q4": 1.
 
 func TestReadUnitsPerScreenArePinned(t *testing.T) {
 	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	task := s.Task("Fix the broken signup form")
 	queries := []struct {
 		name, doc string
@@ -558,7 +558,7 @@ func TestReadUnitsPerScreenArePinned(t *testing.T) {
 	var report []string
 	for _, q := range queries {
 		c.take()
-		res := e.Query("alice", q.doc, q.vars)
+		res := e.Query(t, "alice", q.doc, q.vars)
 		if len(res.Errors) > 0 || strings.Contains(string(res.Data), `{"me":null`) {
 			t.Fatalf("%s: %s %+v", q.name, res.Data, res.Errors)
 		}

@@ -14,7 +14,7 @@ import (
 func MustRefuse(tb testing.TB, e *testenv.Env, query string, vars map[string]any) string {
 	tb.Helper()
 	e.Calls.Reset()
-	res := e.Query("alice", query, vars)
+	res := e.Query(tb, "alice", query, vars)
 	if len(res.Errors) != 1 || (res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" && res.Errors[0].Code() != "BAD_USER_INPUT") {
 		tb.Fatalf("want one GRAPHQL_VALIDATION_FAILED or BAD_USER_INPUT, got %+v (data %s)", res.Errors, res.Data)
 	}
@@ -29,7 +29,7 @@ func MustRefuse(tb testing.TB, e *testenv.Env, query string, vars map[string]any
 
 func TestEnumValuesAreCaseSensitive(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	web := seed.Project("Website relaunch").ID
 	task := seed.Task("Write the landing page copy") // IN_PROGRESS
 	const byStatus = `query($p: ID!, $s: TaskStatus) { project(id: $p) { tasks(status: $s) { nodes { title status } } } }`
@@ -37,7 +37,7 @@ func TestEnumValuesAreCaseSensitive(t *testing.T) {
 	mustStatus := func(t *testing.T, want string) {
 		t.Helper()
 		var out struct{ Task struct{ Status string } }
-		e.MustQuery("alice", `query($id: ID!) { task(id: $id) { status } }`, map[string]any{"id": task.ID}, &out)
+		e.MustQuery(t, "alice", `query($id: ID!) { task(id: $id) { status } }`, map[string]any{"id": task.ID}, &out)
 		if out.Task.Status != want {
 			t.Fatalf("the task's status is %q, want %q", out.Task.Status, want)
 		}
@@ -75,27 +75,27 @@ func TestEnumValuesAreCaseSensitive(t *testing.T) {
 				}
 			}
 		}
-		e.MustQuery("alice", byStatus, map[string]any{"p": web, "s": "DONE"}, &out)
+		e.MustQuery(t, "alice", byStatus, map[string]any{"p": web, "s": "DONE"}, &out)
 		if n := out.Project.Tasks.Nodes; len(n) != 1 || n[0].Title != "Pick a colour palette" || n[0].Status != "DONE" {
 			t.Fatalf("DONE tasks: %+v", n)
 		}
 	})
 	t.Run("the exact name updates", func(t *testing.T) {
-		e.MustQuery("alice", update, map[string]any{"in": map[string]any{"id": task.ID, "status": "DONE"}}, nil)
+		e.MustQuery(t, "alice", update, map[string]any{"in": map[string]any{"id": task.ID, "status": "DONE"}}, nil)
 		mustStatus(t, "DONE")
 	})
 }
 
 func TestScalarInputsAreStrict(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	task := seed.Task("Set up analytics")
 	const first = `query($n: Int) { me { projects(first: $n) { nodes { name } } } }`
 	const update = `mutation($in: UpdateTaskInput!) { updateTask(input: $in) { title } }`
 	mustTitle := func(t *testing.T) {
 		t.Helper()
 		var out struct{ Task struct{ Title string } }
-		e.MustQuery("alice", `query($id: ID!) { task(id: $id) { title } }`, map[string]any{"id": task.ID}, &out)
+		e.MustQuery(t, "alice", `query($id: ID!) { task(id: $id) { title } }`, map[string]any{"id": task.ID}, &out)
 		if out.Task.Title != task.Title {
 			t.Fatalf("the task changed: title %q", out.Task.Title)
 		}
@@ -137,21 +137,21 @@ func TestScalarInputsAreStrict(t *testing.T) {
 					Projects struct{ Nodes []struct{ Name string } }
 				}
 			}
-			e.MustQuery("alice", first, map[string]any{"n": n}, &out)
+			e.MustQuery(t, "alice", first, map[string]any{"n": n}, &out)
 			if len(out.Me.Projects.Nodes) != 1 {
 				t.Fatalf("first 1 gave %d projects", len(out.Me.Projects.Nodes))
 			}
 		})
 	}
 	t.Run("ID from an integer is accepted", func(t *testing.T) {
-		res := e.Query("alice", `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": 12})
+		res := e.Query(t, "alice", `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": 12})
 		if len(res.Errors) != 0 || string(res.Data) != `{"node":null}` {
 			t.Fatalf("%+v %s", res.Errors, res.Data)
 		}
 	})
 	t.Run("an Int in an input object within 32 bits works", func(t *testing.T) {
 		var out struct{ UpdateTask struct{ Title string } }
-		e.MustQuery("alice", update, map[string]any{"in": map[string]any{"id": task.ID, "title": "Set up analytics v2", "expectedVersion": 1}}, &out)
+		e.MustQuery(t, "alice", update, map[string]any{"in": map[string]any{"id": task.ID, "title": "Set up analytics v2", "expectedVersion": 1}}, &out)
 		if out.UpdateTask.Title != "Set up analytics v2" {
 			t.Fatalf("got %+v", out)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -32,14 +33,14 @@ func cntProjectCounts(t *testing.T, e *testenv.Env, viewer, id string) countsVie
 	var got struct {
 		Project struct{ TaskCounts countsView }
 	}
-	e.MustQuery(viewer, cntProject, map[string]any{"id": id}, &got)
+	e.MustQuery(t, viewer, cntProject, map[string]any{"id": id}, &got)
 	return got.Project.TaskCounts
 }
 
 func cntComments(t *testing.T, e *testenv.Env, viewer, id string) int {
 	t.Helper()
 	var got struct{ Task struct{ CommentCount int } }
-	e.MustQuery(viewer, cntTask, map[string]any{"id": id}, &got)
+	e.MustQuery(t, viewer, cntTask, map[string]any{"id": id}, &got)
 	return got.Task.CommentCount
 }
 
@@ -47,16 +48,9 @@ func cntComments(t *testing.T, e *testenv.Env, viewer, id string) int {
 // items it counts.
 func cntExact(t *testing.T, e *testenv.Env, when string) {
 	t.Helper()
-	if v := testenv.CheckCounters(e.Items()); len(v) > 0 {
+	if v := testenv.CheckCounters(e.Items(t)); len(v) > 0 {
 		t.Errorf("%s: counters disagree with the items:\n%s", when, strings.Join(v, "\n"))
 	}
-}
-
-func cntMust(t *testing.T, e *testenv.Env, viewer, query string, vars map[string]any) map[string]any {
-	t.Helper()
-	var got map[string]any
-	e.MustQuery(viewer, query, vars, &got)
-	return got
 }
 
 func cntID(got map[string]any, field string) string {
@@ -79,7 +73,7 @@ func (c *countsView) add(status string, d int) {
 
 func TestTaskCountsFollowEveryTaskChange(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch").ID
 	want := countsView{Total: 6, Todo: 4, InProgress: 1, Done: 1}
 	expect := func(step string) {
@@ -91,29 +85,31 @@ func TestTaskCountsFollowEveryTaskChange(t *testing.T) {
 	}
 	expect("the demo data")
 
-	id := cntID(cntMust(t, e, "bob", cntCreate, map[string]any{"p": web}), "createTask")
+	var got map[string]any
+	e.MustQuery(t, "bob", cntCreate, map[string]any{"p": web}, &got)
+	id := cntID(got, "createTask")
 	want.add("TODO", 1)
 	expect("createTask")
 	// Every transition between the three statuses, each once.
 	from := "TODO"
 	for _, to := range []string{"IN_PROGRESS", "DONE", "TODO", "DONE", "IN_PROGRESS", "TODO"} {
-		cntMust(t, e, "bob", cntStatus, map[string]any{"id": id, "s": to})
+		e.MustQuery(t, "bob", cntStatus, map[string]any{"id": id, "s": to}, nil)
 		want.add(from, -1)
 		want.add(to, 1)
 		expect(from + " → " + to)
 		from = to
 	}
-	cntMust(t, e, "bob", cntStatus, map[string]any{"id": id, "s": "TODO"})
+	e.MustQuery(t, "bob", cntStatus, map[string]any{"id": id, "s": "TODO"}, nil)
 	expect("TODO → TODO (no change)")
-	cntMust(t, e, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Renamed", tags: ["x"]}) { id } }`, map[string]any{"id": id})
+	e.MustQuery(t, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Renamed", tags: ["x"]}) { id } }`, map[string]any{"id": id}, nil)
 	expect("a change of other fields")
 
 	// A deleted task leaves the counts at once, before its cleanup runs.
 	palette := s.Task("Pick a colour palette").ID // DONE
-	cntMust(t, e, "bob", cntDelete, map[string]any{"id": palette})
+	e.MustQuery(t, "bob", cntDelete, map[string]any{"id": palette}, nil)
 	want.add("DONE", -1)
 	expect("deleteTask, before cleanup")
-	cntMust(t, e, "bob", cntDelete, map[string]any{"id": id})
+	e.MustQuery(t, "bob", cntDelete, map[string]any{"id": id}, nil)
 	want.add("TODO", -1)
 	expect("deleteTask of the created task")
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
@@ -127,7 +123,7 @@ func TestTaskCountsFollowEveryTaskChange(t *testing.T) {
 
 func TestCommentCountFollowsComments(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	task := s.Task("Fix the broken signup form").ID // two comments, by carol and bob
 	want := 2
 	expect := func(step string) {
@@ -140,17 +136,19 @@ func TestCommentCountFollowsComments(t *testing.T) {
 	expect("the demo data")
 	var added []string
 	for i := range 3 {
-		added = append(added, cntID(cntMust(t, e, "carol", cntComment, map[string]any{"id": task}), "addComment"))
+		var got map[string]any
+		e.MustQuery(t, "carol", cntComment, map[string]any{"id": task}, &got)
+		added = append(added, cntID(got, "addComment"))
 		want++
 		expect(fmt.Sprintf("addComment %d", i+1))
 	}
-	cntMust(t, e, "carol", cntUncomm, map[string]any{"id": added[0]}) // by its author
+	e.MustQuery(t, "carol", cntUncomm, map[string]any{"id": added[0]}, nil) // by its author
 	want--
 	expect("deleteComment by its author")
-	cntMust(t, e, "alice", cntUncomm, map[string]any{"id": added[1]}) // by the project's owner
+	e.MustQuery(t, "alice", cntUncomm, map[string]any{"id": added[1]}, nil) // by the project's owner
 	want--
 	expect("deleteComment by the owner")
-	e.MustFail("carol", "NOT_FOUND", cntUncomm, map[string]any{"id": added[0]})
+	e.MustFail(t, "carol", "NOT_FOUND", cntUncomm, map[string]any{"id": added[0]})
 	expect("deleteComment of a deleted comment")
 	var list struct {
 		Task struct {
@@ -158,13 +156,14 @@ func TestCommentCountFollowsComments(t *testing.T) {
 			Comments     struct{ Nodes []struct{ ID string } }
 		}
 	}
-	e.MustQuery("bob", `query($id: ID!) { task(id: $id) { commentCount comments(first: 50) { nodes { id } } } }`,
+	e.MustQuery(t, "bob", `query($id: ID!) { task(id: $id) { commentCount comments(first: 50) { nodes { id } } } }`,
 		map[string]any{"id": task}, &list)
 	if n := len(list.Task.Comments.Nodes); n != list.Task.CommentCount {
 		t.Errorf("commentCount %d, but the task lists %d comments", list.Task.CommentCount, n)
 	}
 	// The created task starts at 0.
-	created := cntMust(t, e, "bob", cntCreate, map[string]any{"p": s.Project("Website relaunch").ID})
+	var created map[string]any
+	e.MustQuery(t, "bob", cntCreate, map[string]any{"p": s.Project("Website relaunch").ID}, &created)
 	if n := created["createTask"].(map[string]any)["commentCount"]; n != float64(0) {
 		t.Errorf("a new task's commentCount %v, want 0", n)
 	}
@@ -174,20 +173,20 @@ func TestCommentCountFollowsComments(t *testing.T) {
 // comments, deleted later by the cleanup, are counted nowhere.
 func TestDeletedTaskWithCommentsCountsAtOnce(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch").ID
 	t1 := s.Task("Write the landing page copy").ID // IN_PROGRESS, two comments
-	cntMust(t, e, "bob", cntComment, map[string]any{"id": t1})
-	cntMust(t, e, "bob", cntDelete, map[string]any{"id": t1})
+	e.MustQuery(t, "bob", cntComment, map[string]any{"id": t1}, nil)
+	e.MustQuery(t, "bob", cntDelete, map[string]any{"id": t1}, nil)
 	if got, want := cntProjectCounts(t, e, "alice", web), (countsView{5, 4, 0, 1}); got != want {
 		t.Errorf("after deleteTask, before cleanup: %+v, want %+v", got, want)
 	}
 	cntExact(t, e, "before cleanup (its comments are still stored)")
-	e.MustFail("bob", "NOT_FOUND", cntComment, map[string]any{"id": t1})
+	e.MustFail(t, "bob", "NOT_FOUND", cntComment, map[string]any{"id": t1})
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if v := testenv.CheckTable(e.Items()); len(v) > 0 {
+	if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
 		t.Errorf("after cleanup:\n%s", strings.Join(v, "\n"))
 	}
 }
@@ -196,14 +195,14 @@ func TestDeletedTaskWithCommentsCountsAtOnce(t *testing.T) {
 // has not reached yet keep exact comment counts, and nothing else moves.
 func TestDeletedProjectCounts(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	app, web := s.Project("Mobile app").ID, s.Project("Website relaunch").ID
 	crash := s.Task("Crash on start on Android 12").ID // in app, four comments
 	webBefore := cntProjectCounts(t, e, "alice", web)
-	cntMust(t, e, "bob", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": app})
+	e.MustQuery(t, "bob", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": app}, nil)
 	cntExact(t, e, "before cleanup")
-	e.MustFail("alice", "NOT_FOUND", cntComment, map[string]any{"id": crash})
-	e.MustFail("alice", "NOT_FOUND", cntStatus, map[string]any{"id": crash, "s": "DONE"})
+	e.MustFail(t, "alice", "NOT_FOUND", cntComment, map[string]any{"id": crash})
+	e.MustFail(t, "alice", "NOT_FOUND", cntStatus, map[string]any{"id": crash, "s": "DONE"})
 	cntExact(t, e, "after refused changes to its tasks")
 	if got := cntProjectCounts(t, e, "alice", web); got != webBefore {
 		t.Errorf("another project's counts moved: %+v, want %+v", got, webBefore)
@@ -211,7 +210,7 @@ func TestDeletedProjectCounts(t *testing.T) {
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if v := testenv.CheckTable(e.Items()); len(v) > 0 {
+	if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
 		t.Errorf("after cleanup:\n%s", strings.Join(v, "\n"))
 	}
 }
@@ -251,7 +250,7 @@ func TestCountsReplayedMutationCountsOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := testenv.New(t)
-			s := e.MustSeed()
+			s := e.MustSeed(t)
 			web, form := s.Project("Website relaunch").ID, s.Task("Fix the broken signup form").ID
 			read := func() state { return state{cntProjectCounts(t, e, "alice", web), cntComments(t, e, "alice", form)} }
 			want := tc.want(read())
@@ -277,31 +276,31 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 		run  func(t *testing.T, e *testenv.Env, s *testenv.Seed)
 	}{
 		{"createTask for a non-member (the transaction fails on the assignee)", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "BAD_USER_INPUT", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "x", assigneeId: "eve"}) { id } }`,
+			e.MustFail(t, "bob", "BAD_USER_INPUT", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "x", assigneeId: "eve"}) { id } }`,
 				map[string]any{"p": s.Project("Website relaunch").ID})
 		}},
 		{"a status change with an assignee who is no member", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "BAD_USER_INPUT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, assigneeId: "eve"}) { id } }`,
+			e.MustFail(t, "bob", "BAD_USER_INPUT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, assigneeId: "eve"}) { id } }`,
 				map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"a status change at a stale expectedVersion", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "CONFLICT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, expectedVersion: 7}) { id } }`,
+			e.MustFail(t, "bob", "CONFLICT", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE, expectedVersion: 7}) { id } }`,
 				map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"deleteTask by a non-member", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("eve", "NOT_FOUND", cntDelete, map[string]any{"id": s.Task("Fix the broken signup form").ID})
+			e.MustFail(t, "eve", "NOT_FOUND", cntDelete, map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"deleteComment by neither its author nor the owner", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
 			for _, c := range s.Comments {
 				if c.TaskID == s.Task("Fix the broken signup form").ID && c.AuthorID == "bob" {
-					e.MustFail("carol", "FORBIDDEN", cntUncomm, map[string]any{"id": c.ID})
+					e.MustFail(t, "carol", "FORBIDDEN", cntUncomm, map[string]any{"id": c.ID})
 					return
 				}
 			}
 			t.Fatal("no comment of bob's")
 		}},
 		{"an empty comment", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			e.MustFail("bob", "BAD_USER_INPUT", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "  "}) { id } }`,
+			e.MustFail(t, "bob", "BAD_USER_INPUT", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "  "}) { id } }`,
 				map[string]any{"id": s.Task("Fix the broken signup form").ID})
 		}},
 		{"cancelled contexts", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
@@ -326,10 +325,10 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := testenv.New(t)
-			s := e.MustSeed()
-			before := e.Dump()
+			s := e.MustSeed(t)
+			before := e.Dump(t)
 			tc.run(t, e, s)
-			if after := e.Dump(); after != before {
+			if after := e.Dump(t); after != before {
 				t.Errorf("a failed mutation changed the table:\n%s", mutDiffDump(before, after))
 			}
 		})
@@ -342,14 +341,14 @@ func TestCountsFailedMutationCountsNothing(t *testing.T) {
 // of the project), all at once. Whatever succeeded is counted exactly once.
 func TestCountsUnderConcurrentWriters(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web, form := s.Project("Website relaunch").ID, s.Task("Fix the broken signup form").ID
 	var mu sync.Mutex
 	ok := map[string]int{}
 	var wg sync.WaitGroup
 	run := func(kind, viewer, query string, vars map[string]any) {
 		defer wg.Done()
-		res := e.Query(viewer, query, vars)
+		res := e.Query(t, viewer, query, vars)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -395,8 +394,8 @@ func TestCountsUnderConcurrentWriters(t *testing.T) {
 // the counters are on the items the board reads anyway.
 func TestBoardCountsCostNoCall(t *testing.T) {
 	e := testenv.New(t)
-	p := seedWide(e, 20)
-	e.StepLevels()
+	p := seedWide(t, e, 20)
+	e.StepLevels(t, graph.Options{})
 	board := func(counts string, taskCounts string) map[string]int {
 		t.Helper()
 		e.Calls.Reset()
@@ -411,7 +410,7 @@ func TestBoardCountsCostNoCall(t *testing.T) {
 				}
 			}
 		}
-		e.MustQuery("owner", `query($id: ID!) { project(id: $id) { name `+taskCounts+` tasks(first: 20) { nodes {
+		e.MustQuery(t, "owner", `query($id: ID!) { project(id: $id) { name `+taskCounts+` tasks(first: 20) { nodes {
 			title status assignee { name } `+counts+` } } } }`, map[string]any{"id": p.ID}, &got)
 		if len(got.Project.Tasks.Nodes) != 20 {
 			t.Fatalf("%d tasks, want 20", len(got.Project.Tasks.Nodes))
@@ -447,7 +446,7 @@ func TestBoardCountsCostNoCall(t *testing.T) {
 // screen showing the counts without a refetch).
 func TestMutationAnswersCarryTheCountsAfterThem(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	task := s.Task("Write the landing page copy") // in progress
 	const counts = `project { taskCounts { total todo inProgress done } }`
 	for _, m := range []struct {
@@ -462,7 +461,7 @@ func TestMutationAnswersCarryTheCountsAfterThem(t *testing.T) {
 		var got map[string]struct {
 			Project struct{ TaskCounts countsView }
 		}
-		e.MustQuery("alice", m.query, m.vars, &got)
+		e.MustQuery(t, "alice", m.query, m.vars, &got)
 		after := cntProjectCounts(t, e, "alice", task.ProjectID)
 		if got[m.name].Project.TaskCounts != after || after == before {
 			t.Errorf("%s answered the counts %+v; the project's are %+v after it, %+v before", m.name, got[m.name].Project.TaskCounts, after, before)

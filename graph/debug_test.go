@@ -14,7 +14,7 @@ import (
 
 func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	store := dynamo.New(e.Emb.Client(client.Record), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, e.Store.Log
 	q := `query($id: ID!) { project(id: $id) { tasks { nodes { assignee { name } } } } }`
@@ -29,7 +29,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Debug: tc.debug,
 				Loaders: graph.LoaderConfig{Steps: trig}}})
-			res := e.Query("alice", q, vars)
+			res := e.Query(t, "alice", q, vars)
 			if len(res.Errors) > 0 {
 				t.Fatalf("errors: %+v", res.Errors)
 			}
@@ -41,7 +41,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 					}
 				}
 			}
-			body := debugBody(t, e, q, vars)
+			body := e.Send(t, map[string]any{"query": q, "variables": vars}, e.As("alice")).Body
 			if err := json.Unmarshal(body, &ext); err != nil {
 				t.Fatal(err)
 			}
@@ -54,10 +54,4 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 			}
 		})
 	}
-}
-
-// debugBody posts a query as alice and returns the raw response body.
-func debugBody(t *testing.T, e *testenv.Env, q string, vars map[string]any) []byte {
-	t.Helper()
-	return e.Send(map[string]any{"query": q, "variables": vars}, e.As("alice")).Body
 }

@@ -45,7 +45,7 @@ const deferLeakOps = 24
 // the cancelled context while Exec's receive waits on without one).
 func TestDeferHoldsNoGoroutine(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	// The table's idle connections are closed before each count (they are
 	// the HTTP client's, not an operation's).
 	tr := &http.Transport{MaxIdleConnsPerHost: client.MaxConnsPerHost}
@@ -56,7 +56,7 @@ func TestDeferHoldsNoGoroutine(t *testing.T) {
 	lb := &testenv.LogBuffer{}
 	// The operations' deadline is not what this test is about: long enough
 	// for the slowest machine.
-	e.StartLive(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil)), Timeout: 10 * time.Minute}, live.HubConfig{})
+	e.StartLive(t, graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil)), Timeout: 10 * time.Minute}, live.HubConfig{})
 	// A server of its own, whose Close does not wait for its handlers
 	// (httptest's would wait for ever for one that leaked).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -67,7 +67,7 @@ func TestDeferHoldsNoGoroutine(t *testing.T) {
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 	base, hc := "http://"+ln.Addr().String(), &http.Client{Transport: &http.Transport{}}
-	token := e.Token("alice")
+	token := e.Token(t, "alice")
 
 	ways := deferLeavers(t, base, hc, token)
 	run := func(n int) {

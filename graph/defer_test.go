@@ -17,19 +17,6 @@ import (
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
-func plainData(t *testing.T, e *testenv.Env, viewer, query string) any {
-	t.Helper()
-	res := e.Query(viewer, query, nil)
-	if len(res.Errors) > 0 {
-		t.Fatalf("%+v", res.Errors)
-	}
-	var data any
-	if err := json.Unmarshal(res.Data, &data); err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 // TestDeferOverMultipart reads the deferred dashboard over multipart/mixed
 // in each format, as its Accept asks: the 2022-08-24 one by default and
 // for deferSpec=20220824 (Apollo Client's Defer20220824Handler) or a bare
@@ -38,10 +25,11 @@ func plainData(t *testing.T, e *testenv.Env, viewer, query string) any {
 // @defer, with one log line.
 func TestDeferOverMultipart(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
-	want := plainData(t, e, "alice", testenv.PlainDashboard)
+	var want any
+	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &want)
 	for _, tc := range []struct{ accept, format string }{
 		{"multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9", "deferSpec=20220824"},
 		{"multipart/mixed;incrementalSpec=v0.2,application/graphql-response+json,application/json;q=0.9", "incrementalSpec=v0.2"},
@@ -49,7 +37,7 @@ func TestDeferOverMultipart(t *testing.T) {
 	} {
 		e.Calls.Reset()
 		before := strings.Count(lb.String(), "msg=graphql")
-		raw := e.Send(map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", tc.accept))
+		raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", tc.accept))
 		if raw.Status != http.StatusOK {
 			t.Fatalf("Accept %q: HTTP %d: %s", tc.accept, raw.Status, raw.Body)
 		}
@@ -76,19 +64,20 @@ func TestDeferOverMultipart(t *testing.T) {
 // them), not one per fragment.
 func TestDeferPinnedCalls(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	batches := func(tel *telemetry.Telemetry) map[string]uint64 {
 		return sampleCounts(scrape(t, tel), "taskgraph_loader_batch_keys")
 	}
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
-	plain := plainData(t, e, "alice", testenv.PlainDashboard)
+	e.StepLevels(t, graph.Options{Telemetry: tel})
+	var plain any
+	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
 	tel = mustTelemetry(t, telemetry.Config{Metrics: true})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Telemetry: tel})
 	e.Calls.Reset()
-	raw := e.Send(map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
+	raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
 		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
 	testenv.CheckDeferred(t, testenv.MultipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body)), plain)
 	calls, got := e.Calls.ByOp(), batches(tel)
@@ -120,12 +109,12 @@ func TestDeferPinnedCalls(t *testing.T) {
 // BAD_REQUEST naming the media types to accept, no data, nothing read.
 func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
 	for _, accept := range []string{"application/json", "", "application/graphql-response+json, application/json"} {
 		e.Calls.Reset()
-		raw := e.Send(map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
+		raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
 		res := raw.Decode(t)
 		if raw.Status != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest ||
 			!strings.Contains(res.Errors[0].Message, "multipart/mixed;deferSpec=20220824") ||
@@ -142,13 +131,13 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 	// @defer(if: false) defers nothing: it runs over plain POST.
 	off := strings.Replace(testenv.DeferDashboard, `@defer(label: "tasks")`, `@defer(if: $d, label: "tasks")`, 1)
 	off = strings.Replace(off, "query Dashboard", "query Dashboard($d: Boolean!)", 1)
-	res := e.Send(map[string]any{"query": off, "variables": map[string]any{"d": false}}, e.As("alice")).Decode(t)
+	res := e.Send(t, map[string]any{"query": off, "variables": map[string]any{"d": false}}, e.As("alice")).Decode(t)
 	if len(res.Errors) > 0 || !strings.Contains(string(res.Data), `"title"`) {
 		t.Errorf("@defer(if: false) over POST: %s %+v", res.Data, res.Errors)
 	}
 	// Through a fragment spread too.
 	spread := `query { me { projects(first: 1) { nodes { ...T @defer } } } } fragment T on Project { tasks(first: 1) { nodes { id } } }`
-	if res := e.Send(map[string]any{"query": spread}, e.As("alice")).Decode(t); len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest {
+	if res := e.Send(t, map[string]any{"query": spread}, e.As("alice")).Decode(t); len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest {
 		t.Errorf("a deferred spread over POST: %+v", res.Errors)
 	}
 }
@@ -160,7 +149,7 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 // written: a deferred fragment still running then would fail its reads.
 func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
 	srv := httptest.NewServer(e.Handler)
@@ -169,7 +158,7 @@ func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 		"text/event-stream, multipart/mixed", "application/json", ""}
 	for _, accept := range accepts {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/query?"+url.Values{"query": {testenv.DeferDashboard}}.Encode(), nil)
-		req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
+		req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
@@ -206,10 +195,10 @@ func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 // matrix runs it, and @defer in a subscription, on every protocol.
 func TestDeferInAMutationIsRefused(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, accept := range []string{"multipart/mixed;deferSpec=20220824, application/json", "application/json"} {
 		e.Calls.Reset()
-		raw := e.Send(map[string]any{"query": `mutation { createProject(input: {name: "Deferred owner"}) { id ... @defer { owner { name } } } }`},
+		raw := e.Send(t, map[string]any{"query": `mutation { createProject(input: {name: "Deferred owner"}) { id ... @defer { owner { name } } } }`},
 			e.As("alice"), testenv.Header("Accept", accept))
 		res := raw.Decode(t)
 		if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" ||
@@ -220,11 +209,11 @@ func TestDeferInAMutationIsRefused(t *testing.T) {
 			t.Errorf("Accept %q: %d DynamoDB calls, want none", accept, n)
 		}
 	}
-	if strings.Contains(e.Dump(), "Deferred owner") {
+	if strings.Contains(e.Dump(t), "Deferred owner") {
 		t.Error("the mutation with @defer ran")
 	}
 	// @defer(if: false) defers nothing: the mutation runs.
-	res := e.Send(map[string]any{"query": `mutation { createProject(input: {name: "Not deferred"}) { id ... @defer(if: false) { owner { name } } } }`},
+	res := e.Send(t, map[string]any{"query": `mutation { createProject(input: {name: "Not deferred"}) { id ... @defer(if: false) { owner { name } } } }`},
 		e.As("alice")).Decode(t)
 	if len(res.Errors) > 0 || !strings.Contains(string(res.Data), "Alice Example") {
 		t.Errorf("@defer(if: false) in a mutation: %s %+v", res.Data, res.Errors)
@@ -238,7 +227,7 @@ func TestDeferInAMutationIsRefused(t *testing.T) {
 // merge, in order, to the query without @defer.
 func TestDeferNestedInEachFormat(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	const (
 		nested = `query Dashboard { me { name projects(first: 10) { nodes { name members { role }
 			... @defer(label: "tasks") { tasks(first: 5) { nodes { title
@@ -246,10 +235,11 @@ func TestDeferNestedInEachFormat(t *testing.T) {
 		plain = `query Dashboard { me { name projects(first: 10) { nodes { name members { role }
 			tasks(first: 5) { nodes { title comments(first: 5) { nodes { body } } } } } } } }`
 	)
-	want := plainData(t, e, "alice", plain)
+	var want any
+	e.MustQuery(t, "alice", plain, nil, &want)
 	for _, format := range []string{"deferSpec=20220824", "incrementalSpec=v0.2"} {
 		for range 10 { // the executor's order varies from run to run
-			raw := e.Send(map[string]any{"query": nested}, e.As("alice"), testenv.Header("Accept", "multipart/mixed;"+format))
+			raw := e.Send(t, map[string]any{"query": nested}, e.As("alice"), testenv.Header("Accept", "multipart/mixed;"+format))
 			if got := testenv.MultipartFormat(raw.Header.Get("Content-Type")); raw.Status != http.StatusOK || got != format {
 				t.Fatalf("%s: HTTP %d, %s: %s", format, raw.Status, raw.Header.Get("Content-Type"), raw.Body)
 			}

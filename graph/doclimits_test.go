@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestDocumentLimitsAdmitLegitimateDocuments(t *testing.T) {
 
 func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	doubling := func(n int, leaf string) string {
 		var b strings.Builder
 		b.WriteString("{ me { ...F0 } }")
@@ -107,7 +108,7 @@ func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e.Calls.Reset()
 			for _, viewer := range []string{"alice", ""} {
-				res := e.Query(viewer, tc.query, nil)
+				res := e.Query(t, viewer, tc.query, nil)
 				if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeComplexity || res.Errors[0].Message != tc.message {
 					t.Fatalf("want one %s %q, got %+v", graph.CodeComplexity, tc.message, res.Errors)
 				}
@@ -119,7 +120,7 @@ func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 	}
 	t.Run("the limits are options", func(t *testing.T) {
 		h := e.NewHandler(graph.Options{MaxRepeats: 30, MaxNodes: 10, MaxFragments: 1})
-		_, res := limPost(t, e, h, limQuery("{ me { "+strings.Repeat("id ", 21)+"} }"))
+		res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { "+strings.Repeat("id ", 21)+"} }"))).Decode(t)
 		if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0].Message, "the document has 22 nodes") {
 			t.Fatalf("got %+v", res.Errors)
 		}

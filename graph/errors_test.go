@@ -28,27 +28,12 @@ func errsCodes(t *testing.T, res *testenv.Response) []string {
 // error whose code is one of codes; every error must have a code.
 func errsWant(t *testing.T, e *testenv.Env, viewer, query string, vars map[string]any, codes ...string) testenv.Error {
 	t.Helper()
-	res := e.Query(viewer, query, vars)
+	res := e.Query(t, viewer, query, vars)
 	got := errsCodes(t, res)
 	if len(got) != 1 || !slices.Contains(codes, got[0]) {
 		t.Fatalf("want one error of %v, got %+v (data %s)", codes, res.Errors, res.Data)
 	}
 	return res.Errors[0]
-}
-
-// errsOK runs query as viewer and fails on any error; it decodes data into out.
-func errsOK(t *testing.T, e *testenv.Env, viewer, query string, vars map[string]any, out any) {
-	t.Helper()
-	res := e.Query(viewer, query, vars)
-	errsCodes(t, res)
-	if len(res.Errors) != 0 {
-		t.Fatalf("errors %+v", res.Errors)
-	}
-	if out != nil {
-		if err := json.Unmarshal(res.Data, out); err != nil {
-			t.Fatalf("decoding %s: %v", res.Data, err)
-		}
-	}
 }
 
 // errsDashboard is the contract's dashboard: 10 projects × (members + 20
@@ -59,7 +44,7 @@ const errsDashboard = `{ me { projects(first: 10) { nodes { id name members { ro
 
 func TestErrorCodes(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch")
 	task := s.Task("Write the landing page copy")
 	var firstPage struct {
@@ -67,7 +52,7 @@ func TestErrorCodes(t *testing.T) {
 			Projects struct{ PageInfo struct{ EndCursor string } }
 		}
 	}
-	errsOK(t, e, "alice", `{ me { projects(first: 1) { pageInfo { endCursor } } } }`, nil, &firstPage)
+	e.MustQuery(t, "alice", `{ me { projects(first: 1) { pageInfo { endCursor } } } }`, nil, &firstPage)
 	projectCursor := firstPage.Me.Projects.PageInfo.EndCursor
 	if projectCursor == "" {
 		t.Fatal("no project cursor")
@@ -129,9 +114,9 @@ func TestErrorCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := e.Dump()
+			before := e.Dump(t)
 			errsWant(t, e, "alice", c.query, c.vars, c.codes...)
-			if e.Dump() != before {
+			if e.Dump(t) != before {
 				t.Error("a refused request changed the table")
 			}
 		})
@@ -142,7 +127,7 @@ func TestErrorCodes(t *testing.T) {
 				OverdueTasks struct{ Nodes []struct{ ID string } }
 			}
 		}
-		errsOK(t, e, "alice", `query($d: Date) { me { overdueTasks(asOf: $d, first: 100) { nodes { id } } } }`,
+		e.MustQuery(t, "alice", `query($d: Date) { me { overdueTasks(asOf: $d, first: 100) { nodes { id } } } }`,
 			map[string]any{"d": "2026-08-25"}, &got)
 		if len(got.Me.OverdueTasks.Nodes) == 0 {
 			t.Error("alice has no overdue task in the seed")
@@ -152,7 +137,7 @@ func TestErrorCodes(t *testing.T) {
 
 func TestComplexityLimit(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	tooCostly := []struct{ name, query string }{
 		{"three levels of 100", `{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes {
 			comments(first: 100) { nodes { author { name } } } } } } } } }`},
@@ -189,7 +174,7 @@ func TestComplexityLimit(t *testing.T) {
 				}
 			}
 		}
-		errsOK(t, e, "alice", errsDashboard, nil, &got)
+		e.MustQuery(t, "alice", errsDashboard, nil, &got)
 		ps := got.Me.Projects.Nodes
 		if len(ps) != 2 || len(ps[0].Members) == 0 || len(ps[0].Tasks.Nodes) == 0 {
 			t.Errorf("dashboard data incomplete: %+v", got)
@@ -199,7 +184,7 @@ func TestComplexityLimit(t *testing.T) {
 
 func TestStoreFailureIsOpaque(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch")
 	srv := e.Emb.Server
 	table := e.Store.Table()
@@ -232,7 +217,7 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 			c.fail()
 			defer srv.EmulateFailure(false)
 			defer srv.EmulateFailureForTable(table, "GSI1", false)
-			res := e.Query("alice", c.query, c.vars)
+			res := e.Query(t, "alice", c.query, c.vars)
 			t.Logf("errors %+v, data %s", res.Errors, res.Data)
 			codes := errsCodes(t, res)
 			if len(codes) == 0 {
@@ -259,7 +244,7 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 	}
 	t.Run("the store answers again once it recovers and the failed mutation wrote nothing", func(t *testing.T) {
 		var got struct{ Me struct{ ID string } }
-		errsOK(t, e, "alice", `{ me { id } }`, nil, &got)
+		e.MustQuery(t, "alice", `{ me { id } }`, nil, &got)
 		if got.Me.ID != "alice" {
 			t.Errorf("me.id = %q", got.Me.ID)
 		}
@@ -268,7 +253,7 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 				Projects struct{ Nodes []struct{ Name string } }
 			}
 		}
-		errsOK(t, e, "alice", `{ me { projects(first: 100) { nodes { name } } } }`, nil, &p)
+		e.MustQuery(t, "alice", `{ me { projects(first: 100) { nodes { name } } } }`, nil, &p)
 		if len(p.Me.Projects.Nodes) != 2 {
 			t.Errorf("alice has %d projects, want the 2 seeded", len(p.Me.Projects.Nodes))
 		}
@@ -280,16 +265,9 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 	})
 }
 
-// errsRaw sends a raw request to the handler and decodes the response.
-func errsRaw(t *testing.T, e *testenv.Env, method, contentType, body string) (int, *testenv.Response) {
-	t.Helper()
-	r := e.Send(nil, e.As("alice"), testenv.RawBody(method, contentType, body))
-	return r.Status, r.Decode(t)
-}
-
 func TestRequestErrorsCarryCodes(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	cases := []struct {
 		name, method, contentType, body string
 		clientError                     bool // the client's mistake: not INTERNAL_SERVER_ERROR
@@ -306,7 +284,8 @@ func TestRequestErrorsCarryCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name+" is answered with coded errors", func(t *testing.T) {
-			status, res := errsRaw(t, e, c.method, c.contentType, c.body)
+			raw := e.Send(t, nil, e.As("alice"), testenv.RawBody(c.method, c.contentType, c.body))
+			status, res := raw.Status, raw.Decode(t)
 			codes := errsCodes(t, res)
 			if len(codes) == 0 {
 				t.Fatalf("no error (%d); data %s", status, res.Data)
@@ -320,7 +299,7 @@ func TestRequestErrorsCarryCodes(t *testing.T) {
 
 func TestMalformedBodiesAreNotEchoed(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	const marker = "Zq7MARKERx"
 	for _, body := range []string{
 		`{"query": "{ me { name } }` + marker + `"`, // cut short
@@ -333,7 +312,8 @@ func TestMalformedBodiesAreNotEchoed(t *testing.T) {
 		`{"query": "{ me { name } }"} ` + marker,
 	} {
 		t.Run(body, func(t *testing.T) {
-			status, res := errsRaw(t, e, http.MethodPost, "application/json", body)
+			raw := e.Send(t, nil, e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body))
+			status, res := raw.Status, raw.Decode(t)
 			if status != http.StatusBadRequest || len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_REQUEST" {
 				t.Fatalf("HTTP %d, errors %+v; want 400 and one BAD_REQUEST", status, res.Errors)
 			}
@@ -343,7 +323,8 @@ func TestMalformedBodiesAreNotEchoed(t *testing.T) {
 		})
 	}
 	t.Run("a well-formed request still runs", func(t *testing.T) {
-		status, res := errsRaw(t, e, http.MethodPost, "application/json", `{"query": "{ me { name } }", "variables": null}`)
+		raw := e.Send(t, nil, e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", `{"query": "{ me { name } }", "variables": null}`))
+		status, res := raw.Status, raw.Decode(t)
 		if status != http.StatusOK || len(res.Errors) != 0 || !strings.Contains(string(res.Data), "Alice") {
 			t.Fatalf("HTTP %d, errors %+v, data %s", status, res.Errors, res.Data)
 		}

@@ -26,7 +26,7 @@ import (
 func faultEnv(t *testing.T, inject func(*dynamodb.Options)) *testenv.Env {
 	t.Helper()
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	store := dynamo.New(e.Emb.Client(inject, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
@@ -60,9 +60,10 @@ func faultAt(step string, fail func(op string, in any) error) func(*dynamodb.Opt
 
 const faultCreate = `mutation($p: ID!) { createTask(input: {projectId: $p, title: "Survives", tags: ["bug", "urgent"]}) { id } }` // tags the project has: their indexes exist
 
-func faultTasks(e *testenv.Env, title string) int {
+func faultTasks(tb testing.TB, e *testenv.Env, title string) int {
+	tb.Helper()
 	n := 0
-	for _, it := range e.Items() {
+	for _, it := range e.Items(tb) {
 		if it["type"] == "TASK" && it["title"] == title {
 			n++
 		}
@@ -86,15 +87,15 @@ func TestFaultTransactionConflictIsRetriedWithTheSameToken(t *testing.T) {
 		}
 		return nil
 	}))
-	s := e.Seed()
-	res := e.Query("alice", faultCreate, map[string]any{"p": s.Project("Website relaunch").ID})
+	s := e.Seed(t)
+	res := e.Query(t, "alice", faultCreate, map[string]any{"p": s.Project("Website relaunch").ID})
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %+v", res.Errors)
 	}
 	if len(tokens) != 3 || tokens[0] == "" || tokens[0] != tokens[1] || tokens[1] != tokens[2] {
 		t.Fatalf("client request tokens %q, want three equal ones", tokens)
 	}
-	if n := faultTasks(e, "Survives"); n != 1 {
+	if n := faultTasks(t, e, "Survives"); n != 1 {
 		t.Fatalf("%d tasks written, want 1", n)
 	}
 }
@@ -107,10 +108,10 @@ func TestFaultTransactionConflictPastTheRetriesIsConflict(t *testing.T) {
 		}
 		return nil
 	}))
-	s := e.Seed()
-	before := e.Dump()
-	e.MustFail("alice", "CONFLICT", faultCreate, map[string]any{"p": s.Project("Website relaunch").ID})
-	if e.Dump() != before {
+	s := e.Seed(t)
+	before := e.Dump(t)
+	e.MustFail(t, "alice", "CONFLICT", faultCreate, map[string]any{"p": s.Project("Website relaunch").ID})
+	if e.Dump(t) != before {
 		t.Fatal("a failed mutation changed the table")
 	}
 }
@@ -132,7 +133,7 @@ func TestFaultThrottling(t *testing.T) {
 				}
 				return nil
 			}))
-			res := e.Query("alice", "{ me { name } }", nil)
+			res := e.Query(t, "alice", "{ me { name } }", nil)
 			switch {
 			case tc.code == "" && (len(res.Errors) > 0 || string(res.Data) != `{"me":{"name":"Alice Example"}}`):
 				t.Fatalf("got %s %+v", res.Data, res.Errors)
@@ -148,14 +149,14 @@ func TestFaultThrottling(t *testing.T) {
 
 func TestFaultViewersNeverShareLoaders(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	task := s.Task("Benchmark the new model") // in Research: dave sees it, alice does not
 	q := `query($id: ID!) { task(id: $id) { title assignee { email } } }`
 	var wg sync.WaitGroup
 	for i := range 40 {
 		viewer := []string{"alice", "dave"}[i%2]
 		wg.Go(func() {
-			res := e.Query(viewer, q, map[string]any{"id": task.ID})
+			res := e.Query(t, viewer, q, map[string]any{"id": task.ID})
 			want := `{"task":null}`
 			if viewer == "dave" {
 				want = `{"task":{"title":"Benchmark the new model","assignee":{"email":"dave@example.com"}}}`

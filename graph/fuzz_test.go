@@ -69,7 +69,7 @@ type fzError struct {
 
 func FuzzHandler(f *testing.F) {
 	e := testenv.New(f)
-	s := e.MustSeed()
+	s := e.MustSeed(f)
 	web, lab := s.Project("Website relaunch").ID, s.Project("Research").ID
 	task := s.Task("Write the landing page copy").ID
 	labTask := s.Task("Benchmark the new model").ID
@@ -81,10 +81,10 @@ func FuzzHandler(f *testing.F) {
 		}
 	}
 	auths := []string{
-		"Bearer " + e.Token("alice"), // a member of two projects
-		"",                           // no token
-		"Bearer " + e.Token("eve"),   // a profile, no project
-		"Bearer " + e.Token("nobody"),
+		"Bearer " + e.Token(f, "alice"), // a member of two projects
+		"",                              // no token
+		"Bearer " + e.Token(f, "eve"),   // a profile, no project
+		"Bearer " + e.Token(f, "nobody"),
 		"Bearer not.a.token",
 		"Basic YWxpY2U6c2VjcmV0",
 	}

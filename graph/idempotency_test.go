@@ -2,8 +2,6 @@ package graph_test
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,26 +12,14 @@ import (
 // idemDo runs a query as viewer with an Idempotency-Key header.
 func idemDo(t *testing.T, e *testenv.Env, viewer, key, query string, vars map[string]any) testenv.Response {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token(viewer))
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	var res testenv.Response
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
-		t.Fatalf("not JSON: %s", rec.Body)
-	}
-	return res
+	return *e.Send(t, map[string]any{"query": query, "variables": vars}, e.As(viewer), testenv.Header("Idempotency-Key", key)).Decode(t)
 }
 
 // idemCount counts the table's items of a type attribute.
-func idemCount(e *testenv.Env, typ string) int {
+func idemCount(tb testing.TB, e *testenv.Env, typ string) int {
+	tb.Helper()
 	n := 0
-	for _, it := range e.Items() {
+	for _, it := range e.Items(tb) {
 		if it["type"] == typ {
 			n++
 		}
@@ -55,18 +41,18 @@ func idemTaskID(t *testing.T, res testenv.Response) string {
 
 func TestIdempotencyKey(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch").ID
 	vars := map[string]any{"p": web}
 
 	t.Run("a create retried with the same key creates once and answers alike", func(t *testing.T) {
-		before := idemCount(e, "TASK")
+		before := idemCount(t, e, "TASK")
 		first := idemTaskID(t, idemDo(t, e, "alice", "k-1", idemCreate, vars))
 		again := idemTaskID(t, idemDo(t, e, "alice", "k-1", idemCreate, vars))
 		if first == "" || first != again {
 			t.Fatalf("ids %q and %q, want one", first, again)
 		}
-		if n := idemCount(e, "TASK") - before; n != 1 {
+		if n := idemCount(t, e, "TASK") - before; n != 1 {
 			t.Fatalf("%d tasks created, want 1", n)
 		}
 	})
@@ -116,19 +102,19 @@ func TestIdempotencyKey(t *testing.T) {
 		}
 	})
 	t.Run("a malformed key is refused and changes nothing", func(t *testing.T) {
-		before := e.Dump()
+		before := e.Dump(t)
 		for _, key := range []string{"has space", strings.Repeat("k", 65), "semi;colon"} {
 			res := idemDo(t, e, "alice", key, idemCreate, vars)
 			if len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_USER_INPUT" {
 				t.Fatalf("key %q: %+v", key, res.Errors)
 			}
 		}
-		if e.Dump() != before {
+		if e.Dump(t) != before {
 			t.Fatal("a refused mutation changed the table")
 		}
 	})
 	t.Run("concurrent calls with one key create one task", func(t *testing.T) {
-		before := idemCount(e, "TASK")
+		before := idemCount(t, e, "TASK")
 		ids := make([]string, 8)
 		var wg sync.WaitGroup
 		for i := range ids {
@@ -142,7 +128,7 @@ func TestIdempotencyKey(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if n := idemCount(e, "TASK") - before; n != 1 {
+		if n := idemCount(t, e, "TASK") - before; n != 1 {
 			t.Fatalf("%d tasks created, want 1", n)
 		}
 		for _, id := range ids {

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,7 +62,7 @@ var introspectionQueries = []struct{ name, options string }{
 
 func TestIntrospectionStandardQueriesPass(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, q := range introspectionQueries {
 		query := MustIntrospectionQuery(t, q.options)
 		for _, viewer := range []string{"", "alice"} {
@@ -73,7 +74,7 @@ func TestIntrospectionStandardQueriesPass(t *testing.T) {
 						Types     []struct{ Name string }
 					} `json:"__schema"`
 				}
-				e.MustQuery(viewer, query, nil, &out)
+				e.MustQuery(t, viewer, query, nil, &out)
 				if out.Schema.QueryType.Name != "Query" || len(out.Schema.Types) < 10 {
 					t.Fatalf("queryType %q, %d types", out.Schema.QueryType.Name, len(out.Schema.Types))
 				}
@@ -88,7 +89,7 @@ func TestIntrospectionStandardQueriesPass(t *testing.T) {
 		frags := full[strings.Index(full, "fragment FullType"):]
 		q := `{ a: __type(name: "Task") { ...FullType } b: __type(name: "UpdateTaskInput") { ...FullType } }` + frags
 		var out struct{ A, B struct{ Name string } }
-		e.MustQuery("", q, nil, &out)
+		e.MustQuery(t, "", q, nil, &out)
 		if out.A.Name != "Task" || out.B.Name != "UpdateTaskInput" {
 			t.Fatalf("got %+v", out)
 		}
@@ -97,7 +98,7 @@ func TestIntrospectionStandardQueriesPass(t *testing.T) {
 
 func TestIntrospectionAbuseIsRefused(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	chain := func(n int) string {
 		return `{ __type(name: "Query") { fields { type { ` + strings.Repeat("ofType { ", n) + "name" + strings.Repeat(" }", n) + " } } } }"
 	}
@@ -124,7 +125,7 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 		for _, viewer := range []string{"", "alice"} {
 			t.Run(fmt.Sprintf("%s, token %v", tc.name, viewer != ""), func(t *testing.T) {
 				e.Calls.Reset()
-				res := e.Query(viewer, tc.query, nil)
+				res := e.Query(t, viewer, tc.query, nil)
 				if len(res.Errors) != 1 || res.Errors[0].Code() != tc.code || string(res.Data) != "" && string(res.Data) != "null" {
 					t.Fatalf("want one %s and no data, got %+v %s", tc.code, res.Errors, res.Data)
 				}
@@ -135,7 +136,7 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 		}
 	}
 	t.Run("a 9-level ofType chain passes", func(t *testing.T) {
-		e.MustQuery("", chain(9), nil, nil)
+		e.MustQuery(t, "", chain(9), nil, nil)
 	})
 }
 
@@ -144,10 +145,10 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 // limit far below the default.
 func TestIntrospectionUnderTheCostLimit(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, ComplexityLimit: 1000}})
 	body, _ := json.Marshal(map[string]string{"query": MustIntrospectionQuery(t, introspectionQueries[0].options)})
-	_, res := limPost(t, e, h, string(body))
+	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", string(body))).Decode(t)
 	if len(res.Errors) != 0 || !strings.Contains(string(res.Data), `"queryType":{"name":"Query"`) {
 		t.Fatalf("%+v %.200s", res.Errors, res.Data)
 	}

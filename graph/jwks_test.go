@@ -69,7 +69,7 @@ func TestJWKSTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	e.Auth.JWKS = kf.Keyfunc
 	e.Auth.Issuer, e.Auth.Audience = "https://issuer.example", "taskgraph"
 	e.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now }}})
@@ -107,7 +107,7 @@ func TestJWKSTokens(t *testing.T) {
 		{"an expired token", sign(jwt.SigningMethodES256, "ec1", ecKey, claims(func(c *jwt.RegisteredClaims) { c.ExpiresAt = jwt.NewNumericDate(testenv.Now.Add(-time.Minute)) })), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := e.Do("Bearer "+tc.token, "{ me { id } }", nil)
+			res := e.Do(t, "Bearer "+tc.token, "{ me { id } }", nil)
 			switch {
 			case tc.ok && (len(res.Errors) != 0 || string(res.Data) != `{"me":{"id":"alice"}}`):
 				t.Fatalf("want alice, got %s %+v", res.Data, res.Errors)

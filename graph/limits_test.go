@@ -13,13 +13,6 @@ import (
 	"github.com/taskgraph/taskgraph/web"
 )
 
-// limPost posts a body to h as alice and returns the status and response.
-func limPost(t *testing.T, e *testenv.Env, h http.Handler, body string) (int, testenv.Response) {
-	t.Helper()
-	r := e.Send(nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body))
-	return r.Status, *r.Decode(t)
-}
-
 func limQuery(q string) string {
 	b, _ := json.Marshal(map[string]string{"query": q})
 	return string(b)
@@ -27,7 +20,7 @@ func limQuery(q string) string {
 
 func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	deep := "{ me { projects { nodes { tasks { nodes { project { tasks { nodes { project { tasks { nodes { project { name } } } } } } } } } } } } }"
 	relayDashboard := `{ me { projects(first: 10) { edges { node { name members { user { name } }
 		tasks(first: 20) { edges { node { title assignee { name } tags { name }
@@ -49,7 +42,7 @@ func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.Calls.Reset()
-			res := e.Query("alice", tc.query, nil)
+			res := e.Query(t, "alice", tc.query, nil)
 			if len(res.Errors) != 1 || res.Errors[0].Code() != tc.code {
 				t.Fatalf("want one %s, got %+v", tc.code, res.Errors)
 			}
@@ -59,13 +52,13 @@ func TestLimitsRefuseBeforeAnyRead(t *testing.T) {
 		})
 	}
 	t.Run("the dashboard in Relay style is within the limits", func(t *testing.T) {
-		e.MustQuery("alice", relayDashboard, nil, nil)
+		e.MustQuery(t, "alice", relayDashboard, nil, nil)
 	})
 }
 
 func TestLimitsBodySize(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	pad := strings.Repeat(" ", web.DefaultMaxBodyBytes)
 	for _, tc := range []struct {
 		name   string
@@ -76,7 +69,8 @@ func TestLimitsBodySize(t *testing.T) {
 		{"a body over the limit is 413", `{"query": "{ me { id } }"` + pad + `}`, http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, res := limPost(t, e, e.Handler, tc.body)
+			raw := e.Send(t, nil, e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", tc.body))
+			status, res := raw.Status, *raw.Decode(t)
 			if status != tc.status {
 				t.Fatalf("status %d, want %d (%+v)", status, tc.status, res.Errors)
 			}
@@ -89,13 +83,13 @@ func TestLimitsBodySize(t *testing.T) {
 
 func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Production: true}})
-	_, res := limPost(t, e, h, limQuery("{ __schema { queryType { name } } }"))
+	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ __schema { queryType { name } } }"))).Decode(t)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" {
 		t.Fatalf("introspection in production: %+v %s", res.Errors, res.Data)
 	}
-	_, res = limPost(t, e, h, limQuery("{ me { name } }"))
+	res = *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { name } }"))).Decode(t)
 	if len(res.Errors) != 0 || !strings.Contains(string(res.Data), "Alice") {
 		t.Fatalf("a query in production: %+v %s", res.Errors, res.Data)
 	}
@@ -103,9 +97,9 @@ func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 
 func TestLimitsRequestTimeoutIsServiceUnavailable(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Timeout: time.Nanosecond}})
-	_, res := limPost(t, e, h, limQuery("{ me { name } }"))
+	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { name } }"))).Decode(t)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeServiceUnavailable {
 		t.Fatalf("want SERVICE_UNAVAILABLE, got %+v %s", res.Errors, res.Data)
 	}

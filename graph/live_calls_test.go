@@ -37,16 +37,16 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	}
 	p := b.Project("Board", "", owner, members...)
 	task := b.Task(p, "Move me", domain.StatusTodo, nil, members[7])
-	e.MustImport(&b.D)
-	lv, srv := e.StartLive(graph.Options{Debug: true, EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // the re-check closes when all 200 joined
+	e.MustImport(t, &b.D)
+	lv, srv := e.StartLive(t, graph.Options{Debug: true, EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // the re-check closes when all 200 joined
 
 	clients := make([]*testenv.WSClient, subscribers)
 	for i, m := range members {
-		c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(m.ID))
+		c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, m.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Subscribe("s", `subscription($p: ID!) { projectEvents(projectId: $p) {
+		c.Subscribe(t, "s", `subscription($p: ID!) { projectEvents(projectId: $p) {
 		  kind task { id title status version assignee { id name } } } }`, map[string]any{"p": p.ID})
 		clients[i] = c
 	}
@@ -59,7 +59,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 		"variables": map[string]any{"id": task.ID}})
 	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token("owner"))
+	req.Header.Set("Authorization", "Bearer "+e.Token(t, "owner"))
 	rec := httptest.NewRecorder()
 	e.Handler.ServeHTTP(rec, req)
 	var res struct {

@@ -67,7 +67,7 @@ func readWSUntil(t *testing.T, c *testenv.WSClient, id, last string) []seen {
 	t.Helper()
 	var got []seen
 	for {
-		s := seenOf(decodeEvent(t, c.MustNext(id)))
+		s := seenOf(decodeEvent(t, c.MustNext(t, id)))
 		got = append(got, s)
 		if s.Cursor == last || len(got) > 50 {
 			return got
@@ -108,16 +108,16 @@ func oldCursor(project string, seq uint64) string {
 
 func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
-	alice := dial(t, e, srv, "alice")
-	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
+	alice := e.MustDialWS(t, srv, "alice")
+	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	task := seed.Task("Write the landing page copy")
 	mustUpdateTask(t, e, "alice", task.ID, `title: "one"`)
 	mustUpdateTask(t, e, "alice", task.ID, `title: "two"`)
-	first := decodeEvent(t, alice.MustNext("a")).ProjectEvents.Cursor
+	first := decodeEvent(t, alice.MustNext(t, "a")).ProjectEvents.Cursor
 	raw, _ := base64.RawURLEncoding.DecodeString(first)
 	tampered := append([]byte{}, raw...)
 	tampered[len(tampered)-1] ^= 0x80
@@ -131,12 +131,12 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 	var messages []string
 	for name, cursor := range cases {
 		t.Run(name+" over WebSocket", func(t *testing.T) {
-			c := dial(t, e, srv, "carol")
-			c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
+			c := e.MustDialWS(t, srv, "carol")
+			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			messages = append(messages, mustEndWith(t, c, "1", "BAD_USER_INPUT").Message)
 		})
 		t.Run(name+" over SSE", func(t *testing.T) {
-			res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
+			res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			ch := testenv.ReadSSE(res.Body)
 			ev := mustNextSSE(t, ch)
 			var n testenv.Next
@@ -163,57 +163,57 @@ func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.
 func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.T) {
 	e := testenv.New(t)
 	tickingClock(e)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	alice := dial(t, e, srv, "alice")
-	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
+	alice := e.MustDialWS(t, srv, "alice")
+	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	// Before eve joins: a task created and deleted, a comment deleted, a
 	// description overwritten.
 	var created struct{ CreateTask struct{ ID string } }
-	e.MustQuery("alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "The secret plan"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "The secret plan"}) { id } }`,
 		map[string]any{"p": web.ID}, &created)
 	var comment struct{ AddComment struct{ ID string } }
-	e.MustQuery("alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said before eve joined"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said before eve joined"}) { id } }`,
 		map[string]any{"t": seed.Task("Write the landing page copy").ID}, &comment)
-	e.MustQuery("alice", `mutation($c: ID!) { deleteComment(id: $c) }`, map[string]any{"c": comment.AddComment.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve must not read"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($c: ID!) { deleteComment(id: $c) }`, map[string]any{"c": comment.AddComment.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve must not read"}) { id } }`,
 		map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve may read"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "what eve may read"}) { id } }`,
 		map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($t: ID!) { deleteTask(id: $t) }`, map[string]any{"t": created.CreateTask.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($t: ID!) { deleteTask(id: $t) }`, map[string]any{"t": created.CreateTask.ID}, nil)
 	// eve joins; then one more change.
-	e.MustQuery("alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "eve") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "eve") { id } }`, map[string]any{"p": web.ID}, nil)
 	task := seed.Task("Fix the broken signup form")
 	mustUpdateTask(t, e, "alice", task.ID, `status: DONE`)
 
 	var all []seen
 	for range 8 {
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 	}
 	if all[6].Kind != "MEMBER_ADDED" || all[6].SubjectID != "eve" {
 		t.Fatalf("alice saw %v; want eve's MEMBER_ADDED seventh", all)
 	}
-	mark := func() seen { // a change after the replay: what ends each read
+	mark := func(t *testing.T) seen { // a change after the replay: what ends each read
 		mustUpdateTask(t, e, "alice", task.ID, `title: "marker `+fmt.Sprint(len(all))+`"`)
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 		return all[len(all)-1]
 	}
 
 	t.Run("over WebSocket", func(t *testing.T) {
-		c := dial(t, e, srv, "eve")
-		c.Subscribe("e", taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor}) // legitimately alice's
-		m := mark()
+		c := e.MustDialWS(t, srv, "eve")
+		c.Subscribe(t, "e", taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor}) // legitimately alice's
+		m := mark(t)
 		if got, want := readWSUntil(t, c, "e", m.Cursor), append(all[6:8:8], m); !sameEvents(got, want) {
 			t.Errorf("eve replayed %v, want %v: from her MEMBER_ADDED on", got, want)
 		}
 	})
 	t.Run("over SSE", func(t *testing.T) {
-		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("eve"), taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor})
+		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "eve"), taskEventsSub, map[string]any{"p": web.ID, "after": all[0].Cursor})
 		ch := testenv.ReadSSE(res.Body)
-		m := mark()
+		m := mark(t)
 		want := append(append([]seen{}, all[6:8]...), all[8:]...)
 		if got := readSSEUntil(t, ch, m.Cursor); !sameEvents(got, want) {
 			t.Errorf("eve replayed %v, want %v: from her MEMBER_ADDED on", got, want)
@@ -224,53 +224,53 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing.T) {
 	e := testenv.New(t)
 	tickingClock(e)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := seed.Task("Write the landing page copy")
-	alice := dial(t, e, srv, "alice")
-	alice.Subscribe("a", taskEventsSub, map[string]any{"p": web.ID})
-	bob := dial(t, e, srv, "bob")
-	bob.Subscribe("b", taskEventsSub, map[string]any{"p": web.ID})
+	alice := e.MustDialWS(t, srv, "alice")
+	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
+	bob := e.MustDialWS(t, srv, "bob")
+	bob.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 	mustUpdateTask(t, e, "alice", task.ID, `title: "seen by bob"`)
-	old := seenOf(decodeEvent(t, bob.MustNext("b"))).Cursor // bob's last cursor
+	old := seenOf(decodeEvent(t, bob.MustNext(t, "b"))).Cursor // bob's last cursor
 	_ = bob.Conn.CloseNow()
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	mustUpdateTask(t, e, "alice", task.ID, `title: "while bob was away, still a member"`)
-	e.MustQuery("alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said while bob was out"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($t: ID!) { addComment(input: {taskId: $t, body: "said while bob was out"}) { id } }`,
 		map[string]any{"t": task.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "written while bob was out"}) { id } }`,
+	e.MustQuery(t, "alice", `mutation($p: ID!) { updateProject(input: {id: $p, description: "written while bob was out"}) { id } }`,
 		map[string]any{"p": web.ID}, nil)
-	e.MustQuery("alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
 	mustUpdateTask(t, e, "alice", task.ID, `title: "after bob was back"`)
 	var all []seen
 	for range 7 {
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 	}
 	if all[0].Cursor != old || all[2].Kind != "MEMBER_REMOVED" || all[5].Kind != "MEMBER_ADDED" || all[5].SubjectID != "bob" {
 		t.Fatalf("alice saw %v", all)
 	}
-	mark := func() seen {
+	mark := func(t *testing.T) seen {
 		mustUpdateTask(t, e, "alice", task.ID, `title: "marker `+fmt.Sprint(len(all))+`"`)
-		all = append(all, seenOf(decodeEvent(t, alice.MustNext("a"))))
+		all = append(all, seenOf(decodeEvent(t, alice.MustNext(t, "a"))))
 		return all[len(all)-1]
 	}
 
 	t.Run("over WebSocket", func(t *testing.T) {
-		c := dial(t, e, srv, "bob")
-		c.Subscribe("b", taskEventsSub, map[string]any{"p": web.ID, "after": old})
-		m := mark()
+		c := e.MustDialWS(t, srv, "bob")
+		c.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID, "after": old})
+		m := mark(t)
 		if got, want := readWSUntil(t, c, "b", m.Cursor), append(all[5:7:7], m); !sameEvents(got, want) {
 			t.Errorf("bob replayed %v, want %v: from his being added back on", got, want)
 		}
 	})
 	t.Run("over SSE", func(t *testing.T) {
-		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("bob"), taskEventsSub, map[string]any{"p": web.ID, "after": old})
+		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "bob"), taskEventsSub, map[string]any{"p": web.ID, "after": old})
 		ch := testenv.ReadSSE(res.Body)
-		m := mark()
+		m := mark(t)
 		want := append(append([]seen{}, all[5:7]...), all[7:]...)
 		if got := readSSEUntil(t, ch, m.Cursor); !sameEvents(got, want) {
 			t.Errorf("bob replayed %v, want %v: from his being added back on", got, want)

@@ -76,15 +76,15 @@ func readAll(t *testing.T, c *testenv.WSClient) ([]testenv.WSMessage, error) {
 // with NOT_FOUND, and nothing of the project after the removal is received.
 func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	// The trigger holds every read of the event until the test flushes:
 	// bob's transport has taken the event and waits on its first read, as
 	// a stalled subscriber's would, while bob is removed.
 	gate := &graph.ReadGate{}
-	lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	bob := dial(t, e, srv, "bob")
-	bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
+	bob := e.MustDialWS(t, srv, "bob")
+	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	task := *seed.Task("Write the landing page copy")
@@ -102,7 +102,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	}
 	flushing(t, gate) // the reads go on, after the removal and the new task
 	var gone struct{ Project *struct{ ID string } }
-	e.MustQuery("bob", `query($p: ID!) { project(id: $p) { id } }`, map[string]any{"p": web.ID}, &gone)
+	e.MustQuery(t, "bob", `query($p: ID!) { project(id: $p) { id } }`, map[string]any{"p": web.ID}, &gone)
 	if gone.Project != nil {
 		t.Fatal("bob still sees the project")
 	}
@@ -143,16 +143,16 @@ type finalEvent struct {
 // actor who removed them is shown.
 func TestLiveRemovedMembersOwnEventShowsNoProjectData(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	bob, carol := dial(t, e, srv, "bob"), dial(t, e, srv, "carol")
-	bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
-	carol.Subscribe("c", projectDataSub, map[string]any{"p": web.ID})
+	bob, carol := e.MustDialWS(t, srv, "bob"), e.MustDialWS(t, srv, "carol")
+	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
+	carol.Subscribe(t, "c", projectDataSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
-	e.MustQuery("alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
 
-	n := bob.MustNext("b")
+	n := bob.MustNext(t, "b")
 	if len(n.Errors) > 0 {
 		t.Fatalf("bob: %+v", n.Errors)
 	}
@@ -165,11 +165,11 @@ func TestLiveRemovedMembersOwnEventShowsNoProjectData(t *testing.T) {
 	if ev.Project != nil || ev.Task != nil || ev.Comment != nil {
 		t.Errorf("bob's own removal shows the project's data: %s", n.Data)
 	}
-	if m := bob.MustRead(); m.Type != "complete" {
+	if m := bob.MustRead(t); m.Type != "complete" {
 		t.Errorf("bob then got %s %s, want complete", m.Type, m.Payload)
 	}
 	// A member still sees the project as the change left it.
-	n = carol.MustNext("c")
+	n = carol.MustNext(t, "c")
 	got = finalEvent{}
 	_ = json.Unmarshal(n.Data, &got)
 	if len(n.Errors) > 0 || got.ProjectEvents.Project == nil || !strings.Contains(string(*got.ProjectEvents.Project), "Website relaunch") {
@@ -184,13 +184,13 @@ func TestLiveRemovedMembersOwnEventShowsNoProjectData(t *testing.T) {
 func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 	t.Run("the budget ends while the reads wait (WebSocket)", func(t *testing.T) {
 		e := testenv.New(t)
-		seed := e.MustSeed()
+		seed := e.MustSeed(t)
 		gate := &graph.ReadGate{}
 		const budget = 300 * time.Millisecond
-		lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{EventTimeout: budget})
+		lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{EventTimeout: budget})
 		web := seed.Project("Website relaunch")
-		bob := dial(t, e, srv, "bob")
-		bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
+		bob := e.MustDialWS(t, srv, "bob")
+		bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
@@ -210,10 +210,10 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 	})
 	t.Run("no budget left at all (server-sent events)", func(t *testing.T) {
 		e := testenv.New(t)
-		seed := e.MustSeed()
-		lv, srv := e.StartLive(graph.Options{EventTimeout: time.Nanosecond}, live.HubConfig{})
+		seed := e.MustSeed(t)
+		lv, srv := e.StartLive(t, graph.Options{EventTimeout: time.Nanosecond}, live.HubConfig{})
 		web := seed.Project("Website relaunch")
-		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
+		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 		task := *seed.Task("Write the landing page copy")
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
@@ -263,11 +263,11 @@ func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Se
 	for i, v := range subs {
 		c := sockets[v]
 		if c == nil {
-			c = dial(t, e, srv, v)
+			c = e.MustDialWS(t, srv, v)
 			sockets[v] = c
 		}
 		id := fmt.Sprint(i)
-		c.Subscribe(id, query, map[string]any{"p": p.ID})
+		c.Subscribe(t, id, query, map[string]any{"p": p.ID})
 		all = append(all, sub{c, id})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, p.ID, len(subs))
@@ -282,7 +282,7 @@ func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Se
 			}
 		}
 		for range n {
-			m := c.MustRead()
+			m := c.MustRead(t)
 			var next testenv.Next
 			_ = json.Unmarshal(m.Payload, &next)
 			if m.Type != "next" || len(next.Errors) > 0 || testenv.NullData(next.Data) {
@@ -329,8 +329,8 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 	for i := range 3 {
 		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
 	}
-	e.MustImport(&b.D)
-	lv, srv := e.StartLive(graph.Options{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // re-checks close when every recipient joined
+	e.MustImport(t, &b.D)
+	lv, srv := e.StartLive(t, graph.Options{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // re-checks close when every recipient joined
 	q := heaviestSub()
 
 	one := eventCalls(t, e, lv, srv, q, p, "boss", []string{"viewer0"})
@@ -367,14 +367,14 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 // even though a query of that cost is allowed; the limit is an option.
 func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	web := seed.Project("Website relaunch")
 	heavy := `subscription($p: ID!) { projectEvents(projectId: $p) { project { tasks(first: 50) { nodes { id title } } } } }`
 	t.Run("default", func(t *testing.T) {
-		lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
-		c := dial(t, e, srv, "alice")
-		c.Subscribe("1", heavy, map[string]any{"p": web.ID})
-		m := c.MustRead()
+		lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+		c := e.MustDialWS(t, srv, "alice")
+		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
+		m := c.MustRead(t)
 		if (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"COMPLEXITY_LIMIT_EXCEEDED"`) ||
 			!strings.Contains(string(m.Payload), fmt.Sprintf("the limit of a subscription is %d", graph.DefaultMaxSubscriptionComplexity)) {
 			t.Errorf("got %s %s, want COMPLEXITY_LIMIT_EXCEEDED naming the subscription limit", m.Type, m.Payload)
@@ -383,15 +383,15 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 			t.Errorf("a refused subscription is held (%d)", got)
 		}
 		// The same selection as a query is within the query limit.
-		e.MustQuery("alice", `query($p: ID!) { project(id: $p) { tasks(first: 50) { nodes { id title } } } }`, map[string]any{"p": web.ID}, nil)
+		e.MustQuery(t, "alice", `query($p: ID!) { project(id: $p) { tasks(first: 50) { nodes { id title } } } }`, map[string]any{"p": web.ID}, nil)
 		// Within the limit: the subscription of the other tests.
-		c.Subscribe("2", heaviestSub(), map[string]any{"p": web.ID})
+		c.Subscribe(t, "2", heaviestSub(), map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
 	t.Run("raised by the option", func(t *testing.T) {
-		lv, srv := e.StartLive(graph.Options{MaxSubscriptionComplexity: 1000}, live.HubConfig{})
-		c := dial(t, e, srv, "alice")
-		c.Subscribe("1", heavy, map[string]any{"p": web.ID})
+		lv, srv := e.StartLive(t, graph.Options{MaxSubscriptionComplexity: 1000}, live.HubConfig{})
+		c := e.MustDialWS(t, srv, "alice")
+		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
 }
@@ -401,21 +401,21 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 // empty the subscription ends with RATE_LIMITED, saying when to resume.
 func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	// The clock stands still: no token comes back. The subscription costs
 	// 2 (projectEvents and kind): 2 to open, then 2 per event; 10 in all
 	// pays for the opening and 4 events.
-	lv, srv := e.StartLive(graph.Options{RateLimits: graph.RateLimits{RateCost: 1, RateCostBurst: 10}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateCost: 1, RateCostBurst: 10}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", `subscription($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
+	c := e.MustDialWS(t, srv, "bob")
+	c.Subscribe(t, "1", `subscription($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	task := *seed.Task("Write the landing page copy")
 	for range 5 {
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	}
 	for i := range 4 {
-		if got := decodeEvent(t, c.MustNext("1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
+		if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
 			t.Fatalf("event %d: %+v", i, got)
 		}
 	}
@@ -438,12 +438,12 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 0x11fe))
 			e := testenv.New(t)
-			seed := e.MustSeed()
+			seed := e.MustSeed(t)
 			gate := &graph.ReadGate{}
-			lv, srv := e.StartLive(graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
+			lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
 			web := seed.Project("Website relaunch")
-			bob := dial(t, e, srv, "bob")
-			bob.Subscribe("b", projectDataSub, map[string]any{"p": web.ID})
+			bob := e.MustDialWS(t, srv, "bob")
+			bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
 			testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 			task := *seed.Task("Write the landing page copy")
 			publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)

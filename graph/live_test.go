@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -33,7 +32,7 @@ var eventIDs atomic.Int64
 // committed change, whose event the store publishes to the Env's broker.
 func mustUpdateTask(t *testing.T, e *testenv.Env, viewer, id, fields string) {
 	t.Helper()
-	e.MustQuery(viewer, `mutation($id: ID!) { updateTask(input: {id: $id, `+fields+`}) { id } }`, map[string]any{"id": id}, nil)
+	e.MustQuery(t, viewer, `mutation($id: ID!) { updateTask(input: {id: $id, `+fields+`}) { id } }`, map[string]any{"id": id}, nil)
 }
 
 // publish records a hand-made event of a task's change straight to the
@@ -81,21 +80,21 @@ func decodeEvent(t *testing.T, n testenv.Next) eventData {
 
 func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token("bob"))
+	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 
 	task := *seed.Task("Write the landing page copy")
 	task.Version++
 	mustUpdateTask(t, e, "alice", task.ID, `title: "Landing page copy, v2"`)
 
-	got := decodeEvent(t, c.MustNext("1")).ProjectEvents
+	got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents
 	if got.Kind != "TASK_UPDATED" || got.ProjectID != web.ID || got.SubjectID != task.ID || got.Actor.Name != "Alice Example" {
 		t.Errorf("event = %+v", got)
 	}
@@ -110,21 +109,21 @@ func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T
 
 func TestSubscribingToAProjectOfWhichOneIsNoMemberIsNotFound(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	lab := seed.Project("Research")
 	for name, project := range map[string]string{"not a member": lab.ID, "no such project": "prj#" + ulid.Make().String()} {
 		t.Run(name, func(t *testing.T) {
-			c, err := testenv.DialWS(t, srv, "Bearer "+e.Token("alice"))
+			c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "alice"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.Subscribe("1", taskEventsSub, map[string]any{"p": project})
-			n := c.MustNext("1")
+			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": project})
+			n := c.MustNext(t, "1")
 			if len(n.Errors) != 1 || n.Errors[0].Code() != "NOT_FOUND" || !testenv.NullData(n.Data) {
 				t.Errorf("got %s %+v, want data null and one NOT_FOUND", n.Data, n.Errors)
 			}
-			if m := c.MustRead(); m.Type != "complete" {
+			if m := c.MustRead(t); m.Type != "complete" {
 				t.Errorf("then %s, want complete", m.Type)
 			}
 			if got := lv.Hub.Subscribers(project); got != 0 {
@@ -136,32 +135,32 @@ func TestSubscribingToAProjectOfWhichOneIsNoMemberIsNotFound(t *testing.T) {
 
 func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	bob, err := testenv.DialWS(t, srv, "Bearer "+e.Token("bob"))
+	bob, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	carol, err := testenv.DialWS(t, srv, "Bearer "+e.Token("carol"))
+	carol, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "carol"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob.Subscribe("b", taskEventsSub, map[string]any{"p": web.ID})
-	carol.Subscribe("c", taskEventsSub, map[string]any{"p": web.ID})
+	bob.Subscribe(t, "b", taskEventsSub, map[string]any{"p": web.ID})
+	carol.Subscribe(t, "c", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 
-	e.MustQuery("alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "bob") { id } }`, map[string]any{"p": web.ID}, nil)
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `status: DONE`)
 
-	if got := decodeEvent(t, bob.MustNext("b")).ProjectEvents; got.Kind != "MEMBER_REMOVED" || got.SubjectID != "bob" {
+	if got := decodeEvent(t, bob.MustNext(t, "b")).ProjectEvents; got.Kind != "MEMBER_REMOVED" || got.SubjectID != "bob" {
 		t.Errorf("bob got %+v, want his removal", got)
 	}
-	if m := bob.MustRead(); m.Type != "complete" || m.ID != "b" {
+	if m := bob.MustRead(t); m.Type != "complete" || m.ID != "b" {
 		t.Errorf("bob then got %s %s, want complete", m.Type, m.Payload)
 	}
 	for _, kind := range []string{"MEMBER_REMOVED", "TASK_UPDATED"} {
-		if got := decodeEvent(t, carol.MustNext("c")).ProjectEvents; got.Kind != kind {
+		if got := decodeEvent(t, carol.MustNext(t, "c")).ProjectEvents; got.Kind != kind {
 			t.Errorf("carol got %s, want %s", got.Kind, kind)
 		}
 	}
@@ -170,10 +169,10 @@ func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 
 func TestSubscriptionOverServerSentEvents(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
+	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("status %d, Content-Type %q", res.StatusCode, ct)
 	}
@@ -206,24 +205,14 @@ func mustField(t *testing.T, obj, name string) json.RawMessage {
 
 const testTimeout = 30 * time.Second
 
-// dial opens an authenticated WebSocket for viewer, failing the test on an error.
-func dial(t *testing.T, e *testenv.Env, srv *httptest.Server, viewer string) *testenv.WSClient {
-	t.Helper()
-	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(viewer))
-	if err != nil {
-		t.Fatalf("connecting as %s: %v", viewer, err)
-	}
-	return c
-}
-
 // mustEndWith reads a "next" carrying one error of code, then "complete".
 func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Error {
 	t.Helper()
-	n := c.MustNext(id)
+	n := c.MustNext(t, id)
 	if len(n.Errors) != 1 || n.Errors[0].Code() != code || !testenv.NullData(n.Data) {
 		t.Fatalf("got %s %+v, want data null and one %s", n.Data, n.Errors, code)
 	}
-	if m := c.MustRead(); m.Type != "complete" || m.ID != id {
+	if m := c.MustRead(t); m.Type != "complete" || m.ID != id {
 		t.Fatalf("then %s %s, want complete", m.Type, m.Payload)
 	}
 	return n.Errors[0]
@@ -231,8 +220,8 @@ func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Err
 
 func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	for name, cursor := range map[string]string{
 		"malformed":               "bm90IGEgY3Vyc29y",
@@ -240,8 +229,8 @@ func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 		"beyond the stream's end": lv.Hub.Cursors().Cursor(web.ID, 1000),
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := dial(t, e, srv, "alice")
-			c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
+			c := e.MustDialWS(t, srv, "alice")
+			c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID, "after": cursor})
 			mustEndWith(t, c, "1", "BAD_USER_INPUT")
 		})
 	}
@@ -249,25 +238,25 @@ func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 
 func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	clients := map[string]*testenv.WSClient{}
 	for _, v := range []string{"alice", "bob", "carol"} {
-		clients[v] = dial(t, e, srv, v)
-		clients[v].Subscribe(v, taskEventsSub, map[string]any{"p": web.ID})
+		clients[v] = e.MustDialWS(t, srv, v)
+		clients[v].Subscribe(t, v, taskEventsSub, map[string]any{"p": web.ID})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
-	e.MustQuery("alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": web.ID}, nil)
+	e.MustQuery(t, "alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": web.ID}, nil)
 	for v, c := range clients {
 		// Carol shares no other project with alice, who deleted it: the
 		// last event still shows who did (graph/live.go, eventActor), and
 		// nothing of the project.
-		if got := decodeEvent(t, c.MustNext(v)).ProjectEvents; got.Kind != "PROJECT_DELETED" || got.SubjectID != web.ID ||
+		if got := decodeEvent(t, c.MustNext(t, v)).ProjectEvents; got.Kind != "PROJECT_DELETED" || got.SubjectID != web.ID ||
 			got.Actor.ID != "alice" || got.Actor.Name != "Alice Example" || got.Task != nil {
 			t.Errorf("%s got %+v", v, got)
 		}
-		if m := c.MustRead(); m.Type != "complete" {
+		if m := c.MustRead(t); m.Type != "complete" {
 			t.Errorf("%s then got %s, want complete", v, m.Type)
 		}
 	}
@@ -276,8 +265,8 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 
 func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	tok, err := e.Auth.Sign("bob", time.Second) // the clock stands still; the timer runs for a second
 	if err != nil {
@@ -287,7 +276,7 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	if msg := mustEndWith(t, c, "1", "UNAUTHENTICATED").Message; !strings.Contains(msg, "expired") {
 		t.Errorf("message %q does not say the token expired", msg)
 	}
@@ -305,9 +294,9 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 
 func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
-	for name, auth := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token("bob")} {
+	e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	for name, auth := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token(t, "bob")} {
 		t.Run(name+" is closed with 4403 Forbidden", func(t *testing.T) {
 			_, err := testenv.DialWS(t, srv, auth)
 			if err == nil {
@@ -325,14 +314,14 @@ func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 
 func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	t.Run("depth", func(t *testing.T) {
-		c := dial(t, e, srv, "alice")
-		c.Subscribe("deep", `subscription($p: ID!) { projectEvents(projectId: $p) { task { project { owner { name } } } } }`,
+		c := e.MustDialWS(t, srv, "alice")
+		c.Subscribe(t, "deep", `subscription($p: ID!) { projectEvents(projectId: $p) { task { project { owner { name } } } } }`,
 			map[string]any{"p": web.ID})
-		m := c.MustRead()
+		m := c.MustRead(t)
 		if (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"COMPLEXITY_LIMIT_EXCEEDED"`) {
 			t.Errorf("got %s %s, want COMPLEXITY_LIMIT_EXCEEDED", m.Type, m.Payload)
 		}
@@ -341,17 +330,17 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 		}
 	})
 	t.Run("per socket and per viewer", func(t *testing.T) {
-		a, b := dial(t, e, srv, "bob"), dial(t, e, srv, "bob")
-		a.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
-		a.Subscribe("2", taskEventsSub, map[string]any{"p": web.ID})
+		a, b := e.MustDialWS(t, srv, "bob"), e.MustDialWS(t, srv, "bob")
+		a.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
+		a.Subscribe(t, "2", taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
-		a.Subscribe("3", taskEventsSub, map[string]any{"p": web.ID})
+		a.Subscribe(t, "3", taskEventsSub, map[string]any{"p": web.ID})
 		if msg := mustEndWith(t, a, "3", "BAD_USER_INPUT").Message; !strings.Contains(msg, "connection") {
 			t.Errorf("message %q", msg)
 		}
-		b.Subscribe("4", taskEventsSub, map[string]any{"p": web.ID})
+		b.Subscribe(t, "4", taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 3)
-		b.Subscribe("5", taskEventsSub, map[string]any{"p": web.ID})
+		b.Subscribe(t, "5", taskEventsSub, map[string]any{"p": web.ID})
 		if msg := mustEndWith(t, b, "5", "BAD_USER_INPUT").Message; !strings.Contains(msg, "user") {
 			t.Errorf("message %q", msg)
 		}
@@ -360,16 +349,16 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 
 func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	origins, err := web.ParseOrigins("https://app.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, srv := e.StartLiveHTTP(web.Options{CORS: origins}, live.HubConfig{})
-	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token("bob")); err != nil {
+	_, srv := e.StartLiveHTTP(t, web.Options{CORS: origins}, live.HubConfig{})
+	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token(t, "bob")); err != nil {
 		t.Errorf("an allowed origin was refused: %v", err)
 	}
-	if _, err := testenv.DialWSFrom(t, srv, "https://evil.example", "Bearer "+e.Token("bob")); err == nil {
+	if _, err := testenv.DialWSFrom(t, srv, "https://evil.example", "Bearer "+e.Token(t, "bob")); err == nil {
 		t.Error("another origin was let in")
 	}
 }
@@ -379,13 +368,13 @@ func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
 // profile, their projects only those the recipient shares with them.
 func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	q := `subscription($p: ID!) { projectEvents(projectId: $p) { task { assignee { id email projects { nodes { name } } } } } }`
-	alice, carol := dial(t, e, srv, "alice"), dial(t, e, srv, "carol")
-	alice.Subscribe("a", q, map[string]any{"p": web.ID})
-	carol.Subscribe("c", q, map[string]any{"p": web.ID})
+	alice, carol := e.MustDialWS(t, srv, "alice"), e.MustDialWS(t, srv, "carol")
+	alice.Subscribe(t, "a", q, map[string]any{"p": web.ID})
+	carol.Subscribe(t, "c", q, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 2)
 	task := *seed.Task("Write the landing page copy") // assigned to alice
 	publish(t, lv.Broker, domain.EventTaskUpdated, "bob", web, &task, task.ID)
@@ -401,7 +390,7 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 		}
 	}
 	read := func(c *testenv.WSClient, id string) (email *string, projects []string) {
-		n := c.MustNext(id)
+		n := c.MustNext(t, id)
 		if len(n.Errors) > 0 {
 			t.Fatalf("%s: %+v", id, n.Errors)
 		}
@@ -422,18 +411,18 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 
 func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := *seed.Task("Set up analytics")
-	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c := e.MustDialWS(t, srv, "bob")
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	var last string
 	for v := range 2 {
 		task.Version = v + 10
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
-		last = decodeEvent(t, c.MustNext("1")).ProjectEvents.Cursor
+		last = decodeEvent(t, c.MustNext(t, "1")).ProjectEvents.Cursor
 	}
 	_ = c.Conn.CloseNow()
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
@@ -441,33 +430,33 @@ func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 		task.Version = v + 20
 		publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
 	}
-	c = dial(t, e, srv, "bob")
-	c.Subscribe("2", taskEventsSub, map[string]any{"p": web.ID, "after": last})
+	c = e.MustDialWS(t, srv, "bob")
+	c.Subscribe(t, "2", taskEventsSub, map[string]any{"p": web.ID, "after": last})
 	for v := range 3 {
-		if got := decodeEvent(t, c.MustNext("2")).ProjectEvents.Task; got == nil || got.Version != v+20 {
+		if got := decodeEvent(t, c.MustNext(t, "2")).ProjectEvents.Task; got == nil || got.Version != v+20 {
 			t.Fatalf("replayed event %d: task %+v, want version %d", v, got, v+20)
 		}
 	}
 	task.Version = 30
 	publish(t, lv.Broker, domain.EventTaskUpdated, "alice", web, &task, task.ID)
-	if got := decodeEvent(t, c.MustNext("2")).ProjectEvents.Task; got == nil || got.Version != 30 {
+	if got := decodeEvent(t, c.MustNext(t, "2")).ProjectEvents.Task; got == nil || got.Version != 30 {
 		t.Fatalf("after the replay: task %+v, want the live version 30", got)
 	}
 }
 
 func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	// The clock stands still: no token comes back during the test.
-	lv, srv := e.StartLive(graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	// The socket runs its operations concurrently: whichever comes third
 	// is refused.
 	for _, id := range []string{"1", "2", "3"} {
-		c.Subscribe(id, taskEventsSub, map[string]any{"p": web.ID})
+		c.Subscribe(t, id, taskEventsSub, map[string]any{"p": web.ID})
 	}
-	m := c.MustRead()
+	m := c.MustRead(t)
 	if m.Type != "next" || !strings.Contains(string(m.Payload), `"code":"RATE_LIMITED"`) {
 		t.Errorf("got %s %s %s, want one operation RATE_LIMITED", m.ID, m.Type, m.Payload)
 	}
@@ -476,31 +465,31 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 
 func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
-	c := dial(t, e, srv, "alice")
-	c.Subscribe("q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
-	if n := c.MustNext("q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
+	seed := e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	c := e.MustDialWS(t, srv, "alice")
+	c.Subscribe(t, "q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
+	if n := c.MustNext(t, "q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
 		t.Errorf("query: %s %+v", n.Data, n.Errors)
 	}
-	if m := c.MustRead(); m.Type != "complete" {
+	if m := c.MustRead(t); m.Type != "complete" {
 		t.Errorf("after the query: %s", m.Type)
 	}
 	task := seed.Task("Set up analytics")
-	c.Subscribe("m", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Analytics, v2"}) { title assignee { name } } }`,
+	c.Subscribe(t, "m", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Analytics, v2"}) { title assignee { name } } }`,
 		map[string]any{"id": task.ID})
-	if n := c.MustNext("m"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), `"Analytics, v2"`) || !strings.Contains(string(n.Data), "Alice Example") {
+	if n := c.MustNext(t, "m"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), `"Analytics, v2"`) || !strings.Contains(string(n.Data), "Alice Example") {
 		t.Errorf("mutation: %s %+v", n.Data, n.Errors)
 	}
 }
 
 func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c := e.MustDialWS(t, srv, "bob")
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	lv.Hub.Close()
 	if msg := mustEndWith(t, c, "1", "SERVICE_UNAVAILABLE").Message; !strings.Contains(msg, "after") {
@@ -510,8 +499,8 @@ func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 
 func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	_, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	body, err := json.Marshal(map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": seed.Project("Website relaunch").ID}})
 	if err != nil {
 		t.Fatal(err)
@@ -538,7 +527,7 @@ func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T
 			}
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", c.accept)
-			req.Header.Set("Authorization", "Bearer "+e.Token("bob"))
+			req.Header.Set("Authorization", "Bearer "+e.Token(t, "bob"))
 			res, err := client.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -555,7 +544,7 @@ func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T
 	}
 	// And a query by plain POST is answered as ever.
 	var d struct{ Me struct{ ID string } }
-	e.MustQuery("bob", `{ me { id } }`, nil, &d)
+	e.MustQuery(t, "bob", `{ me { id } }`, nil, &d)
 	if d.Me.ID != "bob" {
 		t.Errorf("me: %+v, want bob", d.Me)
 	}

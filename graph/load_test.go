@@ -25,7 +25,8 @@ const loadClients = 64
 
 // loadSeed makes 8 projects of 6 members (out of 16 users) with 20 tasks
 // each, tagged and partly assigned, with a comment each.
-func loadSeed(e *testenv.Env) (users []string, taskProject map[string]string, projects map[string][]string) {
+func loadSeed(tb testing.TB, e *testenv.Env) (users []string, taskProject map[string]string, projects map[string][]string) {
+	tb.Helper()
 	b := e.Store.NewDataset(testenv.Now)
 	var us []*domain.User
 	for i := range 16 {
@@ -47,7 +48,7 @@ func loadSeed(e *testenv.Env) (users []string, taskProject map[string]string, pr
 			taskProject[t.ID] = pr.ID
 		}
 	}
-	e.MustImport(&b.D)
+	e.MustImport(tb, &b.D)
 	return users, taskProject, projects
 }
 
@@ -79,13 +80,13 @@ func TestLoad(t *testing.T) {
 		t.Skip("run with -load 30s")
 	}
 	e := testenv.New(t)
-	users, projectOf, projects := loadSeed(e) // projectOf: task → project, grows with creates
+	users, projectOf, projects := loadSeed(t, e) // projectOf: task → project, grows with creates
 	srv := httptest.NewServer(e.Handler)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadClients}, Timeout: 30 * time.Second}
 	tokens := map[string]string{}
 	for _, u := range users {
-		tokens[u] = e.Token(u)
+		tokens[u] = e.Token(t, u)
 	}
 	var known sync.Map // task ids believed alive
 	for id := range projectOf {
@@ -202,7 +203,7 @@ func TestLoad(t *testing.T) {
 	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range testenv.CheckTable(e.Items()) {
+	for _, v := range testenv.CheckTable(e.Items(t)) {
 		t.Error(v)
 	}
 }

@@ -150,30 +150,16 @@ func (c mutIdConn) ids() []string {
 func mutSeeded(t *testing.T) (*testenv.Env, *testenv.Seed) {
 	t.Helper()
 	e := testenv.New(t)
-	return e, e.MustSeed()
-}
-
-// mutRun executes a request that must succeed and decodes its data into out.
-func mutRun(t *testing.T, e *testenv.Env, viewer, query string, v mutVars, out any) {
-	t.Helper()
-	res := e.Query(viewer, query, v)
-	if len(res.Errors) > 0 {
-		t.Fatalf("request by %q failed: %+v\nquery: %s\nvars: %.400s", viewer, res.Errors, query, testenv.JSON(v))
-	}
-	if out != nil {
-		if err := json.Unmarshal(res.Data, out); err != nil {
-			t.Fatalf("decoding %s: %v", res.Data, err)
-		}
-	}
+	return e, e.MustSeed(t)
 }
 
 // mutRefuse runs a request that must fail with exactly one error whose code is
 // one of codes, return no data, and leave every item of the table as it was.
 func mutRefuse(t *testing.T, e *testenv.Env, viewer string, codes []string, query string, v mutVars) testenv.Error {
 	t.Helper()
-	before := e.Dump()
-	res := e.Query(viewer, query, v)
-	after := e.Dump()
+	before := e.Dump(t)
+	res := e.Query(t, viewer, query, v)
+	after := e.Dump(t)
 	if len(res.Errors) != 1 || !slices.Contains(codes, res.Errors[0].Code()) {
 		t.Errorf("want exactly one error with code in %v, got %+v (data %s)\nvars: %.400s", codes, res.Errors, res.Data, testenv.JSON(v))
 	}
@@ -211,7 +197,7 @@ func mutDiffDump(before, after string) string {
 // the tombstones a sync gives offline clients until their tokens expire.
 func mutWantOnlyExpiringLog(t *testing.T, e *testenv.Env, needles []string) {
 	t.Helper()
-	for _, it := range e.Items() {
+	for _, it := range e.Items(t) {
 		line := testenv.JSON(it)
 		if !slices.ContainsFunc(needles, func(n string) bool { return strings.Contains(line, n) }) {
 			continue
@@ -265,9 +251,10 @@ func mutWithoutProfiles(dump string) string {
 
 // mutItemsMentioning returns the items with an attribute value containing any
 // of needles (a ULID in a PK, GSI key, id or reference).
-func mutItemsMentioning(e *testenv.Env, needles []string) []string {
+func mutItemsMentioning(tb testing.TB, e *testenv.Env, needles []string) []string {
+	tb.Helper()
 	var out []string
-	for _, it := range e.Items() {
+	for _, it := range e.Items(tb) {
 		line := testenv.JSON(it)
 		for _, n := range needles {
 			if strings.Contains(line, n) {
@@ -280,9 +267,10 @@ func mutItemsMentioning(e *testenv.Env, needles []string) []string {
 }
 
 // mutSkOf returns the sort keys of the items in a partition.
-func mutSkOf(e *testenv.Env, pk string) []string {
+func mutSkOf(tb testing.TB, e *testenv.Env, pk string) []string {
+	tb.Helper()
 	var out []string
-	for _, it := range e.Items() {
+	for _, it := range e.Items(tb) {
 		if it["PK"] == pk {
 			out = append(out, fmt.Sprint(it["SK"]))
 		}
@@ -291,8 +279,9 @@ func mutSkOf(e *testenv.Env, pk string) []string {
 	return out
 }
 
-func mutItem(e *testenv.Env, pk, sk string) map[string]any {
-	for _, it := range e.Items() {
+func mutItem(tb testing.TB, e *testenv.Env, pk, sk string) map[string]any {
+	tb.Helper()
+	for _, it := range e.Items(tb) {
 		if it["PK"] == pk && it["SK"] == sk {
 			return it
 		}
@@ -303,28 +292,28 @@ func mutItem(e *testenv.Env, pk, sk string) map[string]any {
 func mutGetTask(t *testing.T, e *testenv.Env, viewer, id string) *mutTaskView {
 	t.Helper()
 	var got struct{ Task *mutTaskView }
-	mutRun(t, e, viewer, mutQTask, mutVars{"id": id}, &got)
+	e.MustQuery(t, viewer, mutQTask, mutVars{"id": id}, &got)
 	return got.Task
 }
 
 func mutGetProject(t *testing.T, e *testenv.Env, viewer, id string) *mutProjectView {
 	t.Helper()
 	var got struct{ Project *mutProjectView }
-	mutRun(t, e, viewer, mutQProject, mutVars{"id": id}, &got)
+	e.MustQuery(t, viewer, mutQProject, mutVars{"id": id}, &got)
 	return got.Project
 }
 
 func mutNodeExists(t *testing.T, e *testenv.Env, viewer, id string) bool {
 	t.Helper()
 	var got struct{ Node *struct{ ID string } }
-	mutRun(t, e, viewer, mutQNode, mutVars{"id": id}, &got)
+	e.MustQuery(t, viewer, mutQNode, mutVars{"id": id}, &got)
 	return got.Node != nil
 }
 
 func mutProjectTaskIDs(t *testing.T, e *testenv.Env, viewer, projectID string) []string {
 	t.Helper()
 	var got struct{ Project *struct{ Tasks mutIdConn } }
-	mutRun(t, e, viewer, mutQProjectTaskIDs, mutVars{"id": projectID}, &got)
+	e.MustQuery(t, viewer, mutQProjectTaskIDs, mutVars{"id": projectID}, &got)
 	if got.Project == nil {
 		t.Fatalf("%s cannot see project %s", viewer, projectID)
 	}
@@ -334,7 +323,7 @@ func mutProjectTaskIDs(t *testing.T, e *testenv.Env, viewer, projectID string) [
 func mutTagTaskIDs(t *testing.T, e *testenv.Env, viewer, tag string) []string {
 	t.Helper()
 	var got struct{ TasksByTag mutIdConn }
-	mutRun(t, e, viewer, mutQTag, mutVars{"tag": tag}, &got)
+	e.MustQuery(t, viewer, mutQTag, mutVars{"tag": tag}, &got)
 	return got.TasksByTag.ids()
 }
 
@@ -347,7 +336,7 @@ func mutLists(t *testing.T, e *testenv.Env, viewer string) mutMyLists {
 	var got struct {
 		Me struct{ Projects, AssignedTasks, OverdueTasks mutIdConn }
 	}
-	mutRun(t, e, viewer, mutQMyLists, nil, &got)
+	e.MustQuery(t, viewer, mutQMyLists, nil, &got)
 	return mutMyLists{got.Me.Projects.ids(), got.Me.AssignedTasks.ids(), got.Me.OverdueTasks.ids()}
 }
 
@@ -356,7 +345,7 @@ func mutCommentIDs(t *testing.T, e *testenv.Env, viewer, taskID string) []string
 	var got struct {
 		Task *struct{ Comments mutIdConn }
 	}
-	mutRun(t, e, viewer, mutQTaskComments, mutVars{"id": taskID}, &got)
+	e.MustQuery(t, viewer, mutQTaskComments, mutVars{"id": taskID}, &got)
 	if got.Task == nil {
 		t.Fatalf("%s cannot see task %s", viewer, taskID)
 	}
@@ -386,7 +375,7 @@ func mutCommentOf(s *testenv.Seed, title, author string) *domain.Comment {
 func mutDoUpdateTask(t *testing.T, e *testenv.Env, viewer string, input mutVars) mutTaskView {
 	t.Helper()
 	var got struct{ UpdateTask mutTaskView }
-	mutRun(t, e, viewer, mutUpdateTask, mutVars{"input": input}, &got)
+	e.MustQuery(t, viewer, mutUpdateTask, mutVars{"input": input}, &got)
 	return got.UpdateTask
 }
 
@@ -443,19 +432,19 @@ func TestMutationUpdateProfile(t *testing.T) {
 		e, _ := mutSeeded(t)
 		mutRefuse(t, e, "nina", mutNotFound, mutQMe, nil)
 		var got result
-		mutRun(t, e, "nina", mutUpdateProfile, mutVars{"input": mutVars{"name": "Nina Novak", "email": "nina@example.com"}}, &got)
+		e.MustQuery(t, "nina", mutUpdateProfile, mutVars{"input": mutVars{"name": "Nina Novak", "email": "nina@example.com"}}, &got)
 		want := mutUserView{ID: "nina", Name: "Nina Novak", Email: testenv.Ptr("nina@example.com"), CreatedAt: mutNowStr}
 		if !reflect.DeepEqual(got.UpdateProfile, want) {
 			t.Errorf("updateProfile = %s, want %s", testenv.JSON(got.UpdateProfile), testenv.JSON(want))
 		}
 		var me meResult
-		mutRun(t, e, "nina", mutQMe, nil, &me)
+		e.MustQuery(t, "nina", mutQMe, nil, &me)
 		if !reflect.DeepEqual(me.Me, want) {
 			t.Errorf("me = %s, want %s", testenv.JSON(me.Me), testenv.JSON(want))
 		}
 		// The new profile lets nina use the other mutations.
 		var p struct{ CreateProject mutProjectView }
-		mutRun(t, e, "nina", mutCreateProject, mutVars{"input": mutVars{"name": "Nina's"}}, &p)
+		e.MustQuery(t, "nina", mutCreateProject, mutVars{"input": mutVars{"name": "Nina's"}}, &p)
 		if p.CreateProject.Owner.ID != "nina" {
 			t.Errorf("createProject owner = %q, want nina", p.CreateProject.Owner.ID)
 		}
@@ -465,19 +454,19 @@ func TestMutationUpdateProfile(t *testing.T) {
 		e, _ := mutSeeded(t)
 		e.Store.Now = func() time.Time { return testenv.Now.Add(48 * time.Hour) }
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Renamed"}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Renamed"}}, &got)
 		want := mutUserView{ID: "alice", Name: "Alice Renamed", Email: testenv.Ptr("alice@example.com"), CreatedAt: mutNowStr}
 		if !reflect.DeepEqual(got.UpdateProfile, want) {
 			t.Errorf("updateProfile = %s, want %s", testenv.JSON(got.UpdateProfile), testenv.JSON(want))
 		}
 		var me meResult
-		mutRun(t, e, "alice", mutQMe, nil, &me)
+		e.MustQuery(t, "alice", mutQMe, nil, &me)
 		if !reflect.DeepEqual(me.Me, want) {
 			t.Errorf("me = %s, want %s", testenv.JSON(me.Me), testenv.JSON(want))
 		}
 		// Others see the new name too.
 		var u struct{ User *mutUserView }
-		mutRun(t, e, "bob", `query { user(id: "alice") { id name email createdAt } }`, nil, &u)
+		e.MustQuery(t, "bob", `query { user(id: "alice") { id name email createdAt } }`, nil, &u)
 		if u.User == nil || u.User.Name != "Alice Renamed" || u.User.Email != nil {
 			t.Errorf("user(alice) for bob = %s, want name Alice Renamed and no email", testenv.JSON(u.User))
 		}
@@ -486,9 +475,9 @@ func TestMutationUpdateProfile(t *testing.T) {
 	t.Run("a new email replaces the old one", func(t *testing.T) {
 		e, _ := mutSeeded(t)
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": "a@example.org"}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": "a@example.org"}}, &got)
 		var me meResult
-		mutRun(t, e, "alice", mutQMe, nil, &me)
+		e.MustQuery(t, "alice", mutQMe, nil, &me)
 		for _, u := range []mutUserView{got.UpdateProfile, me.Me} {
 			if u.Email == nil || *u.Email != "a@example.org" {
 				t.Errorf("email = %s, want a@example.org", testenv.JSON(u.Email))
@@ -499,15 +488,15 @@ func TestMutationUpdateProfile(t *testing.T) {
 	t.Run("email null clears it", func(t *testing.T) {
 		e, _ := mutSeeded(t)
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": nil}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": "Alice Example", "email": nil}}, &got)
 		var me meResult
-		mutRun(t, e, "alice", mutQMe, nil, &me)
+		e.MustQuery(t, "alice", mutQMe, nil, &me)
 		for _, u := range []mutUserView{got.UpdateProfile, me.Me} {
 			if u.Email != nil || u.Name != "Alice Example" {
 				t.Errorf("after email: null got %s, want the name kept and no email", testenv.JSON(u))
 			}
 		}
-		if it := mutItem(e, "USER#alice", "PROFILE"); it == nil || it["email"] != nil {
+		if it := mutItem(t, e, "USER#alice", "PROFILE"); it == nil || it["email"] != nil {
 			t.Errorf("stored profile = %v, want one without email", it)
 		}
 	})
@@ -516,7 +505,7 @@ func TestMutationUpdateProfile(t *testing.T) {
 		e, _ := mutSeeded(t)
 		n := strings.Repeat("n", 200)
 		var got result
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": n}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": n}}, &got)
 		if got.UpdateProfile.Name != n {
 			t.Errorf("name has %d characters, want 200", len(got.UpdateProfile.Name))
 		}
@@ -555,7 +544,7 @@ func TestMutationCreateProject(t *testing.T) {
 	t.Run("the viewer becomes the owner and the only member", func(t *testing.T) {
 		e, s := mutSeeded(t)
 		var got result
-		mutRun(t, e, "alice", mutCreateProject, mutVars{"input": mutVars{"name": "Garden", "description": "Plant things"}}, &got)
+		e.MustQuery(t, "alice", mutCreateProject, mutVars{"input": mutVars{"name": "Garden", "description": "Plant things"}}, &got)
 		p := got.CreateProject
 		if !strings.HasPrefix(p.ID, "prj#") || slices.ContainsFunc(s.Projects, func(q *domain.Project) bool { return q.ID == p.ID }) {
 			t.Errorf("id = %q, want a new prj# id", p.ID)
@@ -582,7 +571,7 @@ func TestMutationCreateProject(t *testing.T) {
 		e, _ := mutSeeded(t)
 		n := strings.Repeat("p", 200)
 		var got result
-		mutRun(t, e, "eve", mutCreateProject, mutVars{"input": mutVars{"name": n}}, &got)
+		e.MustQuery(t, "eve", mutCreateProject, mutVars{"input": mutVars{"name": n}}, &got)
 		if got.CreateProject.Name != n || got.CreateProject.Description != nil || got.CreateProject.Owner.ID != "eve" {
 			t.Errorf("createProject = %s", testenv.JSON(got.CreateProject))
 		}
@@ -635,7 +624,7 @@ func TestMutationUpdateProject(t *testing.T) {
 			e, s := mutSeeded(t)
 			web := s.Project("Website relaunch")
 			var got result
-			mutRun(t, e, "alice", mutUpdateProject, mutVars{"input": c.input(web.ID)}, &got)
+			e.MustQuery(t, "alice", mutUpdateProject, mutVars{"input": c.input(web.ID)}, &got)
 			for who, p := range map[string]*mutProjectView{"updateProject": &got.UpdateProject, "project(id) for bob": mutGetProject(t, e, "bob", web.ID)} {
 				if p == nil {
 					t.Fatalf("%s = null", who)
@@ -683,10 +672,10 @@ func TestMutationDeleteProject(t *testing.T) {
 			}
 		}
 		comment := mutCommentOf(s, "Write the landing page copy", "bob").ID
-		before := e.Dump()
+		before := e.Dump(t)
 
 		var got struct{ DeleteProject string }
-		mutRun(t, e, "alice", mutDeleteProject, mutVars{"id": web.ID}, &got)
+		e.MustQuery(t, "alice", mutDeleteProject, mutVars{"id": web.ID}, &got)
 		if got.DeleteProject != web.ID {
 			t.Errorf("deleteProject = %q, want %q", got.DeleteProject, web.ID)
 		}
@@ -723,7 +712,7 @@ func TestMutationDeleteProject(t *testing.T) {
 		mutWantIDs(t, "carol: tasksByTag(copy)", mutTagTaskIDs(t, e, "carol", "copy"), mutIds(s, "Write up results"))
 		// Alice and carol shared only the deleted project.
 		var u struct{ User *mutUserView }
-		mutRun(t, e, "alice", `query { user(id: "carol") { id name } }`, nil, &u)
+		e.MustQuery(t, "alice", `query { user(id: "carol") { id name } }`, nil, &u)
 		if u.User != nil {
 			t.Errorf("alice still sees carol, who shared only the deleted project: %s", testenv.JSON(u.User))
 		}
@@ -748,14 +737,14 @@ func TestMutationDeleteProject(t *testing.T) {
 			t.Fatalf("RunCleanup = %d, %v; want at least one job done", n, err)
 		}
 		mutWantOnlyExpiringLog(t, e, needles)
-		e.MustSweepExpired()
-		if left := mutItemsMentioning(e, needles); len(left) > 0 {
+		e.MustSweepExpired(t)
+		if left := mutItemsMentioning(t, e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the project remain:\n%s", len(left), strings.Join(left, "\n"))
 		}
-		if jobs := mutSkOf(e, "CLEANUP"); len(jobs) > 0 {
+		if jobs := mutSkOf(t, e, "CLEANUP"); len(jobs) > 0 {
 			t.Errorf("cleanup jobs left: %v", jobs)
 		}
-		if after, want := mutWithoutProfiles(e.Dump()), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
+		if after, want := mutWithoutProfiles(e.Dump(t)), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
 			t.Errorf("cleanup touched items of other projects:\n%s", mutDiffDump(want, after))
 		}
 	})
@@ -786,9 +775,9 @@ func TestMutationDeleteProject(t *testing.T) {
 				}
 			}
 		}
-		e.MustImport(&b.D)
-		before := e.Dump()
-		mutRun(t, e, "olga", mutDeleteProject, mutVars{"id": big.ID}, nil)
+		e.MustImport(t, &b.D)
+		before := e.Dump(t)
+		e.MustQuery(t, "olga", mutDeleteProject, mutVars{"id": big.ID}, nil)
 		if p := mutGetProject(t, e, "m1", big.ID); p != nil {
 			t.Errorf("a member still sees the project")
 		}
@@ -798,14 +787,14 @@ func TestMutationDeleteProject(t *testing.T) {
 			t.Fatalf("RunCleanup: %v", err)
 		}
 		mutWantOnlyExpiringLog(t, e, needles)
-		e.MustSweepExpired()
-		if left := mutItemsMentioning(e, needles); len(left) > 0 {
+		e.MustSweepExpired(t)
+		if left := mutItemsMentioning(t, e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the project remain, e.g. %s", len(left), left[0])
 		}
-		if jobs := mutSkOf(e, "CLEANUP"); len(jobs) > 0 {
+		if jobs := mutSkOf(t, e, "CLEANUP"); len(jobs) > 0 {
 			t.Errorf("cleanup jobs left: %v", jobs)
 		}
-		if after, want := mutWithoutProfiles(e.Dump()), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
+		if after, want := mutWithoutProfiles(e.Dump(t)), mutWithoutProfiles(mutLinesWithout(before, needles)); after != want {
 			t.Errorf("cleanup touched items of another project:\n%s", mutDiffDump(want, after))
 		}
 	})
@@ -836,7 +825,7 @@ func TestMutationAddProjectMember(t *testing.T) {
 			t.Fatalf("dave sees web before being added")
 		}
 		var got result
-		mutRun(t, e, "alice", mutAddMember, mutVars{"p": web, "u": "dave"}, &got)
+		e.MustQuery(t, "alice", mutAddMember, mutVars{"p": web, "u": "dave"}, &got)
 		want := map[string]string{"alice": "OWNER", "bob": "MEMBER", "carol": "MEMBER", "dave": "MEMBER"}
 		if got.AddProjectMember.ID != web || !reflect.DeepEqual(got.AddProjectMember.roles(), want) {
 			t.Errorf("addProjectMember = %s, want members %v", testenv.JSON(got.AddProjectMember), want)
@@ -853,7 +842,7 @@ func TestMutationAddProjectMember(t *testing.T) {
 		}
 		// dave is now assignable.
 		var ct struct{ CreateTask mutTaskView }
-		mutRun(t, e, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "For dave", "assigneeId": "dave"}}, &ct)
+		e.MustQuery(t, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "For dave", "assigneeId": "dave"}}, &ct)
 		if ct.CreateTask.assignee() != "dave" {
 			t.Errorf("assignee = %q, want dave", ct.CreateTask.assignee())
 		}
@@ -866,13 +855,13 @@ func TestMutationAddProjectMember(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e, s := mutSeeded(t)
 			web := s.Project("Website relaunch").ID
-			before := e.Dump()
+			before := e.Dump(t)
 			var got result
-			mutRun(t, e, "alice", mutAddMember, mutVars{"p": web, "u": c.user}, &got)
+			e.MustQuery(t, "alice", mutAddMember, mutVars{"p": web, "u": c.user}, &got)
 			if roles := got.AddProjectMember.roles(); len(roles) != 3 || roles[c.user] != c.role {
 				t.Errorf("members = %v, want 3 with %s as %s", roles, c.user, c.role)
 			}
-			if after := e.Dump(); after != before {
+			if after := e.Dump(t); after != before {
 				t.Errorf("the table changed:\n%s", mutDiffDump(before, after))
 			}
 		})
@@ -904,7 +893,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 		web := s.Project("Website relaunch").ID
 		t2, dark := s.Task("Fix the broken signup form").ID, s.Task("Dark mode").ID
 		var got result
-		mutRun(t, e, "alice", mutRemoveMember, mutVars{"p": web, "u": "bob"}, &got)
+		e.MustQuery(t, "alice", mutRemoveMember, mutVars{"p": web, "u": "bob"}, &got)
 		want := map[string]string{"alice": "OWNER", "carol": "MEMBER"}
 		if got.RemoveProjectMember.ID != web || !reflect.DeepEqual(got.RemoveProjectMember.roles(), want) {
 			t.Errorf("removeProjectMember = %s, want members %v", testenv.JSON(got.RemoveProjectMember), want)
@@ -949,11 +938,11 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 				}
 			}
 		}
-		mutRun(t, e, "alice", mutQTaskComments, mutVars{"id": s.Task("Write the landing page copy").ID}, &c)
+		e.MustQuery(t, "alice", mutQTaskComments, mutVars{"id": s.Task("Write the landing page copy").ID}, &c)
 		if n := c.Task.Comments.Nodes; len(n) != 2 || n[1].Author.Name != "Bob Builder" {
 			t.Errorf("comments = %s, want bob's with his name", testenv.JSON(n))
 		}
-		if it := mutItem(e, "PROJECT#"+testenv.ULIDOf(web), "MEMBER#bob"); it != nil {
+		if it := mutItem(t, e, "PROJECT#"+testenv.ULIDOf(web), "MEMBER#bob"); it != nil {
 			t.Errorf("membership item remains: %v", it)
 		}
 		// Nor may bob change anything in it any more.
@@ -984,8 +973,8 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 			due := domain.DateOf(testenv.Now).AddDays(i - 50)
 			b.Task(big, fmt.Sprintf("Task %02d", i), status, &due, busy, "alpha")
 		}
-		e.MustImport(&b.D)
-		mutRun(t, e, "olga", mutRemoveMember, mutVars{"p": big.ID, "u": "max"}, nil)
+		e.MustImport(t, &b.D)
+		e.MustQuery(t, "olga", mutRemoveMember, mutVars{"p": big.ID, "u": "max"}, nil)
 		var got struct {
 			Project struct {
 				Members []mutMemberView
@@ -994,7 +983,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 				}
 			}
 		}
-		mutRun(t, e, "olga", `query($id: ID!) { project(id: $id) { members { user { id } role }
+		e.MustQuery(t, "olga", `query($id: ID!) { project(id: $id) { members { user { id } role }
 			tasks(first: 100) { nodes { assignee { id } } } } }`, mutVars{"id": big.ID}, &got)
 		if n := len(got.Project.Tasks.Nodes); n != 95 {
 			t.Fatalf("project has %d tasks, want 95", n)
@@ -1014,7 +1003,7 @@ func TestMutationRemoveProjectMember(t *testing.T) {
 	t.Run("a DONE task of the removed member is unassigned too and their other projects' tasks stay", func(t *testing.T) {
 		e, s := mutSeeded(t)
 		web := s.Project("Website relaunch").ID
-		mutRun(t, e, "alice", mutRemoveMember, mutVars{"p": web, "u": "carol"}, nil)
+		e.MustQuery(t, "alice", mutRemoveMember, mutVars{"p": web, "u": "carol"}, nil)
 		if task := mutGetTask(t, e, "alice", s.Task("Pick a colour palette").ID); task == nil || task.Assignee != nil || task.Status != "DONE" {
 			t.Errorf("carol's DONE task in web = %s, want it unassigned and still DONE", testenv.JSON(task))
 		}
@@ -1050,7 +1039,7 @@ func TestMutationCreateTask(t *testing.T) {
 		e, s := mutSeeded(t)
 		web := s.Project("Website relaunch").ID
 		var got result
-		mutRun(t, e, "bob", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "Write the FAQ", "description": "Questions",
+		e.MustQuery(t, "bob", mutCreateTask, mutVars{"input": mutVars{"projectId": web, "title": "Write the FAQ", "description": "Questions",
 			"dueDate": testenv.Day(10), "assigneeId": "carol", "tags": []string{" FAQ ", "Copy", "faq", "new-thing"}}}, &got)
 		task := got.CreateTask
 		if !strings.HasPrefix(task.ID, "tsk#") || task.Title != "Write the FAQ" || task.Description == nil ||
@@ -1081,7 +1070,7 @@ func TestMutationCreateTask(t *testing.T) {
 		e, s := mutSeeded(t)
 		app := s.Project("Mobile app").ID
 		var got result
-		mutRun(t, e, "dave", mutCreateTask, mutVars{"input": mutVars{"projectId": app, "title": "Bare"}}, &got)
+		e.MustQuery(t, "dave", mutCreateTask, mutVars{"input": mutVars{"projectId": app, "title": "Bare"}}, &got)
 		task := got.CreateTask
 		if task.Title != "Bare" || task.Description != nil || task.DueDate != nil || task.Assignee != nil ||
 			len(task.Tags) != 0 || task.Status != "TODO" || task.Version != 1 || task.Project.ID != app {
@@ -1097,7 +1086,7 @@ func TestMutationCreateTask(t *testing.T) {
 		e, s := mutSeeded(t)
 		title := strings.Repeat("ü", 200)
 		var got result
-		mutRun(t, e, "carol", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Research").ID, "title": title,
+		e.MustQuery(t, "carol", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Research").ID, "title": title,
 			"dueDate": "2028-02-29", "assigneeId": "carol"}}, &got)
 		task := got.CreateTask
 		if task.Title != title || task.DueDate == nil || *task.DueDate != "2028-02-29" || task.assignee() != "carol" {
@@ -1115,7 +1104,7 @@ func TestMutationCreateTask(t *testing.T) {
 			tags = append(tags, strings.ToUpper(tag))
 		}
 		var got result
-		mutRun(t, e, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Website relaunch").ID, "title": "Tagged", "tags": tags}}, &got)
+		e.MustQuery(t, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": s.Project("Website relaunch").ID, "title": "Tagged", "tags": tags}}, &got)
 		if n := len(got.CreateTask.Tags); n != 20 {
 			t.Errorf("task has %d tags, want 20", n)
 		}
@@ -1221,7 +1210,7 @@ func TestMutationUpdateTask(t *testing.T) {
 		// Without a due date it sorts with the undated tasks, by id.
 		mutWantIDs(t, "project.tasks", mutProjectTaskIDs(t, e, "alice", s.Project("Website relaunch").ID), mutIds(s,
 			"Pick a colour palette", "Fix the broken signup form", "Set up analytics", "Launch announcement", t1Title, "Migrate the blog"))
-		if sks := mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)); slices.ContainsFunc(sks, func(sk string) bool { return strings.HasPrefix(sk, "TAG#") }) {
+		if sks := mutSkOf(t, e, "TASK#"+testenv.ULIDOf(t1)); slices.ContainsFunc(sks, func(sk string) bool { return strings.HasPrefix(sk, "TAG#") }) {
 			t.Errorf("tag links remain: %v", sks)
 		}
 	})
@@ -1282,7 +1271,7 @@ func TestMutationUpdateTask(t *testing.T) {
 		mutWantIDs(t, "tasksByTag(fresh)", mutTagTaskIDs(t, e, "alice", "fresh"), []string{t1})
 		mutWantIDs(t, "tasksByTag(urgent)", mutTagTaskIDs(t, e, "alice", "urgent"), mutIds(s, t1Title, "Crash on start on Android 12", "Fix the broken signup form"))
 		var links []string
-		for _, sk := range mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)) {
+		for _, sk := range mutSkOf(t, e, "TASK#"+testenv.ULIDOf(t1)) {
 			if strings.HasPrefix(sk, "TAG#") {
 				links = append(links, sk)
 			}
@@ -1414,7 +1403,7 @@ func TestMutationUpdateTaskConcurrentExpectedVersionOneWinner(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res := e.Query("alice", mutUpdateTask, mutVars{"input": mutVars{"id": t1, "title": fmt.Sprintf("Writer %d", i), "expectedVersion": 1}})
+			res := e.Query(t, "alice", mutUpdateTask, mutVars{"input": mutVars{"id": t1, "title": fmt.Sprintf("Writer %d", i), "expectedVersion": 1}})
 			codes[i] = res.Codes()
 		})
 	}
@@ -1450,7 +1439,7 @@ func TestMutationUpdateTaskConcurrentWithoutExpectedVersionLosesNoUpdate(t *test
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res := e.Query("bob", `mutation($input: UpdateTaskInput!) { updateTask(input: $input) { version } }`,
+			res := e.Query(t, "bob", `mutation($input: UpdateTaskInput!) { updateTask(input: $input) { version } }`,
 				mutVars{"input": mutVars{"id": t1, "tags": []string{fmt.Sprintf("w%d", i)}}})
 			codes[i] = res.Codes()
 			var got struct{ UpdateTask *struct{ Version int } }
@@ -1484,7 +1473,7 @@ func TestMutationUpdateTaskConcurrentWithoutExpectedVersionLosesNoUpdate(t *test
 	}
 	// The tag links match the final tag set: the other writers' links are gone.
 	var links []string
-	for _, sk := range mutSkOf(e, "TASK#"+testenv.ULIDOf(t1)) {
+	for _, sk := range mutSkOf(t, e, "TASK#"+testenv.ULIDOf(t1)) {
 		if strings.HasPrefix(sk, "TAG#") {
 			links = append(links, sk)
 		}
@@ -1502,10 +1491,10 @@ func TestMutationDeleteTask(t *testing.T) {
 		t1 := s.Task("Write the landing page copy").ID
 		web := s.Project("Website relaunch").ID
 		comments := []string{mutCommentOf(s, "Write the landing page copy", "alice").ID, mutCommentOf(s, "Write the landing page copy", "bob").ID}
-		before := e.Dump()
+		before := e.Dump(t)
 
 		var got struct{ DeleteTask string }
-		mutRun(t, e, "carol", mutDeleteTask, mutVars{"id": t1}, &got) // carol is neither owner nor assignee
+		e.MustQuery(t, "carol", mutDeleteTask, mutVars{"id": t1}, &got) // carol is neither owner nor assignee
 		if got.DeleteTask != t1 {
 			t.Errorf("deleteTask = %q, want %q", got.DeleteTask, t1)
 		}
@@ -1541,11 +1530,11 @@ func TestMutationDeleteTask(t *testing.T) {
 		}
 		needles := []string{testenv.ULIDOf(t1)}
 		mutWantOnlyExpiringLog(t, e, needles) // the task's tombstone in the change log
-		e.MustSweepExpired()
-		if left := mutItemsMentioning(e, needles); len(left) > 0 {
+		e.MustSweepExpired(t)
+		if left := mutItemsMentioning(t, e, needles); len(left) > 0 {
 			t.Errorf("after cleanup %d items of the task remain:\n%s", len(left), strings.Join(left, "\n"))
 		}
-		if jobs := mutSkOf(e, "CLEANUP"); len(jobs) > 0 {
+		if jobs := mutSkOf(t, e, "CLEANUP"); len(jobs) > 0 {
 			t.Errorf("cleanup jobs left: %v", jobs)
 		}
 		// The project's counters lose the task (IN_PROGRESS) in the delete's
@@ -1564,10 +1553,10 @@ func TestMutationDeleteTask(t *testing.T) {
 		// The task's tag indexes lose its entries (CheckTable); they are
 		// left out of the comparison.
 		indexes := []string{`"type":"TAGS"`}
-		if after := mutLinesWithout(e.Dump(), indexes); after != mutLinesWithout(want, indexes) {
+		if after := mutLinesWithout(e.Dump(t), indexes); after != mutLinesWithout(want, indexes) {
 			t.Errorf("deleting the task touched other items:\n%s", mutDiffDump(mutLinesWithout(want, indexes), after))
 		}
-		if v := testenv.CheckTable(e.Items()); len(v) > 0 {
+		if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
 			t.Errorf("violations after the delete and its cleanup:\n%s", strings.Join(v, "\n"))
 		}
 	})
@@ -1605,7 +1594,7 @@ func TestMutationAddComment(t *testing.T) {
 			e, s := mutSeeded(t)
 			t1 := s.Task("Write the landing page copy").ID
 			var got result
-			mutRun(t, e, "carol", mutAddComment, mutVars{"input": mutVars{"taskId": t1, "body": b.body}}, &got)
+			e.MustQuery(t, "carol", mutAddComment, mutVars{"input": mutVars{"taskId": t1, "body": b.body}}, &got)
 			c := got.AddComment
 			if !strings.HasPrefix(c.ID, "cmt#"+testenv.ULIDOf(t1)+"#") || strings.TrimSpace(c.Body) != strings.TrimSpace(b.body) ||
 				c.Author.ID != "carol" || c.Author.Name != "Carol Chen" || c.Task.ID != t1 || c.CreatedAt != mutNowStr {
@@ -1656,7 +1645,7 @@ func TestMutationDeleteComment(t *testing.T) {
 			cm := mutCommentOf(s, c.task, c.author).ID
 			before := mutCommentIDs(t, e, c.viewer, task)
 			var got struct{ DeleteComment string }
-			mutRun(t, e, c.viewer, mutDeleteComment, mutVars{"id": cm}, &got)
+			e.MustQuery(t, c.viewer, mutDeleteComment, mutVars{"id": cm}, &got)
 			if got.DeleteComment != cm {
 				t.Errorf("deleteComment = %q, want %q", got.DeleteComment, cm)
 			}
@@ -1669,7 +1658,7 @@ func TestMutationDeleteComment(t *testing.T) {
 				t.Errorf("node(comment) is not null after delete")
 			}
 			_, cu, _ := strings.Cut(strings.TrimPrefix(cm, "cmt#"), "#")
-			if it := mutItem(e, "TASK#"+testenv.ULIDOf(task), "COMMENT#"+cu); it != nil {
+			if it := mutItem(t, e, "TASK#"+testenv.ULIDOf(task), "COMMENT#"+cu); it != nil {
 				t.Errorf("comment item remains: %v", it)
 			}
 			mutRefuse(t, e, c.viewer, mutNotFound, mutDeleteComment, mutVars{"id": cm})
@@ -1702,11 +1691,11 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 	web := s.Project("Website relaunch").ID
 	srv := e.Emb.Server
 	t.Cleanup(func() { srv.EmulateFailure(false) })
-	before := e.Dump()
+	before := e.Dump(t)
 	input := mutVars{"input": mutVars{"projectId": web, "title": "During the outage", "assigneeId": "bob", "tags": []string{"outage"}}}
 
 	srv.EmulateFailure(true)
-	res := e.Query("alice", mutCreateTask, input)
+	res := e.Query(t, "alice", mutCreateTask, input)
 	srv.EmulateFailure(false)
 
 	if len(res.Errors) != 1 || !slices.Contains([]string{"SERVICE_UNAVAILABLE", "INTERNAL_SERVER_ERROR"}, res.Errors[0].Code()) {
@@ -1722,12 +1711,12 @@ func TestMutationFailedTransactionChangesNothingAndRevealsNothing(t *testing.T) 
 			t.Errorf("error message %q reveals %q", res.Errors[0].Message, secret)
 		}
 	}
-	if after := e.Dump(); after != before {
+	if after := e.Dump(t); after != before {
 		t.Errorf("the failed mutation changed the table:\n%s", mutDiffDump(before, after))
 	}
 	// Once the store is back, the same mutation goes through.
 	var got struct{ CreateTask mutTaskView }
-	mutRun(t, e, "alice", mutCreateTask, input, &got)
+	e.MustQuery(t, "alice", mutCreateTask, input, &got)
 	if got.CreateTask.Title != "During the outage" {
 		t.Errorf("createTask after recovery = %s", testenv.JSON(got.CreateTask))
 	}

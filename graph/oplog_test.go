@@ -21,17 +21,10 @@ const logMarker = "Zq7SecretMarker"
 func opLogEnv(t *testing.T) (*testenv.Env, *bytes.Buffer) {
 	t.Helper()
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	var buf bytes.Buffer
 	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 	return e, &buf
-}
-
-// opLogPost posts a GraphQL request with extra headers and returns the
-// response's status.
-func opLogPost(t *testing.T, e *testenv.Env, body map[string]any, headers map[string]string) int {
-	t.Helper()
-	return e.Send(body, testenv.Headers(headers)).Status
 }
 
 // mustOpLines parses the log's lines (each must be JSON) and returns those
@@ -64,12 +57,12 @@ func mustOneOpLine(t *testing.T, buf *bytes.Buffer) map[string]any {
 
 func TestOperationLogLine(t *testing.T) {
 	e, buf := opLogEnv(t)
-	s := e.Seed()
+	s := e.Seed(t)
 	task := s.Task("Write the landing page copy")
 
 	t.Run("a query logs its name, type, calls and OK, and no trace id without traceparent", func(t *testing.T) {
-		code := opLogPost(t, e, map[string]any{"query": `query Dashboard { me { projects(first: 5) { nodes { id } } } }`,
-			"operationName": "Dashboard"}, map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		code := e.Send(t, map[string]any{"query": `query Dashboard { me { projects(first: 5) { nodes { id } } } }`,
+			"operationName": "Dashboard"}, testenv.Headers(map[string]string{"Authorization": "Bearer " + e.Token(t, "alice")})).Status
 		if code != http.StatusOK {
 			t.Fatalf("status %d", code)
 		}
@@ -103,7 +96,7 @@ func TestOperationLogLine(t *testing.T) {
 	})
 
 	t.Run("an anonymous query logs an empty operation name", func(t *testing.T) {
-		opLogPost(t, e, map[string]any{"query": `{ me { id } }`}, map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		e.Send(t, map[string]any{"query": `{ me { id } }`}, testenv.Headers(map[string]string{"Authorization": "Bearer " + e.Token(t, "alice")}))
 		line := mustOneOpLine(t, buf)
 		if line["operation"] != "" || line["type"] != "query" || line["outcome"] != "OK" {
 			t.Errorf("operation %#v type %#v outcome %#v, want \"\" query OK", line["operation"], line["type"], line["outcome"])
@@ -111,10 +104,10 @@ func TestOperationLogLine(t *testing.T) {
 	})
 
 	t.Run("a failing mutation logs its first error's code", func(t *testing.T) {
-		opLogPost(t, e, map[string]any{
+		e.Send(t, map[string]any{
 			"query":     `mutation Rename($in: UpdateTaskInput!) { updateTask(input: $in) { id } }`,
 			"variables": map[string]any{"in": map[string]any{"id": task.ID, "title": "x"}},
-		}, map[string]string{"Authorization": "Bearer " + e.Token("eve")}) // eve is no member of the task's project
+		}, testenv.Headers(map[string]string{"Authorization": "Bearer " + e.Token(t, "eve")})) // eve is no member of the task's project
 		line := mustOneOpLine(t, buf)
 		for k, want := range map[string]any{"operation": "Rename", "type": "mutation", "outcome": "NOT_FOUND", "errors": 1.0} {
 			if line[k] != want {
@@ -124,15 +117,15 @@ func TestOperationLogLine(t *testing.T) {
 	})
 
 	t.Run("bad input is BAD_USER_INPUT", func(t *testing.T) {
-		opLogPost(t, e, map[string]any{"query": `{ me { projects(first: 0) { nodes { id } } } }`},
-			map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		e.Send(t, map[string]any{"query": `{ me { projects(first: 0) { nodes { id } } } }`},
+			testenv.Headers(map[string]string{"Authorization": "Bearer " + e.Token(t, "alice")}))
 		if line := mustOneOpLine(t, buf); line["outcome"] != "BAD_USER_INPUT" {
 			t.Errorf("outcome = %#v, want BAD_USER_INPUT", line["outcome"])
 		}
 	})
 
 	t.Run("a parse error logs an empty type and its code", func(t *testing.T) {
-		opLogPost(t, e, map[string]any{"query": `{ me { id }`}, map[string]string{"Authorization": "Bearer " + e.Token("alice")})
+		e.Send(t, map[string]any{"query": `{ me { id }`}, testenv.Headers(map[string]string{"Authorization": "Bearer " + e.Token(t, "alice")}))
 		line := mustOneOpLine(t, buf)
 		if line["outcome"] != "GRAPHQL_PARSE_FAILED" || line["type"] != "" {
 			t.Errorf("outcome %#v type %#v, want GRAPHQL_PARSE_FAILED and \"\"", line["outcome"], line["type"])
@@ -141,8 +134,8 @@ func TestOperationLogLine(t *testing.T) {
 
 	t.Run("a valid traceparent logs its trace id", func(t *testing.T) {
 		const traceID = "4bf92f3577b34da6a3ce929b0e0e4736"
-		opLogPost(t, e, map[string]any{"query": `{ me { id } }`}, map[string]string{"Authorization": "Bearer " + e.Token("alice"),
-			"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"})
+		e.Send(t, map[string]any{"query": `{ me { id } }`}, testenv.Headers(map[string]string{"Authorization": "Bearer " + e.Token(t, "alice"),
+			"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"}))
 		if line := mustOneOpLine(t, buf); line["trace_id"] != traceID {
 			t.Errorf("trace_id = %#v, want %s", line["trace_id"], traceID)
 		}
@@ -151,8 +144,8 @@ func TestOperationLogLine(t *testing.T) {
 
 func TestOperationLogNeverHoldsTokensVariablesOrDocuments(t *testing.T) {
 	e, buf := opLogEnv(t)
-	task := e.Seed().Task("Write the landing page copy")
-	token := e.Token("alice")
+	task := e.Seed(t).Task("Write the landing page copy")
+	token := e.Token(t, "alice")
 	requests := []struct {
 		name    string
 		body    map[string]any
@@ -176,7 +169,7 @@ func TestOperationLogNeverHoldsTokensVariablesOrDocuments(t *testing.T) {
 	for _, r := range requests {
 		t.Run(r.name, func(t *testing.T) {
 			buf.Reset()
-			opLogPost(t, e, r.body, map[string]string{"Authorization": r.auth})
+			e.Send(t, r.body, testenv.Headers(map[string]string{"Authorization": r.auth}))
 			out := buf.String()
 			if len(mustOpLines(t, buf)) != 1 {
 				t.Fatalf("want one operation line:\n%s", out)

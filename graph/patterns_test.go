@@ -18,6 +18,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -37,14 +38,6 @@ func forBackends(t *testing.T, fn func(t *testing.T, e *testenv.Env)) {
 			fn(t, testenv.NewOn(t, b))
 		})
 	}
-}
-
-// patOn returns e reporting to t, so that its Must* helpers fail the subtest
-// that calls them (never a parent test from a subtest's goroutine).
-func patOn(e *testenv.Env, t *testing.T) *testenv.Env {
-	c := *e
-	c.TB = t
-	return &c
 }
 
 // patDig walks a JSON document along object keys and array indexes.
@@ -158,7 +151,7 @@ func patCommentsOf(d *dynamo.Dataset, taskID string) []*domain.Comment {
 
 func TestPatternsProfileVisibility(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		patOn(e, t).MustSeed()
+		e.MustSeed(t)
 		const q = `query($id: ID!) { user(id: $id) { id name email createdAt } }`
 		cases := []struct {
 			name      string
@@ -187,7 +180,7 @@ func TestPatternsProfileVisibility(t *testing.T) {
 						Email               *string
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				e.MustQuery(t, c.viewer, q, map[string]any{"id": c.id}, &got)
 				if c.wantName == "" {
 					if got.User != nil {
 						t.Fatalf("%s sees user %s: %+v, want null", c.viewer, c.id, *got.User)
@@ -221,7 +214,7 @@ func TestPatternsProfileVisibility(t *testing.T) {
 						Email    *string
 					}
 				}
-				patOn(e, t).MustQuery(viewer, `{ me { id name email } }`, nil, &got)
+				e.MustQuery(t, viewer, `{ me { id name email } }`, nil, &got)
 				if got.Me.ID != viewer || got.Me.Name != want[0] || testenv.DerefOr(got.Me.Email, "none") != want[1] {
 					t.Errorf("me as %s = %+v (email %s), want %v", viewer, got.Me, testenv.DerefOr(got.Me.Email, "none"), want)
 				}
@@ -229,14 +222,14 @@ func TestPatternsProfileVisibility(t *testing.T) {
 		})
 
 		t.Run("me without a profile is NOT_FOUND", func(t *testing.T) {
-			patOn(e, t).MustFail("zed", "NOT_FOUND", `{ me { id name } }`, nil)
+			e.MustFail(t, "zed", "NOT_FOUND", `{ me { id name } }`, nil)
 		})
 
 		// me reads the profile in its lists' visibility batch (Loaders.me):
 		// lists that find nothing to check must still end in the profile's
 		// own read, and a profile that lists found is the viewer's.
 		t.Run("me with lists and without a profile is NOT_FOUND", func(t *testing.T) {
-			patOn(e, t).MustFail("zed", "NOT_FOUND", `{ me { id assignedTasks { nodes { id } } overdueTasks { nodes { id } } projects { nodes { id } } } }`, nil)
+			e.MustFail(t, "zed", "NOT_FOUND", `{ me { id assignedTasks { nodes { id } } overdueTasks { nodes { id } } projects { nodes { id } } } }`, nil)
 		})
 		t.Run("me with lists has the viewer's profile", func(t *testing.T) {
 			var got struct {
@@ -245,7 +238,7 @@ func TestPatternsProfileVisibility(t *testing.T) {
 					AssignedTasks struct{ Nodes []struct{ ID string } }
 				}
 			}
-			patOn(e, t).MustQuery("alice", `{ me { id name assignedTasks { nodes { id } } } }`, nil, &got)
+			e.MustQuery(t, "alice", `{ me { id name assignedTasks { nodes { id } } } }`, nil, &got)
 			if got.Me.ID != "alice" || got.Me.Name != "Alice Example" || len(got.Me.AssignedTasks.Nodes) == 0 {
 				t.Errorf("me with its assigned tasks = %+v, want alice's profile and tasks", got.Me)
 			}
@@ -266,7 +259,7 @@ func TestPatternsProfileVisibility(t *testing.T) {
 					}
 				}
 			}
-			patOn(e, t).MustQuery("alice", `{ me { projects { nodes { members { user { id email } } } } } }`, nil, &got)
+			e.MustQuery(t, "alice", `{ me { projects { nodes { members { user { id email } } } } } }`, nil, &got)
 			seen := 0
 			for _, p := range got.Me.Projects.Nodes {
 				for _, m := range p.Members {
@@ -290,7 +283,7 @@ func TestPatternsProfileVisibility(t *testing.T) {
 
 func TestPatternsUserProjectsNewestFirst(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		s := patOn(e, t).MustSeed()
+		s := e.MustSeed(t)
 		const q = `query($id: ID!) { user(id: $id) { projects(first: 100) { nodes { id name } pageInfo { hasNextPage } } } }`
 		cases := []struct {
 			name   string
@@ -316,7 +309,7 @@ func TestPatternsUserProjectsNewestFirst(t *testing.T) {
 						}
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				e.MustQuery(t, c.viewer, q, map[string]any{"id": c.id}, &got)
 				names := []string{}
 				for i, p := range got.User.Projects.Nodes {
 					names = append(names, p.Name)
@@ -350,7 +343,7 @@ func TestPatternsProjectsNewestFirstByCreationTime(t *testing.T) {
 		mid.Project("Middle", "", uq, up)
 		now.Project("Newest", "", up, uq)
 		for _, b := range []*dynamo.DatasetBuilder{old, mid, now} {
-			patOn(e, t).MustImport(&b.D)
+			e.MustImport(t, &b.D)
 		}
 		const q = `query($id: ID!) { user(id: $id) { id name email projects(first: 100) { nodes { id name createdAt } } } }`
 		cases := []struct {
@@ -374,7 +367,7 @@ func TestPatternsProjectsNewestFirstByCreationTime(t *testing.T) {
 						}
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				e.MustQuery(t, c.viewer, q, map[string]any{"id": c.id}, &got)
 				if got.User == nil || got.User.ID != c.id {
 					t.Fatalf("user(%q) as %q = %+v", c.id, c.viewer, got.User)
 				}
@@ -399,7 +392,7 @@ func TestPatternsProjectsNewestFirstByCreationTime(t *testing.T) {
 				Node *struct{ ID, Name string }
 				Me   struct{ ID string }
 			}
-			patOn(e, t).MustQuery(pia, `query($id: ID!) { node(id: $id) { ... on User { id name } } me { id } }`,
+			e.MustQuery(t, pia, `query($id: ID!) { node(id: $id) { ... on User { id name } } me { id } }`,
 				map[string]any{"id": quinn}, &got)
 			if got.Node == nil || got.Node.ID != quinn || got.Node.Name != "Quinn" || got.Me.ID != pia {
 				t.Errorf("got node %+v, me %+v", got.Node, got.Me)
@@ -412,7 +405,7 @@ func TestPatternsProjectsNewestFirstByCreationTime(t *testing.T) {
 
 func TestPatternsProjectTasksByDueDate(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		s := patOn(e, t).MustSeed()
+		s := e.MustSeed(t)
 		const q = `query($id: ID!, $status: TaskStatus) { project(id: $id) { id name
 			tasks(first: 100, status: $status) { nodes { id title status dueDate } pageInfo { hasNextPage } } } }`
 		web, app, lab := s.Project("Website relaunch").ID, s.Project("Mobile app").ID, s.Project("Research").ID
@@ -450,7 +443,7 @@ func TestPatternsProjectTasksByDueDate(t *testing.T) {
 						Tasks patTaskConn
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, q, vars, &got)
+				e.MustQuery(t, c.viewer, q, vars, &got)
 				if c.null {
 					if got.Project != nil {
 						t.Fatalf("%s sees project %s with tasks %q, want null", c.viewer, c.project, patTitles(got.Project.Tasks.Nodes))
@@ -478,7 +471,7 @@ func TestPatternsProjectTasksByDueDate(t *testing.T) {
 
 func TestPatternsAssignedTasks(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		patOn(e, t).MustSeed()
+		e.MustSeed(t)
 		const q = `query($id: ID!) { user(id: $id) { assignedTasks(first: 100) {
 			nodes { id title status dueDate assignee { id } } pageInfo { hasNextPage } } } }`
 		cases := []struct {
@@ -511,7 +504,7 @@ func TestPatternsAssignedTasks(t *testing.T) {
 						}
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": c.id}, &got)
+				e.MustQuery(t, c.viewer, q, map[string]any{"id": c.id}, &got)
 				var conn patTaskConn
 				conn.PageInfo = got.User.AssignedTasks.PageInfo
 				for _, n := range got.User.AssignedTasks.Nodes {
@@ -530,7 +523,7 @@ func TestPatternsAssignedTasks(t *testing.T) {
 
 func TestPatternsCommentsOldestFirst(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		s := patOn(e, t).MustSeed()
+		s := e.MustSeed(t)
 		const q = `query($id: ID!) { task(id: $id) { id comments(first: 100) {
 			nodes { id body createdAt author { name } task { id } } pageInfo { hasNextPage } } } }`
 		type line struct{ Body, Author string }
@@ -568,7 +561,7 @@ func TestPatternsCommentsOldestFirst(t *testing.T) {
 						}
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"id": task.ID}, &got)
+				e.MustQuery(t, c.viewer, q, map[string]any{"id": task.ID}, &got)
 				if c.null {
 					if got.Task != nil {
 						t.Fatalf("%s sees task %q, want null", c.viewer, c.task)
@@ -609,7 +602,7 @@ func TestPatternsCommentsOldestFirst(t *testing.T) {
 
 func TestPatternsTasksByTag(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		s := patOn(e, t).MustSeed()
+		s := e.MustSeed(t)
 		const q = `query($tag: String!) { tasksByTag(tag: $tag, first: 100) { nodes { id title status dueDate } pageInfo { hasNextPage } } }`
 		urgentAlice := []string{"Write the landing page copy", "Crash on start on Android 12", "Fix the broken signup form"}
 		cases := []struct {
@@ -632,7 +625,7 @@ func TestPatternsTasksByTag(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				var got struct{ TasksByTag patTaskConn }
-				patOn(e, t).MustQuery(c.viewer, q, map[string]any{"tag": c.tag}, &got)
+				e.MustQuery(t, c.viewer, q, map[string]any{"tag": c.tag}, &got)
 				patCheckTasks(t, got.TasksByTag, c.want)
 				for _, n := range got.TasksByTag.Nodes {
 					if want := patTaskID(s, n.Title); n.ID != want {
@@ -644,7 +637,7 @@ func TestPatternsTasksByTag(t *testing.T) {
 
 		for _, bad := range []string{"no spaces!", "", "   ", "ünïcode", strings.Repeat("a", 51)} {
 			t.Run(fmt.Sprintf("bad tag %q is BAD_USER_INPUT", bad), func(t *testing.T) {
-				patOn(e, t).MustFail("alice", "BAD_USER_INPUT", q, map[string]any{"tag": bad})
+				e.MustFail(t, "alice", "BAD_USER_INPUT", q, map[string]any{"tag": bad})
 			})
 		}
 
@@ -672,7 +665,7 @@ func TestPatternsTasksByTag(t *testing.T) {
 						}
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, tq, map[string]any{"id": s.Task(c.task).ID}, &got)
+				e.MustQuery(t, c.viewer, tq, map[string]any{"id": s.Task(c.task).ID}, &got)
 				if len(got.Task.Tags) != len(c.want) {
 					t.Errorf("%s: %d tags, want %d", c.task, len(got.Task.Tags), len(c.want))
 				}
@@ -693,7 +686,7 @@ func TestPatternsTasksByTag(t *testing.T) {
 
 func TestPatternsOverdueTasks(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		patOn(e, t).MustSeed()
+		e.MustSeed(t)
 		const withAsOf = `query($id: ID!, $asOf: Date) { user(id: $id) { overdueTasks(asOf: $asOf, first: 100) {
 			nodes { id title status dueDate } pageInfo { hasNextPage } } } }`
 		const byDefault = `query($id: ID!) { user(id: $id) { overdueTasks(first: 100) {
@@ -732,7 +725,7 @@ func TestPatternsOverdueTasks(t *testing.T) {
 				var got struct {
 					User struct{ OverdueTasks patTaskConn }
 				}
-				patOn(e, t).MustQuery(c.viewer, q, vars, &got)
+				e.MustQuery(t, c.viewer, q, vars, &got)
 				patCheckTasks(t, got.User.OverdueTasks, c.want)
 				asOf := c.asOf
 				if asOf == "" {
@@ -746,7 +739,7 @@ func TestPatternsOverdueTasks(t *testing.T) {
 			})
 		}
 		t.Run("bad asOf is refused", func(t *testing.T) {
-			res := patOn(e, t).Query("alice", withAsOf, map[string]any{"id": "alice", "asOf": "2026-02-30"})
+			res := e.Query(t, "alice", withAsOf, map[string]any{"id": "alice", "asOf": "2026-02-30"})
 			if len(res.Errors) != 1 || (res.Errors[0].Code() != "BAD_USER_INPUT" && res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED") {
 				t.Errorf("asOf 2026-02-30: errors %+v, want one BAD_USER_INPUT or GRAPHQL_VALIDATION_FAILED", res.Errors)
 			}
@@ -761,7 +754,7 @@ const patNodeQuery = `query($id: ID!) { node(id: $id) { __typename id
 
 func TestPatternsNodeByID(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		s := patOn(e, t).MustSeed()
+		s := e.MustSeed(t)
 		t1 := s.Task("Write the landing page copy")
 		t7 := s.Task("Crash on start on Android 12")
 		c1, c7 := patCommentsOf(s.Dataset, t1.ID)[0], patCommentsOf(s.Dataset, t7.ID)[0]
@@ -798,7 +791,7 @@ func TestPatternsNodeByID(t *testing.T) {
 						ID, Name, Title, Body string
 					}
 				}
-				patOn(e, t).MustQuery(c.viewer, patNodeQuery, map[string]any{"id": c.id}, &got)
+				e.MustQuery(t, c.viewer, patNodeQuery, map[string]any{"id": c.id}, &got)
 				if c.typename == "" {
 					if got.Node != nil {
 						t.Fatalf("%s sees node %s: %+v, want null", c.viewer, c.id, *got.Node)
@@ -822,7 +815,7 @@ const patUnusedULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 
 func TestPatternsByIDNullAndMalformed(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		s := patOn(e, t).MustSeed()
+		s := e.MustSeed(t)
 		web, lab := s.Project("Website relaunch"), s.Project("Research")
 		t1 := s.Task("Write the landing page copy")
 		t1ULID := strings.TrimPrefix(t1.ID, "tsk#")
@@ -845,7 +838,7 @@ func TestPatternsByIDNullAndMalformed(t *testing.T) {
 		}
 		for _, c := range nulls {
 			t.Run("null: "+c.name, func(t *testing.T) {
-				res := patOn(e, t).Query(c.viewer, c.query, map[string]any{"id": c.id})
+				res := e.Query(t, c.viewer, c.query, map[string]any{"id": c.id})
 				if len(res.Errors) > 0 {
 					t.Fatalf("errors %+v, want none", res.Errors)
 				}
@@ -863,7 +856,7 @@ func TestPatternsByIDNullAndMalformed(t *testing.T) {
 					Project struct{ ID string }
 				}
 			}
-			patOn(e, t).MustQuery("carol", `query($p: ID!, $t: ID!) { project(id: $p) { id name } task(id: $t) { id project { id } } }`,
+			e.MustQuery(t, "carol", `query($p: ID!, $t: ID!) { project(id: $p) { id name } task(id: $t) { id project { id } } }`,
 				map[string]any{"p": web.ID, "t": t1.ID}, &got)
 			if got.Project.ID != web.ID || got.Project.Name != "Website relaunch" || got.Task.ID != t1.ID || got.Task.Project.ID != web.ID {
 				t.Errorf("got %+v", got)
@@ -901,7 +894,7 @@ func TestPatternsByIDNullAndMalformed(t *testing.T) {
 		for _, c := range malformed {
 			t.Run("null without a read: "+c.name, func(t *testing.T) {
 				e.Calls.Reset()
-				res := patOn(e, t).Query("alice", c.query, map[string]any{"id": c.id})
+				res := e.Query(t, "alice", c.query, map[string]any{"id": c.id})
 				if len(res.Errors) > 0 {
 					t.Fatalf("errors %+v, want none", res.Errors)
 				}
@@ -925,7 +918,7 @@ func TestPatternsByIDNullAndMalformed(t *testing.T) {
 // Deleting needs transactions, which dynalite lacks: the embedded store only.
 func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch")
 	t1, t2, t5 := s.Task("Write the landing page copy"), s.Task("Fix the broken signup form"), s.Task("Migrate the blog")
 	c1, c2 := patCommentsOf(s.Dataset, t1.ID)[0], patCommentsOf(s.Dataset, t2.ID)[0]
@@ -933,7 +926,7 @@ func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
 	const pq = `query($id: ID!) { project(id: $id) { id } }`
 	isNull := func(t *testing.T, viewer, q, id, field string) {
 		t.Helper()
-		res := patOn(e, t).Query(viewer, q, map[string]any{"id": id})
+		res := e.Query(t, viewer, q, map[string]any{"id": id})
 		if len(res.Errors) > 0 {
 			t.Fatalf("errors %+v", res.Errors)
 		}
@@ -944,14 +937,14 @@ func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
 	tagTitles := func(t *testing.T, viewer, tag string) []string {
 		t.Helper()
 		var got struct{ TasksByTag patTaskConn }
-		patOn(e, t).MustQuery(viewer, `query($tag: String!) { tasksByTag(tag: $tag, first: 100) { nodes { id title dueDate } } }`,
+		e.MustQuery(t, viewer, `query($tag: String!) { tasksByTag(tag: $tag, first: 100) { nodes { id title dueDate } } }`,
 			map[string]any{"tag": tag}, &got)
 		return patTitles(got.TasksByTag.Nodes)
 	}
 	del := func(t *testing.T, viewer, mutation, id string) {
 		t.Helper()
 		var got map[string]string
-		patOn(e, t).MustQuery(viewer, `mutation($id: ID!) { `+mutation+`(id: $id) }`, map[string]any{"id": id}, &got)
+		e.MustQuery(t, viewer, `mutation($id: ID!) { `+mutation+`(id: $id) }`, map[string]any{"id": id}, &got)
 		if got[mutation] != id {
 			t.Fatalf("%s returned %v, want %s", mutation, got, id)
 		}
@@ -965,7 +958,7 @@ func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
 			t.Errorf("tasksByTag(backend) = %q, want %q", got, want)
 		}
 		var got struct{ Project struct{ Tasks patTaskConn } }
-		patOn(e, t).MustQuery("alice", `query($id: ID!) { project(id: $id) { tasks(first: 100) { nodes { id title dueDate } } } }`,
+		e.MustQuery(t, "alice", `query($id: ID!) { project(id: $id) { tasks(first: 100) { nodes { id title dueDate } } } }`,
 			map[string]any{"id": web.ID}, &got)
 		if slices.Contains(patTitles(got.Project.Tasks.Nodes), t5.Title) || len(got.Project.Tasks.Nodes) != 5 {
 			t.Errorf("project tasks after deleting %q: %q", t5.Title, patTitles(got.Project.Tasks.Nodes))
@@ -978,7 +971,7 @@ func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
 		var got struct {
 			User struct{ AssignedTasks, OverdueTasks patTaskConn }
 		}
-		patOn(e, t).MustQuery("alice", `{ user(id: "bob") { assignedTasks { nodes { id title dueDate } } overdueTasks { nodes { id title dueDate } } } }`, nil, &got)
+		e.MustQuery(t, "alice", `{ user(id: "bob") { assignedTasks { nodes { id title dueDate } } overdueTasks { nodes { id title dueDate } } } }`, nil, &got)
 		if a := patTitles(got.User.AssignedTasks.Nodes); !slices.Equal(a, []string{"Dark mode"}) {
 			t.Errorf("bob's assigned tasks = %q, want [Dark mode]", a)
 		}
@@ -1003,7 +996,7 @@ func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
 				AssignedTasks, OverdueTasks patTaskConn
 			}
 		}
-		patOn(e, t).MustQuery("alice", `{ me { projects { nodes { name } } assignedTasks { nodes { id title dueDate } }
+		e.MustQuery(t, "alice", `{ me { projects { nodes { name } } assignedTasks { nodes { id title dueDate } }
 			overdueTasks { nodes { id title dueDate } } } }`, nil, &got)
 		if len(got.Me.Projects.Nodes) != 1 || got.Me.Projects.Nodes[0].Name != "Mobile app" {
 			t.Errorf("alice's projects = %+v, want only Mobile app", got.Me.Projects.Nodes)
@@ -1021,7 +1014,7 @@ func TestPatternsDeletedObjectsVanishAtOnce(t *testing.T) {
 
 func TestPatternsAllSevenInOneQueryOnDemoData(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *testenv.Env) {
-		s := patOn(e, t).MustSeed()
+		s := e.MustSeed(t)
 		const q = `query($project: ID!, $task: ID!) {
 			me { id name email
 				projects(first: 10) { nodes { name } }
@@ -1068,7 +1061,7 @@ func TestPatternsAllSevenInOneQueryOnDemoData(t *testing.T) {
 				PageInfo struct{ HasNextPage bool }
 			}
 		}
-		patOn(e, t).MustQuery("alice", q, map[string]any{"project": s.Project("Website relaunch").ID,
+		e.MustQuery(t, "alice", q, map[string]any{"project": s.Project("Website relaunch").ID,
 			"task": s.Task("Crash on start on Android 12").ID}, &got)
 		ts := func(c titled) []string {
 			out := []string{}
@@ -1262,7 +1255,7 @@ func patSeedPaging(t *testing.T, e *testenv.Env) *patWorld {
 		}
 		b.Comment(w.commented, author, fmt.Sprintf("comment %d", i))
 	}
-	patOn(e, t).MustImport(&b.D)
+	e.MustImport(t, &b.D)
 	w.Dataset = &b.D
 	return w
 }
@@ -1465,7 +1458,7 @@ func (l patList) get(t *testing.T, e *testenv.Env, vars map[string]any, n int, b
 	for k, v := range l.vars {
 		vars[k] = v
 	}
-	res := e.Query(l.viewer, l.query, vars)
+	res := e.Query(t, l.viewer, l.query, vars)
 	if len(res.Errors) > 0 {
 		t.Fatalf("%v: errors %+v", vars, res.Errors)
 	}
@@ -1589,7 +1582,7 @@ func TestPatternsPagination(t *testing.T) {
 						}
 					}
 				}
-				patOn(e, t).MustQuery("vic", q, map[string]any{"id": w.big.ID, "after": after}, &got)
+				e.MustQuery(t, "vic", q, map[string]any{"id": w.big.ID, "after": after}, &got)
 				c := got.Project.Tasks
 				if len(c.Nodes) != n || c.PageInfo.HasNextPage != (n == 20) || c.PageInfo.EndCursor == nil {
 					t.Fatalf("page of %d nodes, hasNextPage %v, endCursor %v; want %d nodes", len(c.Nodes), c.PageInfo.HasNextPage, c.PageInfo.EndCursor, n)
@@ -1606,7 +1599,6 @@ func TestPatternsPagination(t *testing.T) {
 		for _, l := range w.lists() {
 			t.Run(l.name, func(t *testing.T) {
 				t.Parallel()
-				e := patOn(e, t)
 				if l.all != nil && (len(l.want) < 2 || len(l.want) >= len(l.all) || !patInterleaved(l.want, l.all)) {
 					t.Fatalf("dataset does not exercise filtering: %d of %d kept, interleaved %v",
 						len(l.want), len(l.all), patInterleaved(l.want, l.all))
@@ -1671,7 +1663,7 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 		cursors := map[string]string{}
 		for _, l := range lists {
 			if _, ok := cursors[l.kind]; !ok && len(l.want) > 0 {
-				cursors[l.kind] = l.firstCursor(t, patOn(e, t))
+				cursors[l.kind] = l.firstCursor(t, e)
 			}
 		}
 		foreign := map[string]string{"task": cursors["project"], "project": cursors["task"], "comment": cursors["task"]}
@@ -1684,7 +1676,6 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 			}
 			t.Run(l.name, func(t *testing.T) {
 				t.Parallel()
-				e := patOn(e, t)
 				type bad struct {
 					name string
 					page map[string]any
@@ -1711,7 +1702,7 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 						for k, v := range l.vars {
 							vars[k] = v
 						}
-						patOn(e, t).MustFail(l.viewer, "BAD_USER_INPUT", l.query, vars)
+						e.MustFail(t, l.viewer, "BAD_USER_INPUT", l.query, vars)
 					})
 				}
 			})
@@ -1721,14 +1712,13 @@ func TestPatternsPaginationRejectsBadArguments(t *testing.T) {
 		// this one (a task due after asOf): an empty last page or
 		// BAD_USER_INPUT, never an internal error from the store.
 		t.Run("cursor past the end of overdueTasks", func(t *testing.T) {
-			e := patOn(e, t)
 			assigned := patList{viewer: "ann", query: patAssignedQ, path: []string{"x", "c"}, vars: map[string]any{"id": "ann"}}
 			full := assigned.fetch(t, e, 100, nil)
 			if len(full.Edges) == 0 {
 				t.Fatal("ann has no assigned tasks")
 			}
 			last := full.Edges[len(full.Edges)-1].Cursor // a task without due date
-			res := e.Query("ann", patOverdueDefaultQ, map[string]any{"id": "ann", "first": 5, "after": last})
+			res := e.Query(t, "ann", patOverdueDefaultQ, map[string]any{"id": "ann", "first": 5, "after": last})
 			if len(res.Errors) > 0 {
 				if len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_USER_INPUT" {
 					t.Fatalf("errors %+v, want none or one BAD_USER_INPUT", res.Errors)
@@ -1767,7 +1757,7 @@ func TestPaginationFirstWithLastIsRefusedWithoutACall(t *testing.T) {
 		literal := strings.NewReplacer("$first: Int, ", "", "first: $first", "first: 1").Replace(l.query)
 		for _, q := range []string{l.query, literal} {
 			e.Calls.Reset()
-			res := e.Query(l.viewer, q, vars)
+			res := e.Query(t, l.viewer, q, vars)
 			if len(res.Errors) != 1 || res.Errors[0].Code() != "BAD_USER_INPUT" || len(res.Data) > 0 && string(res.Data) != "null" {
 				t.Fatalf("%s: errors %+v, data %s; want one BAD_USER_INPUT and no data", l.name, res.Errors, res.Data)
 			}
@@ -1810,7 +1800,7 @@ func TestPaginationLastAlonePagesBackwards(t *testing.T) {
 // which dynalite lacks: the embedded store only.
 func TestPatternsListsFollowChanges(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch")
 	blog := s.Task("Migrate the blog")
 	const (
@@ -1829,12 +1819,12 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 	}
 	tasksOf := func(t *testing.T, viewer string, status any) patTaskConn {
 		var got struct{ Project struct{ Tasks patTaskConn } }
-		patOn(e, t).MustQuery(viewer, projectTasks, map[string]any{"id": web.ID, "status": status}, &got)
+		e.MustQuery(t, viewer, projectTasks, map[string]any{"id": web.ID, "status": status}, &got)
 		return got.Project.Tasks
 	}
 	tagged := func(t *testing.T, viewer, tag string) patTaskConn {
 		var got struct{ TasksByTag patTaskConn }
-		patOn(e, t).MustQuery(viewer, byTag, map[string]any{"tag": tag}, &got)
+		e.MustQuery(t, viewer, byTag, map[string]any{"tag": tag}, &got)
 		return got.TasksByTag
 	}
 	type userView struct {
@@ -1843,12 +1833,12 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 	}
 	userOf := func(t *testing.T, viewer, id string) *userView {
 		var got struct{ User *userView }
-		patOn(e, t).MustQuery(viewer, userLists, map[string]any{"id": id}, &got)
+		e.MustQuery(t, viewer, userLists, map[string]any{"id": id}, &got)
 		return got.User
 	}
 
 	t.Run("new due date, assignee and tags move the task in every list", func(t *testing.T) {
-		patOn(e, t).MustQuery("alice", update, map[string]any{"in": map[string]any{"id": blog.ID,
+		e.MustQuery(t, "alice", update, map[string]any{"in": map[string]any{"id": blog.ID,
 			"dueDate": testenv.Day(-20), "assigneeId": "alice", "tags": []string{"backend", "URGENT"}}}, nil)
 		check(t, "project.tasks", tasksOf(t, "bob", nil), "Migrate the blog", "Pick a colour palette",
 			"Write the landing page copy", "Fix the broken signup form", "Set up analytics", "Launch announcement")
@@ -1861,7 +1851,7 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 	})
 
 	t.Run("DONE leaves overdue but stays assigned", func(t *testing.T) {
-		patOn(e, t).MustQuery("bob", update, map[string]any{"in": map[string]any{"id": blog.ID, "status": "DONE"}}, nil)
+		e.MustQuery(t, "bob", update, map[string]any{"in": map[string]any{"id": blog.ID, "status": "DONE"}}, nil)
 		u := userOf(t, "alice", "alice")
 		check(t, "overdueTasks", u.OverdueTasks, "Write the landing page copy", "Crash on start on Android 12")
 		check(t, "assignedTasks", u.AssignedTasks, "Migrate the blog", "App store screenshots",
@@ -1870,7 +1860,7 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 	})
 
 	t.Run("cleared due date moves the task last", func(t *testing.T) {
-		patOn(e, t).MustQuery("alice", update, map[string]any{"in": map[string]any{"id": blog.ID, "dueDate": nil}}, nil)
+		e.MustQuery(t, "alice", update, map[string]any{"in": map[string]any{"id": blog.ID, "dueDate": nil}}, nil)
 		check(t, "project.tasks", tasksOf(t, "carol", nil), "Pick a colour palette", "Write the landing page copy",
 			"Fix the broken signup form", "Set up analytics", "Launch announcement", "Migrate the blog")
 		check(t, "tasksByTag(urgent)", tagged(t, "bob", "urgent"), "Write the landing page copy",
@@ -1878,7 +1868,7 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 	})
 
 	t.Run("removed member: no longer visible, comments keep their author", func(t *testing.T) {
-		patOn(e, t).MustQuery("alice", `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
+		e.MustQuery(t, "alice", `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
 			map[string]any{"p": web.ID, "u": "carol"}, nil)
 		if u := userOf(t, "bob", "carol"); u != nil {
 			t.Errorf("bob still sees carol (they shared only %q): %+v", web.Name, u)
@@ -1900,20 +1890,20 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 				}
 			}
 		}
-		patOn(e, t).MustQuery("bob", `query($p: ID!, $t: ID!) { project(id: $p) { id } task(id: $t) { comments { nodes { body author { id name } } } } }`,
+		e.MustQuery(t, "bob", `query($p: ID!, $t: ID!) { project(id: $p) { id } task(id: $t) { comments { nodes { body author { id name } } } } }`,
 			map[string]any{"p": web.ID, "t": s.Task("Fix the broken signup form").ID}, &got)
 		if n := got.Task.Comments.Nodes; len(n) != 2 || n[0].Author.ID != "carol" || n[0].Author.Name != "Carol Chen" {
 			t.Errorf("comments after carol left: %+v, want carol's first with her name", n)
 		}
 		var carolsView struct{ Project *struct{ ID string } }
-		patOn(e, t).MustQuery("carol", `query($p: ID!) { project(id: $p) { id } }`, map[string]any{"p": web.ID}, &carolsView)
+		e.MustQuery(t, "carol", `query($p: ID!) { project(id: $p) { id } }`, map[string]any{"p": web.ID}, &carolsView)
 		if carolsView.Project != nil {
 			t.Errorf("carol still sees %q after removal", web.Name)
 		}
 	})
 
 	t.Run("added member sees the project in every pattern", func(t *testing.T) {
-		patOn(e, t).MustQuery("alice", `mutation($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id } }`,
+		e.MustQuery(t, "alice", `mutation($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id } }`,
 			map[string]any{"p": web.ID, "u": "eve"}, nil)
 		var got struct {
 			User *struct {
@@ -1921,7 +1911,7 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 				Email *string
 			}
 		}
-		patOn(e, t).MustQuery("alice", `{ user(id: "eve") { name email } }`, nil, &got)
+		e.MustQuery(t, "alice", `{ user(id: "eve") { name email } }`, nil, &got)
 		if got.User == nil || got.User.Name != "Eve Outsider" {
 			t.Errorf("alice does not see eve after adding her: %+v", got.User)
 		}
@@ -1944,7 +1934,7 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 func TestBackwardPagesReadWhatForwardPagesRead(t *testing.T) {
 	e := testenv.New(t)
 	w := patSeedPaging(t, e)
-	e.StepLevels()
+	e.StepLevels(t, graph.Options{})
 	count := func(l patList, vars map[string]any, n int, back bool) (map[string]int, patPage) {
 		e.Calls.Reset()
 		p := l.get(t, e, vars, n, back)
@@ -2007,7 +1997,7 @@ func TestPatternsBackwardPagesSkipAProjectTheViewerLeft(t *testing.T) {
 	for i := range 6 {
 		b.Project(fmt.Sprintf("Ann alone %d", i), "", ann)
 	}
-	e.MustImport(&b.D)
+	e.MustImport(t, &b.D)
 	if _, err := e.Store.RemoveProjectMember(t.Context(), "ann", left.ID, "vic"); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func ratePost(t *testing.T, e *testenv.Env, h http.Handler, viewer, addr, query 
 	if viewer == "bad" {
 		auth = testenv.Header("Authorization", "Bearer not.a.token")
 	}
-	r := e.Send(nil, testenv.Via(h), testenv.RemoteAddr(addr), auth, testenv.RawBody(http.MethodPost, "application/json", limQuery(query)))
+	r := e.Send(t, nil, testenv.Via(h), testenv.RemoteAddr(addr), auth, testenv.RawBody(http.MethodPost, "application/json", limQuery(query)))
 	return rateResult{r.Status, r.Header.Get("Retry-After"), *r.Decode(t)}
 }
 
@@ -69,7 +69,7 @@ const (
 
 func TestRateLimitOperations(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	var c rateClock
 	h := newRateHandler(e, &c, graph.RateLimits{RateOps: 1, RateOpsBurst: 3})
 
@@ -108,7 +108,7 @@ func TestRateLimitOperations(t *testing.T) {
 
 func TestRateLimitCost(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	var c rateClock
 	h := newRateHandler(e, &c, graph.RateLimits{RateCost: 10, RateCostBurst: 500})
 
@@ -150,7 +150,7 @@ func TestRateLimitCost(t *testing.T) {
 
 func TestRateLimitAnonymousByAddress(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	var c rateClock
 	h := newRateHandler(e, &c, graph.RateLimits{RateOps: 1, RateOpsBurst: 2})
 
@@ -167,7 +167,7 @@ func TestRateLimitAnonymousByAddress(t *testing.T) {
 
 func TestRateLimitZeroIsOff(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	var c rateClock
 	h := newRateHandler(e, &c, graph.RateLimits{})
 	for i := range 100 {

@@ -32,7 +32,7 @@ type replayCase struct {
 func removeMember(member string) func(*testing.T, *testenv.Env, *testenv.Seed, map[string]any, json.RawMessage) {
 	return func(t *testing.T, e *testenv.Env, s *testenv.Seed, _ map[string]any, _ json.RawMessage) {
 		t.Helper()
-		e.MustQuery("alice", `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
+		e.MustQuery(t, "alice", `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
 			map[string]any{"p": s.Project("Website relaunch").ID, "u": member}, nil)
 	}
 }
@@ -45,7 +45,7 @@ func deleteResultProject(field string) func(*testing.T, *testenv.Env, *testenv.S
 		if err := json.Unmarshal(data, &d); err != nil || d[field].ID == "" {
 			t.Fatalf("no %s.id in %s", field, data)
 		}
-		e.MustQuery("bob", `mutation($p: ID!) { deleteProject(id: $p) }`, map[string]any{"p": d[field].ID}, nil)
+		e.MustQuery(t, "bob", `mutation($p: ID!) { deleteProject(id: $p) }`, map[string]any{"p": d[field].ID}, nil)
 	}
 }
 
@@ -119,7 +119,7 @@ func TestReplayChecksVisibilityNow(t *testing.T) {
 	for name, c := range replayCases {
 		t.Run(name, func(t *testing.T) {
 			e := testenv.New(t)
-			s := e.MustSeed()
+			s := e.MustSeed(t)
 			vars := c.vars(e, s)
 			first := idemDo(t, e, c.viewer, "K", c.mutation, vars)
 			if len(first.Errors) > 0 {
@@ -134,7 +134,7 @@ func TestReplayChecksVisibilityNow(t *testing.T) {
 			}
 			c.revoke(t, e, s, vars, first.Data)
 			// What the owner adds afterwards must not reach the replay either.
-			e.MustQuery("alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "after removal"}) { id } }`,
+			e.MustQuery(t, "alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "after removal"}) { id } }`,
 				map[string]any{"p": s.Project("Website relaunch").ID}, nil)
 
 			res := idemDo(t, e, c.viewer, "K", c.mutation, vars)
@@ -169,12 +169,13 @@ func TestReplayCasesCoverEveryMutation(t *testing.T) {
 
 func TestIdempotencyKeyReuse(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	web := s.Project("Website relaunch").ID
 	t2 := s.Task("Fix the broken signup form").ID
-	task := func(id string) string {
+	task := func(tb testing.TB, id string) string {
+		tb.Helper()
 		var d struct{ Task struct{ Title string } }
-		e.MustQuery("alice", `query($id: ID!) { task(id: $id) { title } }`, map[string]any{"id": id}, &d)
+		e.MustQuery(tb, "alice", `query($id: ID!) { task(id: $id) { title } }`, map[string]any{"id": id}, &d)
 		return d.Task.Title
 	}
 	mustReuse := func(t *testing.T, res testenv.Response) {
@@ -191,13 +192,13 @@ func TestIdempotencyKeyReuse(t *testing.T) {
 		if len(first.Errors) > 0 {
 			t.Fatal(first.Errors)
 		}
-		before := e.Dump()
+		before := e.Dump(t)
 		mustReuse(t, idemDo(t, e, "alice", "m-1", `mutation($id: ID!) { createTask: updateTask(input: {id: $id, title: "CHANGED"}) { id title } }`,
 			map[string]any{"id": t2}))
-		if got := task(t2); got != "Fix the broken signup form" {
+		if got := task(t, t2); got != "Fix the broken signup form" {
 			t.Fatalf("task title %q: the refused mutation ran", got)
 		}
-		if e.Dump() != before {
+		if e.Dump(t) != before {
 			t.Fatal("the refused mutation changed the table")
 		}
 	})
@@ -206,7 +207,7 @@ func TestIdempotencyKeyReuse(t *testing.T) {
 			t.Fatal(res.Errors)
 		}
 		mustReuse(t, idemDo(t, e, "alice", "m-2", `mutation($id: ID!) { x: deleteTask(id: $id) }`, map[string]any{"id": t2}))
-		if task(t2) == "" {
+		if task(t, t2) == "" {
 			t.Fatal("the task was deleted")
 		}
 	})
@@ -215,9 +216,9 @@ func TestIdempotencyKeyReuse(t *testing.T) {
 		if res := idemDo(t, e, "alice", "m-3", q, map[string]any{"p": web, "title": "one"}); len(res.Errors) > 0 {
 			t.Fatal(res.Errors)
 		}
-		before := idemCount(e, "TASK")
+		before := idemCount(t, e, "TASK")
 		mustReuse(t, idemDo(t, e, "alice", "m-3", q, map[string]any{"p": web, "title": "two"}))
-		if n := idemCount(e, "TASK"); n != before {
+		if n := idemCount(t, e, "TASK"); n != before {
 			t.Fatalf("%d tasks, want %d", n, before)
 		}
 	})

@@ -77,7 +77,7 @@ func TestSyncCalls(t *testing.T) {
 			b.Comment(tk, others[i%3], "two")
 		}
 	}
-	e.MustImport(&b.D)
+	e.MustImport(t, &b.D)
 	ctx := context.Background()
 	var token *string
 	page := func(t *testing.T, first int) syncCost {
@@ -87,7 +87,7 @@ func TestSyncCalls(t *testing.T) {
 		}
 		c.take()
 		var d struct{ Sync syncPage }
-		e.MustQuery("viewer", syncLean, map[string]any{"s": token, "f": first}, &d)
+		e.MustQuery(t, "viewer", syncLean, map[string]any{"s": token, "f": first}, &d)
 		cost := syncCost{calls: map[string]int{}, page: d.Sync}
 		for _, call := range c.take() {
 			if call.inRequest {

@@ -136,7 +136,7 @@ func TestSyncProperty(t *testing.T) {
 	w.mu.Lock()
 	t.Logf("%d changes tried, %d committed (%v); %d leak checks", w.tried, w.committed, w.byOp, w.checks.Load())
 	w.mu.Unlock()
-	if v := testenv.CheckTable(e.Items()); len(v) > 0 {
+	if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
 		t.Errorf("table invariants:\n%s", v)
 	}
 }
@@ -234,7 +234,7 @@ func newSyncWorld(t *testing.T, e *testenv.Env, clock *testClock, seed uint64) *
 			w.comments[c.ID] = owner.ID
 		}
 	}
-	e.MustImport(&b.D)
+	e.MustImport(t, &b.D)
 	return w
 }
 
@@ -352,7 +352,7 @@ func (w *syncWorld) change(rng *rand.Rand) {
 		return
 	}
 	start := time.Now()
-	res := w.e.Query(viewer, doc, vars)
+	res := w.e.Query(w.t, viewer, doc, vars)
 	end := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -409,7 +409,7 @@ func (w *syncWorld) settle(ctx context.Context) {
 			w.t.Fatal(err)
 		}
 		left := false
-		for _, it := range w.e.Items() {
+		for _, it := range w.e.Items(w.t) {
 			if it["PK"] == "CLEANUP" {
 				left = true
 			}

@@ -97,7 +97,7 @@ func TestSyncWeighsAUserByTheViewersProfileReadAfterTheirs(t *testing.T) {
 			clock := &testClock{t: time.Now()}
 			e.Store.Now = clock.Now
 			e.Handler = e.NewHandler(graph.Options{Store: e.Store, Now: clock.Now})
-			s := e.Seed()
+			s := e.Seed(t)
 			dave := newReplica("dave")
 			dave.sync(t, e, 100)
 			if _, ok := dave.objs["alice"]; !ok {

@@ -145,7 +145,7 @@ func (r *replica) trailOf(diff string) string {
 // error's code.
 func (r *replica) page(t testing.TB, e *testenv.Env, first int) (*syncPage, string) {
 	t.Helper()
-	res := e.Query(r.viewer, syncDoc, map[string]any{"since": r.token, "first": first})
+	res := e.Query(t, r.viewer, syncDoc, map[string]any{"since": r.token, "first": first})
 	if len(res.Errors) > 0 {
 		return nil, res.Errors[0].Code()
 	}
@@ -213,7 +213,7 @@ func fullRead(t testing.TB, e *testenv.Env, viewer string) map[string]string {
 	}
 	// Every object at once, past the query cost limit that protects the
 	// server from such reads.
-	res := e.Send(map[string]any{"query": fullDoc}, e.As(viewer), testenv.Via(e.NewHandler(graph.Options{ComplexityLimit: 1 << 40}))).Decode(t)
+	res := e.Send(t, map[string]any{"query": fullDoc}, e.As(viewer), testenv.Via(e.NewHandler(graph.Options{ComplexityLimit: 1 << 40}))).Decode(t)
 	if len(res.Errors) > 0 || json.Unmarshal(res.Data, &d) != nil || d.Me == nil {
 		t.Fatalf("%s: the full read failed: %s %+v", viewer, res.Data, res.Errors)
 	}

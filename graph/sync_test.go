@@ -35,7 +35,7 @@ func sorted(ids ...string) []string { slices.Sort(ids); return ids }
 
 func TestSyncBaseSyncIsWhatAFullReadShows(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, viewer := range []string{"alice", "bob", "carol", "dave", "eve"} {
 		for _, first := range []int{1, 3, 100} {
 			r := newReplica(viewer)
@@ -65,57 +65,53 @@ type syncCase struct {
 }
 
 func TestSyncAfterEachChange(t *testing.T) {
-	run := func(e *testenv.Env, viewer, doc string, vars map[string]any) {
-		t.Helper()
-		e.MustQuery(viewer, doc, vars, nil)
-	}
 	cases := []syncCase{
 		{"nothing changed: empty pages", func(*testing.T, *testenv.Env, *testenv.Seed) {},
 			map[string][2][]string{"alice": {}, "bob": {}, "eve": {}}},
 		{"a task renamed: the task alone", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, title: "New"}) { id } }`, map[string]any{"id": s.Task("Set up analytics").ID})
+			e.MustQuery(t, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, title: "New"}) { id } }`, map[string]any{"id": s.Task("Set up analytics").ID}, nil)
 		}, map[string][2][]string{"alice": {{"task:Set up analytics"}}, "carol": {{"task:Set up analytics"}}, "dave": {}}},
 		{"a status changed: the task and its project (its counts)", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE}) { id } }`, map[string]any{"id": s.Task("Set up analytics").ID})
+			e.MustQuery(t, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, status: DONE}) { id } }`, map[string]any{"id": s.Task("Set up analytics").ID}, nil)
 		}, map[string][2][]string{"alice": {{"task:Set up analytics", "project:Website relaunch"}}}},
 		{"a comment added: the comment and its task (its count)", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "dave", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "hi"}) { id } }`, map[string]any{"id": s.Task("Dark mode").ID})
+			e.MustQuery(t, "dave", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "hi"}) { id } }`, map[string]any{"id": s.Task("Dark mode").ID}, nil)
 		}, map[string][2][]string{"bob": {{"task:Dark mode", "comment:new"}}, "carol": {}}},
 		{"a comment deleted: its tombstone and its task", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "alice", `mutation($id: ID!) { deleteComment(id: $id) }`, map[string]any{"id": s.Comments[0].ID})
+			e.MustQuery(t, "alice", `mutation($id: ID!) { deleteComment(id: $id) }`, map[string]any{"id": s.Comments[0].ID}, nil)
 		}, map[string][2][]string{"bob": {{"task:Write the landing page copy"}, {"comment:0"}}}},
 		{"a task deleted: its tombstone and its comments'", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "carol", `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": s.Task("Write the landing page copy").ID})
+			e.MustQuery(t, "carol", `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": s.Task("Write the landing page copy").ID}, nil)
 			mustCleanup(t, e) // its comments' items go: their tombstones came with the task's
 		}, map[string][2][]string{"alice": {{"project:Website relaunch"}, {"task:Write the landing page copy", "comment:0", "comment:1"}}}},
 		{"a project renamed: the project", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "alice", `mutation($id: ID!) { updateProject(input: {id: $id, name: "Web"}) { id } }`, map[string]any{"id": s.Project("Website relaunch").ID})
+			e.MustQuery(t, "alice", `mutation($id: ID!) { updateProject(input: {id: $id, name: "Web"}) { id } }`, map[string]any{"id": s.Project("Website relaunch").ID}, nil)
 		}, map[string][2][]string{"carol": {{"project:Website relaunch"}}, "dave": {}}},
 		{"a member added: the project and the user; the new member: all of the project", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "eve") { id } }`, map[string]any{"p": s.Project("Website relaunch").ID})
+			e.MustQuery(t, "alice", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "eve") { id } }`, map[string]any{"p": s.Project("Website relaunch").ID}, nil)
 		}, map[string][2][]string{"bob": {{"project:Website relaunch", "user:eve"}}, "eve": unchecked}},
 		{"a member removed: the project, and the user where no other project is shared; the removed: tombstones of all of it", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "carol") { id } }`, map[string]any{"p": s.Project("Website relaunch").ID})
+			e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "carol") { id } }`, map[string]any{"p": s.Project("Website relaunch").ID}, nil)
 		}, map[string][2][]string{"bob": {{"project:Website relaunch", "task:Pick a colour palette"}, {"user:carol"}}, "dave": {}, "carol": unchecked}},
 		{"a project deleted: tombstones of all of it, after its cleanup too", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": s.Project("Website relaunch").ID})
+			e.MustQuery(t, "alice", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": s.Project("Website relaunch").ID}, nil)
 			mustCleanup(t, e)
 		}, map[string][2][]string{"bob": unchecked, "carol": unchecked, "dave": {}}},
 		{"a profile renamed: the user, once the cleanup worker copied it; the viewer's own at once", func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			run(e, "carol", `mutation { updateProfile(input: {name: "Caroline"}) { id } }`, nil)
+			e.MustQuery(t, "carol", `mutation { updateProfile(input: {name: "Caroline"}) { id } }`, nil, nil)
 			mustCleanup(t, e)
 		}, map[string][2][]string{"alice": {{"user:carol"}}, "dave": {{"user:carol"}}, "carol": {{"user:carol"}}, "eve": {}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := testenv.New(t)
-			s := e.MustSeed()
+			s := e.MustSeed(t)
 			replicas := map[string]*replica{}
 			for v := range tc.want {
 				replicas[v] = newReplica(v)
 				replicas[v].sync(t, e, 100)
 			}
-			before := e.Items()
+			before := e.Items(t)
 			tc.change(t, e, s)
 			for v, want := range tc.want {
 				pages := replicas[v].sync(t, e, 100)
@@ -161,7 +157,7 @@ func syncNames(t *testing.T, e *testenv.Env, s *testenv.Seed, before []map[strin
 			for _, it := range before {
 				old[it["PK"].(string)+" "+it["SK"].(string)] = true
 			}
-			for _, it := range e.Items() {
+			for _, it := range e.Items(t) {
 				if it["type"] == "COMMENT" && !old[it["PK"].(string)+" "+it["SK"].(string)] {
 					ids = append(ids, it["id"].(string))
 				}
@@ -181,18 +177,18 @@ func mustCleanup(t *testing.T, e *testenv.Env) {
 
 func TestSyncTokens(t *testing.T) {
 	e, clock := newSyncEnv(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	alice := newReplica("alice")
 	alice.sync(t, e, 100)
 	token := *alice.token
 	refuse := func(t *testing.T, viewer string, vars map[string]any, code, msg string) {
 		t.Helper()
-		before := e.Dump()
-		res := e.Query(viewer, syncDoc, vars)
+		before := e.Dump(t)
+		res := e.Query(t, viewer, syncDoc, vars)
 		if len(res.Errors) != 1 || res.Errors[0].Code() != code || !strings.Contains(res.Errors[0].Message, msg) || !testenv.NullData(res.Data) {
 			t.Errorf("got %s %+v; want one %s saying %q", res.Data, res.Errors, code, msg)
 		}
-		if e.Dump() != before {
+		if e.Dump(t) != before {
 			t.Error("a refused sync changed the table")
 		}
 	}
@@ -213,7 +209,7 @@ func TestSyncTokens(t *testing.T) {
 	t.Run("a token older than the retention is SYNC_TOKEN_EXPIRED; one just within it is not", func(t *testing.T) {
 		defer clock.Advance(-clock.Now().Sub(testenv.Now))
 		clock.Advance(e.Store.Retention() - time.Minute)
-		if res := e.Query("alice", syncDoc, map[string]any{"since": token}); len(res.Errors) > 0 {
+		if res := e.Query(t, "alice", syncDoc, map[string]any{"since": token}); len(res.Errors) > 0 {
 			t.Errorf("a token 30 days old less a minute: %+v", res.Errors)
 		}
 		clock.Advance(2 * time.Minute)
@@ -221,11 +217,11 @@ func TestSyncTokens(t *testing.T) {
 	})
 	t.Run("a token of a change log rebuilt since is SYNC_TOKEN_EXPIRED", func(t *testing.T) {
 		e := testenv.New(t)
-		e.MustSeed()
+		e.MustSeed(t)
 		r := newReplica("alice")
 		r.sync(t, e, 100)
-		e.MustSeed() // another import: the change log is built afresh
-		res := e.Query("alice", syncDoc, map[string]any{"since": *r.token})
+		e.MustSeed(t) // another import: the change log is built afresh
+		res := e.Query(t, "alice", syncDoc, map[string]any{"since": *r.token})
 		if len(res.Errors) != 1 || res.Errors[0].Code() != "SYNC_TOKEN_EXPIRED" || !strings.Contains(res.Errors[0].Message, "rebuilt") {
 			t.Errorf("got %+v", res.Errors)
 		}
@@ -234,8 +230,8 @@ func TestSyncTokens(t *testing.T) {
 		one, many := newReplica("bob"), newReplica("bob")
 		one.sync(t, e, 100)
 		many.sync(t, e, 100)
-		e.MustQuery("alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "A"}) { id } }`, map[string]any{"p": s.Project("Website relaunch").ID}, nil)
-		e.MustQuery("dave", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "B"}) { id } }`, map[string]any{"p": s.Project("Mobile app").ID}, nil)
+		e.MustQuery(t, "alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "A"}) { id } }`, map[string]any{"p": s.Project("Website relaunch").ID}, nil)
+		e.MustQuery(t, "dave", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "B"}) { id } }`, map[string]any{"p": s.Project("Mobile app").ID}, nil)
 		a, b := one.sync(t, e, 100), many.sync(t, e, 1)
 		if len(a) != 1 || len(b) < 2 {
 			t.Errorf("%d pages with first 100, %d with first 1", len(a), len(b))
@@ -262,18 +258,18 @@ func flip(s string) string {
 // nothing of what was made after they left, not even its id.
 func TestSyncGivesNothingMadeAfterTheViewerLeft(t *testing.T) {
 	e, clock := newSyncEnv(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	carol := newReplica("carol")
 	clock.Advance(time.Second)
 	carol.sync(t, e, 100)
 	web := s.Project("Website relaunch").ID
 	clock.Advance(time.Second)
-	e.MustQuery("alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "carol") { id } }`, map[string]any{"p": web}, nil)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "carol") { id } }`, map[string]any{"p": web}, nil)
 	clock.Advance(time.Second)
 	var made struct{ CreateTask struct{ ID string } }
-	e.MustQuery("alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "After carol"}) { id } }`, map[string]any{"p": web}, &made)
+	e.MustQuery(t, "alice", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "After carol"}) { id } }`, map[string]any{"p": web}, &made)
 	var c struct{ AddComment struct{ ID string } }
-	e.MustQuery("bob", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "after"}) { id } }`, map[string]any{"id": s.Task("Set up analytics").ID}, &c)
+	e.MustQuery(t, "bob", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "after"}) { id } }`, map[string]any{"id": s.Task("Set up analytics").ID}, &c)
 	pages := carol.sync(t, e, 2)
 	carol.mustEqualFullRead(t, e)
 	ups, tombs := syncIDs(pages)
@@ -296,8 +292,8 @@ func TestSyncGivesNothingMadeAfterTheViewerLeft(t *testing.T) {
 // made between the two comes as an event, and nothing is missed.
 func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	s := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	web := s.Project("Website relaunch").ID
 	task := s.Task("Set up analytics").ID
 	mustUpdateTask(t, e, "bob", task, `title: "before the sync"`)
@@ -306,14 +302,14 @@ func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 	token := *alice.token
 	mustUpdateTask(t, e, "bob", task, `title: "between"`)
 
-	c := dial(t, e, srv, "alice")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": token})
-	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents.Task.Title; got != "between" {
+	c := e.MustDialWS(t, srv, "alice")
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": token})
+	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents.Task.Title; got != "between" {
 		t.Fatalf("the first event after the sync's token shows %q, want the change made after the sync", got)
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web, 1)
 	mustUpdateTask(t, e, "bob", task, `title: "live"`)
-	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents.Task.Title; got != "live" {
+	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents.Task.Title; got != "live" {
 		t.Fatalf("then %q, want the live change", got)
 	}
 
@@ -323,15 +319,15 @@ func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 		if !p.HasMore {
 			t.Fatal("a first page of 1 change says no more")
 		}
-		c := dial(t, e, srv, "alice")
-		c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": p.NextToken})
+		c := e.MustDialWS(t, srv, "alice")
+		c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": p.NextToken})
 		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); !strings.Contains(got.Message, "more pages") {
 			t.Errorf("message %q", got.Message)
 		}
 	})
 	t.Run("another viewer's token is refused as after like a bad cursor", func(t *testing.T) {
-		c := dial(t, e, srv, "bob")
-		c.Subscribe("1", taskEventsSub, map[string]any{"p": web, "after": token})
+		c := e.MustDialWS(t, srv, "bob")
+		c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web, "after": token})
 		if got := mustEndWith(t, c, "1", "BAD_USER_INPUT"); got.Message != "after is not a cursor of this project's events" {
 			t.Errorf("message %q", got.Message)
 		}

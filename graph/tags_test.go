@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -14,7 +15,7 @@ import (
 
 func TestTagIsANode(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
+	s := e.MustSeed(t)
 	crash := s.Task("Crash on start on Android 12").ID
 
 	t.Run("a task's tags have the same ids for every viewer", func(t *testing.T) {
@@ -25,7 +26,7 @@ func TestTagIsANode(t *testing.T) {
 					Tags []struct{ ID, Name string }
 				}
 			}
-			e.MustQuery(viewer, `query($id: ID!) { task(id: $id) { tags { id name } } }`, map[string]any{"id": crash}, &got)
+			e.MustQuery(t, viewer, `query($id: ID!) { task(id: $id) { tags { id name } } }`, map[string]any{"id": crash}, &got)
 			for _, tag := range got.Task.Tags {
 				if tag.ID != "tag#"+tag.Name {
 					t.Errorf("%s: tag %q has the id %q, want tag#%s", viewer, tag.Name, tag.ID, tag.Name)
@@ -53,7 +54,7 @@ func TestTagIsANode(t *testing.T) {
 				}
 				TasksByTag struct{ Nodes []struct{ Title string } }
 			}
-			e.MustQuery(viewer, `query($id: ID!) {
+			e.MustQuery(t, viewer, `query($id: ID!) {
 				node(id: $id) { __typename id ... on Tag { name tasks(first: 100) { nodes { title } } } }
 				tasksByTag(tag: "urgent", first: 100) { nodes { title } } }`, map[string]any{"id": "tag#urgent"}, &got)
 			titles := func(ns []struct{ Title string }) []string {
@@ -75,7 +76,7 @@ func TestTagIsANode(t *testing.T) {
 	t.Run("node(id:) of a tag reads nothing", func(t *testing.T) {
 		e.Calls.Reset()
 		var got struct{ Node struct{ ID, Name string } }
-		e.MustQuery("alice", `{ node(id: "tag#urgent") { id ... on Tag { name } } }`, nil, &got)
+		e.MustQuery(t, "alice", `{ node(id: "tag#urgent") { id ... on Tag { name } } }`, nil, &got)
 		if got.Node.ID != "tag#urgent" || got.Node.Name != "urgent" {
 			t.Errorf("node = %+v", got.Node)
 		}
@@ -90,8 +91,8 @@ func TestTagIsANode(t *testing.T) {
 // level by level so that the counts do not depend on the machine's load.
 func TestTagIDsCostNoCall(t *testing.T) {
 	e := testenv.New(t)
-	s := e.MustSeed()
-	e.StepLevels()
+	s := e.MustSeed(t)
+	e.StepLevels(t, graph.Options{})
 	vars := map[string]any{"project": s.Project("Website relaunch").ID, "task": s.Task("Crash on start on Android 12").ID}
 	screens := []struct{ name, query string }{
 		{"a project's tasks", `query($project: ID!) { project(id: $project) { tasks(first: 20) { edges { cursor node { id title TAGS } } } } }`},
@@ -108,7 +109,7 @@ func TestTagIDsCostNoCall(t *testing.T) {
 				t.Helper()
 				e.Calls.Reset()
 				var got map[string]any
-				e.MustQuery("alice", strings.ReplaceAll(sc.query, "TAGS", tags), vars, &got)
+				e.MustQuery(t, "alice", strings.ReplaceAll(sc.query, "TAGS", tags), vars, &got)
 				return e.Calls.ByOp()
 			}
 			without, with := count("tags { name }"), count("tags { id name }")

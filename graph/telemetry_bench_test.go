@@ -23,7 +23,7 @@ func (discard) Shutdown(context.Context) error                             { ret
 //	go test ./graph -run '^$' -bench Telemetry -benchmem -count 3
 func BenchmarkTelemetry(b *testing.B) {
 	e := testenv.New(b)
-	seedScale(e, 3, 10)
+	seedScale(b, e, 3, 10)
 	for _, q := range []struct{ name, doc string }{{"me", "query Me { me { id name } }"}, {"dashboard", dashboard}} {
 		for _, c := range []struct {
 			name string
@@ -45,7 +45,7 @@ func BenchmarkTelemetry(b *testing.B) {
 			e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
 			b.Run(q.name+"/"+c.name, func(b *testing.B) {
 				for b.Loop() {
-					e.MustQuery("u0", q.doc, nil, nil)
+					e.MustQuery(b, "u0", q.doc, nil, nil)
 				}
 			})
 		}

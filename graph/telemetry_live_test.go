@@ -40,14 +40,14 @@ func waitMetric(t *testing.T, tel *telemetry.Telemetry, name, labels string, wan
 // published by its mutation's commit and delivered once.
 func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	e.Store.Events = tel.EventSink(e.Store.Events) // as the server wires it
 	web := seed.Project("Website relaunch")
 
-	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": web.ID})
+	c := e.MustDialWS(t, srv, "bob")
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	fams := scrape(t, tel)
 	if got := values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
@@ -61,7 +61,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	}
 
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Landing page copy, v2"`)
-	if got := decodeEvent(t, c.MustNext("1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
+	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
 		t.Fatalf("event %+v", got)
 	}
 	fams = scrape(t, tel)
@@ -72,7 +72,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 		t.Errorf("events delivered %v, want 1", got)
 	}
 
-	c.Send(testenv.WSMessage{ID: "1", Type: "complete"})
+	c.Send(t, testenv.WSMessage{ID: "1", Type: "complete"})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
 	waitMetric(t, tel, "taskgraph_graphql_subscriptions_open", "", 0) // counted out after the hub lets go
 	if got := values(scrape(t, tel), "taskgraph_live_connections_open")["transport=websocket"]; got != 1 {
@@ -89,11 +89,11 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 // A server-sent-events subscription counts as open while its stream lasts.
 func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token("carol"), taskEventsSub, map[string]any{"p": web.ID})
+	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	fams := scrape(t, tel)
 	if got := values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
@@ -113,11 +113,11 @@ func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 // A subscription refused at its start is never counted as open.
 func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	_, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
-	c := dial(t, e, srv, "alice")
-	c.Subscribe("1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
+	_, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
+	c := e.MustDialWS(t, srv, "alice")
+	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
 	mustEndWith(t, c, "1", "BAD_USER_INPUT")
 	if got := values(scrape(t, tel), "taskgraph_graphql_subscriptions_open")[""]; got != 0 {
 		t.Errorf("open subscriptions %v after a refused one, want 0", got)
@@ -128,13 +128,13 @@ func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 // covers its start only: it has ended while the subscription is open.
 func TestSubscriptionSpanCoversItsStartOnly(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
-	lv, srv := e.StartLive(graph.Options{Telemetry: tel}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Telemetry: tel}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
-	c.Subscribe("1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
+	c := e.MustDialWS(t, srv, "bob")
+	c.Subscribe(t, "1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	// The span ends once the subscribe returns, just after the hub has the
 	// subscription: wait for it (the subscription stays open).
@@ -191,10 +191,10 @@ func (s *flakySink) Publish(context.Context, *domain.Event) error {
 // without a span.
 func TestMetricsOfPublicationsAndTheSweep(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true, SpanExporter: exp})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Telemetry: tel})
 	e.Store.Events = tel.EventSink(&flakySink{})
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Swept"`)
 	if got := values(scrape(t, tel), "taskgraph_live_events_published_total"); got["outcome=error,source=commit"] != 1 || len(got) != 1 {

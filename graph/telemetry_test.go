@@ -27,7 +27,6 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
-	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -49,18 +48,6 @@ func mustTelemetry(t *testing.T, cfg telemetry.Config) *telemetry.Telemetry {
 	}
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	return tel
-}
-
-// stepHandler makes e's handler one with o, reading its batches level by
-// level (testenv.Stepper), so that batches and calls do not depend on the
-// machine's load.
-func stepHandler(t *testing.T, e *testenv.Env, o graph.Options) {
-	t.Helper()
-	trig := &stepmode.Trigger{}
-	o.Loaders.Steps = trig
-	e.Handler = e.NewHandler(o)
-	s := testenv.StartStepper(trig, nil)
-	t.Cleanup(s.Stop)
 }
 
 // scrape reads the telemetry's /metrics page into metric families.
@@ -115,14 +102,14 @@ const marker = "Zq7Marker"
 
 func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 3})
-	stepHandler(t, e, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Telemetry: tel})
 	e.Calls.Reset()
 
 	statuses := map[int]int{}
 	run := func(viewer, query string, vars map[string]any) *testenv.Response {
-		res := e.Query(viewer, query, vars)
+		res := e.Query(t, viewer, query, vars)
 		statuses[res.Status]++
 		return res
 	}
@@ -274,18 +261,18 @@ const (
 
 func TestTraceSpanTree(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
 	var logBuf bytes.Buffer
-	stepHandler(t, e, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	e.StepLevels(t, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
 	e.Calls.Reset()
 
 	query := `query Dash($n: Int!) { me { projects(first: $n) { nodes { name members { user { name } } tasks(first: 3) { nodes { title } } } } } }`
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"n": 2, "x": marker}})
 	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
+	req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
 	req.Header.Set("Traceparent", traceparent)
 	rec := httptest.NewRecorder()
 	e.Handler.ServeHTTP(rec, req)
@@ -394,7 +381,7 @@ func TestTraceSpanTree(t *testing.T) {
 	t.Run("a new trace without traceparent, its id in the log", func(t *testing.T) {
 		exp.Reset()
 		logBuf.Reset()
-		e.MustQuery("alice", "query Me { me { id } }", nil, nil)
+		e.MustQuery(t, "alice", "query Me { me { id } }", nil, nil)
 		lines := mustOpLines(t, &logBuf)
 		spans := exp.GetSpans()
 		if len(lines) != 1 || len(spans) == 0 {
@@ -442,13 +429,13 @@ func TestTracingOffWithoutOTELEnvironment(t *testing.T) {
 			t.Errorf("tracer off made a live span: recording %v, valid %v", span.IsRecording(), span.SpanContext().IsValid())
 		}
 		e := testenv.New(t)
-		e.MustSeed()
+		e.MustSeed(t)
 		var logBuf bytes.Buffer
 		e.Handler = e.NewHandler(graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
 		body, _ := json.Marshal(map[string]any{"query": "query Me { me { id } }"})
 		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
+		req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
 		req.Header.Set("Traceparent", traceparent)
 		rec := httptest.NewRecorder()
 		e.Handler.ServeHTTP(rec, req)
@@ -477,9 +464,9 @@ func TestOTLPExportFromTheEnvironment(t *testing.T) {
 		t.Fatalf("tracing %v, error %v", tel.Tracing(), err)
 	}
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
-	e.MustQuery("alice", "query Me { me { id } }", nil, nil)
+	e.MustQuery(t, "alice", "query Me { me { id } }", nil, nil)
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -516,14 +503,14 @@ func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
 		return nil
 	})
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	store := dynamo.New(e.Emb.Client(client.Record, unprocessedOnce, throttleTwice, client.Deadlines,
 		client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
-	e.MustQuery("alice", "query Me { me { name } }", nil, nil)
+	e.MustQuery(t, "alice", "query Me { me { name } }", nil, nil)
 
 	fams := scrape(t, tel)
 	for _, c := range []struct {
@@ -551,13 +538,13 @@ func TestMetricsLabelFailuresByCode(t *testing.T) {
 		return nil
 	})
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	store := dynamo.New(e.Emb.Client(client.Record, throttleAlways, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
-	e.MustFail("alice", graph.CodeServiceUnavailable, "query Me { me { name } }", nil)
+	e.MustFail(t, "alice", graph.CodeServiceUnavailable, "query Me { me { name } }", nil)
 
 	fams := scrape(t, tel)
 	if got := sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); !maps.Equal(got,

@@ -107,12 +107,12 @@ func TestTextFieldsRefuseControlCharacters(t *testing.T) {
 	t.Run("long texts keep tab, newline, CR LF and bidi controls", func(t *testing.T) {
 		body := "line 1\r\nline 2\n\tindented \u2067\u05e9\u05dc\u05d5\u05dd\u2069"
 		var got struct{ AddComment struct{ Body string } }
-		mutRun(t, e, "alice", mutAddComment, mutVars{"input": mutVars{"taskId": task.ID, "body": body}}, &got)
+		e.MustQuery(t, "alice", mutAddComment, mutVars{"input": mutVars{"taskId": task.ID, "body": body}}, &got)
 		if got.AddComment.Body != body {
 			t.Errorf("body = %q, want %q", got.AddComment.Body, body)
 		}
 		var tk struct{ UpdateTask struct{ Description *string } }
-		mutRun(t, e, "alice", mutUpdateTask, mutVars{"input": mutVars{"id": task.ID, "description": body}}, &tk)
+		e.MustQuery(t, "alice", mutUpdateTask, mutVars{"input": mutVars{"id": task.ID, "description": body}}, &tk)
 		if d := tk.UpdateTask.Description; d == nil || *d != body {
 			t.Errorf("description = %v, want %q", d, body)
 		}
@@ -131,21 +131,21 @@ func TestNamesAreStoredNFC(t *testing.T) {
 
 	t.Run("user name", func(t *testing.T) {
 		var got struct{ UpdateProfile mutUserView }
-		mutRun(t, e, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": nfd}}, &got)
+		e.MustQuery(t, "alice", mutUpdateProfile, mutVars{"input": mutVars{"name": nfd}}, &got)
 		var me struct{ Me mutUserView }
-		mutRun(t, e, "alice", mutQMe, nil, &me)
+		e.MustQuery(t, "alice", mutQMe, nil, &me)
 		if got.UpdateProfile.Name != nfc || me.Me.Name != nfc {
 			t.Errorf("name = %q, then %q; want NFC %q", got.UpdateProfile.Name, me.Me.Name, nfc)
 		}
-		if it := mutItem(e, "USER#alice", "PROFILE"); it == nil || it["name"] != nfc {
+		if it := mutItem(t, e, "USER#alice", "PROFILE"); it == nil || it["name"] != nfc {
 			t.Errorf("stored profile = %v, want name %q", it, nfc)
 		}
 	})
 	t.Run("project name", func(t *testing.T) {
 		var got struct{ CreateProject mutProjectView }
-		mutRun(t, e, "alice", mutCreateProject, mutVars{"input": mutVars{"name": nfd}}, &got)
+		e.MustQuery(t, "alice", mutCreateProject, mutVars{"input": mutVars{"name": nfd}}, &got)
 		var up struct{ UpdateProject mutProjectView }
-		mutRun(t, e, "alice", mutUpdateProject, mutVars{"input": mutVars{"id": project.ID, "name": " " + nfd + " "}}, &up)
+		e.MustQuery(t, "alice", mutUpdateProject, mutVars{"input": mutVars{"id": project.ID, "name": " " + nfd + " "}}, &up)
 		for _, id := range []string{got.CreateProject.ID, project.ID} {
 			p := mutGetProject(t, e, "alice", id)
 			if p == nil || p.Name != nfc {
@@ -158,12 +158,12 @@ func TestNamesAreStoredNFC(t *testing.T) {
 	})
 	t.Run("task title", func(t *testing.T) {
 		var got struct{ CreateTask mutTaskView }
-		mutRun(t, e, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": project.ID, "title": nfd}}, &got)
+		e.MustQuery(t, "alice", mutCreateTask, mutVars{"input": mutVars{"projectId": project.ID, "title": nfd}}, &got)
 		if got.CreateTask.Title != nfc {
 			t.Errorf("createTask title = %q, want NFC %q", got.CreateTask.Title, nfc)
 		}
 		var up struct{ UpdateTask mutTaskView }
-		mutRun(t, e, "alice", mutUpdateTask, mutVars{"input": mutVars{"id": got.CreateTask.ID, "title": "x " + nfd}}, &up)
+		e.MustQuery(t, "alice", mutUpdateTask, mutVars{"input": mutVars{"id": got.CreateTask.ID, "title": "x " + nfd}}, &up)
 		if tk := mutGetTask(t, e, "alice", got.CreateTask.ID); tk == nil || tk.Title != "x "+nfc || up.UpdateTask.Title != "x "+nfc {
 			t.Errorf("task title after update = %v / %q, want NFC %q", tk, up.UpdateTask.Title, "x "+nfc)
 		}

@@ -100,7 +100,7 @@ func TestTrustedDocumentsLoad(t *testing.T) {
 func trustedEnv(t *testing.T, production bool) (*testenv.Env, http.Handler) {
 	t.Helper()
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	td, err := graph.LoadTrustedDocuments(manifestPath)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,8 @@ func TestTrustedDocumentsRequests(t *testing.T) {
 			runs := func(t *testing.T, req map[string]any) {
 				t.Helper()
 				e.Calls.Reset()
-				status, res := limPost(t, e, h, body(t, req))
+				raw := e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body(t, req)))
+				status, res := raw.Status, *raw.Decode(t)
 				if status != http.StatusOK || len(res.Errors) > 0 {
 					t.Fatalf("status %d, errors %+v", status, res.Errors)
 				}
@@ -151,7 +152,8 @@ func TestTrustedDocumentsRequests(t *testing.T) {
 			refused := func(t *testing.T, req map[string]any, code string) {
 				t.Helper()
 				e.Calls.Reset()
-				status, res := limPost(t, e, h, body(t, req))
+				raw := e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body(t, req)))
+				status, res := raw.Status, *raw.Decode(t)
 				if status != http.StatusBadRequest || len(res.Errors) != 1 || res.Errors[0].Code() != code || res.Data != nil {
 					t.Fatalf("status %d, errors %+v, data %s; want 400 and one %s", status, res.Errors, res.Data, code)
 				}
@@ -185,7 +187,8 @@ func TestTrustedDocumentsRequests(t *testing.T) {
 			})
 			t.Run("a second JSON value after the request", func(t *testing.T) {
 				e.Calls.Reset()
-				status, res := limPost(t, e, h, body(t, map[string]any{"documentId": keys["Dashboard"]})+`{"query":"{ me { email } }"}`)
+				raw := e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body(t, map[string]any{"documentId": keys["Dashboard"]})+`{"query":"{ me { email } }"}`))
+				status, res := raw.Status, *raw.Decode(t)
 				if status != http.StatusBadRequest || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest || e.Calls.Total() != 0 {
 					t.Fatalf("status %d, errors %+v, calls %d", status, res.Errors, e.Calls.Total())
 				}

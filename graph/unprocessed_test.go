@@ -102,8 +102,8 @@ func leaveUnprocessed(held func(n int) int, count *atomic.Int64) func(*dynamodb.
 
 // throttledStore is a store on e's table whose client leaves keys
 // unprocessed (leaveUnprocessed), and a handler on it.
-func throttledStore(e *testenv.Env, held func(int) int, count *atomic.Int64, timeout time.Duration) (*dynamo.Store, *testenv.Env) {
-	e.TB.Helper()
+func throttledStore(tb testing.TB, e *testenv.Env, held func(int) int, count *atomic.Int64, timeout time.Duration) (*dynamo.Store, *testenv.Env) {
+	tb.Helper()
 	store := dynamo.New(e.Emb.Client(leaveUnprocessed(held, count), client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log, store.CleanupSettle = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), 0
 	f := *e
@@ -123,21 +123,21 @@ const (
 
 func TestThrottledHalfUnprocessedStillCompletes(t *testing.T) {
 	e := testenv.New(t)
-	p := seedWide(e, 20)
+	p := seedWide(t, e, 20)
 	var held atomic.Int64
-	store, slow := throttledStore(e, func(n int) int { return n / 2 }, &held, 0)
+	store, slow := throttledStore(t, e, func(n int) int { return n / 2 }, &held, 0)
 
 	for _, tc := range []struct{ name, query string }{
 		{"a full tasksByTag page equals the unthrottled one", qTasksByTag},
 		{"a dashboard equals the unthrottled one", qDashboard},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := e.Query("owner", tc.query, nil)
+			want := e.Query(t, "owner", tc.query, nil)
 			if len(want.Errors) > 0 || len(want.Data) < 1000 {
 				t.Fatalf("unthrottled answer: %s %+v", want.Data, want.Errors)
 			}
 			before := held.Load()
-			got := slow.Query("owner", tc.query, nil)
+			got := slow.Query(t, "owner", tc.query, nil)
 			if len(got.Errors) > 0 {
 				t.Fatalf("throttled answer has errors: %+v", got.Errors)
 			}
@@ -151,7 +151,7 @@ func TestThrottledHalfUnprocessedStillCompletes(t *testing.T) {
 	}
 
 	t.Run("cleanup's batch writes complete", func(t *testing.T) {
-		slow.MustQuery("owner", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": p.ID}, nil)
+		slow.MustQuery(t, "owner", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": p.ID}, nil)
 		before := held.Load()
 		n, err := store.RunCleanup(context.Background())
 		if err != nil || n != 1 {
@@ -160,8 +160,8 @@ func TestThrottledHalfUnprocessedStillCompletes(t *testing.T) {
 		if held.Load() == before {
 			t.Fatal("no write was left unprocessed: the fault is not in place")
 		}
-		e.MustSweepExpired() // the deleted project's change log outlives it until the retention passed
-		for _, it := range e.Items() {
+		e.MustSweepExpired(t) // the deleted project's change log outlives it until the retention passed
+		for _, it := range e.Items(t) {
 			if it["type"] != "USER" && it["type"] != "MARKER" && it["type"] != "CHANGELOG" && it["type"] != "COPIES" && it["type"] != "COMMENTINDEX" { // the table's markers stay
 				t.Errorf("left after the cleanup: %v", it)
 			}
@@ -171,10 +171,10 @@ func TestThrottledHalfUnprocessedStillCompletes(t *testing.T) {
 
 func TestUnprocessedForeverIsUnavailableWithinTheDeadline(t *testing.T) {
 	e := testenv.New(t)
-	seedWide(e, 20)
+	seedWide(t, e, 20)
 	var held atomic.Int64
-	_, stuck := throttledStore(e, func(n int) int { return n }, &held, 300*time.Millisecond)
-	res := stuck.Query("owner", qTasksByTag, nil)
+	_, stuck := throttledStore(t, e, func(n int) int { return n }, &held, 300*time.Millisecond)
+	res := stuck.Query(t, "owner", qTasksByTag, nil)
 	if len(res.Errors) == 0 || string(res.Data) != "null" {
 		t.Fatalf("want no tasks and an error, got %s %+v", res.Data, res.Errors)
 	}

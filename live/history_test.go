@@ -31,7 +31,7 @@ func at(p *domain.Project, kind domain.EventKind, subject string, when time.Time
 
 func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	s := subscribe(t, in.hub, "alice", web, nil)
@@ -85,7 +85,7 @@ func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 
 func TestCursorsOfOneProjectRevealNoGaps(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	s := subscribe(t, in.hub, "alice", web, nil)
@@ -127,7 +127,7 @@ func TestCursorsOfOneProjectRevealNoGaps(t *testing.T) {
 // re-adding within the replay.
 func TestAReplayStartsNoEarlierThanTheMembership(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	alice := subscribe(t, in.hub, "alice", web, nil)
@@ -176,7 +176,7 @@ func TestAMembershipWithoutItsStartCountsFromTheProjectsCreation(t *testing.T) {
 	alice, bob := b.User("alice", "Alice Example", ""), b.User("bob", "Bob Builder", "")
 	p := b.Project("Imported", "", alice, bob)
 	b.D.Members[1].JoinedAt = time.Time{} // as a hand-made import could hold it: no start
-	e.MustImport(&b.D)
+	e.MustImport(t, &b.D)
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	first := subscribe(t, in.hub, "alice", p, nil)
 	evs := []*domain.Event{

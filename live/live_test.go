@@ -101,7 +101,7 @@ func subscribe(t *testing.T, h *live.Hub, viewer string, p *domain.Project, afte
 
 func TestAnEventPublishedTwiceIsStoredAndDeliveredOnce(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	in := newInstance(t, e.Store, "", live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	s := subscribe(t, in.hub, "bob", web, nil)
@@ -117,7 +117,7 @@ func TestAnEventPublishedTwiceIsStoredAndDeliveredOnce(t *testing.T) {
 
 func TestChangesThroughOneInstanceReachSubscribersOfAnother(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	url := startNATS(t)
 	a := newInstance(t, e.Store, url, live.HubConfig{})
 	b := newInstance(t, e.Store, url, live.HubConfig{})
@@ -138,7 +138,7 @@ func TestChangesThroughOneInstanceReachSubscribersOfAnother(t *testing.T) {
 
 func TestResumingReplaysEveryLaterEventOnceThenGoesLive(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	in := newInstance(t, e.Store, "", live.HubConfig{Buffer: 1000})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	first := subscribe(t, in.hub, "alice", web, nil)
@@ -181,7 +181,7 @@ func TestResumingReplaysEveryLaterEventOnceThenGoesLive(t *testing.T) {
 
 func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	url := startNATS(t)
 	in := newInstance(t, e.Store, url, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
@@ -235,7 +235,7 @@ func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 
 func TestAReplayLongerThanTheBufferWaitsForTheSubscriber(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	const buffer = 4
 	in := newInstance(t, e.Store, "", live.HubConfig{Buffer: buffer})
 	web := seed.Project("Website relaunch")
@@ -270,7 +270,7 @@ func TestAReplayLongerThanTheBufferWaitsForTheSubscriber(t *testing.T) {
 
 func TestASlowSubscriberIsCutOffWithoutHarmToOthers(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	in := newInstance(t, e.Store, "", live.HubConfig{Buffer: 2})
 	web := seed.Project("Website relaunch")
 	slow := subscribe(t, in.hub, "bob", web, nil)

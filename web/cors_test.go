@@ -84,8 +84,8 @@ func TestCORSPreflight(t *testing.T) {
 
 func TestCORSRequests(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
-	tok := e.Token("alice")
+	e.MustSeed(t)
+	tok := e.Token(t, "alice")
 	post := func(h http.Handler, origin, contentType, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(body))
 		req.Header.Set("Origin", origin)
@@ -129,7 +129,7 @@ func TestCORSRequests(t *testing.T) {
 				t.Errorf("status = %d, want 415: %s", rec.Code, rec.Body)
 			}
 			var me struct{ Me struct{ Name string } }
-			e.MustQuery("alice", `{ me { name } }`, nil, &me)
+			e.MustQuery(t, "alice", `{ me { name } }`, nil, &me)
 			if me.Me.Name != "Alice Example" {
 				t.Fatalf("alice's name is now %q: the refused request ran", me.Me.Name)
 			}
@@ -189,7 +189,7 @@ func TestParseOrigins(t *testing.T) {
 // pass; and a GET mutation runs nowhere.
 func TestCORSGET(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := mustCORSHandler(t, e, "https://app.example.com")
 	get := func(origin, token, query string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, "/query?"+url.Values{"query": {query}}.Encode(), nil)
@@ -211,12 +211,12 @@ func TestCORSGET(t *testing.T) {
 		}
 	})
 	t.Run("a foreign page's GET mutation is 405 and changes nothing", func(t *testing.T) {
-		rec := get("https://evil.example", e.Token("alice"), `mutation { updateProfile(input: {name: "Mallory"}) { name } }`)
+		rec := get("https://evil.example", e.Token(t, "alice"), `mutation { updateProfile(input: {name: "Mallory"}) { name } }`)
 		if rec.Code != http.StatusMethodNotAllowed {
 			t.Errorf("%d %s", rec.Code, rec.Body)
 		}
 		var me struct{ Me struct{ Name string } }
-		e.MustQuery("alice", `{ me { name } }`, nil, &me)
+		e.MustQuery(t, "alice", `{ me { name } }`, nil, &me)
 		if me.Me.Name != "Alice Example" {
 			t.Fatalf("alice's name is now %q", me.Me.Name)
 		}
@@ -239,7 +239,7 @@ func TestCORSGET(t *testing.T) {
 		})
 	}
 	t.Run("an allowed origin's GET with its token reads its answer", func(t *testing.T) {
-		rec := get("https://app.example.com", e.Token("alice"), "{ me { name } }")
+		rec := get("https://app.example.com", e.Token(t, "alice"), "{ me { name } }")
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Alice Example") ||
 			rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example.com" {
 			t.Errorf("%d %s %v", rec.Code, rec.Body, rec.Header())

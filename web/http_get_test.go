@@ -52,7 +52,7 @@ func sendHTTP(t *testing.T, e *testenv.Env, h http.Handler, method, viewer, acce
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if viewer != "" {
-		req.Header.Set("Authorization", "Bearer "+e.Token(viewer))
+		req.Header.Set("Authorization", "Bearer "+e.Token(t, viewer))
 	}
 	if accept != "" {
 		req.Header.Set("Accept", accept)
@@ -68,7 +68,7 @@ func sendHTTP(t *testing.T, e *testenv.Env, h http.Handler, method, viewer, acce
 
 func TestGETRunsAQueryWithAToken(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	for _, c := range []struct {
 		name, accept, mediaType string
 		params                  map[string]any
@@ -102,7 +102,7 @@ func TestGETRunsAQueryWithAToken(t *testing.T) {
 
 func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	const rename = `mutation Rename { updateProfile(input: {name: "Mallory"}) { id name } }`
 	manifest := map[string]string{"sha256:" + sha(rename): rename}
 	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
@@ -136,7 +136,7 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 			}
 		})
 	}
-	if strings.Contains(e.Dump(), "Mallory") {
+	if strings.Contains(e.Dump(t), "Mallory") {
 		t.Fatal("a mutation sent as GET committed")
 	}
 	t.Run("the same mutation as POST runs", func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 
 func TestGETDocumentID(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	const doc = "query Projects($n: Int) { me { name projects(first: $n) { nodes { name } } } }"
 	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, map[string]string{"sha256:" + sha(doc): doc}))
 	if err != nil {
@@ -177,7 +177,7 @@ func TestGETDocumentID(t *testing.T) {
 
 func TestGETParametersAndURLLength(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	h := e.NewHTTPHandler(web.Options{MaxBodyBytes: 1024})
 	for _, c := range []struct {
 		name, rawQuery string
@@ -195,7 +195,7 @@ func TestGETParametersAndURLLength(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e.Calls.Reset()
 			req := httptest.NewRequest(http.MethodGet, "/query?"+c.rawQuery, nil)
-			req.Header.Set("Authorization", "Bearer "+e.Token("alice"))
+			req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			var res struct {
@@ -222,7 +222,7 @@ func TestGETParametersAndURLLength(t *testing.T) {
 // POST and GET alike; a request with no query is 400 with either.
 func TestRequestErrorStatusesByAccept(t *testing.T) {
 	e := testenv.New(t)
-	e.MustSeed()
+	e.MustSeed(t)
 	cases := []struct {
 		name   string
 		params map[string]any

@@ -45,9 +45,9 @@ func TestProductionSuggestsNoName(t *testing.T) {
 		production bool
 	}{{"development", false}, {"production", true}} {
 		e := testenv.New(t)
-		e.MustSeed()
-		_, srv := e.StartLive(graph.Options{Production: mode.production}, live.HubConfig{})
-		token := e.Token("alice")
+		e.MustSeed(t)
+		_, srv := e.StartLive(t, graph.Options{Production: mode.production}, live.HubConfig{})
+		token := e.Token(t, "alice")
 		for _, p := range web.Protocols() {
 			for _, c := range cases {
 				t.Run(mode.name+"/"+p+"/"+c.name, func(t *testing.T) {

@@ -290,7 +290,7 @@ func wsDriver(protocol, result string) matrixDriver {
 		for i, op := range ops {
 			id := fmt.Sprint(i + 1)
 			before := calls()
-			c.Start(id, op.params)
+			c.Start(t, id, op.params)
 			r := matrixResult{status: http.StatusSwitchingProtocols}
 			if op.stream {
 				out = append(out, r)
@@ -391,12 +391,12 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	}
 	start := func(t *testing.T, protocol string, o web.Options) *cell {
 		e := testenv.New(t)
-		seed := e.MustSeed()
+		seed := e.MustSeed(t)
 		lb := &testenv.LogBuffer{}
 		o.Log = slog.New(slog.NewTextHandler(lb, nil))
-		lv, srv := e.StartLiveHTTP(o, live.HubConfig{})
+		lv, srv := e.StartLiveHTTP(t, o, live.HubConfig{})
 		c := &cell{protocol: protocol, tr: matrixDrivers[protocol], e: e, seed: seed, lv: lv, srv: srv, log: lb}
-		token := e.Token("alice")
+		token := e.Token(t, "alice")
 		c.drive = func(ops ...matrixOp) []matrixResult {
 			t.Helper()
 			return c.tr.drive(t, srv, token, e.Calls.Total, ops...)
@@ -441,7 +441,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				for i := 4; i < 7; i++ {
 					mustRun(t, c, i+1, rs[i], "Alice Example")
 				}
-				if strings.Contains(c.e.Dump(), "Mallory") {
+				if strings.Contains(c.e.Dump(t), "Mallory") {
 					t.Fatal("the untrusted mutation committed")
 				}
 				if n := strings.Count(c.log.String(), "outcome="+graph.CodeTrustedDocumentRequired); n != 2 {
@@ -563,7 +563,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 				mustRun(t, c, 3, rs[2], "Alice Example") // the connection goes on
-				if strings.Contains(c.e.Dump(), "Deferred owner") {
+				if strings.Contains(c.e.Dump(t), "Deferred owner") {
 					t.Error("the mutation with @defer ran")
 				}
 				if n := c.lv.Hub.Subscribers(web.ID); n != 0 {

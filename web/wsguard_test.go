@@ -16,25 +16,25 @@ import (
 
 func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	site := seed.Project("Website relaunch")
-	c := dial(t, e, srv, "bob")
+	c := e.MustDialWS(t, srv, "bob")
 	vars := map[string]any{"p": site.ID}
-	c.Subscribe("x", taskEventsSub, vars)
+	c.Subscribe(t, "x", taskEventsSub, vars)
 	testenv.WaitSubscribers(t, lv.Hub, site.ID, 1)
 
 	t.Run("an id used again after its complete is a new operation", func(t *testing.T) {
-		c.Send(testenv.WSMessage{ID: "x", Type: "complete"})
+		c.Send(t, testenv.WSMessage{ID: "x", Type: "complete"})
 		testenv.WaitSubscribers(t, lv.Hub, site.ID, 0)
-		c.Subscribe("x", taskEventsSub, vars)
+		c.Subscribe(t, "x", taskEventsSub, vars)
 		testenv.WaitSubscribers(t, lv.Hub, site.ID, 1)
 	})
 	t.Run("an id used again after the server completed it is a new operation", func(t *testing.T) {
 		for range 2 {
-			c.Subscribe("q", "{ me { id } }", nil)
+			c.Subscribe(t, "q", "{ me { id } }", nil)
 			var got []string
-			for m := c.MustRead(); !(m.ID == "q" && m.Type == "complete"); m = c.MustRead() {
+			for m := c.MustRead(t); !(m.ID == "q" && m.Type == "complete"); m = c.MustRead(t) {
 				if m.ID == "q" {
 					got = append(got, m.Type+" "+string(m.Payload))
 				}
@@ -45,7 +45,7 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 		}
 	})
 	t.Run("an id still running closes the socket", func(t *testing.T) {
-		c.Subscribe("x", taskEventsSub, vars)
+		c.Subscribe(t, "x", taskEventsSub, vars)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		for {
@@ -71,17 +71,17 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 
 func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
 	e := testenv.New(t)
-	seed := e.MustSeed()
-	lv, srv := e.StartLive(graph.Options{}, live.HubConfig{})
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	site := seed.Project("Website relaunch")
 	sub := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": site.ID}}
-	c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol("graphql-ws"), testenv.WSAuth("Bearer "+e.Token("bob")))
+	c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol("graphql-ws"), testenv.WSAuth("Bearer "+e.Token(t, "bob")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Start("x", sub)
+	c.Start(t, "x", sub)
 	testenv.WaitSubscribers(t, lv.Hub, site.ID, 1)
-	c.Start("x", sub)
+	c.Start(t, "x", sub)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {

@@ -34,7 +34,7 @@ func mustClient(tb testing.TB, env *testenv.Env, viewer string) graphql.Client {
 	tb.Helper()
 	srv := httptest.NewServer(env.Handler)
 	tb.Cleanup(srv.Close)
-	hc := &http.Client{Transport: bearer{token: env.Token(viewer), next: srv.Client().Transport}}
+	hc := &http.Client{Transport: bearer{token: env.Token(tb, viewer), next: srv.Client().Transport}}
 	return graphql.NewClient(srv.URL+"/query", hc)
 }
 

@@ -27,7 +27,7 @@ func modelStr(it map[string]any, k string) string { s, _ := it[k].(string); retu
 func (m *modelRun) checkTable() {
 	m.t.Helper()
 	m.tableChecks++
-	items := m.e.Items()
+	items := m.e.Items(m.t)
 	for _, v := range testenv.CheckTable(items) {
 		m.violate("table: %s", v)
 	}

@@ -76,7 +76,7 @@ func runModel(t *testing.T, e *testenv.Env, n int, seed uint64) {
 		unknownTypes: map[string]bool{}}
 	start := time.Now()
 	for _, u := range append(slices.Clone(modelUsers), modelGhost) {
-		m.tokens[u] = e.Token(u)
+		m.tokens[u] = e.Token(t, u)
 	}
 	for _, u := range modelUsers {
 		res := m.do(u, `mutation($input: UpdateProfileInput!) { updateProfile(input: $input) { id } }`,
@@ -187,17 +187,17 @@ func TestModelUnassignedTaskKeepsIndexWhole(t *testing.T) {
 	setup := func(t *testing.T) (e *testenv.Env, project, task string) {
 		e = testenv.New(t)
 		for _, u := range []string{"olga", "abe"} {
-			e.MustQuery(u, `mutation($n: String!) { updateProfile(input: {name: $n}) { id } }`, map[string]any{"n": u}, nil)
+			e.MustQuery(t, u, `mutation($n: String!) { updateProfile(input: {name: $n}) { id } }`, map[string]any{"n": u}, nil)
 		}
 		var p struct{ CreateProject struct{ ID string } }
-		e.MustQuery("olga", `mutation { createProject(input: {name: "P"}) { id } }`, nil, &p)
+		e.MustQuery(t, "olga", `mutation { createProject(input: {name: "P"}) { id } }`, nil, &p)
 		project = p.CreateProject.ID
-		e.MustQuery("olga", modelMAddMember, map[string]any{"p": project, "u": "abe"}, nil)
+		e.MustQuery(t, "olga", modelMAddMember, map[string]any{"p": project, "u": "abe"}, nil)
 		var c struct{ CreateTask struct{ ID string } }
-		e.MustQuery("olga", modelMCreateTask, map[string]any{"input": map[string]any{"projectId": project, "title": "T1",
+		e.MustQuery(t, "olga", modelMCreateTask, map[string]any{"input": map[string]any{"projectId": project, "title": "T1",
 			"assigneeId": "abe"}}, &c)
 		task = c.CreateTask.ID
-		e.MustQuery("olga", modelMUpdateTask, map[string]any{"input": map[string]any{"id": task, "assigneeId": nil}}, nil)
+		e.MustQuery(t, "olga", modelMUpdateTask, map[string]any{"input": map[string]any{"id": task, "assigneeId": nil}}, nil)
 		return e, project, task
 	}
 	assigned := func(t *testing.T, e *testenv.Env, viewer string) []string {
@@ -206,7 +206,7 @@ func TestModelUnassignedTaskKeepsIndexWhole(t *testing.T) {
 				AssignedTasks struct{ Nodes []struct{ ID string } }
 			}
 		}
-		e.MustQuery(viewer, `{ me { assignedTasks(first: 100) { nodes { id } } } }`, nil, &got)
+		e.MustQuery(t, viewer, `{ me { assignedTasks(first: 100) { nodes { id } } } }`, nil, &got)
 		ids := []string{}
 		for _, n := range got.Me.AssignedTasks.Nodes {
 			ids = append(ids, n.ID)
@@ -216,7 +216,7 @@ func TestModelUnassignedTaskKeepsIndexWhole(t *testing.T) {
 
 	t.Run("the member of a task that was unassigned can be removed", func(t *testing.T) {
 		e, project, _ := setup(t)
-		res := e.Query("olga", modelMRemoveMember, map[string]any{"p": project, "u": "abe"})
+		res := e.Query(t, "olga", modelMRemoveMember, map[string]any{"p": project, "u": "abe"})
 		if len(res.Errors) > 0 {
 			t.Errorf("removeProjectMember: %+v, want success", res.Errors)
 		}
@@ -224,22 +224,22 @@ func TestModelUnassignedTaskKeepsIndexWhole(t *testing.T) {
 
 	t.Run("a task unassigned and deleted hides no other assigned task", func(t *testing.T) {
 		e, project, task := setup(t)
-		e.MustQuery("olga", modelMDeleteTask, map[string]any{"id": task}, nil)
+		e.MustQuery(t, "olga", modelMDeleteTask, map[string]any{"id": task}, nil)
 		var c struct{ CreateTask struct{ ID string } }
-		e.MustQuery("olga", modelMCreateTask, map[string]any{"input": map[string]any{"projectId": project, "title": "T2",
+		e.MustQuery(t, "olga", modelMCreateTask, map[string]any{"input": map[string]any{"projectId": project, "title": "T2",
 			"assigneeId": "abe"}}, &c)
 		t2 := c.CreateTask.ID
 		if got := assigned(t, e, "abe"); !slices.Equal(got, []string{t2}) {
 			t.Errorf("abe's assignedTasks = %v, want [%s]", got, t2)
 		}
-		res := e.Query("olga", modelMRemoveMember, map[string]any{"p": project, "u": "abe"})
+		res := e.Query(t, "olga", modelMRemoveMember, map[string]any{"p": project, "u": "abe"})
 		if len(res.Errors) > 0 {
 			t.Fatalf("removeProjectMember: %+v, want success", res.Errors)
 		}
 		var got struct {
 			Task struct{ Assignee *struct{ ID string } }
 		}
-		e.MustQuery("olga", `query($id: ID!) { task(id: $id) { assignee { id } } }`, map[string]any{"id": t2}, &got)
+		e.MustQuery(t, "olga", `query($id: ID!) { task(id: $id) { assignee { id } } }`, map[string]any{"id": t2}, &got)
 		if got.Task.Assignee != nil {
 			t.Errorf("after abe left the project, task %s is still assigned to %s", t2, got.Task.Assignee.ID)
 		}

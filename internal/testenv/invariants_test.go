@@ -49,7 +49,7 @@ func (r *refusingSink) Publish(_ context.Context, ev *domain.Event) error {
 func newChecked(t *testing.T) *checked {
 	t.Helper()
 	e := testenv.New(t)
-	seed := e.MustSeed()
+	seed := e.MustSeed(t)
 	c := &checked{e: e}
 	for _, tk := range seed.Tasks {
 		if tk.DueDate != nil && tk.AssigneeID != nil && len(tk.Tags) > 0 && c.task == nil {
@@ -77,7 +77,7 @@ func newChecked(t *testing.T) *checked {
 		"variables": map[string]any{"id": c.task.ID}})
 	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token(*c.task.AssigneeID))
+	req.Header.Set("Authorization", "Bearer "+e.Token(t, *c.task.AssigneeID))
 	req.Header.Set(graph.IdempotencyHeader, "k1")
 	rec := httptest.NewRecorder()
 	e.Handler.ServeHTTP(rec, req)
@@ -95,15 +95,16 @@ func newChecked(t *testing.T) *checked {
 		t.Fatalf("updateTask with the sink down: %v, %d events", err, len(sink.got))
 	}
 	c.outboxPK, c.outboxSK = dynamo.OutboxItemKey(sink.got[0].ID, sink.got[0].At)
-	if !c.has(c.outboxPK, c.outboxSK) {
+	if !c.has(t, c.outboxPK, c.outboxSK) {
 		t.Fatalf("no outbox item %s %s", c.outboxPK, c.outboxSK)
 	}
 	c.task.Title, c.task.Version = "evented", c.task.Version+1
 	return c
 }
 
-func (c *checked) has(pk, sk string) bool {
-	return slices.ContainsFunc(c.e.Items(), func(it map[string]any) bool { return it["PK"] == pk && it["SK"] == sk })
+func (c *checked) has(tb testing.TB, pk, sk string) bool {
+	tb.Helper()
+	return slices.ContainsFunc(c.e.Items(tb), func(it map[string]any) bool { return it["PK"] == pk && it["SK"] == sk })
 }
 
 func (c *checked) put(t *testing.T, attrs map[string]string) {
@@ -158,7 +159,7 @@ func (c *checked) setEntry(t *testing.T, pk, sk, entry string, v types.Attribute
 func (c *checked) del(t *testing.T, k [2]string) {
 	t.Helper()
 	pk, sk := k[0], k[1]
-	if !c.has(pk, sk) {
+	if !c.has(t, pk, sk) {
 		t.Fatalf("no item %s %s to delete", pk, sk)
 	}
 	if _, err := c.e.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(c.e.Store.Table()),
@@ -172,7 +173,7 @@ func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Valu
 // numberAttr reads a number attribute of an item.
 func (c *checked) numberAttr(t *testing.T, pk, sk, attr string) int64 {
 	t.Helper()
-	for _, it := range c.e.Items() {
+	for _, it := range c.e.Items(t) {
 		if it["PK"] == pk && it["SK"] == sk {
 			n, err := strconv.ParseInt(fmt.Sprint(it[attr]), 10, 64)
 			if err != nil {
@@ -213,7 +214,7 @@ func (c *checked) nextPosition(t *testing.T) int64 {
 // keyedComment is the id of the comment the keyed addComment made.
 func (c *checked) keyedComment(t *testing.T) string {
 	t.Helper()
-	for _, it := range c.e.Items() {
+	for _, it := range c.e.Items(t) {
 		if it["PK"] == c.idemPK && it["SK"] == c.idemSK {
 			return fmt.Sprint(it["result"])
 		}
@@ -226,7 +227,7 @@ func (c *checked) keyedComment(t *testing.T) string {
 func (c *checked) ownerOf(t *testing.T) string {
 	t.Helper()
 	pk, sk := dynamo.ProjectItemKey(c.task.ProjectID)
-	for _, it := range c.e.Items() {
+	for _, it := range c.e.Items(t) {
 		if it["PK"] == pk && it["SK"] == sk {
 			return fmt.Sprint(it["ownerId"])
 		}
@@ -240,10 +241,10 @@ func (c *checked) ownerOf(t *testing.T) string {
 // record) has no violation.
 func TestCheckTableSeededTableIsClean(t *testing.T) {
 	c := newChecked(t)
-	if !c.has(c.idemPK, c.idemSK) {
+	if !c.has(t, c.idemPK, c.idemSK) {
 		t.Fatalf("no idempotency record %s %s", c.idemPK, c.idemSK)
 	}
-	items := c.e.Items()
+	items := c.e.Items(t)
 	kinds := map[string]int{}
 	for _, it := range items {
 		kinds[it["type"].(string)]++
@@ -468,7 +469,7 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 			c.put(t, map[string]string{"PK": pk, "SK": sk, "type": "CHANGE", "id": c.task.ID, "at": "2026-08-25T12:00:00Z"})
 		}, "lies beyond its project's seq"},
 		{"gone entry without expiry", func(t *testing.T, c *checked) {
-			c.e.MustQuery(*c.task.AssigneeID, `mutation($id: ID!) { deleteComment(id: $id) }`, map[string]any{"id": c.keyedComment(t)}, nil)
+			c.e.MustQuery(t, *c.task.AssigneeID, `mutation($id: ID!) { deleteComment(id: $id) }`, map[string]any{"id": c.keyedComment(t)}, nil)
 			pk, sk := dynamo.ChangeItemKey(c.task.ProjectID, c.seqOf(t))
 			c.set(t, pk, sk, "expiresAt", nil)
 		}, "gone entry"},
@@ -484,7 +485,7 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 		}, "which lives on at"},
 		{"departure without expiry", func(t *testing.T, c *checked) {
 			owner := c.ownerOf(t)
-			c.e.MustQuery(owner, `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
+			c.e.MustQuery(t, owner, `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`,
 				map[string]any{"p": c.task.ProjectID, "u": c.member}, nil)
 			pk, sk := dynamo.DepartureItemKey(c.task.ProjectID, c.member)
 			c.set(t, pk, sk, "expiresAt", nil)
@@ -497,17 +498,17 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 		{"cleanup job left", func(t *testing.T, c *checked) {
 			// Deleting a task leaves a job for the cleanup worker, which
 			// does not run here.
-			c.e.MustQuery("alice", `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": c.task.ID}, nil)
+			c.e.MustQuery(t, "alice", `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": c.task.ID}, nil)
 		}, "cleanup job left"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newChecked(t)
-			if v := testenv.CheckTable(c.e.Items()); len(v) > 0 {
+			if v := testenv.CheckTable(c.e.Items(t)); len(v) > 0 {
 				t.Fatalf("violations before the corruption:\n%s", strings.Join(v, "\n"))
 			}
 			tc.corrupt(t, c)
-			v := testenv.CheckTable(c.e.Items())
+			v := testenv.CheckTable(c.e.Items(t))
 			if !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, tc.want) }) {
 				t.Errorf("no violation mentions %q; got:\n%s", tc.want, strings.Join(v, "\n"))
 			}

@@ -27,10 +27,10 @@ type Lag struct {
 func NewLagging(tb testing.TB) (*Env, *Lag) {
 	tb.Helper()
 	calls := &Calls{}
-	e := &Env{TB: tb, Calls: calls, Emb: Embedded(tb)}
+	e := &Env{Calls: calls, Emb: Embedded(tb), cleanup: tb.Cleanup}
 	e.Client = e.Emb.Client(client.Options(calls.Option)...)
 	l := &Lag{API: e.Client, held: map[[2]string]map[string]types.AttributeValue{}}
-	e.open(l)
+	e.open(tb, l)
 	return e, l
 }
 

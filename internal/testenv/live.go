@@ -18,7 +18,7 @@ import (
 )
 
 // Live is an Env's live-updates stack: an embedded NATS broker (in memory)
-// and the instance's hub, closed when the test ends.
+// and the instance's hub, closed when the Env's test ends.
 type Live struct {
 	Broker *live.Broker
 	Hub    *live.Hub
@@ -27,25 +27,25 @@ type Live struct {
 // StartLive starts the Env's instance (wire.App, the server's own
 // lifecycle) on its store: an embedded broker and the hub, the handler made
 // with them (o's other options kept) and served on an httptest server for
-// WebSocket clients (URL); closed, the outbox flushed, when the test ends.
-// The background workers do not run (tests that pin DynamoDB calls run
-// them by hand).
-func (e *Env) StartLive(o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
-	e.TB.Helper()
-	return e.StartLiveHTTP(web.Options{Options: o}, hub)
+// WebSocket clients (URL); closed, the outbox flushed, when the test that
+// made the Env ends. The background workers do not run (tests that pin
+// DynamoDB calls run them by hand). A failure to start fails tb.
+func (e *Env) StartLive(tb testing.TB, o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
+	tb.Helper()
+	return e.StartLiveHTTP(tb, web.Options{Options: o}, hub)
 }
 
 // StartLiveHTTP is StartLive with HTTP's options too (CORS, the body
 // limit).
-func (e *Env) StartLiveHTTP(o web.Options, hub live.HubConfig) (*Live, *httptest.Server) {
-	e.TB.Helper()
+func (e *Env) StartLiveHTTP(tb testing.TB, o web.Options, hub live.HubConfig) (*Live, *httptest.Server) {
+	tb.Helper()
 	app := &wire.App{Store: e.Store, Auth: e.Auth, Options: o, Hub: hub, NoListen: true, NoBackground: true}
 	if err := app.Open(context.Background()); err != nil {
-		e.TB.Fatalf("starting live updates: %v", err)
+		tb.Fatalf("starting live updates: %v", err)
 	}
 	e.Handler = app.Handler
 	srv := httptest.NewServer(e.Handler)
-	e.TB.Cleanup(func() {
+	e.onEnd(tb, func() {
 		app.LiveHub.Close() // event streams end, so that srv.Close need not wait for them
 		srv.Close()
 		_ = app.Close()
@@ -56,9 +56,10 @@ func (e *Env) StartLiveHTTP(o web.Options, hub live.HubConfig) (*Live, *httptest
 
 // WSClient is the tests' WebSocket client of /query: one connection,
 // operations by id, in either protocol the server speaks
-// (graphql-transport-ws, or the legacy graphql-ws).
+// (graphql-transport-ws, or the legacy graphql-ws). Its methods that can
+// fail take the tb of the test or subtest they run in, as the Env's do: a
+// connection may serve several subtests.
 type WSClient struct {
-	TB   testing.TB
 	Conn *websocket.Conn
 	// Protocol is the negotiated subprotocol.
 	Protocol string
@@ -103,6 +104,17 @@ func DialWS(tb testing.TB, srv *httptest.Server, authorization string) (*WSClien
 	return DialWSURL(tb, srv.URL, WSAuth(authorization))
 }
 
+// MustDialWS is DialWS with a token of viewer, failing tb unless the
+// server acknowledges the connection.
+func (e *Env) MustDialWS(tb testing.TB, srv *httptest.Server, viewer string) *WSClient {
+	tb.Helper()
+	c, err := DialWS(tb, srv, "Bearer "+e.Token(tb, viewer))
+	if err != nil {
+		tb.Fatalf("connecting as %s: %v", viewer, err)
+	}
+	return c
+}
+
 // DialWSFrom is DialWS from a page of origin ("" sends no Origin header).
 func DialWSFrom(tb testing.TB, srv *httptest.Server, origin, authorization string) (*WSClient, error) {
 	tb.Helper()
@@ -130,12 +142,12 @@ func DialWSURL(tb testing.TB, base string, opts ...WSOption) (*WSClient, error) 
 	}
 	c.SetReadLimit(d.readLimit)
 	tb.Cleanup(func() { _ = c.CloseNow() })
-	w := &WSClient{TB: tb, Conn: c, Protocol: d.protocol}
+	w := &WSClient{Conn: c, Protocol: d.protocol}
 	payload := map[string]any{}
 	if d.authorization != "" {
 		payload["Authorization"] = d.authorization
 	}
-	w.Send(WSMessage{Type: "connection_init", Payload: mustJSON(tb, payload)})
+	w.Send(tb, WSMessage{Type: "connection_init", Payload: mustJSON(tb, payload)})
 	m, err := w.Read(ctx)
 	if err != nil {
 		return nil, err
@@ -155,30 +167,30 @@ func mustJSON(tb testing.TB, v any) json.RawMessage {
 }
 
 // Send writes one message.
-func (w *WSClient) Send(m WSMessage) {
-	w.TB.Helper()
+func (w *WSClient) Send(tb testing.TB, m WSMessage) {
+	tb.Helper()
 	b, _ := json.Marshal(m)
 	if err := w.Conn.Write(context.Background(), websocket.MessageText, b); err != nil {
-		w.TB.Fatalf("writing %s: %v", m.Type, err)
+		tb.Fatalf("writing %s: %v", m.Type, err)
 	}
 }
 
 // Subscribe starts an operation with the given id.
-func (w *WSClient) Subscribe(id, query string, vars map[string]any) {
-	w.TB.Helper()
-	w.Start(id, map[string]any{"query": query, "variables": vars})
+func (w *WSClient) Subscribe(tb testing.TB, id, query string, vars map[string]any) {
+	tb.Helper()
+	w.Start(tb, id, map[string]any{"query": query, "variables": vars})
 }
 
 // Start starts an operation with the given id and request parameters
 // (query, variables, documentId, extensions): "subscribe", or "start" on
 // the legacy protocol.
-func (w *WSClient) Start(id string, params map[string]any) {
-	w.TB.Helper()
+func (w *WSClient) Start(tb testing.TB, id string, params map[string]any) {
+	tb.Helper()
 	typ := "subscribe"
 	if w.Protocol == "graphql-ws" {
 		typ = "start"
 	}
-	w.Send(WSMessage{ID: id, Type: typ, Payload: mustJSON(w.TB, params)})
+	w.Send(tb, WSMessage{ID: id, Type: typ, Payload: mustJSON(tb, params)})
 }
 
 // Read returns the next message other than a keep-alive, answering pings
@@ -206,13 +218,13 @@ func (w *WSClient) Read(ctx context.Context) (WSMessage, error) {
 }
 
 // MustRead is Read within 30 seconds, failing the test on an error.
-func (w *WSClient) MustRead() WSMessage {
-	w.TB.Helper()
+func (w *WSClient) MustRead(tb testing.TB) WSMessage {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m, err := w.Read(ctx)
 	if err != nil {
-		w.TB.Fatalf("reading from the WebSocket: %v", err)
+		tb.Fatalf("reading from the WebSocket: %v", err)
 	}
 	return m
 }
@@ -225,15 +237,15 @@ type Next struct {
 
 // MustNext reads the next message and fails unless it is a "next" of
 // operation id; it returns its payload.
-func (w *WSClient) MustNext(id string) Next {
-	w.TB.Helper()
-	m := w.MustRead()
+func (w *WSClient) MustNext(tb testing.TB, id string) Next {
+	tb.Helper()
+	m := w.MustRead(tb)
 	if m.Type != "next" || m.ID != id {
-		w.TB.Fatalf("want next of %s, got %s of %s: %s", id, m.Type, m.ID, m.Payload)
+		tb.Fatalf("want next of %s, got %s of %s: %s", id, m.Type, m.ID, m.Payload)
 	}
 	var n Next
 	if err := json.Unmarshal(m.Payload, &n); err != nil {
-		w.TB.Fatalf("decoding %s: %v", m.Payload, err)
+		tb.Fatalf("decoding %s: %v", m.Payload, err)
 	}
 	return n
 }

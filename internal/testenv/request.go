@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"testing"
 )
 
 // A RequestOption changes the request Send makes.
 type RequestOption func(*request)
 
 type request struct {
+	tb                  testing.TB // Send's
 	method, contentType string
 	body                []byte
 	raw                 bool
@@ -39,12 +41,13 @@ func Headers(h map[string]string) RequestOption {
 	}
 }
 
-// As sends the request with a token of viewer ("" for none).
+// As sends the request with a token of viewer ("" for none), signed when
+// Send sends it (failing Send's tb).
 func (e *Env) As(viewer string) RequestOption {
 	if viewer == "" {
 		return Header("Authorization", "")
 	}
-	return Header("Authorization", "Bearer "+e.Token(viewer))
+	return func(r *request) { r.header.Set("Authorization", "Bearer "+e.Token(r.tb, viewer)) }
 }
 
 // RawBody sends body as it is, with method and Content-Type contentType
@@ -85,17 +88,18 @@ type testingTB interface {
 
 // Send posts the GraphQL request parameters params (query, variables,
 // documentId, …) as JSON to the Env's handler, changed by opts, and
-// returns the answer. Without opts the request carries no token.
-func (e *Env) Send(params map[string]any, opts ...RequestOption) Raw {
-	e.TB.Helper()
-	r := &request{method: http.MethodPost, contentType: "application/json", header: http.Header{}, handler: e.Handler}
+// returns the answer, failing tb if it cannot send it. Without opts the
+// request carries no token.
+func (e *Env) Send(tb testing.TB, params map[string]any, opts ...RequestOption) Raw {
+	tb.Helper()
+	r := &request{tb: tb, method: http.MethodPost, contentType: "application/json", header: http.Header{}, handler: e.Handler}
 	for _, o := range opts {
 		o(r)
 	}
 	if !r.raw {
 		b, err := json.Marshal(params)
 		if err != nil {
-			e.TB.Fatal(err)
+			tb.Fatal(err)
 		}
 		r.body = b
 	}

@@ -65,8 +65,12 @@ type Calls = client.Calls
 // Env is one test's server: a fresh table, the real handler, a fixed clock.
 // The client, the store and the handler are wired as in production
 // (internal/wire), with a counter of calls added to the client.
+//
+// Every helper of an Env that can fail takes the testing.TB of the test or
+// subtest it runs in as its first argument and fails that one; the Env
+// holds none. Its resources (the table, the live stack) last as long as
+// the test that made it (New's tb).
 type Env struct {
-	TB      testing.TB
 	Store   *dynamo.Store
 	Client  *dynamodb.Client
 	Auth    *auth.Authenticator
@@ -75,7 +79,8 @@ type Env struct {
 	// Emb is the embedded store (nil on dynalite), for failure emulation.
 	Emb *embedded.Store
 
-	seed *Seed
+	seed    *Seed
+	cleanup func(func()) // Cleanup of the test that made the Env
 }
 
 // Backend names where an Env's table lives.
@@ -125,14 +130,14 @@ func NewOn(tb testing.TB, b Backend) *Env {
 	tb.Helper()
 	calls := &Calls{}
 	count := calls.Option
-	e := &Env{TB: tb, Calls: calls}
+	e := &Env{Calls: calls, cleanup: tb.Cleanup}
 	if b == EmbeddedStore {
 		e.Emb = Embedded(tb)
 		e.Client = e.Emb.Client(client.Options(count)...)
 	} else {
 		e.Client = Client(tb, b, client.Options(count)...)
 	}
-	e.open(e.Client)
+	e.open(tb, e.Client)
 	return e
 }
 
@@ -144,17 +149,18 @@ func NewDiff(tb testing.TB) (*Env, *Tee) {
 	tb.Helper()
 	ref := Client(tb, DynamoDBLocal, client.Options()...)
 	calls := &Calls{}
-	e := &Env{TB: tb, Calls: calls, Emb: Embedded(tb)}
+	e := &Env{Calls: calls, Emb: Embedded(tb), cleanup: tb.Cleanup}
 	e.Client = e.Emb.Client(client.Options(calls.Option)...)
 	tee := NewTee(tb, e.Client, ref)
-	e.open(tee)
+	e.open(tb, tee)
 	return e, tee
 }
 
 // open makes the Env's table through db, its store, authenticator and
-// handler.
-func (e *Env) open(db dynamo.API) {
-	tb, calls := e.TB, e.Calls
+// handler, failing tb.
+func (e *Env) open(tb testing.TB, db dynamo.API) {
+	tb.Helper()
+	calls := e.Calls
 	// A run id keeps tables apart when several runs share one dynalite or
 	// DynamoDB Local.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
@@ -184,15 +190,28 @@ func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
 	return wire.NewHandler(e.Store, e.Auth, o)
 }
 
-// StepLevels makes the Env's handler read its batches level by level (see
-// Stepper) for the rest of the test, for tests that pin DynamoDB calls: the
-// counts then do not depend on the machine's load.
-func (e *Env) StepLevels() {
-	e.TB.Helper()
+// StepLevels makes the Env's handler, made anew with the options o, read
+// its batches level by level (see Stepper) for the rest of the test, for
+// tests that pin DynamoDB calls: the counts then do not depend on the
+// machine's load. tb is the test or subtest that asks; the stepping lasts
+// as long as the Env.
+func (e *Env) StepLevels(tb testing.TB, o graph.Options) {
+	tb.Helper()
 	trig := &stepmode.Trigger{}
-	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{Steps: trig}})
+	o.Loaders.Steps = trig
+	e.Handler = e.NewHandler(o)
 	s := StartStepper(trig, nil)
-	e.TB.Cleanup(s.Stop)
+	e.onEnd(tb, s.Stop)
+}
+
+// onEnd runs f when the test that made the Env ends; on an Env made by
+// hand (a struct literal, not New), when tb ends.
+func (e *Env) onEnd(tb testing.TB, f func()) {
+	if e.cleanup == nil {
+		tb.Cleanup(f)
+		return
+	}
+	e.cleanup(f)
 }
 
 func sanitize(s string) string {
@@ -209,11 +228,11 @@ func sanitize(s string) string {
 }
 
 // Token returns a valid bearer token for the viewer.
-func (e *Env) Token(viewer string) string {
-	e.TB.Helper()
+func (e *Env) Token(tb testing.TB, viewer string) string {
+	tb.Helper()
 	t, err := e.Auth.Sign(viewer, time.Hour)
 	if err != nil {
-		e.TB.Fatal(err)
+		tb.Fatal(err)
 	}
 	return t
 }
@@ -245,66 +264,66 @@ func (r *Response) Codes() []string {
 }
 
 // Do posts a GraphQL request with the given Authorization header value ("" for none).
-func (e *Env) Do(authorization, query string, vars map[string]any) *Response {
-	e.TB.Helper()
-	return e.Send(map[string]any{"query": query, "variables": vars}, Header("Authorization", authorization)).Decode(e.TB)
+func (e *Env) Do(tb testing.TB, authorization, query string, vars map[string]any) *Response {
+	tb.Helper()
+	return e.Send(tb, map[string]any{"query": query, "variables": vars}, Header("Authorization", authorization)).Decode(tb)
 }
 
 // Query runs a query as viewer ("" for no token) and returns the response.
-func (e *Env) Query(viewer, query string, vars map[string]any) *Response {
-	e.TB.Helper()
+func (e *Env) Query(tb testing.TB, viewer, query string, vars map[string]any) *Response {
+	tb.Helper()
 	auth := ""
 	if viewer != "" {
-		auth = "Bearer " + e.Token(viewer)
+		auth = "Bearer " + e.Token(tb, viewer)
 	}
-	return e.Do(auth, query, vars)
+	return e.Do(tb, auth, query, vars)
 }
 
 // MustQuery runs a query as viewer, fails the test on any error, and decodes
 // data into out (a pointer) when out is not nil.
-func (e *Env) MustQuery(viewer, query string, vars map[string]any, out any) {
-	e.TB.Helper()
-	res := e.Query(viewer, query, vars)
+func (e *Env) MustQuery(tb testing.TB, viewer, query string, vars map[string]any, out any) {
+	tb.Helper()
+	res := e.Query(tb, viewer, query, vars)
 	if len(res.Errors) > 0 {
-		e.TB.Fatalf("query failed: %+v\nquery: %s", res.Errors, query)
+		tb.Fatalf("query as %q failed: %+v\nquery: %s\nvars: %s", viewer, res.Errors, query, ShortJSON(vars))
 	}
 	if out != nil {
 		if err := json.Unmarshal(res.Data, out); err != nil {
-			e.TB.Fatalf("decoding %s: %v", res.Data, err)
+			tb.Fatalf("decoding %s: %v", res.Data, err)
 		}
 	}
 }
 
 // MustFail runs a query as viewer and fails the test unless it returns
 // exactly one error with the given code; it returns that error.
-func (e *Env) MustFail(viewer, code, query string, vars map[string]any) Error {
-	e.TB.Helper()
-	res := e.Query(viewer, query, vars)
+func (e *Env) MustFail(tb testing.TB, viewer, code, query string, vars map[string]any) Error {
+	tb.Helper()
+	res := e.Query(tb, viewer, query, vars)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != code {
-		e.TB.Fatalf("want one %s error, got %+v (data %s)\nquery: %s", code, res.Errors, res.Data, query)
+		tb.Fatalf("want one %s error, got %+v (data %s)\nquery: %s", code, res.Errors, res.Data, query)
 	}
 	return res.Errors[0]
 }
 
 // MustImport loads a dataset with batch writes.
-func (e *Env) MustImport(d *dynamo.Dataset) {
-	e.TB.Helper()
+func (e *Env) MustImport(tb testing.TB, d *dynamo.Dataset) {
+	tb.Helper()
 	if err := e.Store.Import(context.Background(), d); err != nil {
-		e.TB.Fatalf("importing: %v", err)
+		tb.Fatalf("importing: %v", err)
 	}
 	e.Calls.Reset()
 }
 
 // Items returns every item of the table, for checks of what a mutation
 // wrote (or did not). Each item is decoded to plain Go values.
-func (e *Env) Items() []map[string]any {
-	e.TB.Helper()
+func (e *Env) Items(tb testing.TB) []map[string]any {
+	tb.Helper()
 	var all []map[string]any
 	p := dynamodb.NewScanPaginator(e.Client, &dynamodb.ScanInput{TableName: aws.String(e.Store.Table())})
 	for p.HasMorePages() {
 		out, err := p.NextPage(context.Background())
 		if err != nil {
-			e.TB.Fatalf("scanning: %v", err)
+			tb.Fatalf("scanning: %v", err)
 		}
 		for _, it := range out.Items {
 			m := map[string]any{}
@@ -319,9 +338,9 @@ func (e *Env) Items() []map[string]any {
 
 // Dump returns every item of the table as canonical JSON, sorted, for
 // checking that a refused mutation changed nothing.
-func (e *Env) Dump() string {
-	e.TB.Helper()
-	items := e.Items()
+func (e *Env) Dump(tb testing.TB) string {
+	tb.Helper()
+	items := e.Items(tb)
 	lines := make([]string, len(items))
 	for i, it := range items {
 		b, _ := json.Marshal(it) // map keys come out sorted
@@ -337,21 +356,21 @@ type Seed struct {
 }
 
 // MustSeed loads the demo dataset (as of Now) and eve into the table.
-func (e *Env) MustSeed() *Seed {
-	e.TB.Helper()
+func (e *Env) MustSeed(tb testing.TB) *Seed {
+	tb.Helper()
 	d := e.Store.Demo(Now)
 	d.Users = append(d.Users, &domain.User{ID: "eve", Name: "Eve Outsider", CreatedAt: Now})
-	e.MustImport(d)
+	e.MustImport(tb, d)
 	e.seed = &Seed{d}
 	return e.seed
 }
 
 // Seed returns the demo dataset as MustSeed made it, without loading it
 // (the ids are those of the last MustSeed of this Env).
-func (e *Env) Seed() *Seed {
-	e.TB.Helper()
+func (e *Env) Seed(tb testing.TB) *Seed {
+	tb.Helper()
 	if e.seed == nil {
-		e.TB.Fatal("Seed before MustSeed")
+		tb.Fatal("Seed before MustSeed")
 	}
 	return e.seed
 }
@@ -380,12 +399,12 @@ func (s *Seed) Task(title string) *domain.Task {
 // its retention, and the margin after it, had passed: what remains of a
 // deleted project's log, and every tombstone, is gone after it. The
 // store's clock is back at Now when it returns.
-func (e *Env) MustSweepExpired() {
-	e.TB.Helper()
+func (e *Env) MustSweepExpired(tb testing.TB) {
+	tb.Helper()
 	now := e.Store.Now
 	e.Store.Now = func() time.Time { return now().Add(e.Store.Retention() + 49*time.Hour) }
 	defer func() { e.Store.Now = now }()
 	if _, err := e.Store.SweepChanges(context.Background()); err != nil {
-		e.TB.Fatalf("sweeping the change log: %v", err)
+		tb.Fatalf("sweeping the change log: %v", err)
 	}
 }
