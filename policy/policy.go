@@ -8,7 +8,7 @@
 // as its condition (dynamo's guards). Its errors carry the messages clients
 // see.
 //
-// A policy_test.go test parses the server's Go files and fails when one
+// A test (oneplace_test.go) parses the server's Go files and fails when one
 // outside policy/ and domain/ compares a project's OwnerID or a comment's
 // AuthorID, or reads a profile's Projects by index: a copy of a rule.
 package policy
