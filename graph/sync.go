@@ -334,13 +334,13 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		}
 	}
 	if len(out.candidates) > 0 {
-		var tracked []string // the projects this page reads as visible
+		var tracked []*syncWork // the projects this page reads as visible
 		for _, w := range works {
-			if w.visible {
-				tracked = append(tracked, w.st.id)
+			if w.visible && w.st != nil {
+				tracked = append(tracked, w)
 			}
 		}
-		seen, err := l.stillSeen(ctx, out.candidates, tracked)
+		seen, left, err := l.stillSeen(ctx, out.candidates, tracked)
 		if err != nil {
 			return nil, err
 		}
@@ -348,6 +348,15 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 			if !seen[i] {
 				out.tomb(id, "User")
 			}
+		}
+		// A followed project the viewer was out of when weighed: its users
+		// were judged as left, so the project is left too (a leave from the
+		// position read, on the next page; back from the start should the
+		// viewer be in it again, which upserts its members again).
+		for _, w := range left {
+			out.tomb(w.st.id, "Project")
+			w.st = &projectState{id: w.st.id, mode: modeLeave, skip: w.st.pos}
+			hasMore = true
 		}
 	}
 	me, err := notFoundAsNil(profile())
@@ -376,7 +385,8 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 // stillSeen reports which of the users who may have stopped being visible
 // the viewer still sees (policy.SeesUser), through a project this page
 // reads as visible (tracked), by the viewer's profile read again once
-// theirs are read. The viewer's profile as step 1 read it would let a user
+// theirs are read; and which tracked projects that profile no longer
+// lists (left). The viewer's profile as step 1 read it would let a user
 // look shared through a project they joined after the viewer left it,
 // between the two reads, and that project's leave passes over members
 // born after the viewer's departure: no tombstone would ever come. A
@@ -386,8 +396,11 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 // viewer's profile lists a tracked project only if the viewer is still in
 // it; then the user still is too, or their removal was committed after
 // step 1, lies past this page's logs, and a later page weighs them again.
-// One strongly consistent GetItem, on the pages that weigh a user only.
-func (l *Loaders) stillSeen(ctx context.Context, ids, tracked []string) ([]bool, error) {
+// A tracked project it does not list, the page leaves (page): the users
+// judged gone through it come back, should the viewer be added again,
+// with the project's read from the start. One strongly consistent
+// GetItem, on the pages that weigh a user only.
+func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []*syncWork) (seen []bool, left []*syncWork, err error) {
 	theirs := make([]func() (any, error), len(ids))
 	for i, id := range ids {
 		if id != l.viewer {
@@ -401,26 +414,28 @@ func (l *Loaders) stillSeen(ctx context.Context, ids, tracked []string) ([]bool,
 		}
 		v, err := th()
 		if err != nil && !domain.IsNotFound(err) {
-			return nil, err
+			return nil, nil, err
 		}
 		users[i], _ = v.(*domain.User)
 	}
 	vals, errs := l.store.Get(ctx, []dynamo.Ref{dynamo.UserRef(l.viewer)}) // after theirs, past the loaders' cache
 	if errs[0] != nil && !domain.IsNotFound(errs[0]) {
-		return nil, errs[0]
+		return nil, nil, errs[0]
 	}
 	now, _ := vals[0].(*domain.User)
 	viewer := &domain.User{ID: l.viewer, Projects: map[string]string{}} // as seen within the tracked projects
-	for _, p := range tracked {
-		if name, ok := policy.ProjectSeen(now, p); ok {
-			viewer.Projects[p] = name
+	for _, w := range tracked {
+		if name, ok := policy.ProjectSeen(now, w.st.id); ok {
+			viewer.Projects[w.st.id] = name
+		} else {
+			left = append(left, w)
 		}
 	}
-	out := make([]bool, len(ids))
+	seen = make([]bool, len(ids))
 	for i, id := range ids {
-		out[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
+		seen[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
 	}
-	return out, nil
+	return seen, left, nil
 }
 
 // share gives each project a part of the page's first entries: as many as
