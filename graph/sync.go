@@ -401,22 +401,9 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 // with the project's read from the start. One strongly consistent
 // GetItem, on the pages that weigh a user only.
 func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []*syncWork) (seen []bool, left []*syncWork, err error) {
-	theirs := make([]func() (any, error), len(ids))
-	for i, id := range ids {
-		if id != l.viewer {
-			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
-		}
-	}
-	users := make([]*domain.User, len(ids))
-	for i, th := range theirs {
-		if th == nil {
-			continue
-		}
-		v, err := th()
-		if err != nil && !domain.IsNotFound(err) {
-			return nil, nil, err
-		}
-		users[i], _ = v.(*domain.User)
+	users, err := l.othersProfiles(ctx, ids)
+	if err != nil {
+		return nil, nil, err
 	}
 	vals, errs := l.store.Get(ctx, []dynamo.Ref{dynamo.UserRef(l.viewer)}) // after theirs, past the loaders' cache
 	if errs[0] != nil && !domain.IsNotFound(errs[0]) {

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -69,7 +68,7 @@ func newSyncEnv(t testing.TB) (*testenv.Env, *testClock) {
 	e := testenv.New(t)
 	c := &testClock{t: testenv.Now}
 	e.Store.Now = c.Now
-	logs := &lockedBuffer{}
+	logs := &testenv.LogBuffer{}
 	e.Store.Log = slog.New(slog.NewTextHandler(logs, nil))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -78,24 +77,6 @@ func newSyncEnv(t testing.TB) (*testenv.Env, *testClock) {
 	})
 	e.Handler = e.NewHandler(graph.Options{Now: c.Now})
 	return e, c
-}
-
-// lockedBuffer is a buffer for a log written by many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // syncPage is one page as the client reads it.

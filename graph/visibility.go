@@ -83,22 +83,9 @@ func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 // read in one batch with the viewer's (which visibleProjects reads too).
 func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error) {
 	mine := l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // the viewer's, in the same batch
-	theirs := make([]func() (any, error), len(ids))
-	for i, id := range ids {
-		if id != l.viewer { // the viewer's own is mine: no second key
-			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
-		}
-	}
-	users := make([]*domain.User, len(ids))
-	for i, th := range theirs {
-		if th == nil {
-			continue
-		}
-		v, err := th()
-		if err != nil && !domain.IsNotFound(err) {
-			return nil, err
-		}
-		users[i], _ = v.(*domain.User)
+	users, err := l.othersProfiles(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
 	var viewer *domain.User
 	if slices.ContainsFunc(users, func(u *domain.User) bool { return u != nil }) { // someone else's profile to weigh
@@ -113,4 +100,28 @@ func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error
 		out[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
 	}
 	return out, nil
+}
+
+// othersProfiles reads the profiles of the users ids through the level's
+// batch, nil for the viewer's own (not read as theirs) and for a user
+// without one.
+func (l *Loaders) othersProfiles(ctx context.Context, ids []string) ([]*domain.User, error) {
+	theirs := make([]func() (any, error), len(ids))
+	for i, id := range ids {
+		if id != l.viewer {
+			theirs[i] = l.objects.Load(ctx, dynamo.UserRef(id))
+		}
+	}
+	users := make([]*domain.User, len(ids))
+	for i, th := range theirs {
+		if th == nil {
+			continue
+		}
+		v, err := th()
+		if err != nil && !domain.IsNotFound(err) {
+			return nil, err
+		}
+		users[i], _ = v.(*domain.User)
+	}
+	return users, nil
 }
