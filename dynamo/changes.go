@@ -457,6 +457,38 @@ func (s *Store) Departure(ctx context.Context, projectID, user string) (int64, e
 	return numberOf(it, "pos"), nil
 }
 
+// MembershipsBorn reads, for each pair of a project and a user, where the
+// user's current membership of the project began in the project's change
+// log (its entry's born; 0: no membership), in one strongly consistent
+// BatchGetItem per 100 pairs. Returns EINVALID, EUNAVAILABLE.
+func (s *Store) MembershipsBorn(ctx context.Context, pairs [][2]string) ([]int64, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	keys := make([]key, len(pairs))
+	for i, pr := range pairs {
+		pu, err := domain.ParseProjectID(pr[0])
+		if err != nil {
+			return nil, err
+		}
+		if err := domain.ValidUserID(pr[1]); err != nil {
+			return nil, err
+		}
+		keys[i] = memberKey(pu, pr[1])
+	}
+	items, err := s.getItems(WithConsistency(ctx, SyncRead), keys)
+	if err != nil {
+		return nil, err
+	}
+	born := make([]int64, len(pairs))
+	for i, it := range items {
+		if it != nil {
+			born[i] = entryOf(it).born
+		}
+	}
+	return born, nil
+}
+
 // ProjectSeq reads a project's seq, the last position of its change log,
 // strongly consistently (0 for a project that does not exist). Returns
 // EINVALID, EUNAVAILABLE.

@@ -340,7 +340,7 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 				tracked = append(tracked, w)
 			}
 		}
-		seen, left, err := l.stillSeen(ctx, out.candidates, tracked)
+		seen, err := l.stillSeen(ctx, out.candidates, tracked)
 		if err != nil {
 			return nil, err
 		}
@@ -348,15 +348,6 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 			if !seen[i] {
 				out.tomb(id, "User")
 			}
-		}
-		// A followed project the viewer was out of when weighed: its users
-		// were judged as left, so the project is left too (a leave from the
-		// position read, on the next page; back from the start should the
-		// viewer be in it again, which upserts its members again).
-		for _, w := range left {
-			out.tomb(w.st.id, "Project")
-			w.st = &projectState{id: w.st.id, mode: modeLeave, skip: w.st.pos}
-			hasMore = true
 		}
 	}
 	me, err := notFoundAsNil(profile())
@@ -383,46 +374,59 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 }
 
 // stillSeen reports which of the users who may have stopped being visible
-// the viewer still sees (policy.SeesUser), through a project this page
-// reads as visible (tracked), by the viewer's profile read again once
-// theirs are read; and which tracked projects that profile no longer
-// lists (left). The viewer's profile as step 1 read it would let a user
-// look shared through a project they joined after the viewer left it,
-// between the two reads, and that project's leave passes over members
-// born after the viewer's departure: no tombstone would ever come. A
-// project the token does not follow yet (joined after step 1) is no
-// evidence either: no leave of it would ever weigh the user; the next
-// page joins it and upserts its members again. Read after theirs, the
-// viewer's profile lists a tracked project only if the viewer is still in
-// it; then the user still is too, or their removal was committed after
-// step 1, lies past this page's logs, and a later page weighs them again.
-// A tracked project it does not list, the page leaves (page): the users
-// judged gone through it come back, should the viewer be added again,
-// with the project's read from the start. One strongly consistent
-// GetItem, on the pages that weigh a user only.
-func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []*syncWork) (seen []bool, left []*syncWork, err error) {
+// the viewer still sees (policy.SeesUser), counting only the projects this
+// page reads as visible (tracked) and, of each, only a membership of the
+// user that began at or before the position the page reads its log up to
+// (its entry's born, dynamo.Store.MembershipsBorn). Then viewer and user
+// were both members when the page read the viewer's profile, and any
+// later loss is met by a later read of that project's log: the user's
+// removal lies past this page's read, the viewer's departure past the
+// user's born. Anything looser keeps a user for good: a user who joined
+// after the viewer left (their born is past the departure, which a leave
+// passes over), or shared through a project the token does not follow yet
+// (joined after step 1: no leave of it would ever weigh them). A user
+// judged gone who is in fact shared comes back with the project's entries
+// past the read (their membership's, or the join's whole log). One
+// strongly consistent BatchGetItem of membership items, on the pages that
+// weigh a user only.
+func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []*syncWork) ([]bool, error) {
 	users, err := l.othersProfiles(ctx, ids)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	vals, errs := l.store.Get(ctx, []dynamo.Ref{dynamo.UserRef(l.viewer)}) // after theirs, past the loaders' cache
-	if errs[0] != nil && !domain.IsNotFound(errs[0]) {
-		return nil, nil, errs[0]
-	}
-	now, _ := vals[0].(*domain.User)
-	viewer := &domain.User{ID: l.viewer, Projects: map[string]string{}} // as seen within the tracked projects
+	viewer := &domain.User{ID: l.viewer, Projects: map[string]string{}} // as the page sees them
+	var pairs [][2]string                                               // (project, user) a profile says they share
+	var of []int                                                        // the pairs' users
+	var in []*syncWork                                                  // the pairs' projects
 	for _, w := range tracked {
-		if name, ok := policy.ProjectSeen(now, w.st.id); ok {
-			viewer.Projects[w.st.id] = name
-		} else {
-			left = append(left, w)
+		viewer.Projects[w.st.id] = ""
+		for i, u := range users {
+			if policy.SeesProject(u, w.st.id) {
+				pairs, of, in = append(pairs, [2]string{w.st.id, ids[i]}), append(of, i), append(in, w)
+			}
 		}
 	}
-	seen = make([]bool, len(ids))
-	for i, id := range ids {
-		seen[i] = policy.SeesUser(l.viewer, viewer, id, users[i])
+	born, err := l.store.MembershipsBorn(ctx, pairs)
+	if err != nil {
+		return nil, err
 	}
-	return seen, left, nil
+	kept := make([]*domain.User, len(ids)) // each user as the page may count them: memberships born by its reads
+	for j, b := range born {
+		if b == 0 || b > in[j].upTo {
+			continue
+		}
+		u := kept[of[j]]
+		if u == nil {
+			u = &domain.User{ID: ids[of[j]], Projects: map[string]string{}}
+			kept[of[j]] = u
+		}
+		u.Projects[pairs[j][0]] = ""
+	}
+	seen := make([]bool, len(ids))
+	for i, id := range ids {
+		seen[i] = policy.SeesUser(l.viewer, viewer, id, kept[i])
+	}
+	return seen, nil
 }
 
 // share gives each project a part of the page's first entries: as many as
