@@ -71,9 +71,10 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 			}
 		},
 	}, {
-		// By the profile read after, they share Website relaunch, which
-		// dave joined after the sync listed his projects: the sync does
-		// not follow it yet, and once it is deleted, never will.
+		// By the viewer's profile read again, they share Website
+		// relaunch, which dave joined after the sync listed his projects:
+		// the sync does not follow it yet, and once it is deleted, never
+		// will.
 		name: "a project the viewer joined after the sync listed them",
 		meanwhile: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
 			if _, err := e.Store.AddProjectMember(ctx, "alice", s.Project("Website relaunch").ID, "dave"); err != nil {
@@ -88,9 +89,10 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 	}, {
 		// alice comes and goes in Research; while dave's sync weighs her,
 		// bob takes dave out of Mobile app, their one other project, and
-		// puts him back after. Judged by the profile read after hers, she
-		// is gone; Mobile app, where dave was out, is left, and read
-		// again from the start once he is back, which brings her back.
+		// puts him back after. By the viewer's profile read again, she
+		// is gone, and nothing would bring her back (dave's read of Mobile
+		// app goes on where it was); her membership of Mobile app, begun
+		// long before the page's read, keeps her.
 		name: "a followed project the viewer was out of for a moment",
 		before: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
 			research := s.Project("Research").ID
