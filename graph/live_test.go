@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,14 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/oklog/ulid/v2"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 const taskEventsSub = `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) {
@@ -292,26 +289,6 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	})
 }
 
-func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
-	e := testenv.New(t)
-	e.MustSeed(t)
-	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
-	for name, auth := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token(t, "bob")} {
-		t.Run(name+" is closed with 4403 Forbidden", func(t *testing.T) {
-			_, err := testenv.DialWS(t, srv, auth)
-			if err == nil {
-				t.Fatal("the connection was accepted")
-			}
-			// graphql-transport-ws: 4403 Forbidden; a normal closure (1000)
-			// would make the graphql-ws client reconnect without end.
-			var ce websocket.CloseError
-			if !errors.As(err, &ce) || ce.Code != web.CloseForbidden || ce.Reason != "Forbidden" {
-				t.Errorf("refused with %v, want the close 4403 Forbidden", err)
-			}
-		})
-	}
-}
-
 func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
@@ -345,22 +322,6 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 			t.Errorf("message %q", msg)
 		}
 	})
-}
-
-func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
-	e := testenv.New(t)
-	e.MustSeed(t)
-	origins, err := web.ParseOrigins("https://app.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, srv := e.StartLiveHTTP(t, web.Options{CORS: origins}, live.HubConfig{})
-	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token(t, "bob")); err != nil {
-		t.Errorf("an allowed origin was refused: %v", err)
-	}
-	if _, err := testenv.DialWSFrom(t, srv, "https://evil.example", "Bearer "+e.Token(t, "bob")); err == nil {
-		t.Error("another origin was let in")
-	}
 }
 
 // The loaders of an event are shared by its recipients, but what depends on
