@@ -49,43 +49,26 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
-		// meanwhile runs between the two reads; after, before the sync
-		// that follows.
-		meanwhile, after func(t *testing.T, e *testenv.Env, s *testenv.Seed)
-		// before weighs alice beforehand (nil: bob's removal of her from
-		// Mobile app); keeps says whether dave sees her at the end.
-		before func(t *testing.T, e *testenv.Env, s *testenv.Seed)
-		keeps  bool
+		// before weighs alice beforehand (default: bob removes her from
+		// Mobile app); meanwhile runs between the two reads; after, before
+		// the sync that follows. keeps says whether dave sees her at the
+		// end.
+		before, meanwhile, after []memberStep
+		keeps                    bool
 	}{{
 		// By the profile read before, they would share Research, and
 		// Research's departure passes over alice: she joined after dave
 		// left.
-		name: "a project the viewer left before the user joined it",
-		meanwhile: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			research := s.Project("Research").ID
-			if _, err := e.Store.RemoveProjectMember(ctx, "carol", research, "dave"); err != nil {
-				t.Error(err)
-			}
-			if _, err := e.Store.AddProjectMember(ctx, "carol", research, "alice"); err != nil {
-				t.Error(err)
-			}
-		},
+		name:      "a project the viewer left before the user joined it",
+		meanwhile: []memberStep{{"carol", "Research", "-dave"}, {"carol", "Research", "+alice"}},
 	}, {
 		// By the viewer's profile read again, they share Website
 		// relaunch, which dave joined after the sync listed his projects:
 		// the sync does not follow it yet, and once it is deleted, never
 		// will.
-		name: "a project the viewer joined after the sync listed them",
-		meanwhile: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			if _, err := e.Store.AddProjectMember(ctx, "alice", s.Project("Website relaunch").ID, "dave"); err != nil {
-				t.Error(err)
-			}
-		},
-		after: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			if err := e.Store.DeleteProject(ctx, "alice", s.Project("Website relaunch").ID); err != nil {
-				t.Error(err)
-			}
-		},
+		name:      "a project the viewer joined after the sync listed them",
+		meanwhile: []memberStep{{"alice", "Website relaunch", "+dave"}},
+		after:     []memberStep{{"alice", "Website relaunch", "delete"}},
 	}, {
 		// alice comes and goes in Research; while dave's sync weighs her,
 		// bob takes dave out of Mobile app, their one other project, and
@@ -93,51 +76,20 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 		// is gone, and nothing would bring her back (dave's read of Mobile
 		// app goes on where it was); her membership of Mobile app, begun
 		// long before the page's read, keeps her.
-		name: "a followed project the viewer was out of for a moment",
-		before: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			research := s.Project("Research").ID
-			if _, err := e.Store.AddProjectMember(ctx, "carol", research, "alice"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.Store.RemoveProjectMember(ctx, "carol", research, "alice"); err != nil {
-				t.Fatal(err)
-			}
-		},
-		meanwhile: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			if _, err := e.Store.RemoveProjectMember(ctx, "bob", s.Project("Mobile app").ID, "dave"); err != nil {
-				t.Error(err)
-			}
-		},
-		after: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			if _, err := e.Store.AddProjectMember(ctx, "bob", s.Project("Mobile app").ID, "dave"); err != nil {
-				t.Error(err)
-			}
-		},
-		keeps: true,
+		name:      "a followed project the viewer was out of for a moment",
+		before:    []memberStep{{"carol", "Research", "+alice"}, {"carol", "Research", "-alice"}},
+		meanwhile: []memberStep{{"bob", "Mobile app", "-dave"}},
+		after:     []memberStep{{"bob", "Mobile app", "+dave"}},
+		keeps:     true,
 	}, {
 		// Research lists them both after as before, but alice joined it
 		// while dave was out for a moment; then it is deleted: its leave
 		// judges by dave's departure, which alice's membership began
 		// after, so only a weighing that counts memberships begun by the
 		// page's read tombstones her.
-		name: "a followed project the viewer left and rejoined while the user joined it, then deleted",
-		meanwhile: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			research := s.Project("Research").ID
-			if _, err := e.Store.RemoveProjectMember(ctx, "carol", research, "dave"); err != nil {
-				t.Error(err)
-			}
-			if _, err := e.Store.AddProjectMember(ctx, "carol", research, "alice"); err != nil {
-				t.Error(err)
-			}
-			if _, err := e.Store.AddProjectMember(ctx, "carol", research, "dave"); err != nil {
-				t.Error(err)
-			}
-		},
-		after: func(t *testing.T, e *testenv.Env, s *testenv.Seed) {
-			if err := e.Store.DeleteProject(ctx, "carol", s.Project("Research").ID); err != nil {
-				t.Error(err)
-			}
-		},
+		name:      "a followed project the viewer left and rejoined while the user joined it, then deleted",
+		meanwhile: []memberStep{{"carol", "Research", "-dave"}, {"carol", "Research", "+alice"}, {"carol", "Research", "+dave"}},
+		after:     []memberStep{{"carol", "Research", "delete"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var armed atomic.Bool
@@ -161,26 +113,51 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 			if _, ok := dave.objs["alice"]; !ok {
 				t.Fatal("dave's replica lacks alice, with whom he shares Mobile app")
 			}
-			if tc.before != nil {
-				tc.before(t, e, s)
-			} else if _, err := e.Store.RemoveProjectMember(ctx, "bob", s.Project("Mobile app").ID, "alice"); err != nil {
-				t.Fatal(err)
+			before := tc.before
+			if before == nil {
+				before = []memberStep{{"bob", "Mobile app", "-alice"}}
 			}
+			applySteps(t, e, s, before)
 			fired := false
-			fire = func() { fired = true; tc.meanwhile(t, e, s) }
+			fire = func() { fired = true; applySteps(t, e, s, tc.meanwhile) }
 			armed.Store(true)
 			dave.sync(t, e, 100)
 			if !fired {
 				t.Fatal("no read of alice's profile in dave's sync: the race was not set up")
 			}
-			if tc.after != nil {
-				tc.after(t, e, s)
-			}
+			applySteps(t, e, s, tc.after)
 			dave.sync(t, e, 100)
 			if _, ok := dave.objs["alice"]; ok != tc.keeps {
 				t.Errorf("dave's replica has alice: %v, want %v", ok, tc.keeps)
 			}
 			dave.mustEqualFullRead(t, e)
 		})
+	}
+}
+
+// memberStep is one change a project's owner makes, by the seeded
+// project's name: "+user" adds a member, "-user" removes one, "delete"
+// deletes the project.
+type memberStep struct{ by, project, op string }
+
+// applySteps makes the changes in turn, straight on the store (not through
+// the handler, whose reads the tests watch).
+func applySteps(t *testing.T, e *testenv.Env, s *testenv.Seed, steps []memberStep) {
+	t.Helper()
+	ctx := context.Background()
+	for _, st := range steps {
+		p := s.Project(st.project).ID
+		var err error
+		switch {
+		case st.op == "delete":
+			err = e.Store.DeleteProject(ctx, st.by, p)
+		case st.op[0] == '+':
+			_, err = e.Store.AddProjectMember(ctx, st.by, p, st.op[1:])
+		default:
+			_, err = e.Store.RemoveProjectMember(ctx, st.by, p, st.op[1:])
+		}
+		if err != nil {
+			t.Errorf("%s on %s by %s: %v", st.op, st.project, st.by, err)
+		}
 	}
 }
