@@ -187,7 +187,7 @@ type ComplexityRoot struct {
 	}
 
 	Tombstone struct {
-		ID       func(childComplexity int) int
+		NodeID   func(childComplexity int) int
 		Typename func(childComplexity int) int
 	}
 
@@ -925,12 +925,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskEdge.Node(childComplexity), true
 
-	case "Tombstone.id":
-		if e.ComplexityRoot.Tombstone.ID == nil {
+	case "Tombstone.nodeId":
+		if e.ComplexityRoot.Tombstone.NodeID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Tombstone.ID(childComplexity), true
+		return e.ComplexityRoot.Tombstone.NodeID(childComplexity), true
 	case "Tombstone.typename":
 		if e.ComplexityRoot.Tombstone.Typename == nil {
 			break
@@ -1428,10 +1428,14 @@ type SyncPage {
   tombstones: [Tombstone!]!
 }
 
-"Something a client must drop from its copy."
+"""
+Something a client must drop from its copy. It has no field named id: it is not the object it
+names, and Relay (which adds id to every selection of a type that has one and keys its store by id
+alone) would overwrite the object's record with it.
+"""
 type Tombstone {
   "The id the object had (a Node id)."
-  id: ID!
+  nodeId: ID!
   "Its type: Project, Task, Comment or User."
   typename: String!
 }
@@ -1680,8 +1684,8 @@ func (ec *executionContext) childFields_TaskEdge(ctx context.Context, field grap
 
 func (ec *executionContext) childFields_Tombstone(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "id":
-		return ec.fieldContext_Tombstone_id(ctx, field)
+	case "nodeId":
+		return ec.fieldContext_Tombstone_nodeId(ctx, field)
 	case "typename":
 		return ec.fieldContext_Tombstone_typename(ctx, field)
 	}
@@ -5219,16 +5223,16 @@ func (ec *executionContext) fieldContext_TaskEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Tombstone_id(ctx context.Context, field graphql.CollectedField, obj *model.Tombstone) (ret graphql.Marshaler) {
+func (ec *executionContext) _Tombstone_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Tombstone) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Tombstone_id(ctx, field)
+			return ec.fieldContext_Tombstone_nodeId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.NodeID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5238,7 +5242,7 @@ func (ec *executionContext) _Tombstone_id(ctx context.Context, field graphql.Col
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Tombstone_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Tombstone_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tombstone", field, false, false, "ID")
 }
 
@@ -7994,8 +7998,8 @@ func (ec *executionContext) _Tombstone(ctx context.Context, sel ast.SelectionSet
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Tombstone")
-		case "id":
-			out.Values[i] = ec._Tombstone_id(ctx, field, obj)
+		case "nodeId":
+			out.Values[i] = ec._Tombstone_nodeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -560,7 +560,7 @@ func (o *syncOut) tombs() []*model.Tombstone {
 		if _, up := o.upserts[id]; up && domain.KindOf(id) == domain.KindUser {
 			continue
 		}
-		out = append(out, &model.Tombstone{ID: id, Typename: o.tombstones[id]})
+		out = append(out, &model.Tombstone{NodeID: id, Typename: o.tombstones[id]})
 	}
 	return out
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // syncLean selects what the sync itself reads (no nested reads).
-const syncLean = `query($s: String, $f: Int) { sync(since: $s, first: $f) { nextToken hasMore upserts { __typename id } tombstones { id } } }`
+const syncLean = `query($s: String, $f: Int) { sync(since: $s, first: $f) { nextToken hasMore upserts { __typename id } tombstones { nodeId } } }`
 
 // itemsOf counts the items a call returned.
 func itemsOf(out any) int {

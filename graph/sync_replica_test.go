@@ -33,7 +33,7 @@ const (
 var syncDoc = `query Sync($since: String, $first: Int) { sync(since: $since, first: $first) { nextToken hasMore
 	upserts { __typename ... on Project { ` + syncProjectFields + ` } ... on Task { ` + syncTaskFields + ` }
 		... on Comment { ` + syncCommentFields + ` } ... on User { ` + syncUserFields + ` } }
-	tombstones { id typename } } }`
+	tombstones { nodeId typename } } }`
 
 // fullDoc reads everything a viewer may see, in the replica's shape.
 var fullDoc = `query Full { me { ` + syncUserFields + ` projects(first: 100) { pageInfo { hasNextPage } nodes { ` + syncProjectFields + `
@@ -84,7 +84,7 @@ type syncPage struct {
 	NextToken  string
 	HasMore    bool
 	Upserts    []map[string]any
-	Tombstones []struct{ ID, Typename string }
+	Tombstones []struct{ NodeID, Typename string }
 }
 
 type replica struct {
@@ -147,12 +147,12 @@ func (r *replica) page(t testing.TB, e *testenv.Env, first int) (*syncPage, stri
 		r.trail[id] = append(r.trail[id], fmt.Sprintf("page %d upsert (%s)", r.pages, time.Now().Format("05.000")))
 	}
 	for _, tb := range p.Tombstones {
-		if ids[tb.ID] {
-			t.Errorf("%s: %s both upserted and a tombstone in one page", r.viewer, tb.ID)
+		if ids[tb.NodeID] {
+			t.Errorf("%s: %s both upserted and a tombstone in one page", r.viewer, tb.NodeID)
 		}
-		ids[tb.ID] = true
-		delete(r.objs, tb.ID)
-		r.trail[tb.ID] = append(r.trail[tb.ID], fmt.Sprintf("page %d tombstone (%s)", r.pages, time.Now().Format("05.000")))
+		ids[tb.NodeID] = true
+		delete(r.objs, tb.NodeID)
+		r.trail[tb.NodeID] = append(r.trail[tb.NodeID], fmt.Sprintf("page %d tombstone (%s)", r.pages, time.Now().Format("05.000")))
 	}
 	r.token = &p.NextToken
 	r.states = append(r.states, fmt.Sprintf("page %d (%s): %s", r.pages, time.Now().Format("05.000"), graph.SyncTokenStates(r.viewer, p.NextToken)))

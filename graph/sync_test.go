@@ -23,7 +23,7 @@ func syncIDs(pages []*syncPage) (upserts, tombstones []string) {
 			upserts = append(upserts, u["id"].(string))
 		}
 		for _, t := range p.Tombstones {
-			tombstones = append(tombstones, t.ID)
+			tombstones = append(tombstones, t.NodeID)
 		}
 	}
 	slices.Sort(upserts)

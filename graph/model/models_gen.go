@@ -102,10 +102,12 @@ type TaskEdge struct {
 	Node   *domain.Task `json:"node"`
 }
 
-// Something a client must drop from its copy.
+// Something a client must drop from its copy. It has no field named id: it is not the object it
+// names, and Relay (which adds id to every selection of a type that has one and keys its store by id
+// alone) would overwrite the object's record with it.
 type Tombstone struct {
 	// The id the object had (a Node id).
-	ID string `json:"id"`
+	NodeID string `json:"nodeId"`
 	// Its type: Project, Task, Comment or User.
 	Typename string `json:"typename"`
 }

@@ -21,7 +21,7 @@ const SYNC = `query Sync($since: String, $first: Int) {
     nextToken hasMore
     upserts { __typename
       ... on Project { ${PROJECT} } ... on Task { ${TASK} } ... on Comment { ${COMMENT} } ... on User { ${USER} } }
-    tombstones { id typename }
+    tombstones { nodeId typename }
   }
 }`;
 
@@ -52,7 +52,7 @@ export type Obj = Project | Task | Comment | User;
 type SyncPage = {
   nextToken: string; hasMore: boolean;
   upserts: Obj[];
-  tombstones: { id: string; typename: string }[];
+  tombstones: { nodeId: string; typename: string }[];
 };
 
 type ProjectEvent = {
@@ -164,7 +164,7 @@ export class Replica {
         throw e;
       }
       for (const o of page.upserts) this.objects.set(o.id, o);
-      for (const t of page.tombstones) this.objects.delete(t.id);
+      for (const t of page.tombstones) this.objects.delete(t.nodeId);
       this.token = page.nextToken;
       if (!page.hasMore) return;
     }
