@@ -6,21 +6,13 @@
 package auth
 
 import (
-	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/taskgraph/taskgraph/domain"
@@ -126,44 +118,6 @@ func (a *Authenticator) maxLifetime() time.Duration {
 	return DefaultMaxTokenLifetime
 }
 
-type viewerKey struct{}
-
-// Token is what a request's bearer token said: the viewer's id and when
-// the token expires, or why it was refused.
-type Token struct {
-	ID  string
-	Err error     // why the token was refused; nil with an empty ID: no token
-	Exp time.Time // when the token expires (ends subscriptions)
-}
-
-// WithToken returns ctx carrying t (Middleware does it for HTTP requests,
-// the WebSocket transport at connection_init).
-func WithToken(ctx context.Context, t Token) context.Context {
-	return context.WithValue(ctx, viewerKey{}, t)
-}
-
-// TokenOf returns the token ctx carries (the zero Token: none).
-func TokenOf(ctx context.Context) Token {
-	t, _ := ctx.Value(viewerKey{}).(Token)
-	return t
-}
-
-// ErrNoToken is a request's missing token.
-var ErrNoToken = errors.New("authentication required: send Authorization: Bearer <token>")
-
-// Middleware reads the bearer token of each request. A bad token is
-// remembered as such (never treated as anonymous); resolvers and the
-// operation gate refuse it with UNAUTHENTICATED.
-func (a *Authenticator) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var v Token
-		if h := r.Header.Get("Authorization"); h != "" {
-			v.ID, v.Exp, v.Err = a.Check(h)
-		}
-		next.ServeHTTP(w, r.WithContext(WithToken(r.Context(), v)))
-	})
-}
-
 // Clock is the Authenticator's clock (Now, or time.Now).
 func (a *Authenticator) Clock() func() time.Time {
 	if a != nil && a.Now != nil {
@@ -178,7 +132,6 @@ func (a *Authenticator) Verify(header string) (string, error) {
 	return sub, err
 }
 
-// verify is Verify that also returns when the token expires.
 // Check checks an Authorization header value and returns the token's sub
 // and expiry.
 func (a *Authenticator) Check(header string) (string, time.Time, error) {
@@ -260,122 +213,6 @@ func (a *Authenticator) verifyToken(raw string, now func() time.Time) (sub strin
 	return claims.Subject, claims.ExpiresAt.Time, notBefore, nil
 }
 
-// registeredClaims are the claims jwt.RegisteredClaims decodes; encoding/json
-// matches their names case-insensitively, so no other spelling may appear.
-var registeredClaims = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
-
-// checkTokenJSON checks the header and payload of a compact JWS before it is
-// verified: each a JSON object naming no member twice (names compared as
-// encoding/json compares them, case-insensitively, at every level), no
-// crit header, registered claims spelled exactly, and exp, nbf and iat
-// integers.
-func checkTokenJSON(raw string) error {
-	parts := strings.Split(raw, ".")
-	if len(parts) != 3 {
-		return errMalformed
-	}
-	var header, payload map[string]json.RawMessage
-	for i, dst := range []*map[string]json.RawMessage{&header, &payload} {
-		b, err := base64.RawURLEncoding.Strict().DecodeString(parts[i])
-		if err != nil {
-			return errMalformed
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := uniqueNames(dec); err != nil {
-			return err
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return errMalformed
-		}
-		if err := json.Unmarshal(b, dst); err != nil || *dst == nil {
-			return errMalformed
-		}
-	}
-	if _, ok := header["crit"]; ok {
-		return errCrit
-	}
-	for name := range payload {
-		for _, c := range registeredClaims {
-			if name != c && strings.EqualFold(name, c) {
-				return errMalformed
-			}
-		}
-	}
-	for _, c := range []string{"exp", "nbf", "iat"} {
-		if v, ok := payload[c]; ok && !integerSeconds(v) {
-			return errNumericDate
-		}
-	}
-	return nil
-}
-
-// integerSeconds reports whether v is a JSON integer from 0 to 2^53 (no
-// string, fraction or exponent; exactly representable as a float64, which
-// is how jwt.NumericDate reads it).
-func integerSeconds(v json.RawMessage) bool {
-	s := string(v)
-	if s == "" || len(s) > 16 || s != "0" && s[0] == '0' {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return err == nil && n <= 1<<53
-}
-
-// uniqueNames reads one JSON value from dec and refuses an object, at any
-// depth, that names a member twice.
-func uniqueNames(dec *json.Decoder) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return errMalformed
-	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	var seen map[string]bool
-	if d == '{' {
-		seen = map[string]bool{}
-	}
-	for dec.More() {
-		if seen != nil {
-			k, err := dec.Token()
-			if err != nil {
-				return errMalformed
-			}
-			f := foldName(k.(string))
-			if seen[f] {
-				return errDuplicate
-			}
-			seen[f] = true
-		}
-		if err := uniqueNames(dec); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return errMalformed
-	}
-	return nil
-}
-
-// foldName maps s to one spelling per class of strings.EqualFold, which is
-// how encoding/json matches member names to struct fields.
-func foldName(s string) string {
-	return strings.Map(func(r rune) rune {
-		m := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			m = min(m, f)
-		}
-		return m
-	}, s)
-}
-
 // Sign makes an HS256 token for sub that expires after ttl (with the
 // configured issuer and audience); ttl may not exceed the lifetime limit.
 func (a *Authenticator) Sign(sub string, ttl time.Duration) (string, error) {
@@ -394,20 +231,3 @@ func (a *Authenticator) Sign(sub string, ttl time.Duration) (string, error) {
 	t := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
 	return t.SignedString(a.Secret)
 }
-
-// Viewer returns the authenticated viewer's id, or an UNAUTHENTICATED error.
-func Viewer(ctx context.Context) (string, error) {
-	v := TokenOf(ctx)
-	switch {
-	case v.Err != nil:
-		return "", &Error{v.Err}
-	case v.ID == "":
-		return "", &Error{ErrNoToken}
-	}
-	return v.ID, nil
-}
-
-// Error is a refused, missing or expired token: UNAUTHENTICATED.
-type Error struct{ Err error }
-
-func (e *Error) Error() string { return e.Err.Error() }

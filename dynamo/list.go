@@ -2,11 +2,8 @@ package dynamo
 
 import (
 	"context"
-	"encoding/base64"
-	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,57 +13,9 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 )
 
-// MaxFirst is the largest page a list returns, read forwards (first) or
-// backwards (last).
-const MaxFirst = 100
-
-const cursorVersion = "c1:"
-
-// A cursor is the sort key of an item of a page. The partition is never in
-// it: the connection supplies its own, so a cursor cannot lead a read into
-// another partition. Each list checks the sort key's shape before using it.
-func encodeCursor(sk string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + sk))
-}
-
-func decodeCursor(c string, valid func(string) bool) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	sk, ok := strings.CutPrefix(string(b), cursorVersion)
-	// Only the canonical encoding is a cursor: the decoder would also take
-	// line breaks and stray trailing bits.
-	if err != nil || !ok || !valid(sk) || encodeCursor(sk) != c {
-		return "", domain.Errorf(domain.EINVALID, "%q is not a cursor of this list", domain.Clip(c))
-	}
-	return sk, nil
-}
-
-// cursorArg decodes the optional cursor argument arg ("after", "before"):
-// "" when it is absent.
-func cursorArg(arg string, c *string, valid func(string) bool) (string, error) {
-	if c == nil {
-		return "", nil
-	}
-	sk, err := decodeCursor(*c, valid)
-	if err != nil {
-		return "", domain.Errorf(domain.EINVALID, "%s: %s", arg, domain.ErrorMessage(err))
-	}
-	return sk, nil
-}
-
-// pageSize returns the page's size and whether it is read backwards (Last).
-func pageSize(p domain.Page) (n int, back bool, err error) {
-	name, n := "first", p.First
-	if p.Last != nil {
-		if p.First != 0 {
-			return 0, false, domain.Errorf(domain.EINVALID, "first and last cannot be given together: first reads a page forwards, last backwards")
-		}
-		name, n, back = "last", *p.Last, true
-	}
-	if n < 1 || n > MaxFirst {
-		return 0, false, domain.Errorf(domain.EINVALID, "%s must be between 1 and %d, not %d", name, MaxFirst, n)
-	}
-	return n, back, nil
-}
+// Paged reads of a pattern: one page of one or more partitions merged
+// into one order, read on past the items a filter drops until the page is
+// full, written once for every pattern.
 
 // Keep tells, for a batch of candidate items in the order they were read,
 // which ones the viewer may see. It may read (through the caller's loaders)
@@ -84,6 +33,9 @@ type listSpec struct {
 	keep   Keep
 }
 
+// source is one partition's Query in a list's read: its input (the next
+// read's start key), the items read and not yet merged, whether it is read
+// to its end, and how many reads it has made.
 type source struct {
 	in        *dynamodb.QueryInput
 	buf       []item
@@ -115,7 +67,43 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := spec.prefix, spec.prefix+rangeEnd
+	lo, hi := spec.keyRange(after, before)
+	r := &listRead{skAttr: spec.skAttr, desc: spec.desc != back, want: size + 1, start: after,
+		drop: func(sk string) bool { return sk == after || sk == before || sk == spec.before }}
+	if back {
+		r.start = before
+	}
+	out := &domain.Conn[item]{}
+	if lo > hi || len(spec.pks) == 0 {
+		return out, nil
+	}
+	if r.srcs, err = s.listSources(ctx, spec, lo, hi, r.desc); err != nil {
+		return nil, err
+	}
+	kept, err := s.readOn(ctx, spec.keep, r)
+	if err != nil {
+		return nil, err
+	}
+	more := len(kept) > size
+	out.Items = kept[:min(len(kept), size)]
+	if back {
+		slices.Reverse(out.Items)
+		out.HasPrev = more
+	} else {
+		out.HasNext = more
+	}
+	out.Cursors = make([]string, len(out.Items))
+	for i, it := range out.Items {
+		out.Cursors[i] = encodeCursor(str(it, spec.skAttr))
+	}
+	return out, nil
+}
+
+// keyRange is the range of sort keys a page of the list reads, lo to hi
+// (inclusive): the pattern's prefix, below spec.before, between the
+// cursors after and before.
+func (spec listSpec) keyRange(after, before string) (lo, hi string) {
+	lo, hi = spec.prefix, spec.prefix+rangeEnd
 	if spec.before != "" {
 		hi = spec.before
 	}
@@ -131,19 +119,12 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 	if high != "" {
 		hi = min(hi, high)
 	}
-	// desc: the partitions are read in descending sort-key order.
-	desc := spec.desc != back
-	// The cursor the read starts from: its own item, read and dropped, takes
-	// one place of the first read's Limit.
-	start := after
-	if back {
-		start = before
-	}
-	want := size + 1
-	out := &domain.Conn[item]{}
-	if lo > hi || len(spec.pks) == 0 {
-		return out, nil
-	}
+	return lo, hi
+}
+
+// listSources makes the Query of each partition of the list: its sort
+// keys from lo to hi, the list's filter, in descending order if desc.
+func (s *Store) listSources(ctx context.Context, spec listSpec, lo, hi string, desc bool) ([]*source, error) {
 	names, filter, filterValues, err := spec.filterExpr()
 	if err != nil {
 		return nil, err
@@ -163,70 +144,33 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 		}
 		srcs[i] = &source{in: in}
 	}
-	drop := func(sk string) bool { return sk == after || sk == before || sk == spec.before }
+	return srcs, nil
+}
+
+// listRead is a page's read in progress: the Queries of its partitions,
+// merged into one order.
+type listRead struct {
+	srcs   []*source
+	skAttr string
+	desc   bool // the partitions are read in descending sort-key order
+	want   int  // the items the page reads: its size and one more
+	// start is the cursor the read starts from: its own item, read and
+	// dropped, takes one place of the first read's Limit.
+	start string
+	drop  func(sk string) bool // the cursors' and the bound's own items
+}
+
+// readOn reads and merges the partitions until it has kept r.want items
+// that pass keep, or read them all.
+func (s *Store) readOn(ctx context.Context, keep Keep, r *listRead) ([]item, error) {
 	var kept []item
 	for {
-		// Refill every source whose buffer ran dry, all at once.
-		var need []*source
-		for _, src := range srcs {
-			if len(src.buf) == 0 && !src.exhausted {
-				need = append(need, src)
-			}
-		}
-		err := s.parallel(ctx, len(need), func(ctx context.Context, i int) error {
-			src := need[i]
-			limit := want << min(src.fetches, 4)
-			if src.fetches == 0 && start != "" {
-				limit++
-			}
-			src.in.Limit = aws.Int32(int32(min(limit, 1000)))
-			res, err := s.db.Query(ctx, src.in)
-			if err != nil {
-				return wrap(err, "reading a list")
-			}
-			src.fetches++
-			for _, it := range res.Items {
-				if !drop(str(it, spec.skAttr)) {
-					src.buf = append(src.buf, it)
-				}
-			}
-			src.in.ExclusiveStartKey = res.LastEvaluatedKey
-			src.exhausted = len(res.LastEvaluatedKey) == 0
-			return nil
-		})
-		if err != nil {
+		if err := s.refill(ctx, r); err != nil {
 			return nil, err
 		}
-		// Merge: take the smallest (largest) head while every source that may
-		// still hold items has one buffered.
-		var cand []item
-		for len(kept)+len(cand) < want {
-			var best *source
-			ready := true
-			for _, src := range srcs {
-				if len(src.buf) == 0 {
-					if !src.exhausted {
-						ready = false
-					}
-					continue
-				}
-				if best == nil {
-					best = src
-					continue
-				}
-				a, b := str(src.buf[0], spec.skAttr), str(best.buf[0], spec.skAttr)
-				if (a < b) != desc {
-					best = src
-				}
-			}
-			if !ready || best == nil {
-				break
-			}
-			cand = append(cand, best.buf[0])
-			best.buf = best.buf[1:]
-		}
-		if spec.keep != nil && len(cand) > 0 {
-			ok, err := spec.keep(ctx, cand)
+		cand := r.merge(r.want - len(kept))
+		if keep != nil && len(cand) > 0 {
+			ok, err := keep(ctx, cand)
 			if err != nil {
 				return nil, err
 			}
@@ -238,109 +182,85 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 		} else {
 			kept = append(kept, cand...)
 		}
-		done := true
-		for _, src := range srcs {
-			if len(src.buf) > 0 || !src.exhausted {
-				done = false
+		if len(kept) >= r.want || r.done() {
+			return kept, nil
+		}
+	}
+}
+
+// refill refills every source whose buffer ran dry, all at once. A
+// source's first read asks for the page's want, each further one for
+// twice the last (up to 16 times, and 1,000 items).
+func (s *Store) refill(ctx context.Context, r *listRead) error {
+	var need []*source
+	for _, src := range r.srcs {
+		if len(src.buf) == 0 && !src.exhausted {
+			need = append(need, src)
+		}
+	}
+	return s.parallel(ctx, len(need), func(ctx context.Context, i int) error {
+		src := need[i]
+		limit := r.want << min(src.fetches, 4)
+		if src.fetches == 0 && r.start != "" {
+			limit++
+		}
+		src.in.Limit = aws.Int32(int32(min(limit, 1000)))
+		res, err := s.db.Query(ctx, src.in)
+		if err != nil {
+			return wrap(err, "reading a list")
+		}
+		src.fetches++
+		for _, it := range res.Items {
+			if !r.drop(str(it, r.skAttr)) {
+				src.buf = append(src.buf, it)
 			}
 		}
-		if len(kept) >= want || done {
+		src.in.ExclusiveStartKey = res.LastEvaluatedKey
+		src.exhausted = len(res.LastEvaluatedKey) == 0
+		return nil
+	})
+}
+
+// merge takes up to n items in the list's order: the smallest (largest)
+// head while every source that may still hold items has one buffered.
+func (r *listRead) merge(n int) []item {
+	var cand []item
+	for len(cand) < n {
+		var best *source
+		ready := true
+		for _, src := range r.srcs {
+			if len(src.buf) == 0 {
+				if !src.exhausted {
+					ready = false
+				}
+				continue
+			}
+			if best == nil {
+				best = src
+				continue
+			}
+			a, b := str(src.buf[0], r.skAttr), str(best.buf[0], r.skAttr)
+			if (a < b) != r.desc {
+				best = src
+			}
+		}
+		if !ready || best == nil {
 			break
 		}
+		cand = append(cand, best.buf[0])
+		best.buf = best.buf[1:]
 	}
-	more := len(kept) > size
-	out.Items = kept[:min(len(kept), size)]
-	if back {
-		slices.Reverse(out.Items)
-		out.HasPrev = more
-	} else {
-		out.HasNext = more
-	}
-	out.Cursors = make([]string, len(out.Items))
-	for i, it := range out.Items {
-		out.Cursors[i] = encodeCursor(str(it, spec.skAttr))
-	}
-	return out, nil
+	return cand
 }
 
-// queryAll reads every item of one partition of a pattern (its sort keys
-// beginning with the pattern's prefix), in ascending sort-key order.
-func (s *Store) queryAll(ctx context.Context, p pattern, pk string) ([]item, error) {
-	return s.queryAllBefore(ctx, p, pk, "", "reading a list")
-}
-
-// queryAllBefore is queryAll, and with before set reads only the items
-// whose sort keys sort before it (a pattern with no prefix: a key
-// condition has one sort-key term). what names the read in its error.
-func (s *Store) queryAllBefore(ctx context.Context, p pattern, pk, before, what string) ([]item, error) {
-	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}
-	cond, names := keyEqual, p.pkName()
-	switch {
-	case before != "" && p.prefix != "":
-		return nil, internal(errors.New("a key condition holds one sort-key term: a prefix or a bound"), what)
-	case before != "":
-		cond, names = keyBefore, p.names()
-		values[":hi"] = &types.AttributeValueMemberS{Value: before}
-	case p.prefix != "":
-		cond, names = keyBeginsWith, p.names()
-		values[":prefix"] = &types.AttributeValueMemberS{Value: p.prefix}
-	}
-	in := &dynamodb.QueryInput{TableName: &s.table, KeyConditionExpression: aws.String(cond),
-		ExpressionAttributeNames: names, ExpressionAttributeValues: values}
-	if p.index != "" {
-		in.IndexName = aws.String(p.index)
-	} else {
-		in.ConsistentRead = aws.Bool(strong(ctx))
-	}
-	var all []item
-	q := dynamodb.NewQueryPaginator(s.db, in)
-	for q.HasMorePages() {
-		res, err := q.NextPage(ctx)
-		if err != nil {
-			return nil, wrap(err, what)
+// done tells whether every source is read to its end and merged.
+func (r *listRead) done() bool {
+	for _, src := range r.srcs {
+		if len(src.buf) > 0 || !src.exhausted {
+			return false
 		}
-		all = append(all, res.Items...)
 	}
-	return all, nil
-}
-
-// Key conditions: the same four texts for every pattern, written once
-// rather than through the expression builder on every call. The partition
-// and sort key attributes are the names #pk and #sk (keySchema.names), the
-// values :pk and :lo/:hi or :prefix.
-const (
-	keyBetween    = "#pk = :pk AND #sk BETWEEN :lo AND :hi"
-	keyBeginsWith = "#pk = :pk AND begins_with(#sk, :prefix)"
-	keyBefore     = "#pk = :pk AND #sk < :hi"
-	keyEqual      = "#pk = :pk"
-)
-
-// The key conditions' attribute names of each key schema, with and
-// without the sort key (a Query must use every name it sends): one map
-// each, shared by every Query (the SDK only reads them).
-var keyNames, pkNames = map[keySchema]map[string]string{}, map[keySchema]map[string]string{}
-
-func init() {
-	for _, k := range []keySchema{onTable, onGSI1, onGSI2} {
-		keyNames[k] = map[string]string{"#pk": k.pkAttr, "#sk": k.skAttr}
-		pkNames[k] = map[string]string{"#pk": k.pkAttr}
-	}
-}
-
-// names returns the names #pk and #sk of the key schema.
-func (k keySchema) names() map[string]string {
-	if n, ok := keyNames[k]; ok {
-		return n
-	}
-	return map[string]string{"#pk": k.pkAttr, "#sk": k.skAttr}
-}
-
-// pkName returns the name #pk of the key schema.
-func (k keySchema) pkName() map[string]string {
-	if n, ok := pkNames[k]; ok {
-		return n
-	}
-	return map[string]string{"#pk": k.pkAttr}
+	return true
 }
 
 // filterExpr returns the attribute names of the list's Query (the key
@@ -359,15 +279,6 @@ func (spec listSpec) filterExpr() (names map[string]string, filter *string, valu
 	names = maps.Clone(names)
 	maps.Copy(names, ex.Names())
 	return names, ex.Filter(), ex.Values(), nil
-}
-
-// queryAllAs is queryAll decoding each item as a T.
-func queryAllAs[T any](ctx context.Context, s *Store, p pattern, pk string) ([]T, error) {
-	items, err := s.queryAll(ctx, p, pk)
-	if err != nil {
-		return nil, err
-	}
-	return decodeAll[T](items)
 }
 
 // Filter tells which of a batch of candidates the viewer may see; lists call

@@ -12,7 +12,7 @@ import (
 )
 
 // The transactional outbox. With Store.Events set, a mutation that changes a
-// project, a member, a task or a comment puts one outbox item (items.go,
+// project, a member, a task or a comment puts one outbox item (outboxitem.go,
 // outboxItem; key outboxKey) holding its Event in the transaction that makes
 // the change, so the event exists exactly when the change does. After the
 // transaction commits, commit hands the event to Events.Publish (bounded by

@@ -107,94 +107,8 @@ func (d *decoder) value() (*mt.Item, error) {
 		if d.null() {
 			tag = ""
 		}
-		switch tag {
-		case "":
-		case "S", "N":
-			s, err := d.str()
-			if err != nil {
-				return nil, err
-			}
-			if tag == "S" {
-				v.S = &s
-			} else {
-				v.N = &s
-			}
-		case "B":
-			if v.B, err = d.bytes(); err != nil {
-				return nil, err
-			}
-		case "BOOL", "NULL":
-			d.space()
-			var b bool
-			switch {
-			case len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "true":
-				b, d.i = true, d.i+4
-			case len(d.b)-d.i >= 5 && string(d.b[d.i:d.i+5]) == "false":
-				d.i += 5
-			default:
-				return nil, errSyntax
-			}
-			if tag == "BOOL" {
-				v.BOOL = &b
-			} else {
-				v.NULL = &b
-			}
-		case "SS", "NS", "BS", "L":
-			if !d.next('[') {
-				return nil, errSyntax
-			}
-			empty := d.next(']')
-			switch tag {
-			case "SS":
-				v.SS = []*string{}
-			case "NS":
-				v.NS = []*string{}
-			case "BS":
-				v.BS = [][]byte{}
-			default:
-				v.L = []*mt.Item{}
-			}
-			for !empty {
-				switch tag {
-				case "SS", "NS":
-					s, err := d.str()
-					if err != nil {
-						return nil, err
-					}
-					if tag == "SS" {
-						v.SS = append(v.SS, &s)
-					} else {
-						v.NS = append(v.NS, &s)
-					}
-				case "BS":
-					b, err := d.bytes()
-					if err != nil {
-						return nil, err
-					}
-					v.BS = append(v.BS, b)
-				default:
-					e, err := d.value()
-					if err != nil {
-						return nil, err
-					}
-					v.L = append(v.L, e)
-				}
-				if d.next(']') {
-					break
-				}
-				if !d.next(',') {
-					return nil, errSyntax
-				}
-			}
-		case "M":
-			if v.M, err = d.attrs(); err != nil {
-				return nil, err
-			}
-			if v.M == nil {
-				v.M = attrs{}
-			}
-		default:
-			return nil, errSyntax
+		if err := d.typed(tag, v); err != nil {
+			return nil, err
 		}
 		if d.next('}') {
 			return v, nil
@@ -203,6 +117,114 @@ func (d *decoder) value() (*mt.Item, error) {
 			return nil, errSyntax
 		}
 	}
+}
+
+// typed reads the value of type tag into v ("": a null, nothing).
+func (d *decoder) typed(tag string, v *mt.Item) error {
+	var err error
+	switch tag {
+	case "":
+	case "S", "N":
+		s, err := d.str()
+		if err != nil {
+			return err
+		}
+		if tag == "S" {
+			v.S = &s
+		} else {
+			v.N = &s
+		}
+	case "B":
+		v.B, err = d.bytes()
+	case "BOOL", "NULL":
+		b, err := d.boolean()
+		if err != nil {
+			return err
+		}
+		if tag == "BOOL" {
+			v.BOOL = &b
+		} else {
+			v.NULL = &b
+		}
+	case "SS", "NS", "BS", "L":
+		return d.members(tag, v)
+	case "M":
+		if v.M, err = d.attrs(); err != nil {
+			return err
+		}
+		if v.M == nil {
+			v.M = attrs{}
+		}
+	default:
+		return errSyntax
+	}
+	return err
+}
+
+// boolean reads true or false.
+func (d *decoder) boolean() (bool, error) {
+	d.space()
+	switch {
+	case len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "true":
+		d.i += 4
+		return true, nil
+	case len(d.b)-d.i >= 5 && string(d.b[d.i:d.i+5]) == "false":
+		d.i += 5
+		return false, nil
+	}
+	return false, errSyntax
+}
+
+// members reads the array of a set or a list (tag SS, NS, BS or L) into
+// v: an empty one too, never nil.
+func (d *decoder) members(tag string, v *mt.Item) error {
+	if !d.next('[') {
+		return errSyntax
+	}
+	empty := d.next(']')
+	switch tag {
+	case "SS":
+		v.SS = []*string{}
+	case "NS":
+		v.NS = []*string{}
+	case "BS":
+		v.BS = [][]byte{}
+	default:
+		v.L = []*mt.Item{}
+	}
+	for !empty {
+		switch tag {
+		case "SS", "NS":
+			s, err := d.str()
+			if err != nil {
+				return err
+			}
+			if tag == "SS" {
+				v.SS = append(v.SS, &s)
+			} else {
+				v.NS = append(v.NS, &s)
+			}
+		case "BS":
+			b, err := d.bytes()
+			if err != nil {
+				return err
+			}
+			v.BS = append(v.BS, b)
+		default:
+			e, err := d.value()
+			if err != nil {
+				return err
+			}
+			v.L = append(v.L, e)
+		}
+		if d.next(']') {
+			return nil
+		}
+		if !d.next(',') {
+			return errSyntax
+		}
+	}
+	return nil
 }
 
 func (d *decoder) bytes() ([]byte, error) {

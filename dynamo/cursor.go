@@ -1,0 +1,63 @@
+package dynamo
+
+import (
+	"encoding/base64"
+	"strings"
+
+	"github.com/taskgraph/taskgraph/domain"
+)
+
+// A list's cursors and the size and direction of its pages, read from the
+// arguments first, after, last and before.
+
+// MaxFirst is the largest page a list returns, read forwards (first) or
+// backwards (last).
+const MaxFirst = 100
+
+const cursorVersion = "c1:"
+
+// A cursor is the sort key of an item of a page. The partition is never in
+// it: the connection supplies its own, so a cursor cannot lead a read into
+// another partition. Each list checks the sort key's shape before using it.
+func encodeCursor(sk string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + sk))
+}
+
+func decodeCursor(c string, valid func(string) bool) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	sk, ok := strings.CutPrefix(string(b), cursorVersion)
+	// Only the canonical encoding is a cursor: the decoder would also take
+	// line breaks and stray trailing bits.
+	if err != nil || !ok || !valid(sk) || encodeCursor(sk) != c {
+		return "", domain.Errorf(domain.EINVALID, "%q is not a cursor of this list", domain.Clip(c))
+	}
+	return sk, nil
+}
+
+// cursorArg decodes the optional cursor argument arg ("after", "before"):
+// "" when it is absent.
+func cursorArg(arg string, c *string, valid func(string) bool) (string, error) {
+	if c == nil {
+		return "", nil
+	}
+	sk, err := decodeCursor(*c, valid)
+	if err != nil {
+		return "", domain.Errorf(domain.EINVALID, "%s: %s", arg, domain.ErrorMessage(err))
+	}
+	return sk, nil
+}
+
+// pageSize returns the page's size and whether it is read backwards (Last).
+func pageSize(p domain.Page) (n int, back bool, err error) {
+	name, n := "first", p.First
+	if p.Last != nil {
+		if p.First != 0 {
+			return 0, false, domain.Errorf(domain.EINVALID, "first and last cannot be given together: first reads a page forwards, last backwards")
+		}
+		name, n, back = "last", *p.Last, true
+	}
+	if n < 1 || n > MaxFirst {
+		return 0, false, domain.Errorf(domain.EINVALID, "%s must be between 1 and %d, not %d", name, MaxFirst, n)
+	}
+	return n, back, nil
+}

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// TransactWriteItems: up to 100 writes and condition checks on distinct
+// items, all or none, with the reasons of a cancellation and the client
+// request tokens that make a retried transaction idempotent.
+
+type transactWriteItemsInput struct {
+	TransactItems []struct {
+		ConditionCheck, Put, Update, Delete *writeInput
+	}
+	ClientRequestToken string
+}
+
+// token is a committed transaction's client request token: what it was
+// sent, and when.
+type token struct {
+	digest [32]byte
+	at     time.Time
+}
+
+// tokenLife is how long DynamoDB keeps a client request token.
+const tokenLife = 10 * time.Minute
+
+func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n := len(in.TransactItems); n == 0 || n > 100 {
+		return nil, validation("1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100")
+	}
+	var writes []*write
+	seen := map[string]bool{}
+	for _, ti := range in.TransactItems {
+		var kind string
+		var wi *writeInput
+		n := 0
+		for k, v := range map[string]*writeInput{"ConditionCheck": ti.ConditionCheck, "Put": ti.Put, "Update": ti.Update, "Delete": ti.Delete} {
+			if v != nil {
+				kind, wi = k, v
+				n++
+			}
+		}
+		if n != 1 {
+			return nil, validation("TransactItems can only contain one of Check, Put, Update or Delete")
+		}
+		if wi.ReturnValues != "" {
+			return nil, validation("ReturnValues is not supported in a transaction")
+		}
+		w, err := e.prepare(kind, wi)
+		if err != nil {
+			return nil, err
+		}
+		id := wi.TableName + "\x00" + w.key.hash + "\x00" + w.key.rng
+		if seen[id] {
+			return nil, validation("Transaction request cannot include multiple operations on one item")
+		}
+		seen[id] = true
+		writes = append(writes, w)
+	}
+	var dg [32]byte
+	if in.ClientRequestToken != "" {
+		if digest, err := e.digest(in); err != nil {
+			return nil, err
+		} else {
+			dg = digest
+		}
+		now := e.now()
+		e.expireTokens(now)
+		if tk, ok := e.tokens[in.ClientRequestToken]; ok {
+			if tk.digest != dg {
+				return nil, &Error{Code: "IdempotentParameterMismatchException", Message: "The request uses the same client token as a previous, but non-identical request."}
+			}
+			return []byte(`{}`), nil
+		}
+	}
+	reasons := make([]Reason, len(writes))
+	cancelled := false
+	for i, w := range writes {
+		reasons[i] = Reason{Code: "None"}
+		ok, err := w.run()
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			reasons[i] = Reason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
+			if w.retOld && w.old != nil {
+				reasons[i].Item = w.old.raw
+			}
+			cancelled = true
+		}
+	}
+	if cancelled {
+		codes := make([]string, len(reasons))
+		for i, r := range reasons {
+			codes[i] = r.Code
+		}
+		return nil, &Error{Code: "TransactionCanceledException", Reasons: reasons,
+			Message: fmt.Sprintf("Transaction cancelled, please refer cancellation reasons for specific reasons [%s]", strings.Join(codes, ", "))}
+	}
+	for _, w := range writes {
+		w.commit()
+	}
+	if in.ClientRequestToken != "" {
+		e.tokens[in.ClientRequestToken] = token{digest: dg, at: e.now()}
+		e.tokenOrder = append(e.tokenOrder, in.ClientRequestToken)
+	}
+	return []byte(`{}`), nil
+}
+
+// digest identifies a transaction's request by what it asks, whatever
+// the order of the JSON's keys.
+func (e *Engine) digest(in *transactWriteItemsInput) ([32]byte, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(b), nil
+}
+
+// expireTokens forgets the tokens older than tokenLife, oldest first.
+func (e *Engine) expireTokens(now time.Time) {
+	for len(e.tokenOrder) > 0 {
+		tk, ok := e.tokens[e.tokenOrder[0]]
+		if ok && now.Sub(tk.at) < tokenLife {
+			return
+		}
+		if ok {
+			delete(e.tokens, e.tokenOrder[0])
+		}
+		e.tokenOrder = e.tokenOrder[1:]
+	}
+}
