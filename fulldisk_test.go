@@ -66,7 +66,7 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 	if s.token, err = authn.Sign("alice", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: authn, Log: logger}, nil))
+	srv := httptest.NewServer(newMux(graph.Options{Deps: graph.Deps{Store: store, Auth: authn, Log: logger}}, nil))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL + "/"
 	return s

@@ -147,7 +147,7 @@ func TestLiveClientsInProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startLiveInstanceWith(t, env, natsURL, web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}}, live.HubConfig{})
+	p := startLiveInstanceWith(t, env, natsURL, web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}}, live.HubConfig{})
 	cfg := map[string]any{
 		"url": p.URL + "/query", "token": env.Token(t, "alice"), "project": seed.Project("Website relaunch").ID,
 		"task": seed.Task("Set up analytics").ID, "ids": ids, "docs": trustedLiveDocs, "waitMs": 20_000,

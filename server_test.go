@@ -41,7 +41,7 @@ func TestMux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(graph.Options{Store: store, Auth: authn, Log: store.Log}, map[string]string{"Authorization": "Bearer " + tok}))
+	srv := httptest.NewServer(newMux(graph.Options{Deps: graph.Deps{Store: store, Auth: authn, Log: store.Log}}, map[string]string{"Authorization": "Bearer " + tok}))
 	defer srv.Close()
 
 	get := func(t *testing.T, path string) (int, string) {

@@ -43,7 +43,7 @@ func TestMetricsListener(t *testing.T) {
 	t.Cleanup(func() { _ = emb.Close() })
 	store := mustStore(t, emb)
 	authn := &auth.Authenticator{Secret: []byte("s")}
-	api := httptest.NewServer(newMux(graph.Options{Store: store, Auth: authn, Log: store.Log, Telemetry: tel}, nil))
+	api := httptest.NewServer(newMux(graph.Options{Deps: graph.Deps{Store: store, Auth: authn, Log: store.Log, Telemetry: tel}}, nil))
 	defer api.Close()
 	get := func(url string) (int, string) {
 		t.Helper()

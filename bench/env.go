@@ -149,7 +149,7 @@ const HandlerTimeout = 10 * time.Minute
 
 // Handler returns the GraphQL handler (POST /query) in mode m.
 func (e *Env) Handler(m Mode) http.Handler {
-	return wire.NewHandler(e.Store, e.auth, web.Options{Options: graph.Options{Loaders: m.Loaders, Timeout: HandlerTimeout}})
+	return wire.NewHandler(e.Store, e.auth, web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: HandlerTimeout}, Hooks: graph.Hooks{Loaders: m.Loaders}}})
 }
 
 // Recorder is a minimal, reusable http.ResponseWriter for in-process

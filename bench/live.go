@@ -25,7 +25,7 @@ func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
 	tb.Helper()
 	store := wire.NewStore(e.Client, e.Store.Table(), e.log, func() time.Time { return Now })
 	app := &wire.App{Store: store, Auth: e.auth, Live: live.Config{URL: natsURL, Name: "bench"}, NoListen: true, NoBackground: true,
-		Options: web.Options{Options: graph.Options{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}}
+		Options: web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}}}
 	if err := app.Open(context.Background()); err != nil {
 		tb.Fatalf("starting live updates: %v", err)
 	}

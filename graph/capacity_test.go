@@ -229,7 +229,7 @@ var measuredReads = map[string]struct {
 func TestCapacityPerScreen(t *testing.T) {
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	var logBuf bytes.Buffer
-	e, c := captureEnv(t, testenv.Dynalite, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	e, c := captureEnv(t, testenv.Dynalite, graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.MustSeed(t)
 	for _, sc := range screens(t, e)[:2] {
 		t.Run(sc.name, func(t *testing.T) {

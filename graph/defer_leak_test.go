@@ -56,7 +56,7 @@ func TestDeferHoldsNoGoroutine(t *testing.T) {
 	lb := &testenv.LogBuffer{}
 	// The operations' deadline is not what this test is about: long enough
 	// for the slowest machine.
-	e.StartLive(t, graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil)), Timeout: 10 * time.Minute}, live.HubConfig{})
+	e.StartLive(t, graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}, Limits: graph.Limits{Timeout: 10 * time.Minute}}, live.HubConfig{})
 	// A server of its own, whose Close does not wait for its handlers
 	// (httptest's would wait for ever for one that leaked).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -30,7 +30,7 @@ func faultEnv(t *testing.T, inject func(*dynamodb.Options)) *testenv.Env {
 	store := dynamo.New(e.Emb.Client(inject, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	e.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log}})
+	e.Handler = web.NewHandler(web.Options{Options: graph.Options{Deps: graph.Deps{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log}}})
 	return e
 }
 

@@ -72,7 +72,7 @@ func TestJWKSTokens(t *testing.T) {
 	e.MustSeed(t)
 	e.Auth.JWKS = kf.Keyfunc
 	e.Auth.Issuer, e.Auth.Audience = "https://issuer.example", "taskgraph"
-	e.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now }}})
+	e.Handler = web.NewHandler(web.Options{Options: graph.Options{Deps: graph.Deps{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now }}}})
 
 	claims := func(mod func(*jwt.RegisteredClaims)) jwt.RegisteredClaims {
 		c := jwt.RegisteredClaims{Subject: "alice", Issuer: "https://issuer.example", Audience: jwt.ClaimStrings{"taskgraph"},

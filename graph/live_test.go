@@ -292,7 +292,7 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	t.Run("depth", func(t *testing.T) {
 		c := e.MustDialWS(t, srv, "alice")
@@ -409,7 +409,7 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	// The clock stands still: no token comes back during the test.
-	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	// The socket runs its operations concurrently: whichever comes third

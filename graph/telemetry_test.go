@@ -104,7 +104,7 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 3})
-	e.StepLevels(t, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 
 	statuses := map[int]int{}
@@ -265,7 +265,7 @@ func TestTraceSpanTree(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
 	var logBuf bytes.Buffer
-	e.StepLevels(t, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.Calls.Reset()
 
 	query := `query Dash($n: Int!) { me { projects(first: $n) { nodes { name members { user { name } } tasks(first: 3) { nodes { title } } } } } }`
@@ -431,7 +431,7 @@ func TestTracingOffWithoutOTELEnvironment(t *testing.T) {
 		e := testenv.New(t)
 		e.MustSeed(t)
 		var logBuf bytes.Buffer
-		e.Handler = e.NewHandler(graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+		e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 		body, _ := json.Marshal(map[string]any{"query": "query Me { me { id } }"})
 		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -465,7 +465,7 @@ func TestOTLPExportFromTheEnvironment(t *testing.T) {
 	}
 	e := testenv.New(t)
 	e.MustSeed(t)
-	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustQuery(t, "alice", "query Me { me { id } }", nil, nil)
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -509,7 +509,7 @@ func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
 		client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustQuery(t, "alice", "query Me { me { name } }", nil, nil)
 
 	fams := scrape(t, tel)
@@ -543,7 +543,7 @@ func TestMetricsLabelFailuresByCode(t *testing.T) {
 	store := dynamo.New(e.Emb.Client(client.Record, throttleAlways, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustFail(t, "alice", graph.CodeServiceUnavailable, "query Me { me { name } }", nil)
 
 	fams := scrape(t, tel)

@@ -105,8 +105,7 @@ func trustedEnv(t *testing.T, production bool) (*testenv.Env, http.Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now },
-		Log: e.Store.Log, Production: production, TrustedDocuments: td}})
+	return e, web.NewHandler(web.Options{Options: graph.Options{Deps: graph.Deps{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now }, Log: e.Store.Log, TrustedDocuments: td}, Production: production}})
 }
 
 func body(t *testing.T, v map[string]any) string {

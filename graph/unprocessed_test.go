@@ -108,7 +108,7 @@ func throttledStore(tb testing.TB, e *testenv.Env, held func(int) int, count *at
 	store.Now, store.Log, store.CleanupSettle = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), 0
 	f := *e
 	f.Store = store
-	f.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Timeout: timeout}})
+	f.Handler = web.NewHandler(web.Options{Options: graph.Options{Deps: graph.Deps{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log}, Limits: graph.Limits{Timeout: timeout}}})
 	return store, &f
 }
 

@@ -109,7 +109,7 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withDocs := e.NewHandler(graph.Options{TrustedDocuments: trusted})
+	withDocs := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}})
 	for _, c := range []struct {
 		name    string
 		h       http.Handler
@@ -156,7 +156,7 @@ func TestGETDocumentID(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, prod := range []bool{false, true} {
-		h := e.NewHandler(graph.Options{TrustedDocuments: trusted, Production: prod})
+		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: prod})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"documentId": "sha256:" + sha(doc), "variables": map[string]any{"n": 1}})
 		if a.status != http.StatusOK || len(a.res.Errors) != 0 || !strings.Contains(a.body, "Alice Example") || strings.Count(a.body, `"name"`) != 2 {
 			t.Errorf("production %v: HTTP %d: %s; want alice and one project", prod, a.status, a.body)
@@ -167,7 +167,7 @@ func TestGETDocumentID(t *testing.T) {
 		}
 	}
 	t.Run("in production, a text that is not trusted", func(t *testing.T) {
-		h := e.NewHandler(graph.Options{TrustedDocuments: trusted, Production: true})
+		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"query": "{ me { id } }"})
 		if a.status != http.StatusBadRequest || a.code() != graph.CodeTrustedDocumentRequired {
 			t.Errorf("HTTP %d: %s; want 400 TRUSTED_DOCUMENT_REQUIRED", a.status, a.body)

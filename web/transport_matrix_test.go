@@ -422,7 +422,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		opts web.Options
 		run  func(t *testing.T, c *cell)
 	}{
-		{"production runs only trusted documents", web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}},
+		{"production runs only trusted documents", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixRename), q("{ me { id } }"),
 					op(map[string]any{"documentId": "sha256:" + sha(matrixRename)}),
@@ -448,7 +448,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
 				}
 			}},
-		{"production subscribes to a trusted document by documentId", web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}},
+		{"production subscribes to a trusted document by documentId", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
@@ -462,7 +462,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				testenv.WaitSubscribers(t, c.lv.Hub, web.ID, 1)
 			}},
-		{"operations are charged before they are parsed", web.Options{Options: graph.Options{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}},
+		{"operations are charged before they are parsed", web.Options{Options: graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id "), q("{ me { nosuchfield } }"), q("{ me { id } }"))
 				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
@@ -470,7 +470,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, c.tr.limited)
 			}},
-		{"the deadline holds", web.Options{Options: graph.Options{Timeout: time.Nanosecond}},
+		{"the deadline holds", web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: time.Nanosecond}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixBigQuery))
 				if rs[0].code() != graph.CodeServiceUnavailable {
@@ -486,7 +486,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 			}},
-		{"shape and cost limits hold", web.Options{Options: graph.Options{MaxAliases: 2, MaxDepth: 4}},
+		{"shape and cost limits hold", web.Options{Options: graph.Options{Limits: graph.Limits{MaxAliases: 2, MaxDepth: 4}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ a: me { id } b: me { id } c: me { id } }"),
 					q("{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"),
