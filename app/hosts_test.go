@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -100,7 +100,7 @@ func TestTheDefaultAddressIsLoopback(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			s, err := loadSettings(tc.args, readEnv(), io.Discard)
+			s, err := loadSettings(tc.args, ReadEnv(), io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,14 +111,14 @@ func TestTheDefaultAddressIsLoopback(t *testing.T) {
 	}
 	t.Run("an -addr that is no host:port stops the start", func(t *testing.T) {
 		cleanEnv(t)
-		if _, err := loadSettings([]string{"-addr=8080"}, readEnv(), io.Discard); err == nil || !strings.Contains(err.Error(), "-addr") {
+		if _, err := loadSettings([]string{"-addr=8080"}, ReadEnv(), io.Discard); err == nil || !strings.Contains(err.Error(), "-addr") {
 			t.Fatalf("-addr=8080: %v", err)
 		}
 	})
 	t.Run("-h names the flags and variables", func(t *testing.T) {
 		cleanEnv(t)
 		var out bytes.Buffer
-		if _, err := loadSettings([]string{"-h"}, readEnv(), &out); !errors.Is(err, flag.ErrHelp) {
+		if _, err := loadSettings([]string{"-h"}, ReadEnv(), &out); !errors.Is(err, flag.ErrHelp) {
 			t.Fatalf("-h: %v", err)
 		}
 		for _, want := range []string{"-addr", "HOST", "127.0.0.1:8080", "-allowed-hosts", "ALLOWED_HOSTS"} {

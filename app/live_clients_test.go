@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bufio"
@@ -175,7 +175,7 @@ func runNodeChecks(t *testing.T, nodeModules, script string, cfg any) {
 	runNodeChecksWith(t, nodeModules, cfg, nil, script)
 }
 
-// runNodeChecksWith is runNodeChecks with more environment variables (env,
+// runNodeChecksWith is runNodeChecks with more Env variables (env,
 // "NAME=value") and node's arguments (its options, then the script).
 func runNodeChecksWith(t *testing.T, nodeModules string, cfg any, env []string, args ...string) {
 	t.Helper()

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func TestAppCloseLeavesNoGoroutine(t *testing.T) {
 	before := goroutineStacks()
 
 	s, err := loadSettings([]string{"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0",
-		"-data-dir", filepath.Join(t.TempDir(), "data")}, readEnv(), io.Discard)
+		"-data-dir", filepath.Join(t.TempDir(), "data")}, ReadEnv(), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -74,12 +74,12 @@ func TestProductionWithJWKSOnlyRefusesToStartWithoutCURSOR_KEY(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("JWT_JWKS_URL", "http://127.0.0.1:1/jwks") // never fetched: the start stops before
 	var stderr bytes.Buffer
-	err := run(context.Background(), readEnv(), []string{"-production", "-data-dir="}, strings.NewReader(""), io.Discard, &stderr)
+	err := Run(context.Background(), ReadEnv(), []string{"-production", "-data-dir="}, strings.NewReader(""), io.Discard, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "CURSOR_KEY") || !strings.Contains(err.Error(), "-production") {
 		t.Fatalf("run = %v; want a refusal naming -production and CURSOR_KEY", err)
 	}
 	t.Setenv("CURSOR_KEY", "too short")
-	if err := run(context.Background(), readEnv(), []string{"-production", "-data-dir="}, strings.NewReader(""), io.Discard, &stderr); err == nil ||
+	if err := Run(context.Background(), ReadEnv(), []string{"-production", "-data-dir="}, strings.NewReader(""), io.Discard, &stderr); err == nil ||
 		!strings.Contains(err.Error(), "CURSOR_KEY") {
 		t.Fatalf("run with a bad CURSOR_KEY = %v; want a refusal naming CURSOR_KEY", err)
 	}
@@ -105,7 +105,7 @@ func TestHelpNeverShowsTheCursorKey(t *testing.T) {
 	key := hex.EncodeToString(bytes.Repeat([]byte{0x5c}, 32))
 	t.Setenv("CURSOR_KEY", key)
 	var out bytes.Buffer
-	_ = run(context.Background(), readEnv(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
+	_ = Run(context.Background(), ReadEnv(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
 	if !strings.Contains(out.String(), "-cursor-key") || strings.Contains(out.String(), key) {
 		t.Errorf("-h names -cursor-key: %v; shows the key: %v", strings.Contains(out.String(), "-cursor-key"), strings.Contains(out.String(), key))
 	}

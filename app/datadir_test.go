@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func runBriefly(t *testing.T, args ...string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return run(ctx, readEnv(), args, strings.NewReader(""), io.Discard, io.Discard)
+	return Run(ctx, ReadEnv(), args, strings.NewReader(""), io.Discard, io.Discard)
 }
 
 // One process owns a data directory: while a server runs on it, a second
@@ -100,7 +100,7 @@ func TestOneProcessOwnsTheDataDirectory(t *testing.T) {
 	}
 	mustBeRefusedAsInUse(t, "export in another process", nil, stderr.String(), pid, "server")
 
-	err = run(context.Background(), readEnv(), []string{"-data-dir", dir, "import"}, strings.NewReader(demoDump(t)), io.Discard, io.Discard)
+	err = Run(context.Background(), ReadEnv(), []string{"-data-dir", dir, "import"}, strings.NewReader(demoDump(t)), io.Discard, io.Discard)
 	mustBeRefusedAsInUse(t, "import in this process", err, "", pid, "server")
 
 	if after := dataDirState(t, dir); !maps.Equal(after, before) {
@@ -114,7 +114,7 @@ func TestOneProcessOwnsTheDataDirectory(t *testing.T) {
 	}
 	_ = srv.cmd.Wait()
 	var out bytes.Buffer
-	if err := run(context.Background(), readEnv(), []string{"-data-dir", dir, "export"}, strings.NewReader(""), &out, io.Discard); err != nil {
+	if err := Run(context.Background(), ReadEnv(), []string{"-data-dir", dir, "export"}, strings.NewReader(""), &out, io.Discard); err != nil {
 		t.Fatalf("export once the server stopped: %v", err)
 	}
 	for _, name := range []string{"Before the intruders", "After the intruders"} {

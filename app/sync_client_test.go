@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"encoding/json"
@@ -317,14 +317,14 @@ func (c *syncControl) syncedName(since *string, user string) (string, error) {
 // stops the start with an error naming the flag; more is taken.
 func TestSyncRetentionBelowThirtyDaysStopsTheStart(t *testing.T) {
 	cleanEnv(t)
-	if _, err := loadSettings([]string{"-sync-retention", "719h"}, readEnv(), io.Discard); err == nil || !strings.Contains(err.Error(), "-sync-retention") {
+	if _, err := loadSettings([]string{"-sync-retention", "719h"}, ReadEnv(), io.Discard); err == nil || !strings.Contains(err.Error(), "-sync-retention") {
 		t.Errorf("-sync-retention 719h: %v; want an error naming the flag", err)
 	}
-	s, err := loadSettings([]string{"-sync-retention", "1000h"}, readEnv(), io.Discard)
+	s, err := loadSettings([]string{"-sync-retention", "1000h"}, ReadEnv(), io.Discard)
 	if err != nil || s.syncRetention != 1000*time.Hour {
 		t.Errorf("-sync-retention 1000h: %v, %v", s.syncRetention, err)
 	}
-	if s, err := loadSettings(nil, readEnv(), io.Discard); err != nil || s.syncRetention != 30*24*time.Hour {
+	if s, err := loadSettings(nil, ReadEnv(), io.Discard); err != nil || s.syncRetention != 30*24*time.Hour {
 		t.Errorf("the default: %v, %v; want 720h", s.syncRetention, err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -122,7 +122,7 @@ func TestLogSettingsReachTheCommands(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			var stderr bytes.Buffer
-			if err := run(context.Background(), readEnv(), c.args, strings.NewReader(""), io.Discard, &stderr); err != nil {
+			if err := Run(context.Background(), ReadEnv(), c.args, strings.NewReader(""), io.Discard, &stderr); err != nil {
 				t.Fatalf("run %v: %v\n%s", c.args, err, stderr.String())
 			}
 			out := stderr.String()
@@ -164,7 +164,7 @@ func TestBadLogSettingsStopTheStart(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			var stderr bytes.Buffer
-			err := run(context.Background(), readEnv(), append(c.args, "-data-dir="), strings.NewReader(""), io.Discard, &stderr)
+			err := Run(context.Background(), ReadEnv(), append(c.args, "-data-dir="), strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("run = %v, want an error with %q", err, c.want)
 			}

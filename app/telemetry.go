@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 )
 
-// startTelemetry sets up the traces (the OTEL_* environment) and, with
+// startTelemetry sets up the traces (the OTEL_* Env) and, with
 // -metrics-addr, the metrics and their own listener serving GET /metrics.
 // The returned function stops both, flushing the spans still buffered,
 // and returns once the listener's goroutine has ended. The

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"flag"
@@ -66,7 +66,7 @@ const devTokenLifetime = 30 * 24 * time.Hour
 // loadSettings reads the flags in args (before and after a command name)
 // into their own FlagSet, and the variables of env (read once, by
 // readEnv). -h prints the usage (see usage) and returns flag.ErrHelp.
-func loadSettings(args []string, env environment, stderr io.Writer) (settings, error) {
+func loadSettings(args []string, env Env, stderr io.Writer) (settings, error) {
 	s := settings{table: env.or("TABLE_NAME", "task-manager"), secret: env.get("JWT_SECRET"),
 		jwksURL: env.get("JWT_JWKS_URL"), issuer: env.get("JWT_ISSUER"), audience: env.get("JWT_AUDIENCE"),
 		corsOrigins: env.get("CORS_ORIGINS"), otel: map[string]string{}}
@@ -200,14 +200,14 @@ func storeKind(flagValue string, awsSet bool) string {
 	return "embedded"
 }
 
-// environment is the process environment, read once at start (readEnv):
+// Env is the process Env, read once at start (readEnv):
 // the server reads no variable anywhere else. usage lists every variable
 // read here, and a test holds the list to the code (settings_test.go).
-type environment map[string]string
+type Env map[string]string
 
-// readEnv reads the process environment.
-func readEnv() environment {
-	e := environment{}
+// ReadEnv reads the process environment.
+func ReadEnv() Env {
+	e := Env{}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			e[k] = v
@@ -216,22 +216,25 @@ func readEnv() environment {
 	return e
 }
 
-func (e environment) get(name string) string { return e[name] }
+// Get returns the variable's value ("" when unset).
+func (e Env) Get(name string) string { return e[name] }
 
-func (e environment) lookup(name string) (string, bool) {
+func (e Env) get(name string) string { return e[name] }
+
+func (e Env) lookup(name string) (string, bool) {
 	v, ok := e[name]
 	return v, ok
 }
 
 // or returns the variable's value, or def when it is unset or empty.
-func (e environment) or(name, def string) string {
+func (e Env) or(name, def string) string {
 	if v := e[name]; v != "" {
 		return v
 	}
 	return def
 }
 
-// usage prints -h: the commands, the flags and the environment variables.
+// usage prints -h: the commands, the flags and the Env variables.
 func usage(fs *flag.FlagSet) {
 	w := fs.Output()
 	fmt.Fprint(w, `Usage: taskgraph [flags] [command]

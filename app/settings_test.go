@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 
 // envReads parses the server's source (every non-test file of the module
 // but the measuring tools' and the test harness's) and returns the
-// variables it reads, by name, and where the process environment itself is
+// variables it reads, by name, and where the process Env itself is
 // read (os.Getenv, os.LookupEnv, os.Environ).
 func envReads(tb testing.TB) (names map[string]string, direct []string) {
 	tb.Helper()
@@ -79,18 +79,18 @@ func envReads(tb testing.TB) (names map[string]string, direct []string) {
 
 func TestTheEnvironmentIsReadOnceAndEveryVariableIsInTheHelp(t *testing.T) {
 	names, direct := envReads(t)
-	t.Run("only settings.go reads the process environment", func(t *testing.T) {
+	t.Run("only app/config.go reads the process environment", func(t *testing.T) {
 		for _, at := range direct {
-			if !strings.HasPrefix(at, "settings.go:") {
-				t.Errorf("%s reads the environment: read it in settings.go (readEnv) and pass the value on", at)
+			if !strings.HasPrefix(at, filepath.Join("app", "config.go")+":") {
+				t.Errorf("%s reads the environment: read it in app/config.go (ReadEnv) and pass the value on", at)
 			}
 		}
 		if len(direct) == 0 {
-			t.Fatal("no read of the environment found at all: the scan is broken")
+			t.Fatal("no read of the Env found at all: the scan is broken")
 		}
 	})
 	var out bytes.Buffer
-	if _, err := loadSettings([]string{"-h"}, environment{}, &out); !errors.Is(err, flag.ErrHelp) {
+	if _, err := loadSettings([]string{"-h"}, Env{}, &out); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
 	help := out.String()
@@ -124,13 +124,13 @@ func TestTheEnvironmentIsReadOnceAndEveryVariableIsInTheHelp(t *testing.T) {
 }
 
 func TestSettingsReadTheEnvironmentTheyAreGiven(t *testing.T) {
-	s, err := loadSettings(nil, environment{"CORS_ORIGINS": "https://a.example", "JWT_JWKS_URL": "https://idp.example/jwks",
+	s, err := loadSettings(nil, Env{"CORS_ORIGINS": "https://a.example", "JWT_JWKS_URL": "https://idp.example/jwks",
 		"OTEL_TRACES_EXPORTER": "console", "AWS_PROFILE": "p", "PORT": "9000", "HOST": "::1"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.corsOrigins != "https://a.example" || s.jwksURL != "https://idp.example/jwks" || s.otel["OTEL_TRACES_EXPORTER"] != "console" ||
 		s.store != "aws" || s.aws.local || !s.aws.credentials || s.addr != "[::1]:9000" {
-		t.Fatalf("settings from the environment given: %+v", s)
+		t.Fatalf("settings from the Env given: %+v", s)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -109,7 +109,7 @@ func TestSettingsChooseTheStore(t *testing.T) {
 			for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID"} {
 				t.Setenv(v, tc.env[v])
 			}
-			s, err := loadSettings(nil, readEnv(), io.Discard)
+			s, err := loadSettings(nil, ReadEnv(), io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func mustStart(t *testing.T, args ...string) *server {
 	done := make(chan error, 1)
 	ready := make(chan *wire.App, 1)
 	go func() {
-		done <- runServing(ctx, readEnv(), args, strings.NewReader(""), s.stdout, s.stderr, func(a *wire.App) { ready <- a })
+		done <- runServing(ctx, ReadEnv(), args, strings.NewReader(""), s.stdout, s.stderr, func(a *wire.App) { ready <- a })
 	}()
 	s.stop = func() error { cancel(); return <-done }
 	select {
@@ -177,7 +177,7 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 			var stderr syncBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
-			err := run(ctx, readEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			err := Run(ctx, ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("run = %v; want an error naming %s and saying %q", err, path, tc.want)
 			}
@@ -264,7 +264,7 @@ func TestADamagedJournalStopsTheStart(t *testing.T) {
 			var stderr syncBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
-			err = run(ctx, readEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			err = Run(ctx, ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), files[0]) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", off)) {
 				t.Fatalf("run = %v; want an error naming %s and the offset %d", err, files[0], off)
 			}
@@ -318,7 +318,7 @@ func TestExportAndImportMoveTheData(t *testing.T) {
 	runCmd := func(t *testing.T, stdin string, args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := run(context.Background(), readEnv(), args, strings.NewReader(stdin), &out, io.Discard)
+		err := Run(context.Background(), ReadEnv(), args, strings.NewReader(stdin), &out, io.Discard)
 		return out.String(), err
 	}
 
@@ -371,7 +371,7 @@ func TestTokenCommand(t *testing.T) {
 	token := func(t *testing.T, args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := run(context.Background(), readEnv(), append([]string{"-data-dir", dir, "token"}, args...), strings.NewReader(""), &out, io.Discard)
+		err := Run(context.Background(), ReadEnv(), append([]string{"-data-dir", dir, "token"}, args...), strings.NewReader(""), &out, io.Discard)
 		return strings.TrimSpace(out.String()), err
 	}
 	verify := func(t *testing.T, secret []byte, tok string) string {
@@ -431,7 +431,7 @@ func TestTokenCommand(t *testing.T) {
 func TestHelpNamesTheFlagsAndTheEnvironment(t *testing.T) {
 	cleanEnv(t)
 	var out bytes.Buffer
-	err := run(context.Background(), readEnv(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
+	err := Run(context.Background(), ReadEnv(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("run -h = %v, want flag.ErrHelp (exit 0)", err)
 	}
