@@ -14,12 +14,11 @@ import (
 	"syscall"
 
 	"github.com/taskgraph/taskgraph/app"
-	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 func main() {
 	env := app.ReadEnv() // the one read of the environment
-	wire.TuneGC(env.Get) // GC defaults for a container: GOMEMLIMIT and GOGC override
+	app.TuneGC(env.Get)  // GC defaults for a container: GOMEMLIMIT and GOGC override
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := app.Run(ctx, env, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -1,45 +1,111 @@
+// Package app is the taskgraph server process in one place: its
+// configuration, read once from the flags and the environment (Config,
+// LoadConfig), the App that opens everything a server runs and closes it
+// again, the wiring of its parts (NewStore, NewHandler, OpenLive) and the
+// commands (token, export, import). The binary (server.go's main calls
+// Run), the end-to-end tests (e2e/), the test harness (internal/testenv)
+// and the benchmarks (bench/) all start an App, so that what they test and
+// measure is what runs.
 package app
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"path/filepath"
-	"time"
+	"sync"
 
-	"github.com/MicahParks/keyfunc/v3"
 	"github.com/taskgraph/taskgraph/auth"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
-	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
+	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
 )
 
-// App is the server process (after wtf's Main): what the settings describe,
-// opened by Open and closed by Close. The binary (runServing) and the
-// end-to-end tests start it the same way.
+// App is the server process (after Ben Johnson's wtf Main): what its Config
+// describes, opened by Open and closed by Close.
 //
-// Open opens, in order: the telemetry (and the metrics listener of
-// -metrics-addr); the store (on the embedded store: its data file, loaded,
-// and the saver that writes it every saveEvery); the demo data of a new
-// embedded table; the authenticator (and its JWK Set, refreshed in the
-// background); the instance (wire.App: the broker, the hub, the cleanup
-// and outbox workers, the HTTP server). Close stops them in reverse, saves
-// the embedded store's data a last time, and returns once every goroutine
-// that Open started has ended.
+// Open checks the configuration, then binds the API's port (and the
+// metrics' port) before it touches anything else, so that a start that
+// cannot serve creates, seeds and prints nothing. Then it opens, in order:
+// the telemetry (and the metrics listener); the store (on the embedded
+// store: its data directory, locked, its data file loaded, and the saver
+// that writes it every saveEvery; the demo data of a new embedded table);
+// the authenticator (the development secret, the JWK Set and its
+// refresher); the instance: the store's cleanup worker, the live-updates
+// broker and this instance's hub, the broker made the store's event sink
+// (through the telemetry's counter), the outbox sweep, the /query handler
+// and the HTTP server. Last it prints the demo token (a development start
+// without JWT_SECRET), saying what the table holds, and logs "serving".
+//
+// Close stops them in reverse: the hub ends every subscription (clients
+// resume with their cursors), the HTTP server stops taking connections and
+// lets requests in flight finish, the background workers stop, the queued
+// outbox deletes are flushed, the broker closes, the JWK Set's refresher
+// stops, the embedded store's data is saved a last time and the store
+// closes, the telemetry flushes. Close returns once every goroutine Open
+// started has ended.
 type App struct {
-	Settings settings
-	Log      *slog.Logger
-	// Stdout is where a development start prints its demo token.
+	// Config is what the flags and the environment say (LoadConfig).
+	Config Config
+	// Log is the process's logger; nil: the store's (given), else
+	// slog.Default(). Stdout is where a development start prints its demo
+	// token; nil: nowhere.
+	Log    *slog.Logger
 	Stdout io.Writer
 
-	// Instance is the running instance (set by Open): its URL, DemoToken,
-	// Done.
-	Instance *wire.App
+	// Store, Auth, Telemetry and TrustedDocuments are the App's
+	// dependencies: Open makes each one left nil from Config, and uses one
+	// set before Open as it is (tests and benchmarks bring a client that
+	// counts calls, a fixed clock, their own secret).
+	Store            *dynamo.Store
+	Auth             *auth.Authenticator
+	Telemetry        *telemetry.Telemetry
+	TrustedDocuments *graph.TrustedDocuments
+
+	// Hooks are for tests and benchmarks: the binary leaves them zero.
+	Hooks Hooks
+
+	// Set by Open.
+	//
+	// Data is the embedded store's data file, when Open opened the store
+	// on a data directory.
+	Data   *dynamo.DataFile
+	Broker *live.Broker
+	Hub    *live.Hub
+	// Handler is /query's handler (without the IDE, /healthz or the Host
+	// check: the HTTP server serves those around it).
+	Handler http.Handler
+	// URL is the server's base URL, e.g. http://127.0.0.1:8080 ("" with
+	// Hooks.NoListen).
+	URL string
+	// DemoToken is the bearer token Open printed for the demo user
+	// (development starts without JWT_SECRET); "" otherwise.
+	DemoToken string
 
 	closers []func() error // what Open opened, closed by Close in reverse
+	ln      net.Listener   // the API's, bound first
+	metrics net.Listener   // -metrics-addr's, bound first
+	cancel  context.CancelFunc
+	server  *http.Server
+	served  chan error
+	wg      sync.WaitGroup // the instance's goroutines: its workers and the HTTP server
+}
+
+// Hooks change what an App runs, for tests and benchmarks only.
+type Hooks struct {
+	// Graph are the handler's hooks (step mode, a read gate, no batching,
+	// the event re-checks' waits).
+	Graph graph.Hooks
+	// NoListen: no HTTP server; the caller serves Handler (httptest).
+	NoListen bool
+	// NoBackground: neither the cleanup worker nor the outbox sweep runs
+	// (tests that pin DynamoDB calls run them by hand); Close still
+	// flushes the outbox.
+	NoBackground bool
 }
 
 // opened records a closer for Close.
@@ -53,119 +119,80 @@ func (a *App) Open(ctx context.Context) (err error) {
 			_ = a.Close()
 		}
 	}()
-	s, log := a.Settings, a.Log
-	hosts, err := newHostCheck(s.production, s.allowedHosts, s.addr, log)
+	if a.Log == nil {
+		a.Log = slog.Default()
+		if a.Store != nil {
+			a.Log = a.Store.Log
+		}
+	}
+	p, err := a.check()
 	if err != nil {
 		return err
 	}
-	if s.production && ((s.secret == "" && s.jwksURL == "") || s.debug) {
-		return errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
-	}
-	if s.tokenTTL <= 0 {
-		return errors.New("-max-token-lifetime must be positive")
-	}
-	var devSec []byte
-	var devWhere string
-	if needsDevSecret(s, s.jwksURL) {
-		if devSec, devWhere, err = devSecret(s.dataDir); err != nil {
-			return err
-		}
-	}
-	ckey, ckeyWhere, err := cursorKey(s, devSec, devWhere)
-	if err != nil {
+	if err := a.listen(); err != nil {
 		return err
 	}
-	var trusted *graph.TrustedDocuments
-	if s.trusted != "" {
-		if trusted, err = graph.LoadTrustedDocuments(s.trusted); err != nil {
-			return err // names the file
-		}
-	}
-	origins, err := web.ParseOrigins(s.corsOrigins)
-	if err != nil {
+	if err := a.openTelemetry(ctx); err != nil {
 		return err
 	}
-
-	tel, stopTelemetry, err := startTelemetry(ctx, s, log)
-	if err != nil {
+	if err := a.openStore(ctx); err != nil {
 		return err
 	}
-	a.opened(func() error { stopTelemetry(); return nil })
-	store, data, created, closeStore, err := openStore(ctx, s, log)
-	if err != nil {
+	if err := a.openAuth(ctx, &p); err != nil {
 		return err
 	}
-	a.opened(func() error { closeStore(); return nil })
-	if data != nil { // the embedded store: save its data every few seconds and at the end
-		saver, stopSaver := context.WithCancel(ctx)
-		saved := make(chan struct{})
-		go func() { defer close(saved); data.Run(saver, saveEvery) }()
-		a.opened(func() error {
-			stopSaver()
-			<-saved // no save of Run's may outlast this one, nor run into closeStore
-			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if _, err := data.Save(sctx); err != nil {
-				return fmt.Errorf("saving the embedded store: %w", err)
-			}
-			return nil
-		})
-	}
-	if created && s.demo && s.store == "embedded" {
-		if err := store.Import(ctx, store.Demo(time.Now())); err != nil {
-			return fmt.Errorf("loading demo data: %w", err)
-		}
-		log.Info("loaded demo data", "users", "alice bob carol dave")
-	}
-	authn := &auth.Authenticator{Secret: []byte(s.secret), Issuer: s.issuer, Audience: s.audience, MaxLifetime: s.tokenTTL}
-	if s.jwksURL != "" {
-		jctx, stopJWKS := context.WithCancel(ctx)
-		a.opened(func() error { stopJWKS(); return nil })
-		kf, err := keyfunc.NewDefaultCtx(jctx, []string{s.jwksURL}) // cached, refreshed hourly and on an unknown kid until jctx ends
-		if err != nil {
-			return fmt.Errorf("JWT_JWKS_URL: %w", err)
-		}
-		authn.JWKS = kf.Keyfunc
-	}
-	headers := map[string]string{}
-	var demoToken string
-	if s.secret == "" && s.jwksURL == "" {
-		authn.Secret = devSec // needsDevSecret
-		tok, err := authn.Sign("alice", s.tokenTTL)
-		if err != nil {
-			return err
-		}
-		headers["Authorization"] = "Bearer " + tok
-		demoToken = tok
-		fmt.Fprintf(a.Stdout, "\nJWT_SECRET is not set: using %s. A token for the demo user alice (valid %s):\n\n  Authorization: Bearer %s\n\nThe GraphQL IDE at %s has it filled in. Tokens for other users: go run . token bob\n\n", devWhere, s.tokenTTL, tok, browseURL(s.addr))
-		if !loopback(s.addr) {
-			log.Warn("listening beyond this machine: whoever reaches the server gets this token at /", "addr", s.addr)
-		}
-	}
-
-	o := s.limits
-	o.Log, o.Debug, o.Production, o.CORS, o.Telemetry = log, s.debug, s.production, origins, tel
-	if o.TrustedDocuments = trusted; trusted != nil {
-		log.Info("trusted documents", "file", s.trusted, "documents", trusted.Len(), "only", s.production)
-	}
-	lc := s.live
-	lc.URL, lc.Log, lc.Name = s.natsURL, log, "taskgraph"
-	if s.store == "embedded" && s.dataDir != "" { // the stream lasts as long as the table's data
-		lc.StoreDir = filepath.Join(s.dataDir, "nats")
-	}
-	hc := s.liveHub
-	hc.CursorKey = ckey
-	inst := &wire.App{Store: store, Auth: authn, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: s.addr, DemoToken: demoToken,
-		Routes: func(query http.Handler) http.Handler { return routes(store, s.production, headers, hosts, query) }}
-	if err := inst.Open(ctx); err != nil {
+	if err := a.openInstance(ctx, p); err != nil {
 		return err
 	}
-	a.Instance = inst
-	a.opened(inst.Close)
-	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[inst.Broker.Embedded()], "retention", lc.MaxAge, "cursorkey", ckeyWhere)
-	log.Info("serving", "addr", inst.URL+"/", "table", s.table)
+	a.announce(ctx, p)
 	return nil
 }
+
+// plan is what Open decided from the Config before it touched anything.
+type plan struct {
+	hosts *hostCheck
+	cors  web.Origins
+	// cursorKey is the live cursors' key and cursorWhere where it came
+	// from (for the log, never the key); nil before openAuth when it is
+	// derived from the development secret, and with a given Auth and no
+	// CURSOR_KEY (the process's own random key: live.ProcessCursors).
+	cursorKey   []byte
+	cursorWhere string
+	// devWhere says where the development secret came from, for the
+	// banner; "" without one.
+	devWhere string
+}
+
+// check reads what the Config says and refuses what cannot be served,
+// touching nothing: no port, file or table.
+func (a *App) check() (plan, error) {
+	c := a.Config
+	var p plan
+	var err error
+	if p.hosts, err = newHostCheck(c.Production, c.AllowedHosts, c.Addr, a.Log); err != nil {
+		return p, err
+	}
+	if c.Production && c.Debug || a.Auth == nil && c.Production && c.Secret == "" && c.JWKSURL == "" {
+		return p, errors.New("-production needs JWT_SECRET or JWT_JWKS_URL and refuses -debug")
+	}
+	if a.Auth == nil && c.TokenTTL <= 0 {
+		return p, errors.New("-max-token-lifetime must be positive")
+	}
+	if p.cursorKey, p.cursorWhere, err = configuredCursorKey(c, a.Auth == nil); err != nil {
+		return p, err
+	}
+	if a.TrustedDocuments == nil && c.TrustedDocuments != "" {
+		if a.TrustedDocuments, err = graph.LoadTrustedDocuments(c.TrustedDocuments); err != nil {
+			return p, err // names the file
+		}
+	}
+	p.cors, err = web.ParseOrigins(c.CORSOrigins)
+	return p, err
+}
+
+// Done is closed with the HTTP server's error when it stops serving by
+// itself (not by Close); nil with Hooks.NoListen.
+func (a *App) Done() <-chan error { return a.served }
 
 // Close closes what Open opened, in reverse, and returns the first error.
 // Every goroutine Open started has ended when it returns.

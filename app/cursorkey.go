@@ -21,41 +21,49 @@ const cursorKeyLabel = "taskgraph live cursor key v1"
 var errNeedCursorKey = errors.New("-production with JWT_JWKS_URL and no JWT_SECRET needs CURSOR_KEY (or -cursor-key): " +
 	"at least 32 random bytes, base64 or hex, the same on every instance (e.g. openssl rand -base64 32)")
 
-// cursorKey returns the key of the live events' cursors (live.HubConfig.
-// CursorKey) and where it came from (for the start-up log; never the key):
+// configuredCursorKey returns the key of the live events' cursors
+// (live.HubConfig.CursorKey) that the configuration gives, and where it
+// came from (for the start-up log; never the key):
 //
 //   - CURSOR_KEY / -cursor-key, base64 or hex, at least 32 bytes;
 //   - else derived from JWT_SECRET (HKDF-SHA256, its own label), so that
 //     instances sharing the secret share the key;
+//   - else, for an App given its authenticator (own false: tests), none:
+//     the hub's own random key of the process;
 //   - else, with -production, none: an error (JWT_JWKS_URL alone gives no
 //     shared secret to derive it from);
-//   - else (development) derived from the development secret dev (the one
-//     kept in -data-dir, so restarts keep cursors valid; random per
-//     process with -data-dir=). dev is nil unless this case needs it.
-func cursorKey(s settings, dev []byte, devWhere string) ([]byte, string, error) {
+//   - else (development) none yet: openAuth derives it from the
+//     development secret (devCursorKey).
+func configuredCursorKey(c Config, own bool) ([]byte, string, error) {
 	switch {
-	case s.cursorKey != "":
-		k, err := parseCursorKey(s.cursorKey)
+	case c.CursorKey != "":
+		k, err := parseCursorKey(c.CursorKey)
 		if err != nil {
 			return nil, "", err
 		}
 		return k, "CURSOR_KEY", nil
-	case s.secret != "":
-		return deriveCursorKey([]byte(s.secret)), "derived from JWT_SECRET", nil
-	case s.production:
+	case c.Secret != "":
+		return deriveCursorKey([]byte(c.Secret)), "derived from JWT_SECRET", nil
+	case !own:
+		return nil, "", nil
+	case c.Production:
 		return nil, "", errNeedCursorKey
-	case dev == nil:
-		return nil, "", errors.New("no development secret to derive the cursor key from")
-	default:
-		return deriveCursorKey(dev), "derived from " + devWhere, nil
 	}
+	return nil, "", nil
+}
+
+// devCursorKey derives the cursor key from the development secret dev (the
+// one kept in -data-dir, so restarts keep cursors valid; random per
+// process with -data-dir=), which devWhere names.
+func devCursorKey(dev []byte, devWhere string) ([]byte, string) {
+	return deriveCursorKey(dev), "derived from " + devWhere
 }
 
 // needsDevSecret reports whether the server uses the development secret:
 // for tokens (no JWT_SECRET, no JWT_JWKS_URL) or for the cursor key (no
 // JWT_SECRET, no CURSOR_KEY), never with -production.
-func needsDevSecret(s settings, jwksURL string) bool {
-	return !s.production && s.secret == "" && (jwksURL == "" || s.cursorKey == "")
+func needsDevSecret(c Config) bool {
+	return !c.Production && c.Secret == "" && (c.JWKSURL == "" || c.CursorKey == "")
 }
 
 // deriveCursorKey derives a 32-byte cursor key from a secret.

@@ -1,24 +1,17 @@
 package app
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // The embedded store's data directory (-data-dir, DATA_DIR; default
@@ -27,7 +20,7 @@ import (
 //   - <table>.jsonl: the table, a snapshot (a dump of version 3, see
 //     dynamo.ReadDump) replaced whole once the journal has grown by
 //     dynamo.DefaultSnapshotRecords records or DefaultSnapshotBytes (looked
-//     at every saveEvery), and at shutdown (dynamo.DataFile: taken from a
+//     at every saveEvery, store.go), and at shutdown (dynamo.DataFile: taken from a
 //     copy-on-write view of the table, written beside, flushed, renamed,
 //     directory flushed);
 //   - <table>.journal.<n>: the journal, every write answered since that
@@ -41,118 +34,9 @@ import (
 //     directory;
 //   - .gitignore: "*", so that the directory is never committed.
 const (
-	saveEvery     = 2 * time.Second
 	devSecretFile = "dev-secret"
 	lockFileName  = "lock"
-	// comfortableItems is the table size past which the embedded store's
-	// start and snapshots take seconds (docs/operations.md: "How big the
-	// embedded store can get"); its calls cost the same at any size.
-	comfortableItems = 100_000
 )
-
-// moveAdvice tells how to move the embedded store's data to a real endpoint.
-const moveAdvice = "the embedded store keeps the whole table in memory (about 800 bytes an item), loads it at every start " +
-	"and rewrites its snapshot as writes come: about a second of CPU each per 100,000 items; " +
-	"to move the data to DynamoDB Local, dynalite or AWS: go run . export > dump.jsonl, then " +
-	"AWS_ENDPOINT_URL_DYNAMODB=http://… go run . import < dump.jsonl"
-
-// openStore opens the table the settings name: on the embedded store
-// (loading its data file, when there is a data directory) or on DynamoDB
-// through the SDK's configuration, creating the table when missing if
-// -create-table. data is the embedded store's data file (nil without one);
-// fresh reports a new, empty table (created now, no data file). closeStore stops
-// the embedded store.
-func openStore(ctx context.Context, s settings, log *slog.Logger) (store *dynamo.Store, data *dynamo.DataFile, fresh bool, closeStore func(), err error) {
-	closeStore = func() {}
-	var db *dynamodb.Client
-	var emb *embedded.Store
-	switch s.store {
-	case "embedded":
-		release := func() {}
-		if s.dataDir != "" { // memory only: nothing to share, no lock
-			if release, err = lockDataDir(s.dataDir, s.command); err != nil {
-				return nil, nil, false, closeStore, err
-			}
-		}
-		emb, err = embedded.Start()
-		if err != nil {
-			release()
-			return nil, nil, false, closeStore, fmt.Errorf("starting the embedded store: %w", err)
-		}
-		closeStore = func() {
-			if err := emb.Close(); err != nil { // the journal's last flush: what was answered may not be on disk
-				log.Error("closing the embedded store", "err", err)
-			}
-			release()
-		}
-		db = emb.Client(client.Options()...)
-	case "aws":
-		cfg, err := awsConfig(ctx, s.aws)
-		if err != nil {
-			return nil, nil, false, closeStore, err
-		}
-		db = dynamodb.NewFromConfig(cfg, client.Options()...)
-		log.Info("using DynamoDB", "region", cfg.Region)
-	default:
-		return nil, nil, false, closeStore, fmt.Errorf("-store must be auto, embedded or aws, not %q", s.store)
-	}
-	fail := func(err error) (*dynamo.Store, *dynamo.DataFile, bool, func(), error) {
-		closeStore()
-		return nil, nil, false, func() {}, err
-	}
-
-	store = wire.NewStore(db, s.table, log, nil)
-	store.SyncRetention = s.syncRetention
-	created := false
-	if s.createTable || emb != nil { // the embedded store starts with no table
-		tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		created, err = store.EnsureTable(tctx)
-		cancel()
-		if err != nil {
-			return fail(fmt.Errorf("table %s: %w", s.table, err))
-		}
-	}
-	if !s.createTable && emb == nil { // EnsureTable reads the markers of complete tag indexes and change logs otherwise
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = store.DetectTagIndex(tctx)
-		if err == nil {
-			err = store.DetectChangeLog(tctx)
-		}
-		cancel()
-		if err != nil {
-			return fail(fmt.Errorf("table %s: %w", s.table, err))
-		}
-	}
-	if emb == nil {
-		return store, nil, created, closeStore, nil
-	}
-	if s.dataDir == "" {
-		log.Info("using the embedded in-process store in memory only (-data-dir is empty): the data is gone when the process ends")
-		return store, nil, created, closeStore, nil
-	}
-	if err := makeDataDir(s.dataDir); err != nil {
-		return fail(err)
-	}
-	data = &dynamo.DataFile{Path: filepath.Join(s.dataDir, s.table+".jsonl"), Store: store, Embedded: emb,
-		Comfortable: comfortableItems, JournalSync: s.journalSync == "commit",
-		Grown: func(n int) {
-			log.Warn("the embedded store has grown past a comfortable size", "items", n, "advice", moveAdvice)
-		}}
-	data.Journal = dynamo.JournalPrefix(data.Path)
-	n, found, err := data.Load(ctx)
-	if err != nil {
-		return fail(fmt.Errorf("%w (move it away to start afresh)", err))
-	}
-	switch {
-	case !found:
-		log.Info("using the embedded in-process store; new data file", "file", data.Path)
-	case n > comfortableItems:
-		log.Warn("using the embedded in-process store", "file", data.Path, "items", n, "journal", data.Replayed, "advice", moveAdvice)
-	default:
-		log.Info("using the embedded in-process store", "file", data.Path, "items", n, "journal", data.Replayed)
-	}
-	return store, data, created && !found, closeStore, nil
-}
 
 // errLocked is tryLock's error for a file another process (or another
 // open file of this one) holds locked.

@@ -7,9 +7,11 @@ import (
 	"strings"
 )
 
-// newLogger returns the logger of the server and the commands: text or
-// JSON lines (-log-format) on w, from the given level on (-log-level).
-func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
+// Logger returns the logger c asks for, of the server and the commands:
+// text or JSON lines (-log-format) on w, from the given level on
+// (-log-level).
+func (c Config) Logger(w io.Writer) (*slog.Logger, error) {
+	format, level := c.LogFormat, c.LogLevel
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil || !validLevel(level) {
 		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)

@@ -2,105 +2,41 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net/http"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
-	"github.com/taskgraph/taskgraph/ide"
-	"github.com/taskgraph/taskgraph/internal/wire"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // Run runs the server, or the command named in args, until ctx ends: the
-// binary's main. env is the process Env, read once (ReadEnv).
+// binary's main. env is the process environment, read once (ReadEnv).
+// Serving is: LoadConfig, App.Open, App.Serve (until ctx ends, or the
+// server stops by itself; then App.Close).
 func Run(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return runServing(ctx, env, args, stdin, stdout, stderr, nil)
+	c, err := LoadConfig(args, env, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := c.Logger(stderr)
+	if err != nil {
+		return err
+	}
+	if c.Command != "" {
+		return runCommand(ctx, c, stdin, stdout, stderr, log)
+	}
+	a := &App{Config: c, Log: log, Stdout: stdout}
+	if err := a.Open(ctx); err != nil {
+		return err
+	}
+	return a.Serve(ctx)
 }
 
-// runServing is run that hands the started instance to serving (when not
-// nil) once it serves: its URL and demo token are fields of the wire.App.
-// Serving is: the settings, App.Open, serve until ctx ends (or the server
-// stops by itself), App.Close.
-func runServing(ctx context.Context, env Env, args []string, stdin io.Reader, stdout, stderr io.Writer, serving func(*wire.App)) error {
-	s, err := loadSettings(args, env, stderr)
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(s.logFormat, s.logLevel, stderr)
-	if err != nil {
-		return err
-	}
-	if s.command != "" {
-		return runCommand(ctx, s, stdin, stdout, stderr, log)
-	}
-	app := &App{Settings: s, Log: log, Stdout: stdout}
-	if err := app.Open(ctx); err != nil {
-		return err
-	}
-	if serving != nil {
-		serving(app.Instance)
-	}
+// Serve waits until ctx ends, or until the server stops by itself (its
+// error is then Serve's), and closes the App.
+func (a *App) Serve(ctx context.Context) error {
 	select {
-	case err := <-app.Instance.Done(): // the server stopped by itself: its error is the one to tell
-		_ = app.Close()
+	case err := <-a.Done():
+		_ = a.Close()
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	return app.Close()
-}
-
-// newMux routes the server's paths around o's /query handler
-// (wire.NewHandler), behind the Host check of a server started without
-// -addr or -allowed-hosts: see routes.
-func newMux(o graph.Options, headers map[string]string) http.Handler {
-	hosts, _ := newHostCheck(o.Production, "", "", o.Log)
-	return routes(o.Store, o.Production, headers, hosts, wire.NewHandler(o.Store, o.Auth, web.Options{Options: o}))
-}
-
-// routes routes the server's paths: /query (GraphQL), GET / (the GraphiQL
-// IDE, with headers pre-filled, and its assets under /ide/; not in
-// production) and GET /healthz, every one behind the Host check hosts
-// (healthz open to any Host).
-func routes(store *dynamo.Store, production bool, headers map[string]string, hosts *hostCheck, query http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/query", query)
-	if !production {
-		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers, ide.Example))
-		mux.Handle("GET "+ide.Prefix, ide.Assets())
-	}
-	mux.HandleFunc("GET "+healthPath, func(w http.ResponseWriter, r *http.Request) {
-		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := store.Ping(c); err != nil {
-			http.Error(w, "table unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	return hosts.handler(mux)
-}
-
-// awsConfig loads the SDK's own configuration. For a local endpoint
-// (AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL) without credentials or
-// region (e, from the Env read once) it fills in placeholders, as DynamoDB Local and dynalite accept any.
-func awsConfig(ctx context.Context, e awsEnv) (aws.Config, error) {
-	var opts []func(*config.LoadOptions) error
-	if e.local && !e.region {
-		opts = append(opts, config.WithRegion("us-east-1"))
-	}
-	if e.local && !e.credentials {
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return cfg, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	return cfg, nil
+	a.Log.Info("shutting down")
+	return a.Close()
 }

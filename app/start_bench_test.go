@@ -1,6 +1,6 @@
 //go:build unix
 
-package app
+package app_test
 
 import (
 	"bufio"
@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/bench"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
-	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 var (
@@ -32,7 +32,7 @@ var (
 )
 
 // BenchmarkStartFromDataDir times a start of the embedded store from a
-// data directory (the server's own openStore) holding a snapshot of
+// data directory (the server's own app.OpenTable) holding a snapshot of
 // -start.items items of the benchmark's dataset, and reports:
 //
 //   - cpu-s/op: the CPU of that start (the snapshot loaded into the engine);
@@ -50,14 +50,14 @@ var (
 //     version before snapshots of version 3 (a dump, counted and indexed
 //     afresh), once.
 //
-//     go test . -run '^$' -bench StartFromDataDir -benchtime 3x -args -start.items 100000
+//     go test ./app -run '^$' -bench StartFromDataDir -benchtime 3x -args -start.items 100000
 func BenchmarkStartFromDataDir(b *testing.B) {
-	wire.TuneGC(os.Getenv) // as main does
+	app.TuneGC(os.Getenv) // as main does
 	ctx := context.Background()
 	dir := b.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	writeDataFile(b, ctx, filepath.Join(dir, "task-manager.jsonl"), *startItems)
-	s := settings{store: "embedded", table: "task-manager", dataDir: dir, createTable: true, journalSync: "commit"}
+	c := app.Config{StoreKind: "embedded", Table: "task-manager", DataDir: dir, CreateTable: true, JournalSync: "commit"}
 	removeJournal := func() {
 		files, _ := filepath.Glob(filepath.Join(dir, "task-manager.journal.*"))
 		for _, f := range files {
@@ -68,15 +68,15 @@ func BenchmarkStartFromDataDir(b *testing.B) {
 	// The first start from a dump of version 2, then its snapshot of this
 	// version.
 	c0 := processCPU()
-	_, data, _, closeStore, err := openStore(ctx, s, log)
+	t, err := app.OpenTable(ctx, c, log)
 	if err != nil {
 		b.Fatal(err)
 	}
 	migrate := processCPU() - c0
-	if _, err := data.Save(ctx); err != nil {
+	if _, err := t.Data.Save(ctx); err != nil {
 		b.Fatal(err)
 	}
-	closeStore()
+	t.Close()
 	removeJournal()
 	items := countLines(b, filepath.Join(dir, "task-manager.jsonl")) - 1
 
@@ -90,7 +90,7 @@ func BenchmarkStartFromDataDir(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		c0 := processCPU()
-		store, data, _, closeStore, err := openStore(ctx, s, log)
+		t, err := app.OpenTable(ctx, c, log)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,43 +101,43 @@ func BenchmarkStartFromDataDir(b *testing.B) {
 		heap += int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		// One write, then a snapshot of the whole table, with a write
 		// waiting for the hold.
-		if _, err := store.UpdateProfile(ctx, "snapshot-bench", domain.ProfileInput{Name: "Snapshot"}); err != nil {
+		if _, err := t.Store.UpdateProfile(ctx, "snapshot-bench", domain.ProfileInput{Name: "Snapshot"}); err != nil {
 			b.Fatal(err)
 		}
 		t0, c1 := time.Now(), processCPU()
-		if _, err := data.Save(ctx); err != nil {
+		if _, err := t.Data.Save(ctx); err != nil {
 			b.Fatal(err)
 		}
 		save += time.Since(t0)
 		saveCPU += processCPU() - c1
-		hold += data.LastHold()
+		hold += t.Data.LastHold()
 		// A journal of -start.journal writes (not flushed one by one:
 		// their number is what counts), replayed by the next start.
-		closeStore()
+		t.Close()
 		removeJournal()
-		js := s
-		js.journalSync = "off"
-		store, data, _, closeStore, err = openStore(ctx, js, log)
+		js := c
+		js.JournalSync = "off"
+		t, err = app.OpenTable(ctx, js, log)
 		if err != nil {
 			b.Fatal(err)
 		}
-		data.SnapshotRecords = 1 << 30
+		t.Data.SnapshotRecords = 1 << 30
 		for i := range *startJournal {
-			if _, err := store.UpdateProfile(ctx, "journal-bench-"+strconv.Itoa(i%100), domain.ProfileInput{Name: "J" + strconv.Itoa(i)}); err != nil {
+			if _, err := t.Store.UpdateProfile(ctx, "journal-bench-"+strconv.Itoa(i%100), domain.ProfileInput{Name: "J" + strconv.Itoa(i)}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		closeStore()
+		t.Close()
 		c2 := processCPU()
-		_, data, _, closeStore, err = openStore(ctx, s, log)
+		t, err = app.OpenTable(ctx, c, log)
 		if err != nil {
 			b.Fatal(err)
 		}
 		replay += processCPU() - c2
-		if data.Replayed < *startJournal {
-			b.Fatalf("replayed %d records, want %d", data.Replayed, *startJournal)
+		if t.Data.Replayed < *startJournal {
+			b.Fatalf("replayed %d records, want %d", t.Data.Replayed, *startJournal)
 		}
-		closeStore()
+		t.Close()
 		removeJournal()
 		b.StartTimer()
 	}
@@ -169,7 +169,7 @@ func writeDataFile(b *testing.B, ctx context.Context, path string, n int) {
 		b.Fatal(err)
 	}
 	defer emb.Close()
-	store := wire.NewStore(emb.Client(client.Options()...), "task-manager", slog.New(slog.DiscardHandler), nil)
+	store := app.NewStore(emb.Client(client.Options()...), "task-manager", slog.New(slog.DiscardHandler), nil)
 	if _, err := store.EnsureTable(ctx); err != nil {
 		b.Fatal(err)
 	}

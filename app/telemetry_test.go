@@ -1,76 +1,62 @@
-package app
+package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/auth"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/app"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // -metrics-addr serves /metrics on a listener of its own, counting the API's
-// requests; the API's mux has no /metrics.
+// requests; the API's mux has no /metrics; Close stops the listener.
 func TestMetricsListener(t *testing.T) {
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER"} {
-		t.Setenv(k, "")
-	}
-	var logBuf bytes.Buffer
-	tel, stop, err := startTelemetry(context.Background(), settings{metricsAddr: "127.0.0.1:0"}, slog.New(slog.NewJSONHandler(&logBuf, nil)))
+	c, err := app.LoadConfig([]string{"-addr=127.0.0.1:0", "-metrics-addr=127.0.0.1:0", "-data-dir="}, app.Env{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var logBuf testenv.LogBuffer
+	a := &app.App{Config: c, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}
+	if err := a.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
 	var line struct {
+		Msg     string
 		Tracing bool
 		Metrics string
 	}
-	if err := json.Unmarshal(logBuf.Bytes(), &line); err != nil || line.Tracing || !strings.HasPrefix(line.Metrics, "http://127.0.0.1:") {
-		t.Fatalf("start line %s (%v): want tracing off and the metrics address", logBuf.String(), err)
+	for l := range strings.Lines(logBuf.String()) {
+		if err := json.Unmarshal([]byte(l), &line); err == nil && line.Msg == "telemetry" {
+			break
+		}
+	}
+	if line.Msg != "telemetry" || line.Tracing || !strings.HasPrefix(line.Metrics, "http://127.0.0.1:") {
+		t.Fatalf("start lines %s: want one of the telemetry, tracing off and the metrics address", logBuf.String())
 	}
 
-	emb, err := embedded.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = emb.Close() })
-	store := mustStore(t, emb)
-	authn := &auth.Authenticator{Secret: []byte("s")}
-	api := httptest.NewServer(newMux(graph.Options{Deps: graph.Deps{Store: store, Auth: authn, Log: store.Log, Telemetry: tel}}, nil))
-	defer api.Close()
-	get := func(url string) (int, string) {
-		t.Helper()
-		res, err := http.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
-	if code, _ := get(api.URL + "/metrics"); code != http.StatusNotFound {
+	if code, _ := httpGet(t, a.URL+"/metrics"); code != http.StatusNotFound {
 		t.Errorf("the API answers /metrics with %d, want 404", code)
 	}
-	res, err := http.Post(api.URL+"/query", "application/json", strings.NewReader(`{"query":"{ me { id } }"}`))
-	if err != nil {
-		t.Fatal(err)
+	if res, err := testenv.PostURL(a.URL+"/query", "", "{ me { id } }", nil); err != nil || len(res.Errors) != 1 {
+		t.Fatalf("a query without a token: %+v, %v", res, err)
 	}
-	res.Body.Close()
-	code, body := get(line.Metrics)
+	code, body := httpGet(t, line.Metrics)
 	if code != http.StatusOK || !strings.Contains(body, `taskgraph_graphql_operation_duration_seconds_count{operation="anonymous",outcome="UNAUTHENTICATED",type="query"} 1`) ||
 		!strings.Contains(body, "go_goroutines") {
 		t.Errorf("GET /metrics = %d:\n%s", code, body)
 	}
-	stop()
-	c := http.Client{Timeout: 2 * time.Second}
-	if _, err := c.Get(line.Metrics); err == nil {
-		t.Error("the metrics listener still answers after stop")
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hc := http.Client{Timeout: 2 * time.Second}
+	if _, err := hc.Get(line.Metrics); err == nil {
+		t.Error("the metrics listener still answers after Close")
 	}
 }

@@ -42,8 +42,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
-	e.Store.Events = tel.EventSink(e.Store.Events) // as the server wires it
+	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{}) // its broker behind tel's counter, as the server's
 	web := seed.Project("Website relaunch")
 
 	c := e.MustDialWS(t, srv, "bob")

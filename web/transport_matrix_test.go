@@ -18,7 +18,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -394,7 +393,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		seed := e.MustSeed(t)
 		lb := &testenv.LogBuffer{}
 		o.Log = slog.New(slog.NewTextHandler(lb, nil))
-		lv, srv := e.StartLiveHTTP(t, o, live.HubConfig{})
+		a := e.App(o.Options)
+		a.Config.MaxBodyBytes = o.MaxBodyBytes
+		lv, srv := e.StartApp(t, a)
 		c := &cell{protocol: protocol, tr: matrixDrivers[protocol], e: e, seed: seed, lv: lv, srv: srv, log: lb}
 		token := e.Token(t, "alice")
 		c.drive = func(ops ...matrixOp) []matrixResult {

@@ -28,11 +28,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
-	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -64,7 +64,7 @@ type Calls = client.Calls
 
 // Env is one test's server: a fresh table, the real handler, a fixed clock.
 // The client, the store and the handler are wired as in production
-// (internal/wire), with a counter of calls added to the client.
+// (package app), with a counter of calls added to the client.
 //
 // Every helper of an Env that can fail takes the testing.TB of the test or
 // subtest it runs in as its first argument and fails that one; the Env
@@ -164,7 +164,7 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 	// A run id keeps tables apart when several runs share one dynalite or
 	// DynamoDB Local.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
-	e.Store = wire.NewStore(db, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
+	e.Store = app.NewStore(db, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
 	e.Store.CleanupSettle = 0 // the clock stands still in tests
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -177,7 +177,7 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 }
 
 // NewHandler returns a GraphQL handler on the Env's store and
-// authenticator, wired as in production (wire.NewHandler) with the options
+// authenticator, wired as in production (app.NewHandler) with the options
 // o and HTTP's defaults: its clock and log are the store's unless o sets
 // them.
 func (e *Env) NewHandler(o graph.Options) http.Handler {
@@ -187,7 +187,7 @@ func (e *Env) NewHandler(o graph.Options) http.Handler {
 // NewHTTPHandler is NewHandler with HTTP's options too (CORS, the body
 // limit).
 func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
-	return wire.NewHandler(e.Store, e.Auth, o)
+	return app.NewHandler(e.Store, e.Auth, o)
 }
 
 // StepLevels makes the Env's handler, made anew with the options o, read

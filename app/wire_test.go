@@ -1,16 +1,16 @@
-package wire_test
+package app_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/app"
 )
 
 func TestNewStoreTakesTheClockAndLog(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := wire.NewStore(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "t", nil, func() time.Time { return at })
+	s := app.NewStore(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "t", nil, func() time.Time { return at })
 	if got := s.Now(); !got.Equal(at) {
 		t.Errorf("store clock = %v, want %v", got, at)
 	}

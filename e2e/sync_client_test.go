@@ -1,15 +1,13 @@
-package app
+package e2e
 
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -310,21 +308,5 @@ func (c *syncControl) syncedName(since *string, user string) (string, error) {
 			return name, nil
 		}
 		since = &d.Sync.NextToken
-	}
-}
-
-// -sync-retention keeps deletions at least the 30 days sync promises: less
-// stops the start with an error naming the flag; more is taken.
-func TestSyncRetentionBelowThirtyDaysStopsTheStart(t *testing.T) {
-	cleanEnv(t)
-	if _, err := loadSettings([]string{"-sync-retention", "719h"}, ReadEnv(), io.Discard); err == nil || !strings.Contains(err.Error(), "-sync-retention") {
-		t.Errorf("-sync-retention 719h: %v; want an error naming the flag", err)
-	}
-	s, err := loadSettings([]string{"-sync-retention", "1000h"}, ReadEnv(), io.Discard)
-	if err != nil || s.syncRetention != 1000*time.Hour {
-		t.Errorf("-sync-retention 1000h: %v, %v", s.syncRetention, err)
-	}
-	if s, err := loadSettings(nil, ReadEnv(), io.Discard); err != nil || s.syncRetention != 30*24*time.Hour {
-		t.Errorf("the default: %v, %v; want 720h", s.syncRetention, err)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"bufio"
@@ -21,14 +21,13 @@ import (
 
 	"github.com/coder/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/live"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // slowBuffer is instance B's subscription buffer (-subscription-buffer):
@@ -72,12 +71,8 @@ func TestLiveClients(t *testing.T) {
 	seed := env.MustSeed(t)
 	natsURL := mustStartNATS(t)
 
-	a := startLiveInstance(t, env, natsURL, web.Origins{}, live.HubConfig{})
-	cors, err := web.ParseOrigins("https://app.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := startLiveInstance(t, env, natsURL, cors, live.HubConfig{Buffer: slowBuffer})
+	a := startLiveInstance(t, env, natsURL, "", live.HubConfig{})
+	b := startLiveInstance(t, env, natsURL, "https://app.example.com", live.HubConfig{Buffer: slowBuffer})
 
 	expired := &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now.Add(-2 * time.Hour) }}
 	expiredToken, err := expired.Sign("alice", time.Hour)
@@ -147,7 +142,7 @@ func TestLiveClientsInProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startLiveInstanceWith(t, env, natsURL, web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}}, live.HubConfig{})
+	p := startLiveInstanceWith(t, env, natsURL, func(a *app.App) { a.TrustedDocuments, a.Config.Production = trusted, true })
 	cfg := map[string]any{
 		"url": p.URL + "/query", "token": env.Token(t, "alice"), "project": seed.Project("Website relaunch").ID,
 		"task": seed.Task("Set up analytics").ID, "ids": ids, "docs": trustedLiveDocs, "waitMs": 20_000,
@@ -175,7 +170,7 @@ func runNodeChecks(t *testing.T, nodeModules, script string, cfg any) {
 	runNodeChecksWith(t, nodeModules, cfg, nil, script)
 }
 
-// runNodeChecksWith is runNodeChecks with more Env variables (env,
+// runNodeChecksWith is runNodeChecks with more environment variables (env,
 // "NAME=value") and node's arguments (its options, then the script).
 func runNodeChecksWith(t *testing.T, nodeModules string, cfg any, env []string, args ...string) {
 	t.Helper()
@@ -295,34 +290,39 @@ type liveInstance struct {
 }
 
 // startLiveInstance starts an instance on env's table, its broker at
-// natsURL (wire.OpenLive: also its store's event sink, as in the server), with the CORS origins cors and the hub's configuration hc; it
-// stops when the test ends.
-func startLiveInstance(t *testing.T, env *testenv.Env, natsURL string, cors web.Origins, hc live.HubConfig) liveInstance {
+// natsURL, with the CORS origins cors (a CORS_ORIGINS value) and the hub's
+// configuration hc; it stops when the test ends.
+func startLiveInstance(t *testing.T, env *testenv.Env, natsURL, cors string, hc live.HubConfig) liveInstance {
 	t.Helper()
-	return startLiveInstanceWith(t, env, natsURL, web.Options{CORS: cors}, hc)
+	return startLiveInstanceWith(t, env, natsURL, func(a *app.App) { a.Config.CORSOrigins, a.Config.Hub = cors, hc })
 }
 
-// startLiveInstanceWith is startLiveInstance with the handler's options
-// (their Live is the instance's hub).
-func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, o web.Options, hc live.HubConfig) liveInstance {
+// startLiveInstanceWith starts an App on env's table (a store of its own,
+// with a client of its own to the shared store's endpoint) and
+// authenticator, its broker at natsURL (also its store's event sink, as in
+// the server), listening on a free loopback port, changed by set (when not
+// nil) before it opens; it stops when the test ends.
+func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, set func(*app.App)) liveInstance {
 	t.Helper()
 	logs := &syncBuffer{}
-	// A client of its own to the shared store's endpoint.
-	store := wire.NewStore(env.Emb.Client(client.Options()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
+	store := app.NewStore(env.Emb.Client(client.Options()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
 	store.CleanupSettle = 0
-	app := &wire.App{Store: store, Auth: env.Auth, Options: o, Live: live.Config{URL: natsURL, Name: t.Name()}, Hub: hc}
-	if err := app.Open(context.Background()); err != nil {
+	a := &app.App{Store: store, Auth: env.Auth, Config: app.Config{Live: live.Config{URL: natsURL, Name: t.Name()}}}
+	if set != nil {
+		set(a)
+	}
+	if err := a.Open(context.Background()); err != nil {
 		t.Fatalf("starting an instance: %v", err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("instance %s's log:\n%s", app.URL, logs.String())
+			t.Logf("instance %s's log:\n%s", a.URL, logs.String())
 		}
-		if err := app.Close(); err != nil {
-			t.Errorf("closing %s: %v", app.URL, err)
+		if err := a.Close(); err != nil {
+			t.Errorf("closing %s: %v", a.URL, err)
 		}
 	})
-	return liveInstance{URL: app.URL, Hub: app.LiveHub}
+	return liveInstance{URL: a.URL, Hub: a.Hub}
 }
 
 // testSlowConsumer subscribes twice to project on B as alice: one socket

@@ -1,9 +1,10 @@
-package app
+package e2e
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/taskgraph/taskgraph/app"
 	"io"
 	"strings"
 	"testing"
@@ -122,7 +123,7 @@ func TestLogSettingsReachTheCommands(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			var stderr bytes.Buffer
-			if err := Run(context.Background(), ReadEnv(), c.args, strings.NewReader(""), io.Discard, &stderr); err != nil {
+			if err := app.Run(context.Background(), app.ReadEnv(), c.args, strings.NewReader(""), io.Discard, &stderr); err != nil {
 				t.Fatalf("run %v: %v\n%s", c.args, err, stderr.String())
 			}
 			out := stderr.String()
@@ -164,7 +165,7 @@ func TestBadLogSettingsStopTheStart(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			var stderr bytes.Buffer
-			err := Run(context.Background(), ReadEnv(), append(c.args, "-data-dir="), strings.NewReader(""), io.Discard, &stderr)
+			err := app.Run(context.Background(), app.ReadEnv(), append(c.args, "-data-dir="), strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("run = %v, want an error with %q", err, c.want)
 			}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"bytes"
@@ -19,18 +19,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/web"
 )
 
-// diskServer is the GraphQL handler in-process on an embedded store kept
-// in a data directory with its journal (flushed per write), reached
-// through the server's own client options (its retry policy included).
+// diskServer is the GraphQL handler (app.NewHandler) in-process on an
+// embedded store kept in a data directory with its journal (flushed per
+// write), reached through the server's own client options (its retry
+// policy included).
 type diskServer struct {
 	url, token string
 	emb        *embedded.Store
@@ -49,7 +51,7 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 	t.Cleanup(func() { _ = emb.Close() })
 	s := &diskServer{emb: emb, log: &syncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(s.log, nil))
-	store := wire.NewStore(emb.Client(client.Options()...), "task-manager", logger, nil)
+	store := app.NewStore(emb.Client(client.Options()...), "task-manager", logger, nil)
 	if _, err := store.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,9 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 	if s.token, err = authn.Sign("alice", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(graph.Options{Deps: graph.Deps{Store: store, Auth: authn, Log: logger}}, nil))
+	// The /query handler alone (no live updates: their outbox deletes would
+	// be writes of their own on the full disk).
+	srv := httptest.NewServer(app.NewHandler(store, authn, web.Options{Options: graph.Options{Deps: graph.Deps{Log: logger}}}))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL + "/"
 	return s

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // syncBuffer is a bytes.Buffer that the server and the test may use at once.
@@ -53,34 +55,45 @@ func cleanEnv(t *testing.T) {
 	os.Unsetenv("DATA_DIR") // unset: the default; t.Setenv restores it
 }
 
-// server is one in-process run of the server.
+// server is one in-process run of the server: the App as the binary's Run
+// opens and serves it.
 type server struct {
+	app            *app.App
 	url, token     string
 	stdout, stderr *syncBuffer
-	stop           func() error // cancels the run's context and returns run's error
+	stop           func() error // ends the run (App.Serve closes the App) and returns its error
 }
 
-// mustStart runs the server with args until it serves, or fails the test.
+// mustStart starts the server with args as the binary's Run does
+// (LoadConfig, App.Open, App.Serve), or fails the test. It stops when the
+// test ends, if it has not been stopped before.
 func mustStart(t *testing.T, args ...string) *server {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
-	done := make(chan error, 1)
-	ready := make(chan *wire.App, 1)
-	go func() {
-		done <- runServing(ctx, ReadEnv(), args, strings.NewReader(""), s.stdout, s.stderr, func(a *wire.App) { ready <- a })
-	}()
-	s.stop = func() error { cancel(); return <-done }
-	select {
-	case a := <-ready:
-		s.url, s.token = a.URL+"/", a.DemoToken
-	case err := <-done:
-		t.Fatalf("run ended before serving: %v\n%s", err, s.stderr)
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatalf("not serving after 60 s:\n%s", s.stderr)
+	c, err := app.LoadConfig(args, app.ReadEnv(), s.stderr)
+	if err != nil {
+		t.Fatalf("LoadConfig %q: %v", args, err)
 	}
-	t.Cleanup(func() { cancel() })
+	log, err := c.Logger(s.stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.app = &app.App{Config: c, Log: log, Stdout: s.stdout}
+	if err := s.app.Open(ctx); err != nil {
+		cancel()
+		t.Fatalf("the server did not start: %v\n%s", err, s.stderr)
+	}
+	s.url, s.token = s.app.URL+"/", s.app.DemoToken
+	done := make(chan error, 1)
+	go func() { done <- s.app.Serve(ctx) }()
+	var once sync.Once
+	var stopErr error
+	s.stop = func() error {
+		once.Do(func() { cancel(); stopErr = <-done })
+		return stopErr
+	}
+	t.Cleanup(func() { _ = s.stop() })
 	return s
 }
 
@@ -117,7 +130,7 @@ func TestRestartKeepsTheDataAndTheToken(t *testing.T) {
 	if err := first.stop(); err != nil {
 		t.Fatalf("first run: %v", err)
 	}
-	info, err := os.Stat(filepath.Join(dir, devSecretFile))
+	info, err := os.Stat(filepath.Join(dir, "dev-secret"))
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("dev secret: %v, mode %v; want 0600", err, info.Mode().Perm())
 	}
@@ -177,7 +190,7 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 			var stderr syncBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
-			err := Run(ctx, ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			err := app.Run(ctx, app.ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("run = %v; want an error naming %s and saying %q", err, path, tc.want)
 			}
@@ -264,7 +277,7 @@ func TestADamagedJournalStopsTheStart(t *testing.T) {
 			var stderr syncBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
-			err = Run(ctx, ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
+			err = app.Run(ctx, app.ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
 			if err == nil || !strings.Contains(err.Error(), files[0]) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", off)) {
 				t.Fatalf("run = %v; want an error naming %s and the offset %d", err, files[0], off)
 			}
@@ -279,6 +292,18 @@ func TestADamagedJournalStopsTheStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustStore returns a store on emb's table task-manager, made if missing,
+// whose calls the SDK does not retry.
+func mustStore(tb testing.TB, emb *embedded.Store) *dynamo.Store {
+	tb.Helper()
+	s := dynamo.New(emb.Client(func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), "task-manager")
+	s.Log = slog.New(slog.DiscardHandler)
+	if _, err := s.EnsureTable(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }
 
 // demoDump returns the demo data as a dump.
@@ -318,7 +343,7 @@ func TestExportAndImportMoveTheData(t *testing.T) {
 	runCmd := func(t *testing.T, stdin string, args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := Run(context.Background(), ReadEnv(), args, strings.NewReader(stdin), &out, io.Discard)
+		err := app.Run(context.Background(), app.ReadEnv(), args, strings.NewReader(stdin), &out, io.Discard)
 		return out.String(), err
 	}
 
@@ -371,12 +396,12 @@ func TestTokenCommand(t *testing.T) {
 	token := func(t *testing.T, args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := Run(context.Background(), ReadEnv(), append([]string{"-data-dir", dir, "token"}, args...), strings.NewReader(""), &out, io.Discard)
+		err := app.Run(context.Background(), app.ReadEnv(), append([]string{"-data-dir", dir, "token"}, args...), strings.NewReader(""), &out, io.Discard)
 		return strings.TrimSpace(out.String()), err
 	}
 	verify := func(t *testing.T, secret []byte, tok string) string {
 		t.Helper()
-		sub, err := (&auth.Authenticator{Secret: secret, MaxLifetime: devTokenLifetime}).Verify("Bearer " + tok)
+		sub, err := (&auth.Authenticator{Secret: secret, MaxLifetime: app.DevTokenLifetime}).Verify("Bearer " + tok)
 		if err != nil {
 			t.Fatalf("the token does not verify: %v", err)
 		}
@@ -388,10 +413,11 @@ func TestTokenCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		secret, _, err := devSecret(dir)
+		secret, err := os.ReadFile(filepath.Join(dir, "dev-secret")) // the development secret, made on first use
 		if err != nil {
 			t.Fatal(err)
 		}
+		secret = bytes.TrimSpace(secret)
 		if sub := verify(t, secret, tok); sub != "bob" {
 			t.Fatalf("sub = %q", sub)
 		}
@@ -431,7 +457,7 @@ func TestTokenCommand(t *testing.T) {
 func TestHelpNamesTheFlagsAndTheEnvironment(t *testing.T) {
 	cleanEnv(t)
 	var out bytes.Buffer
-	err := Run(context.Background(), ReadEnv(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
+	err := app.Run(context.Background(), app.ReadEnv(), []string{"-h"}, strings.NewReader(""), io.Discard, &out)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("run -h = %v, want flag.ErrHelp (exit 0)", err)
 	}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/live"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // TestFrontendClients proves the normalized caches' configurations in
@@ -42,7 +40,7 @@ func TestFrontendClients(t *testing.T) {
 
 	env := testenv.New(t)
 	env.MustSeed(t)
-	p := startLiveInstanceWith(t, env, mustStartNATS(t), web.Options{}, live.HubConfig{})
+	p := startLiveInstanceWith(t, env, mustStartNATS(t), nil)
 	tokens := map[string]string{}
 	for _, viewer := range []string{"alice", "bob", "carol", "dave"} {
 		tokens[viewer] = env.Token(t, viewer)

@@ -1,9 +1,10 @@
-package app
+package e2e
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/taskgraph/taskgraph/app"
 	"io"
 	"maps"
 	"os"
@@ -56,7 +57,7 @@ func runBriefly(t *testing.T, args ...string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return Run(ctx, ReadEnv(), args, strings.NewReader(""), io.Discard, io.Discard)
+	return app.Run(ctx, app.ReadEnv(), args, strings.NewReader(""), io.Discard, io.Discard)
 }
 
 // One process owns a data directory: while a server runs on it, a second
@@ -100,7 +101,7 @@ func TestOneProcessOwnsTheDataDirectory(t *testing.T) {
 	}
 	mustBeRefusedAsInUse(t, "export in another process", nil, stderr.String(), pid, "server")
 
-	err = Run(context.Background(), ReadEnv(), []string{"-data-dir", dir, "import"}, strings.NewReader(demoDump(t)), io.Discard, io.Discard)
+	err = app.Run(context.Background(), app.ReadEnv(), []string{"-data-dir", dir, "import"}, strings.NewReader(demoDump(t)), io.Discard, io.Discard)
 	mustBeRefusedAsInUse(t, "import in this process", err, "", pid, "server")
 
 	if after := dataDirState(t, dir); !maps.Equal(after, before) {
@@ -114,7 +115,7 @@ func TestOneProcessOwnsTheDataDirectory(t *testing.T) {
 	}
 	_ = srv.cmd.Wait()
 	var out bytes.Buffer
-	if err := Run(context.Background(), ReadEnv(), []string{"-data-dir", dir, "export"}, strings.NewReader(""), &out, io.Discard); err != nil {
+	if err := app.Run(context.Background(), app.ReadEnv(), []string{"-data-dir", dir, "export"}, strings.NewReader(""), &out, io.Discard); err != nil {
 		t.Fatalf("export once the server stopped: %v", err)
 	}
 	for _, name := range []string{"Before the intruders", "After the intruders"} {
@@ -138,7 +139,7 @@ func TestTheLockHoldsInOneProcess(t *testing.T) {
 	if err := first.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, lockFileName)); err != nil || len(b) != 0 {
+	if b, err := os.ReadFile(filepath.Join(dir, "lock")); err != nil || len(b) != 0 {
 		t.Fatalf("the lock file after the server stopped: %q, %v; want it empty", b, err)
 	}
 	second := mustStart(t, "-data-dir", dir)

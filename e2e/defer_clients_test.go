@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"os"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/live"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // The dashboard with each project's tasks deferred, and the same query
@@ -39,7 +37,7 @@ func TestDeferClients(t *testing.T) {
 	}
 	env := testenv.New(t)
 	env.MustSeed(t)
-	p := startLiveInstanceWith(t, env, mustStartNATS(t), web.Options{}, live.HubConfig{})
+	p := startLiveInstanceWith(t, env, mustStartNATS(t), nil)
 	runNodeChecks(t, nodeModules, filepath.Join("clients", "defer", "run.mjs"), map[string]any{
 		"url": p.URL + "/query", "token": env.Token(t, "alice"), "deferred": deferClientsQuery, "plain": plainClientsQuery, "waitMs": 20_000,
 	})

@@ -1,13 +1,14 @@
-// Package wire is the one place where the server's parts are put together:
-// the DynamoDB client's options, the store on that client and the GraphQL
-// handler in front of it, and the lifecycle of an instance (App). The server
-// (package main), the benchmarks (bench) and the tests (internal/testenv)
-// all wire through it, so what they measure and test is what runs in
-// production. The client's options are client.Options; callers add what
-// they need after them (call counters, a gate, fault injection), and one
-// that needs another retry policy appends its own client.RetryPolicy, which
-// replaces the production one, and says why.
-package wire
+// The wiring of the server's parts, in one place: the store on a DynamoDB
+// client, the GraphQL handler in front of it, the live-updates broker and
+// hub. The App opens a server with them, and the test harness
+// (internal/testenv) and the benchmarks (bench/) make their handlers with
+// them, so that what they measure and test is what runs in production. The
+// client's options are client.Options; callers add what they need after
+// them (call counters, a gate, fault injection), and one that needs another
+// retry policy appends its own client.RetryPolicy, which replaces the
+// production one, and says why.
+
+package app
 
 import (
 	"context"
@@ -36,8 +37,9 @@ func NewStore(db dynamo.API, table string, log *slog.Logger, now func() time.Tim
 }
 
 // NewHandler returns the GraphQL handler (/query) on store, its tokens
-// checked by auth: web.NewHandler with o, whose Store and Auth it sets and
-// whose clock and log default to the store's (o.Now, o.Log).
+// checked by authn: web.NewHandler with o, whose Store and Auth it sets and
+// whose clock and log default to the store's (o.Now, o.Log). The App's
+// handler is made here, and so are the tests' and the benchmarks'.
 func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o web.Options) http.Handler {
 	o.Store, o.Auth = store, authn
 	if o.Now == nil {
