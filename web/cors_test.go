@@ -20,7 +20,7 @@ func mustCORSHandler(t *testing.T, e *testenv.Env, list string) http.Handler {
 	if err != nil {
 		t.Fatalf("ParseOrigins(%q): %v", list, err)
 	}
-	return web.NewHandler(web.Options{Options: graph.Options{Deps: graph.Deps{Store: e.Store, Auth: e.Auth, Log: e.Store.Log, Now: e.Store.Now}}, CORS: origins})
+	return e.NewHTTPHandler(web.Options{CORS: origins})
 }
 
 func preflight(h http.Handler, origin, headers string) *httptest.ResponseRecorder {

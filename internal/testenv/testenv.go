@@ -177,9 +177,9 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 }
 
 // NewHandler returns a GraphQL handler on the Env's store and
-// authenticator, wired as in production (app.NewHandler) with the options
-// o and HTTP's defaults: its clock and log are the store's unless o sets
-// them.
+// authenticator (o's, when it gives them), wired as in production
+// (app.NewHandler) with the options o and HTTP's defaults: its clock and
+// log are the store's unless o sets them.
 func (e *Env) NewHandler(o graph.Options) http.Handler {
 	return e.NewHTTPHandler(web.Options{Options: o})
 }
@@ -187,7 +187,14 @@ func (e *Env) NewHandler(o graph.Options) http.Handler {
 // NewHTTPHandler is NewHandler with HTTP's options too (CORS, the body
 // limit).
 func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
-	return app.NewHandler(e.Store, e.Auth, o)
+	store, authn := e.Store, e.Auth
+	if o.Store != nil {
+		store = o.Store
+	}
+	if o.Auth != nil {
+		authn = o.Auth
+	}
+	return app.NewHandler(store, authn, o)
 }
 
 // StepLevels makes the Env's handler, made anew with the options o, read
