@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // A development start serves 127.0.0.1 only, and says so; one opened to
@@ -86,14 +87,11 @@ type hostRequest struct {
 
 // hostRequests are a request of each transport and route of the server.
 func hostRequests() []hostRequest {
-	const query = `{"query":"{ me { name } }"}`
 	post := func(accept string) func(t *testing.T, c *http.Client, base, token string) (int, string, bool) {
 		return func(t *testing.T, c *http.Client, base, token string) (int, string, bool) {
-			req, _ := http.NewRequest(http.MethodPost, base+"/query", strings.NewReader(query))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", accept)
-			req.Header.Set("Authorization", "Bearer "+token)
-			return do(t, c, req, "Alice Example")
+			raw := testenv.Send(t, map[string]any{"query": "{ me { name } }"}, testenv.To(base+"/query"), testenv.HTTPClient(c),
+				testenv.Accept(accept), testenv.Bearer(token))
+			return raw.Status, string(raw.Body), raw.Status == http.StatusOK && strings.Contains(string(raw.Body), "Alice Example")
 		}
 	}
 	ws := func(protocol string) func(t *testing.T, c *http.Client, base, token string) (int, string, bool) {

@@ -3,7 +3,6 @@ package graph_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -269,15 +268,10 @@ func TestTraceSpanTree(t *testing.T) {
 	e.Calls.Reset()
 
 	query := `query Dash($n: Int!) { me { projects(first: $n) { nodes { name members { user { name } } tasks(first: 3) { nodes { title } } } } } }`
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"n": 2, "x": marker}})
-	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
-	req.Header.Set("Traceparent", traceparent)
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
-		t.Fatalf("Dash: %d %s", rec.Code, rec.Body.String())
+	raw := e.Send(t, map[string]any{"query": query, "variables": map[string]any{"n": 2, "x": marker}}, e.As("alice"),
+		testenv.Header("Traceparent", traceparent))
+	if raw.Status != http.StatusOK || strings.Contains(string(raw.Body), `"errors"`) {
+		t.Fatalf("Dash: %d %s", raw.Status, raw.Body)
 	}
 
 	spans := exp.GetSpans()
@@ -370,7 +364,7 @@ func TestTraceSpanTree(t *testing.T) {
 		t.Errorf("%d batch spans, want one per level at least", batches)
 	}
 	t.Run("traceparent out and in the log", func(t *testing.T) {
-		if got := rec.Header().Get("Traceparent"); !strings.Contains(got, traceIDHex) {
+		if got := raw.Header.Get("Traceparent"); !strings.Contains(got, traceIDHex) {
 			t.Errorf("response traceparent %q, want trace %s", got, traceIDHex)
 		}
 		lines := mustOpLines(t, &logBuf)
@@ -432,15 +426,9 @@ func TestTracingOffWithoutOTELEnvironment(t *testing.T) {
 		e.MustSeed(t)
 		var logBuf bytes.Buffer
 		e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
-		body, _ := json.Marshal(map[string]any{"query": "query Me { me { id } }"})
-		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
-		req.Header.Set("Traceparent", traceparent)
-		rec := httptest.NewRecorder()
-		e.Handler.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK || rec.Header().Get("Traceparent") != "" {
-			t.Errorf("status %d, response traceparent %q: want 200 and none", rec.Code, rec.Header().Get("Traceparent"))
+		raw := e.Send(t, map[string]any{"query": "query Me { me { id } }"}, e.As("alice"), testenv.Header("Traceparent", traceparent))
+		if raw.Status != http.StatusOK || raw.Header.Get("Traceparent") != "" {
+			t.Errorf("status %d, response traceparent %q: want 200 and none", raw.Status, raw.Header.Get("Traceparent"))
 		}
 		if lines := mustOpLines(t, &logBuf); len(lines) != 1 || lines[0]["trace_id"] != traceIDHex {
 			t.Errorf("log lines %v, want the header's trace id", lines)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -127,28 +126,21 @@ type matrixRefusal struct {
 
 func refusedAs(code string, status int) matrixRefusal { return matrixRefusal{code, status} }
 
-// jsonDriver sends each operation as the request req makes of its
-// parameters, with the token, and decodes the one JSON body it gets.
-func jsonDriver(req func(t *testing.T, base string, params map[string]any) *http.Request) matrixDriver {
+// jsonDriver sends each operation through testenv's Send to srv, with the
+// token, the operation's headers and the options opts, and decodes the one
+// JSON body it gets.
+func jsonDriver(opts ...testenv.RequestOption) matrixDriver {
 	return func(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
 		t.Helper()
 		var out []matrixResult
 		for _, op := range ops {
 			before := calls()
-			r := req(t, srv.URL, op.params)
-			r.Header.Set("Authorization", "Bearer "+token)
-			for k, v := range op.header {
-				r.Header.Set(k, v)
+			raw := testenv.Send(t, op.params, append([]testenv.RequestOption{testenv.To(srv.URL + "/query"), testenv.HTTPClient(srv.Client()),
+				testenv.Bearer(token), testenv.Headers(op.header)}, opts...)...)
+			res := matrixResult{status: raw.Status}
+			if err := json.Unmarshal(raw.Body, &res.res); err != nil {
+				t.Fatalf("HTTP %d with a body that is not JSON: %v", raw.Status, err)
 			}
-			resp, err := srv.Client().Do(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := matrixResult{status: resp.StatusCode}
-			if err := json.NewDecoder(resp.Body).Decode(&res.res); err != nil {
-				t.Fatalf("%s answered %d with a body that is not JSON: %v", r.Method, resp.StatusCode, err)
-			}
-			resp.Body.Close()
 			res.calls = calls() - before
 			out = append(out, res)
 		}
@@ -157,27 +149,12 @@ func jsonDriver(req func(t *testing.T, base string, params map[string]any) *http
 }
 
 // postDriver posts each operation's parameters as a JSON body.
-var postDriver = jsonDriver(func(t *testing.T, base string, params map[string]any) *http.Request {
-	r, _ := http.NewRequest(http.MethodPost, base+"/query", bytes.NewReader(testenv.MustMarshal(t, params)))
-	r.Header.Set("Content-Type", "application/json")
-	return r
-})
+var postDriver = jsonDriver()
 
 // getDriver sends each operation as a GET, its parameters in the URL's
 // query string (variables and extensions as JSON); a subscription is
 // answered at once (405), not streamed.
-var getDriver = jsonDriver(func(t *testing.T, base string, params map[string]any) *http.Request {
-	vals := url.Values{}
-	for k, v := range params {
-		if s, ok := v.(string); ok {
-			vals.Set(k, s)
-		} else {
-			vals.Set(k, string(testenv.MustMarshal(t, v)))
-		}
-	}
-	r, _ := http.NewRequest(http.MethodGet, base+"/query?"+vals.Encode(), nil)
-	return r
-})
+var getDriver = jsonDriver(testenv.GET())
 
 func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
 	t.Helper()
@@ -185,15 +162,8 @@ func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() in
 	for _, op := range ops {
 		before := calls()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", bytes.NewReader(testenv.MustMarshal(t, op.params)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
+		resp := testenv.Send(t, op.params, testenv.To(srv.URL+"/query"), testenv.HTTPClient(srv.Client()), testenv.Accept("text/event-stream"),
+			testenv.Bearer(token), testenv.Context(ctx), testenv.Stream()).Response
 		r := matrixResult{status: resp.StatusCode}
 		if op.stream && resp.StatusCode == http.StatusOK {
 			// Left open until the test ends.
@@ -232,29 +202,19 @@ func multipartDriver(t *testing.T, srv *httptest.Server, token string, calls fun
 	var out []matrixResult
 	for _, op := range ops {
 		before := calls()
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(testenv.MustMarshal(t, op.params)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824, application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		for k, v := range op.header {
-			req.Header.Set(k, v)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := matrixResult{status: resp.StatusCode}
-		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/mixed") {
-			r.parts = testenv.MultipartParts(t, ct, resp.Body)
+		raw := testenv.Send(t, op.params, testenv.To(srv.URL+"/query"), testenv.HTTPClient(srv.Client()),
+			testenv.Accept("multipart/mixed;deferSpec=20220824, application/json"), testenv.Bearer(token), testenv.Headers(op.header))
+		r := matrixResult{status: raw.Status}
+		if ct := raw.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/mixed") {
+			r.parts = testenv.MultipartParts(t, ct, bytes.NewReader(raw.Body))
 			if len(r.parts) == 0 {
-				t.Fatalf("a multipart/mixed answer without parts (HTTP %d)", resp.StatusCode)
+				t.Fatalf("a multipart/mixed answer without parts (HTTP %d)", raw.Status)
 			}
 			first := r.parts[0]
 			r.res = matrixResponse{Data: first.Data, Errors: first.Errors, Extensions: first.Extensions}
-		} else if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
-			t.Fatalf("HTTP %d, %s, with a body that is not JSON: %v", resp.StatusCode, ct, err)
+		} else if err := json.Unmarshal(raw.Body, &r.res); err != nil {
+			t.Fatalf("HTTP %d, %s, with a body that is not JSON: %v", raw.Status, ct, err)
 		}
-		resp.Body.Close()
 		r.calls = calls() - before
 		out = append(out, r)
 	}

@@ -281,15 +281,8 @@ func MustOpenSSE(tb testing.TB, srv *httptest.Server, authorization, query strin
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	body := mustJSON(tb, map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", authorization)
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { res.Body.Close() })
-	return res
+	raw := Send(tb, map[string]any{"query": query, "variables": vars}, To(srv.URL+"/query"), HTTPClient(srv.Client()),
+		Accept("text/event-stream"), Header("Authorization", authorization), Context(ctx), Stream())
+	tb.Cleanup(func() { raw.Response.Body.Close() })
+	return raw.Response
 }
