@@ -16,11 +16,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
-	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -56,7 +56,7 @@ const Secret = "bench-secret"
 // Env is the server under test: a dynamo.Store on one table of a DynamoDB
 // endpoint, its client wired as in production (client.Options) plus a
 // Gate around the HTTP client and a Counter of calls, and the real GraphQL
-// handler (wire.NewHandler) in front.
+// handler (app.NewHandler) in front.
 type Env struct {
 	Client  *dynamodb.Client
 	Store   *dynamo.Store
@@ -87,7 +87,7 @@ func Open(ctx context.Context, endpoint, table string, quiet time.Duration) (*En
 		o.HTTPClient = e.Gate.Client()
 	}
 	e.Client = dynamodb.New(opts, client.Options(gate, e.Calls.Option)...)
-	e.Store = wire.NewStore(e.Client, table, e.log, func() time.Time { return Now })
+	e.Store = app.NewStore(e.Client, table, e.log, func() time.Time { return Now })
 	e.auth = &auth.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
 	tok, err := e.auth.Sign(Viewer, 24*time.Hour)
 	if err != nil {
@@ -149,7 +149,7 @@ const HandlerTimeout = 10 * time.Minute
 
 // Handler returns the GraphQL handler (POST /query) in mode m.
 func (e *Env) Handler(m Mode) http.Handler {
-	return wire.NewHandler(e.Store, e.auth, web.Options{Options: graph.Options{Loaders: m.Loaders, Timeout: HandlerTimeout}})
+	return app.NewHandler(e.Store, e.auth, web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: HandlerTimeout}, Hooks: graph.Hooks{Loaders: m.Loaders}}})
 }
 
 // Recorder is a minimal, reusable http.ResponseWriter for in-process

@@ -9,29 +9,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/graph"
-	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/live"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // LiveHandler returns the handler of one more server instance with live
 // updates, on the Env's table and client (so the Env's Counter sees its
 // calls too), its broker connected to natsURL: its own store, whose events
-// go to the broker, its own hub (wire.App, the server's lifecycle, without
+// go to the broker, its own hub (app.App, the server's own, without
 // its background workers or listener). It stops when the test ends. One viewer runs every benchmark subscriber, so
 // the per-viewer subscription limit is lifted.
 func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
 	tb.Helper()
-	store := wire.NewStore(e.Client, e.Store.Table(), e.log, func() time.Time { return Now })
-	app := &wire.App{Store: store, Auth: e.auth, Live: live.Config{URL: natsURL, Name: "bench"}, NoListen: true, NoBackground: true,
-		Options: web.Options{Options: graph.Options{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}}
-	if err := app.Open(context.Background()); err != nil {
+	store := app.NewStore(e.Client, e.Store.Table(), e.log, func() time.Time { return Now })
+	a := &app.App{Store: store, Auth: e.auth, Hooks: app.Hooks{NoListen: true, NoBackground: true},
+		Config: app.Config{Live: live.Config{URL: natsURL, Name: "bench"},
+			Limits: graph.Limits{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}}
+	if err := a.Open(context.Background()); err != nil {
 		tb.Fatalf("starting live updates: %v", err)
 	}
 	e.live = append(e.live, store)
-	tb.Cleanup(func() { _ = app.Close() })
-	return app.Handler
+	tb.Cleanup(func() { _ = a.Close() })
+	return a.Handler
 }
 
 // Settle waits until the live instances' stores have deleted the outbox

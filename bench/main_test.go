@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/app"
 )
 
 // Flags of the test binary (pass them after the package, with '=':
@@ -37,7 +37,7 @@ var (
 func TestMain(m *testing.M) {
 	ServeStoreIfAsked()       // the child process started by StartStoreProcess
 	ServeSubscribersIfAsked() // the child process started by StartSubscribers
-	wire.TuneGC(os.Getenv)    // the server's GC settings (server.go's main)
+	app.TuneGC(os.Getenv)     // the server's GC settings (server.go's main)
 	os.Exit(m.Run())
 }
 

@@ -36,7 +36,7 @@ func TestDockerfile(t *testing.T) {
 	df := mustRead(t, "../Dockerfile")
 	doc := mustRead(t, "../docs/operations.md")
 	gomod := mustRead(t, "../go.mod")
-	settings := mustRead(t, "../settings.go") // the flags and the environment, read once
+	settings := mustRead(t, "../app/config.go") // the flags and the environment, read once
 
 	var build string
 	for _, r := range instruction(df, "RUN") {
@@ -81,7 +81,7 @@ func TestDockerfile(t *testing.T) {
 		}
 		for _, f := range flags {
 			if !regexp.MustCompile(`fs\.\w+Var\([^,]+, "` + regexp.QuoteMeta(f[1]) + `"`).MatchString(settings) {
-				t.Errorf("CMD passes -%s, which settings.go does not define", f[1])
+				t.Errorf("CMD passes -%s, which app/config.go does not define", f[1])
 			}
 		}
 	})

@@ -80,7 +80,7 @@ func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 func TestBatchingOffReadsEveryKeyAlone(t *testing.T) {
 	e := testenv.New(t)
 	p := seedWide(t, e, 5)
-	e.Handler = e.NewHandler(graph.Options{Loaders: graph.LoaderConfig{NoBatch: true}})
+	e.Handler = e.NewHandler(graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{NoBatch: true}}})
 	e.MustQuery(t, "owner", `query($id: ID!) { project(id: $id) { tasks(first: 5) { nodes {
 		assignee { name } comments(first: 5) { nodes { author { name } } } } } } }`, map[string]any{"id": p.ID}, nil)
 	calls := e.Calls.ByOp()

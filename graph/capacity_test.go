@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -24,7 +25,6 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/internal/wire"
 )
 
 // Consumed capacity. The embedded store (minidyn) reports none; dynalite
@@ -98,7 +98,7 @@ func (s *acceptingSink) len() int {
 
 // captureEnv is an Env on the embedded store or dynalite whose client also
 // records every call, its batches read level by level. Its store has an
-// event sink, as the server's has (wire.OpenLive): every mutation writes
+// event sink, as the server's has (app.OpenLive): every mutation writes
 // its event's outbox item in its transaction, and the item is deleted in
 // the background once published.
 func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env, *capture) {
@@ -114,7 +114,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env,
 		e.Emb = testenv.Embedded(t)
 		e.Client = e.Emb.Client(opts...)
 	}
-	e.Store = wire.NewStore(e.Client, table, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return testenv.Now })
+	e.Store = app.NewStore(e.Client, table, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return testenv.Now })
 	e.Store.CleanupSettle = 0
 	e.Store.Events = &acceptingSink{}
 	if _, err := e.Store.EnsureTable(context.Background()); err != nil {
@@ -229,7 +229,7 @@ var measuredReads = map[string]struct {
 func TestCapacityPerScreen(t *testing.T) {
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
 	var logBuf bytes.Buffer
-	e, c := captureEnv(t, testenv.Dynalite, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	e, c := captureEnv(t, testenv.Dynalite, graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.MustSeed(t)
 	for _, sc := range screens(t, e)[:2] {
 		t.Run(sc.name, func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
@@ -27,8 +26,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 		debug bool
 	}{{"debug mode adds extensions.dynamodb", true}, {"without debug mode there is none", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Debug: tc.debug,
-				Loaders: graph.LoaderConfig{Steps: trig}}})
+			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: store}, Debug: tc.debug, Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Steps: trig}}})
 			res := e.Query(t, "alice", q, vars)
 			if len(res.Errors) > 0 {
 				t.Fatalf("errors: %+v", res.Errors)

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,7 +55,7 @@ func TestDeferHoldsNoGoroutine(t *testing.T) {
 	lb := &testenv.LogBuffer{}
 	// The operations' deadline is not what this test is about: long enough
 	// for the slowest machine.
-	e.StartLive(t, graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil)), Timeout: 10 * time.Minute}, live.HubConfig{})
+	e.StartLive(t, graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}, Limits: graph.Limits{Timeout: 10 * time.Minute}}, live.HubConfig{})
 	// A server of its own, whose Close does not wait for its handlers
 	// (httptest's would wait for ever for one that leaked).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -136,21 +135,18 @@ type deferLeaver struct {
 // stop), or closes the socket.
 func deferLeavers(t *testing.T, base string, hc *http.Client, token string) []deferLeaver {
 	t.Helper()
-	body := testenv.MustMarshal(t, map[string]any{"query": testenv.DeferDashboard})
 	post := func(accept string, read func(t *testing.T, resp *http.Response)) func(n int) {
 		return func(n int) {
 			for range n {
 				ctx, cancel := context.WithCancel(context.Background())
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/query", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", accept)
-				req.Header.Set("Authorization", "Bearer "+token)
-				resp, err := hc.Do(req)
+				raw, err := testenv.Post(map[string]any{"query": testenv.DeferDashboard}, testenv.To(base+"/query"), testenv.HTTPClient(hc),
+					testenv.Accept(accept), testenv.Bearer(token), testenv.Context(ctx), testenv.Stream())
 				if err != nil {
 					cancel()
 					t.Error(err)
 					return
 				}
+				resp := raw.Response
 				if resp.StatusCode != http.StatusOK {
 					t.Errorf("HTTP %d", resp.StatusCode)
 				}

@@ -27,7 +27,7 @@ func TestDeferOverMultipart(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
-	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
 	var want any
 	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &want)
 	for _, tc := range []struct{ accept, format string }{
@@ -69,13 +69,13 @@ func TestDeferPinnedCalls(t *testing.T) {
 		return sampleCounts(scrape(t, tel), "taskgraph_loader_batch_keys")
 	}
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	e.StepLevels(t, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	var plain any
 	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
 	tel = mustTelemetry(t, telemetry.Config{Metrics: true})
-	e.StepLevels(t, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 	raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
 		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
@@ -111,7 +111,7 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
-	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
 	for _, accept := range []string{"application/json", "", "application/graphql-response+json, application/json"} {
 		e.Calls.Reset()
 		raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
@@ -151,7 +151,7 @@ func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
-	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewTextHandler(lb, nil))})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
 	srv := httptest.NewServer(e.Handler)
 	defer srv.Close()
 	accepts := []string{"multipart/mixed;deferSpec=20220824, application/json", "multipart/mixed", "text/event-stream",

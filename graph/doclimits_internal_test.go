@@ -15,7 +15,7 @@ import (
 func TestDocumentLimitsSkipCachedDocuments(t *testing.T) {
 	ctx := context.Background()
 	cache := lru.New[*ast.QueryDocument](10)
-	l := newDocumentLimits(Options{MaxRepeats: 1}, cache)
+	l := newDocumentLimits(Options{Limits: Limits{MaxRepeats: 1}}, cache)
 	q := "{ me { " + strings.Repeat("id ", 2) + "} }"
 	if err := l.MutateOperationParameters(ctx, &graphql.RawParams{Query: q}); err == nil {
 		t.Fatal("not refused before the document is cached")

@@ -119,7 +119,7 @@ func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 		})
 	}
 	t.Run("the limits are options", func(t *testing.T) {
-		h := e.NewHandler(graph.Options{MaxRepeats: 30, MaxNodes: 10, MaxFragments: 1})
+		h := e.NewHandler(graph.Options{Limits: graph.Limits{MaxRepeats: 30, MaxNodes: 10, MaxFragments: 1}})
 		res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { "+strings.Repeat("id ", 21)+"} }"))).Decode(t)
 		if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0].Message, "the document has 22 nodes") {
 			t.Fatalf("got %+v", res.Errors)

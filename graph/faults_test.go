@@ -18,7 +18,6 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // faultEnv is an Env whose store talks to the embedded store through a
@@ -30,7 +29,7 @@ func faultEnv(t *testing.T, inject func(*dynamodb.Options)) *testenv.Env {
 	store := dynamo.New(e.Emb.Client(inject, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	e.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log}})
+	e.Handler = e.NewHandler(graph.Options{}) // on e's store, now the faulty one
 	return e
 }
 

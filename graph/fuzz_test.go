@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -194,33 +193,27 @@ func FuzzHandler(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/query", bytes.NewReader(body))
-		if c := fzContentTypes[int(ct)%len(fzContentTypes)]; c != "" {
-			req.Header.Set("Content-Type", c)
-		}
-		if a := auths[int(auth)%len(auths)]; a != "" {
-			req.Header.Set("Authorization", a)
-		}
-		rec := httptest.NewRecorder()
-		e.Handler.ServeHTTP(rec, req)
+		// A raw body of any media type: the fuzzer's bytes as they are.
+		rec := e.Send(t, nil, testenv.RawBody(http.MethodPost, fzContentTypes[int(ct)%len(fzContentTypes)], string(body)),
+			testenv.Header("Authorization", auths[int(auth)%len(auths)]), testenv.Context(ctx))
 		if ctx.Err() != nil {
 			t.Fatalf("the request took more than 20 s: %q", body)
 		}
-		out := rec.Body.Bytes()
-		if mt := rec.Header().Get("Content-Type"); !strings.HasPrefix(mt, "application/json") &&
+		out := rec.Body
+		if mt := rec.Header.Get("Content-Type"); !strings.HasPrefix(mt, "application/json") &&
 			!strings.HasPrefix(mt, "application/graphql-response+json") {
-			t.Errorf("HTTP %d with Content-Type %q, not JSON; body %q", rec.Code, mt, out)
+			t.Errorf("HTTP %d with Content-Type %q, not JSON; body %q", rec.Status, mt, out)
 		}
 		var res fzResponse
 		dec := json.NewDecoder(bytes.NewReader(out))
 		if err := dec.Decode(&res); err != nil {
-			t.Fatalf("HTTP %d: the answer is not a JSON object (%v): %q", rec.Code, err, out)
+			t.Fatalf("HTTP %d: the answer is not a JSON object (%v): %q", rec.Status, err, out)
 		}
 		if dec.More() {
-			t.Errorf("HTTP %d: more than one JSON value in the answer: %q", rec.Code, out)
+			t.Errorf("HTTP %d: more than one JSON value in the answer: %q", rec.Status, out)
 		}
 		if res.Data == nil && res.Errors == nil {
-			t.Errorf("HTTP %d: neither data nor errors: %q", rec.Code, out)
+			t.Errorf("HTTP %d: neither data nor errors: %q", rec.Status, out)
 		}
 		if _, ok := res.Extensions["dynamodb"]; ok {
 			t.Errorf("the answer tells how data is stored: %q", out)
@@ -230,18 +223,18 @@ func FuzzHandler(f *testing.F) {
 		for i, ge := range res.Errors {
 			code, _ := ge.Extensions["code"].(string)
 			if code == "" {
-				t.Errorf("HTTP %d: error %d has no extensions.code: %q", rec.Code, i, out)
+				t.Errorf("HTTP %d: error %d has no extensions.code: %q", rec.Status, i, out)
 			} else if !fzCodes[code] {
-				t.Errorf("HTTP %d: error %d has the unknown code %q: %q", rec.Code, i, code, out)
+				t.Errorf("HTTP %d: error %d has the unknown code %q: %q", rec.Status, i, code, out)
 			}
 			if code == "INTERNAL_SERVER_ERROR" || code == "SERVICE_UNAVAILABLE" {
 				// The store is healthy: a client's request, however odd,
 				// must not fail as the server's own fault.
 				internalCode = internalCode || code == "INTERNAL_SERVER_ERROR"
-				t.Errorf("HTTP %d: %s on a healthy store for body %q: %q", rec.Code, code, body, out)
+				t.Errorf("HTTP %d: %s on a healthy store for body %q: %q", rec.Status, code, body, out)
 			}
 			if ge.Message == nil || *ge.Message == "" {
-				t.Errorf("HTTP %d: error %d has no message: %q", rec.Code, i, out)
+				t.Errorf("HTTP %d: error %d has no message: %q", rec.Status, i, out)
 				continue
 			}
 			msg := strings.ToLower(*ge.Message)
@@ -249,14 +242,14 @@ func FuzzHandler(f *testing.F) {
 				// An echo of the client's own input (e.g. an unknown field
 				// named "panic") is not a leak.
 				if strings.Contains(msg, w) && !strings.Contains(lowBody, w) {
-					t.Errorf("HTTP %d: error message names internals (%q): %q", rec.Code, w, *ge.Message)
+					t.Errorf("HTTP %d: error message names internals (%q): %q", rec.Status, w, *ge.Message)
 				}
 			}
 		}
-		if rec.Code >= 500 && !internalCode && !fzHasCode(res, "SERVICE_UNAVAILABLE") {
-			t.Errorf("HTTP %d without an INTERNAL_SERVER_ERROR code: %q", rec.Code, out)
+		if rec.Status >= 500 && !internalCode && !fzHasCode(res, "SERVICE_UNAVAILABLE") {
+			t.Errorf("HTTP %d without an INTERNAL_SERVER_ERROR code: %q", rec.Status, out)
 		}
-		if rec.Code == http.StatusOK && len(res.Errors) == 0 && (len(res.Data) == 0 || string(res.Data) == "null") {
+		if rec.Status == http.StatusOK && len(res.Errors) == 0 && (len(res.Data) == 0 || string(res.Data) == "null") {
 			t.Errorf("HTTP 200 with no data and no error: %q", out)
 		}
 	})

@@ -12,7 +12,6 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // MustIntrospectionQuery returns graphql-js's getIntrospectionQuery(options)
@@ -146,7 +145,7 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 func TestIntrospectionUnderTheCostLimit(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, ComplexityLimit: 1000}})
+	h := e.NewHandler(graph.Options{Limits: graph.Limits{ComplexityLimit: 1000}})
 	body, _ := json.Marshal(map[string]string{"query": MustIntrospectionQuery(t, introspectionQueries[0].options)})
 	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", string(body))).Decode(t)
 	if len(res.Errors) != 0 || !strings.Contains(string(res.Data), `"queryType":{"name":"Query"`) {

@@ -19,7 +19,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 func jwkB64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
@@ -72,7 +71,7 @@ func TestJWKSTokens(t *testing.T) {
 	e.MustSeed(t)
 	e.Auth.JWKS = kf.Keyfunc
 	e.Auth.Issuer, e.Auth.Audience = "https://issuer.example", "taskgraph"
-	e.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now }}})
+	e.Handler = e.NewHandler(graph.Options{}) // on e.Auth, now with the JWK Set
 
 	claims := func(mod func(*jwt.RegisteredClaims)) jwt.RegisteredClaims {
 		c := jwt.RegisteredClaims{Subject: "alice", Issuer: "https://issuer.example", Audience: jwt.ClaimStrings{"taskgraph"},

@@ -84,7 +84,7 @@ func TestLimitsBodySize(t *testing.T) {
 func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Production: true}})
+	h := e.NewHandler(graph.Options{Production: true})
 	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ __schema { queryType { name } } }"))).Decode(t)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != "GRAPHQL_VALIDATION_FAILED" {
 		t.Fatalf("introspection in production: %+v %s", res.Errors, res.Data)
@@ -98,7 +98,7 @@ func TestLimitsProductionModeHasNoIntrospection(t *testing.T) {
 func TestLimitsRequestTimeoutIsServiceUnavailable(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	h := web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Timeout: time.Nanosecond}})
+	h := e.NewHandler(graph.Options{Limits: graph.Limits{Timeout: time.Nanosecond}})
 	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { name } }"))).Decode(t)
 	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeServiceUnavailable {
 		t.Fatalf("want SERVICE_UNAVAILABLE, got %+v %s", res.Errors, res.Data)

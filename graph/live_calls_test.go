@@ -1,13 +1,10 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +35,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	p := b.Project("Board", "", owner, members...)
 	task := b.Task(p, "Move me", domain.StatusTodo, nil, members[7])
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, graph.Options{Debug: true, EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // the re-check closes when all 200 joined
+	lv, srv := e.StartLive(t, graph.Options{Debug: true, Hooks: graph.Hooks{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}}, live.HubConfig{}) // the re-check closes when all 200 joined
 
 	clients := make([]*testenv.WSClient, subscribers)
 	for i, m := range members {
@@ -55,25 +52,20 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 
 	// The mutation's own calls, as its response reports them (-debug): the
 	// fan-out's reads run beside the answer, on the hub's context.
-	body, _ := json.Marshal(map[string]any{"query": `mutation($id: ID!) { updateTask(input: {id: $id, status: IN_PROGRESS}) { id version } }`,
-		"variables": map[string]any{"id": task.ID}})
-	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token(t, "owner"))
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
+	raw := e.Send(t, map[string]any{"query": `mutation($id: ID!) { updateTask(input: {id: $id, status: IN_PROGRESS}) { id version } }`,
+		"variables": map[string]any{"id": task.ID}}, e.As("owner"))
 	var res struct {
 		Errors     []testenv.Error
 		Extensions struct {
 			DynamoDB struct{ Calls map[string]int }
 		}
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || len(res.Errors) > 0 {
-		t.Fatalf("updateTask: %s", rec.Body)
+	if err := json.Unmarshal(raw.Body, &res); err != nil || len(res.Errors) > 0 {
+		t.Fatalf("updateTask: %s", raw.Body)
 	}
 	mutation := res.Extensions.DynamoDB.Calls
 	if len(mutation) == 0 {
-		t.Fatalf("no calls reported: %s", rec.Body)
+		t.Fatalf("no calls reported: %s", raw.Body)
 	}
 	changed := *task
 	changed.Version = task.Version + 1

@@ -81,7 +81,7 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	// bob's transport has taken the event and waits on its first read, as
 	// a stalled subscriber's would, while bob is removed.
 	gate := &graph.ReadGate{}
-	lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob := e.MustDialWS(t, srv, "bob")
 	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
@@ -187,7 +187,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 		seed := e.MustSeed(t)
 		gate := &graph.ReadGate{}
 		const budget = 300 * time.Millisecond
-		lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{EventTimeout: budget})
+		lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{EventTimeout: budget})
 		web := seed.Project("Website relaunch")
 		bob := e.MustDialWS(t, srv, "bob")
 		bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
@@ -211,7 +211,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 	t.Run("no budget left at all (server-sent events)", func(t *testing.T) {
 		e := testenv.New(t)
 		seed := e.MustSeed(t)
-		lv, srv := e.StartLive(t, graph.Options{EventTimeout: time.Nanosecond}, live.HubConfig{})
+		lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{EventTimeout: time.Nanosecond}}, live.HubConfig{})
 		web := seed.Project("Website relaunch")
 		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
@@ -330,7 +330,7 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
 	}
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, graph.Options{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}, live.HubConfig{}) // re-checks close when every recipient joined
+	lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}}, live.HubConfig{}) // re-checks close when every recipient joined
 	q := heaviestSub()
 
 	one := eventCalls(t, e, lv, srv, q, p, "boss", []string{"viewer0"})
@@ -389,7 +389,7 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
 	t.Run("raised by the option", func(t *testing.T) {
-		lv, srv := e.StartLive(t, graph.Options{MaxSubscriptionComplexity: 1000}, live.HubConfig{})
+		lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{MaxSubscriptionComplexity: 1000}}, live.HubConfig{})
 		c := e.MustDialWS(t, srv, "alice")
 		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
@@ -405,7 +405,7 @@ func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 	// The clock stands still: no token comes back. The subscription costs
 	// 2 (projectEvents and kind): 2 to open, then 2 per event; 10 in all
 	// pays for the opening and 4 events.
-	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateCost: 1, RateCostBurst: 10}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateCost: 1, RateCostBurst: 10}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", `subscription($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
@@ -440,7 +440,7 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			e := testenv.New(t)
 			seed := e.MustSeed(t)
 			gate := &graph.ReadGate{}
-			lv, srv := e.StartLive(t, graph.Options{Loaders: graph.LoaderConfig{Gate: gate}}, live.HubConfig{})
+			lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{})
 			web := seed.Project("Website relaunch")
 			bob := e.MustDialWS(t, srv, "bob")
 			bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})

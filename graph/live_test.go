@@ -1,12 +1,10 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -292,7 +290,7 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	t.Run("depth", func(t *testing.T) {
 		c := e.MustDialWS(t, srv, "alice")
@@ -409,7 +407,7 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	// The clock stands still: no token comes back during the test.
-	lv, srv := e.StartLive(t, graph.Options{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	// The socket runs its operations concurrently: whichever comes third
@@ -462,10 +460,7 @@ func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
-	body, err := json.Marshal(map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": seed.Project("Website relaunch").ID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	params := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": seed.Project("Website relaunch").ID}}
 	// A guard only: before the fix, a plain POST waited for the first event.
 	client := &http.Client{Timeout: 30 * time.Second}
 	for _, c := range []struct {
@@ -478,28 +473,13 @@ func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T
 		{"a GET is 405", http.MethodGet, "application/json", http.StatusMethodNotAllowed, "BAD_REQUEST", "POST"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			req, err := http.NewRequest(c.method, srv.URL+"/query", bytes.NewReader(body))
+			opts := []testenv.RequestOption{testenv.To(srv.URL + "/query"), testenv.HTTPClient(client), testenv.Accept(c.accept), e.As("bob")}
 			if c.method == http.MethodGet {
-				req, err = http.NewRequest(c.method, srv.URL+"/query?query="+url.QueryEscape(taskEventsSub)+
-					"&variables="+url.QueryEscape(`{"p":"`+seed.Project("Website relaunch").ID+`"}`), nil)
+				opts = append(opts, testenv.GET())
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", c.accept)
-			req.Header.Set("Authorization", "Bearer "+e.Token(t, "bob"))
-			res, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			var r struct{ Errors []testenv.Error }
-			if err := json.NewDecoder(res.Body).Decode(&r); err != nil {
-				t.Fatal(err)
-			}
-			if res.StatusCode != c.status || len(r.Errors) != 1 || r.Errors[0].Code() != c.code || !strings.Contains(r.Errors[0].Message, c.says) {
-				t.Errorf("got %d %+v, want %d and one %s error saying %q", res.StatusCode, r.Errors, c.status, c.code, c.says)
+			res := testenv.Send(t, params, opts...).Decode(t)
+			if res.Status != c.status || len(res.Errors) != 1 || res.Errors[0].Code() != c.code || !strings.Contains(res.Errors[0].Message, c.says) {
+				t.Errorf("got %d %+v, want %d and one %s error saying %q", res.Status, res.Errors, c.status, c.code, c.says)
 			}
 		})
 	}

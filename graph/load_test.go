@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -95,19 +94,15 @@ func TestLoad(t *testing.T) {
 	var projMu sync.Mutex
 	stats := &loadStats{status: map[int]int{}, codes: map[string]int{}}
 	post := func(viewer, q string, vars map[string]any) (json.RawMessage, []string) {
-		body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+tokens[viewer])
-		res, err := client.Do(req)
+		raw, err := testenv.Post(map[string]any{"query": q, "variables": vars}, testenv.To(srv.URL), testenv.HTTPClient(client),
+			testenv.Bearer(tokens[viewer]))
 		if err != nil {
 			stats.add(-1, []string{"TRANSPORT"})
 			return nil, nil
 		}
-		defer res.Body.Close()
 		var r testenv.Response
-		_ = json.NewDecoder(res.Body).Decode(&r)
-		stats.add(res.StatusCode, r.Codes())
+		_ = json.Unmarshal(raw.Body, &r)
+		stats.add(raw.Status, r.Codes())
 		return r.Data, r.Codes()
 	}
 	randomTask := func(r *rand.Rand) (string, string) {

@@ -23,7 +23,7 @@ func opLogEnv(t *testing.T) (*testenv.Env, *bytes.Buffer) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	var buf bytes.Buffer
-	e.Handler = e.NewHandler(graph.Options{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewJSONHandler(&buf, nil))}})
 	return e, &buf
 }
 

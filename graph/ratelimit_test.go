@@ -18,7 +18,7 @@ type rateClock struct{ offset atomic.Int64 }
 func (c *rateClock) Now() time.Time          { return testenv.Now.Add(time.Duration(c.offset.Load())) }
 func (c *rateClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 func newRateHandler(e *testenv.Env, c *rateClock, l graph.RateLimits) http.Handler {
-	return e.NewHandler(graph.Options{Now: c.Now, RateLimits: l})
+	return e.NewHandler(graph.Options{Deps: graph.Deps{Now: c.Now}, Limits: graph.Limits{RateLimits: l}})
 }
 
 // rateResult is one response: status, Retry-After and body.

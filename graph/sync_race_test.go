@@ -106,7 +106,7 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 			}
 			clock := &testClock{t: time.Now()}
 			e.Store.Now = clock.Now
-			e.Handler = e.NewHandler(graph.Options{Store: e.Store, Now: clock.Now})
+			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: e.Store, Now: clock.Now}})
 			s := e.Seed(t)
 			dave := newReplica("dave")
 			dave.sync(t, e, 100)

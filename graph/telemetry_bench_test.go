@@ -42,7 +42,7 @@ func BenchmarkTelemetry(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 			b.Run(q.name+"/"+c.name, func(b *testing.B) {
 				for b.Loop() {
 					e.MustQuery(b, "u0", q.doc, nil, nil)

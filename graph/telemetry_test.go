@@ -3,7 +3,6 @@ package graph_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -104,7 +103,7 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	tel := mustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 3})
-	e.StepLevels(t, graph.Options{Telemetry: tel})
+	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 
 	statuses := map[int]int{}
@@ -265,19 +264,14 @@ func TestTraceSpanTree(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
 	var logBuf bytes.Buffer
-	e.StepLevels(t, graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.Calls.Reset()
 
 	query := `query Dash($n: Int!) { me { projects(first: $n) { nodes { name members { user { name } } tasks(first: 3) { nodes { title } } } } } }`
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"n": 2, "x": marker}})
-	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
-	req.Header.Set("Traceparent", traceparent)
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
-		t.Fatalf("Dash: %d %s", rec.Code, rec.Body.String())
+	raw := e.Send(t, map[string]any{"query": query, "variables": map[string]any{"n": 2, "x": marker}}, e.As("alice"),
+		testenv.Header("Traceparent", traceparent))
+	if raw.Status != http.StatusOK || strings.Contains(string(raw.Body), `"errors"`) {
+		t.Fatalf("Dash: %d %s", raw.Status, raw.Body)
 	}
 
 	spans := exp.GetSpans()
@@ -370,7 +364,7 @@ func TestTraceSpanTree(t *testing.T) {
 		t.Errorf("%d batch spans, want one per level at least", batches)
 	}
 	t.Run("traceparent out and in the log", func(t *testing.T) {
-		if got := rec.Header().Get("Traceparent"); !strings.Contains(got, traceIDHex) {
+		if got := raw.Header.Get("Traceparent"); !strings.Contains(got, traceIDHex) {
 			t.Errorf("response traceparent %q, want trace %s", got, traceIDHex)
 		}
 		lines := mustOpLines(t, &logBuf)
@@ -431,16 +425,10 @@ func TestTracingOffWithoutOTELEnvironment(t *testing.T) {
 		e := testenv.New(t)
 		e.MustSeed(t)
 		var logBuf bytes.Buffer
-		e.Handler = e.NewHandler(graph.Options{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))})
-		body, _ := json.Marshal(map[string]any{"query": "query Me { me { id } }"})
-		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
-		req.Header.Set("Traceparent", traceparent)
-		rec := httptest.NewRecorder()
-		e.Handler.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK || rec.Header().Get("Traceparent") != "" {
-			t.Errorf("status %d, response traceparent %q: want 200 and none", rec.Code, rec.Header().Get("Traceparent"))
+		e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
+		raw := e.Send(t, map[string]any{"query": "query Me { me { id } }"}, e.As("alice"), testenv.Header("Traceparent", traceparent))
+		if raw.Status != http.StatusOK || raw.Header.Get("Traceparent") != "" {
+			t.Errorf("status %d, response traceparent %q: want 200 and none", raw.Status, raw.Header.Get("Traceparent"))
 		}
 		if lines := mustOpLines(t, &logBuf); len(lines) != 1 || lines[0]["trace_id"] != traceIDHex {
 			t.Errorf("log lines %v, want the header's trace id", lines)
@@ -465,7 +453,7 @@ func TestOTLPExportFromTheEnvironment(t *testing.T) {
 	}
 	e := testenv.New(t)
 	e.MustSeed(t)
-	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustQuery(t, "alice", "query Me { me { id } }", nil, nil)
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -509,7 +497,7 @@ func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
 		client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustQuery(t, "alice", "query Me { me { name } }", nil, nil)
 
 	fams := scrape(t, tel)
@@ -543,7 +531,7 @@ func TestMetricsLabelFailuresByCode(t *testing.T) {
 	store := dynamo.New(e.Emb.Client(client.Record, throttleAlways, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	e.Handler = e.NewHandler(graph.Options{Telemetry: tel})
+	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustFail(t, "alice", graph.CodeServiceUnavailable, "query Me { me { name } }", nil)
 
 	fams := scrape(t, tel)

@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // manifestPath is the persisted-documents manifest graphql-codegen writes
@@ -105,8 +103,7 @@ func trustedEnv(t *testing.T, production bool) (*testenv.Env, http.Handler) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Now: func() time.Time { return testenv.Now },
-		Log: e.Store.Log, Production: production, TrustedDocuments: td}})
+	return e, e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: td}, Production: production})
 }
 
 func body(t *testing.T, v map[string]any) string {

@@ -17,7 +17,6 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // leaveUnprocessed is client middleware that plays a throttled DynamoDB:
@@ -108,7 +107,7 @@ func throttledStore(tb testing.TB, e *testenv.Env, held func(int) int, count *at
 	store.Now, store.Log, store.CleanupSettle = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), 0
 	f := *e
 	f.Store = store
-	f.Handler = web.NewHandler(web.Options{Options: graph.Options{Store: store, Auth: e.Auth, Now: store.Now, Log: store.Log, Timeout: timeout}})
+	f.Handler = f.NewHandler(graph.Options{Limits: graph.Limits{Timeout: timeout}}) // on f's store
 	return store, &f
 }
 

@@ -20,7 +20,7 @@ func mustCORSHandler(t *testing.T, e *testenv.Env, list string) http.Handler {
 	if err != nil {
 		t.Fatalf("ParseOrigins(%q): %v", list, err)
 	}
-	return web.NewHandler(web.Options{Options: graph.Options{Store: e.Store, Auth: e.Auth, Log: e.Store.Log, Now: e.Store.Now}, CORS: origins})
+	return e.NewHTTPHandler(web.Options{CORS: origins})
 }
 
 func preflight(h http.Handler, origin, headers string) *httptest.ResponseRecorder {
@@ -86,31 +86,28 @@ func TestCORSRequests(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	tok := e.Token(t, "alice")
-	post := func(h http.Handler, origin, contentType, body string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(body))
-		req.Header.Set("Origin", origin)
-		req.Header.Set("Content-Type", contentType)
-		req.Header.Set("Authorization", "Bearer "+tok)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec
+	// post posts body as it is (a page's request of any media type) from a
+	// page of origin.
+	post := func(h http.Handler, origin, contentType, body string) testenv.Raw {
+		return e.Send(t, nil, testenv.Via(h), testenv.RawBody(http.MethodPost, contentType, body), testenv.Header("Origin", origin),
+			testenv.Bearer(tok))
 	}
 
 	t.Run("an allowed origin's request is answered with its origin allowed", func(t *testing.T) {
 		rec := post(mustCORSHandler(t, e, "http://localhost:5173"), "http://localhost:5173", "application/json", `{"query":"{ me { name } }"}`)
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"name":"Alice Example"`) {
-			t.Fatalf("got %d %s", rec.Code, rec.Body)
+		if rec.Status != http.StatusOK || !strings.Contains(string(rec.Body), `"name":"Alice Example"`) {
+			t.Fatalf("got %d %s", rec.Status, rec.Body)
 		}
-		if got := rec.Header().Get("Access-Control-Allow-Origin"); got != "http://localhost:5173" {
+		if got := rec.Header.Get("Access-Control-Allow-Origin"); got != "http://localhost:5173" {
 			t.Errorf("Access-Control-Allow-Origin = %q", got)
 		}
-		if got := rec.Header().Get("Access-Control-Allow-Credentials"); got != "" {
+		if got := rec.Header.Get("Access-Control-Allow-Credentials"); got != "" {
 			t.Errorf("Access-Control-Allow-Credentials = %q, want none", got)
 		}
 	})
 	t.Run("a refused origin's request gets no CORS headers, so its page cannot read the answer", func(t *testing.T) {
 		rec := post(mustCORSHandler(t, e, "https://app.example.com"), "http://localhost:5173", "application/json", `{"query":"{ me { name } }"}`)
-		if got := rec.Header().Get("Access-Control-Allow-Origin"); got != "" {
+		if got := rec.Header.Get("Access-Control-Allow-Origin"); got != "" {
 			t.Errorf("Access-Control-Allow-Origin = %q, want none", got)
 		}
 	})
@@ -125,8 +122,8 @@ func TestCORSRequests(t *testing.T) {
 	} {
 		t.Run(c.name+" from another origin is refused and changes nothing", func(t *testing.T) {
 			rec := post(mustCORSHandler(t, e, ""), "https://evil.example", c.contentType, c.body)
-			if rec.Code != http.StatusUnsupportedMediaType {
-				t.Errorf("status = %d, want 415: %s", rec.Code, rec.Body)
+			if rec.Status != http.StatusUnsupportedMediaType {
+				t.Errorf("status = %d, want 415: %s", rec.Status, rec.Body)
 			}
 			var me struct{ Me struct{ Name string } }
 			e.MustQuery(t, "alice", `{ me { name } }`, nil, &me)

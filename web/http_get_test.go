@@ -36,32 +36,14 @@ func (a httpAnswer) code() string {
 // Accept header), to h.
 func sendHTTP(t *testing.T, e *testenv.Env, h http.Handler, method, viewer, accept string, params map[string]any) httpAnswer {
 	t.Helper()
-	var req *http.Request
+	opts := []testenv.RequestOption{testenv.Via(h), e.As(viewer), testenv.Accept(accept)}
 	if method == http.MethodGet {
-		vals := url.Values{}
-		for k, v := range params {
-			if s, ok := v.(string); ok {
-				vals.Set(k, s)
-			} else {
-				vals.Set(k, string(testenv.MustMarshal(t, v)))
-			}
-		}
-		req = httptest.NewRequest(http.MethodGet, "/query?"+vals.Encode(), nil)
-	} else {
-		req = httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(testenv.MustMarshal(t, params))))
-		req.Header.Set("Content-Type", "application/json")
+		opts = append(opts, testenv.GET())
 	}
-	if viewer != "" {
-		req.Header.Set("Authorization", "Bearer "+e.Token(t, viewer))
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	a := httpAnswer{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
-	if err := json.Unmarshal(rec.Body.Bytes(), &a.res); err != nil {
-		t.Fatalf("%s answered %d with a body that is not JSON: %q", method, rec.Code, a.body)
+	raw := e.Send(t, params, opts...)
+	a := httpAnswer{status: raw.Status, header: raw.Header, body: string(raw.Body)}
+	if err := json.Unmarshal(raw.Body, &a.res); err != nil {
+		t.Fatalf("%s answered %d with a body that is not JSON: %q", method, raw.Status, a.body)
 	}
 	return a
 }
@@ -109,7 +91,7 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withDocs := e.NewHandler(graph.Options{TrustedDocuments: trusted})
+	withDocs := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}})
 	for _, c := range []struct {
 		name    string
 		h       http.Handler
@@ -156,7 +138,7 @@ func TestGETDocumentID(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, prod := range []bool{false, true} {
-		h := e.NewHandler(graph.Options{TrustedDocuments: trusted, Production: prod})
+		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: prod})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"documentId": "sha256:" + sha(doc), "variables": map[string]any{"n": 1}})
 		if a.status != http.StatusOK || len(a.res.Errors) != 0 || !strings.Contains(a.body, "Alice Example") || strings.Count(a.body, `"name"`) != 2 {
 			t.Errorf("production %v: HTTP %d: %s; want alice and one project", prod, a.status, a.body)
@@ -167,7 +149,7 @@ func TestGETDocumentID(t *testing.T) {
 		}
 	}
 	t.Run("in production, a text that is not trusted", func(t *testing.T) {
-		h := e.NewHandler(graph.Options{TrustedDocuments: trusted, Production: true})
+		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"query": "{ me { id } }"})
 		if a.status != http.StatusBadRequest || a.code() != graph.CodeTrustedDocumentRequired {
 			t.Errorf("HTTP %d: %s; want 400 TRUSTED_DOCUMENT_REQUIRED", a.status, a.body)
@@ -194,6 +176,7 @@ func TestGETParametersAndURLLength(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e.Calls.Reset()
+			// A query string as it is, malformed ones included: not testenv's GET.
 			req := httptest.NewRequest(http.MethodGet, "/query?"+c.rawQuery, nil)
 			req.Header.Set("Authorization", "Bearer "+e.Token(t, "alice"))
 			rec := httptest.NewRecorder()

@@ -37,11 +37,9 @@ func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	origins, err := web.ParseOrigins("https://app.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, srv := e.StartLiveHTTP(t, web.Options{CORS: origins}, live.HubConfig{})
+	a := e.App(graph.Options{})
+	a.Config.CORSOrigins = "https://app.example.com" // CORS_ORIGINS
+	_, srv := e.StartApp(t, a)
 	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token(t, "bob")); err != nil {
 		t.Errorf("an allowed origin was refused: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -128,28 +126,21 @@ type matrixRefusal struct {
 
 func refusedAs(code string, status int) matrixRefusal { return matrixRefusal{code, status} }
 
-// jsonDriver sends each operation as the request req makes of its
-// parameters, with the token, and decodes the one JSON body it gets.
-func jsonDriver(req func(t *testing.T, base string, params map[string]any) *http.Request) matrixDriver {
+// jsonDriver sends each operation through testenv's Send to srv, with the
+// token, the operation's headers and the options opts, and decodes the one
+// JSON body it gets.
+func jsonDriver(opts ...testenv.RequestOption) matrixDriver {
 	return func(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
 		t.Helper()
 		var out []matrixResult
 		for _, op := range ops {
 			before := calls()
-			r := req(t, srv.URL, op.params)
-			r.Header.Set("Authorization", "Bearer "+token)
-			for k, v := range op.header {
-				r.Header.Set(k, v)
+			raw := testenv.Send(t, op.params, append([]testenv.RequestOption{testenv.To(srv.URL + "/query"), testenv.HTTPClient(srv.Client()),
+				testenv.Bearer(token), testenv.Headers(op.header)}, opts...)...)
+			res := matrixResult{status: raw.Status}
+			if err := json.Unmarshal(raw.Body, &res.res); err != nil {
+				t.Fatalf("HTTP %d with a body that is not JSON: %v", raw.Status, err)
 			}
-			resp, err := srv.Client().Do(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := matrixResult{status: resp.StatusCode}
-			if err := json.NewDecoder(resp.Body).Decode(&res.res); err != nil {
-				t.Fatalf("%s answered %d with a body that is not JSON: %v", r.Method, resp.StatusCode, err)
-			}
-			resp.Body.Close()
 			res.calls = calls() - before
 			out = append(out, res)
 		}
@@ -158,27 +149,12 @@ func jsonDriver(req func(t *testing.T, base string, params map[string]any) *http
 }
 
 // postDriver posts each operation's parameters as a JSON body.
-var postDriver = jsonDriver(func(t *testing.T, base string, params map[string]any) *http.Request {
-	r, _ := http.NewRequest(http.MethodPost, base+"/query", bytes.NewReader(testenv.MustMarshal(t, params)))
-	r.Header.Set("Content-Type", "application/json")
-	return r
-})
+var postDriver = jsonDriver()
 
 // getDriver sends each operation as a GET, its parameters in the URL's
 // query string (variables and extensions as JSON); a subscription is
 // answered at once (405), not streamed.
-var getDriver = jsonDriver(func(t *testing.T, base string, params map[string]any) *http.Request {
-	vals := url.Values{}
-	for k, v := range params {
-		if s, ok := v.(string); ok {
-			vals.Set(k, s)
-		} else {
-			vals.Set(k, string(testenv.MustMarshal(t, v)))
-		}
-	}
-	r, _ := http.NewRequest(http.MethodGet, base+"/query?"+vals.Encode(), nil)
-	return r
-})
+var getDriver = jsonDriver(testenv.GET())
 
 func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() int, ops ...matrixOp) []matrixResult {
 	t.Helper()
@@ -186,15 +162,8 @@ func sseDriver(t *testing.T, srv *httptest.Server, token string, calls func() in
 	for _, op := range ops {
 		before := calls()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", bytes.NewReader(testenv.MustMarshal(t, op.params)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
+		resp := testenv.Send(t, op.params, testenv.To(srv.URL+"/query"), testenv.HTTPClient(srv.Client()), testenv.Accept("text/event-stream"),
+			testenv.Bearer(token), testenv.Context(ctx), testenv.Stream()).Response
 		r := matrixResult{status: resp.StatusCode}
 		if op.stream && resp.StatusCode == http.StatusOK {
 			// Left open until the test ends.
@@ -233,29 +202,19 @@ func multipartDriver(t *testing.T, srv *httptest.Server, token string, calls fun
 	var out []matrixResult
 	for _, op := range ops {
 		before := calls()
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/query", bytes.NewReader(testenv.MustMarshal(t, op.params)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824, application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		for k, v := range op.header {
-			req.Header.Set(k, v)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := matrixResult{status: resp.StatusCode}
-		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/mixed") {
-			r.parts = testenv.MultipartParts(t, ct, resp.Body)
+		raw := testenv.Send(t, op.params, testenv.To(srv.URL+"/query"), testenv.HTTPClient(srv.Client()),
+			testenv.Accept("multipart/mixed;deferSpec=20220824, application/json"), testenv.Bearer(token), testenv.Headers(op.header))
+		r := matrixResult{status: raw.Status}
+		if ct := raw.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/mixed") {
+			r.parts = testenv.MultipartParts(t, ct, bytes.NewReader(raw.Body))
 			if len(r.parts) == 0 {
-				t.Fatalf("a multipart/mixed answer without parts (HTTP %d)", resp.StatusCode)
+				t.Fatalf("a multipart/mixed answer without parts (HTTP %d)", raw.Status)
 			}
 			first := r.parts[0]
 			r.res = matrixResponse{Data: first.Data, Errors: first.Errors, Extensions: first.Extensions}
-		} else if err := json.NewDecoder(resp.Body).Decode(&r.res); err != nil {
-			t.Fatalf("HTTP %d, %s, with a body that is not JSON: %v", resp.StatusCode, ct, err)
+		} else if err := json.Unmarshal(raw.Body, &r.res); err != nil {
+			t.Fatalf("HTTP %d, %s, with a body that is not JSON: %v", raw.Status, ct, err)
 		}
-		resp.Body.Close()
 		r.calls = calls() - before
 		out = append(out, r)
 	}
@@ -394,7 +353,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		seed := e.MustSeed(t)
 		lb := &testenv.LogBuffer{}
 		o.Log = slog.New(slog.NewTextHandler(lb, nil))
-		lv, srv := e.StartLiveHTTP(t, o, live.HubConfig{})
+		a := e.App(o.Options)
+		a.Config.MaxBodyBytes = o.MaxBodyBytes
+		lv, srv := e.StartApp(t, a)
 		c := &cell{protocol: protocol, tr: matrixDrivers[protocol], e: e, seed: seed, lv: lv, srv: srv, log: lb}
 		token := e.Token(t, "alice")
 		c.drive = func(ops ...matrixOp) []matrixResult {
@@ -422,7 +383,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		opts web.Options
 		run  func(t *testing.T, c *cell)
 	}{
-		{"production runs only trusted documents", web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}},
+		{"production runs only trusted documents", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixRename), q("{ me { id } }"),
 					op(map[string]any{"documentId": "sha256:" + sha(matrixRename)}),
@@ -448,7 +409,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
 				}
 			}},
-		{"production subscribes to a trusted document by documentId", web.Options{Options: graph.Options{Production: true, TrustedDocuments: trusted}},
+		{"production subscribes to a trusted document by documentId", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
@@ -462,7 +423,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				testenv.WaitSubscribers(t, c.lv.Hub, web.ID, 1)
 			}},
-		{"operations are charged before they are parsed", web.Options{Options: graph.Options{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}},
+		{"operations are charged before they are parsed", web.Options{Options: graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id "), q("{ me { nosuchfield } }"), q("{ me { id } }"))
 				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
@@ -470,7 +431,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, c.tr.limited)
 			}},
-		{"the deadline holds", web.Options{Options: graph.Options{Timeout: time.Nanosecond}},
+		{"the deadline holds", web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: time.Nanosecond}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixBigQuery))
 				if rs[0].code() != graph.CodeServiceUnavailable {
@@ -486,7 +447,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 			}},
-		{"shape and cost limits hold", web.Options{Options: graph.Options{MaxAliases: 2, MaxDepth: 4}},
+		{"shape and cost limits hold", web.Options{Options: graph.Options{Limits: graph.Limits{MaxAliases: 2, MaxDepth: 4}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ a: me { id } b: me { id } c: me { id } }"),
 					q("{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"),

@@ -1,15 +1,12 @@
 package modeltest
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -213,25 +210,16 @@ func (m *modelRun) send(op *modelOp) { op.res = m.doKey(op.viewer, op.key, op.qu
 
 // doKey is do with an Idempotency-Key header (none when key is "").
 func (m *modelRun) doKey(viewer, key, query string, vars map[string]any) *testenv.Response {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec, err := testenv.Post(map[string]any{"query": query, "variables": vars}, testenv.Via(m.e.Handler), testenv.Context(ctx),
+		testenv.Bearer(m.tokens[viewer]), testenv.Header(graph.IdempotencyHeader, key))
 	if err != nil {
 		panic(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if tok := m.tokens[viewer]; tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	if key != "" {
-		req.Header.Set(graph.IdempotencyHeader, key)
-	}
-	rec := httptest.NewRecorder()
-	m.e.Handler.ServeHTTP(rec, req)
-	res := &testenv.Response{Status: rec.Code}
-	if err := json.Unmarshal(rec.Body.Bytes(), res); err != nil {
-		res.Errors = []testenv.Error{{Message: fmt.Sprintf("HTTP %d, not JSON: %.300s", rec.Code, rec.Body.String()),
+	res := &testenv.Response{Status: rec.Status}
+	if err := json.Unmarshal(rec.Body, res); err != nil {
+		res.Errors = []testenv.Error{{Message: fmt.Sprintf("HTTP %d, not JSON: %.300s", rec.Status, rec.Body),
 			Extensions: map[string]any{"code": "NOT_JSON"}}}
 	}
 	return res

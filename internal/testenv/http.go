@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,36 +10,19 @@ import (
 	"testing"
 )
 
-// PostURL posts a GraphQL operation (query and its variables) as JSON to
-// url, a server's /query, with the Authorization header authorization (""
-// for none), and returns the answer decoded, its Status set. It fails no
-// test, so any goroutine may call it: a request that cannot be sent or an
-// answer that is not JSON is its error.
+// PostURL posts a GraphQL operation (query and its variables) to url, a
+// server's /query (Post, To), with the Authorization header authorization
+// ("" for none), and returns the answer decoded, its Status set. It fails
+// no test, so any goroutine may call it: a request that cannot be sent or
+// an answer that is not JSON is its error.
 func PostURL(url, authorization, query string, vars map[string]any) (*Response, error) {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	raw, err := Post(map[string]any{"query": query, "variables": vars}, To(url), Header("Authorization", authorization))
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, err
-	}
-	out := &Response{Status: res.StatusCode}
-	if err := json.Unmarshal(b, out); err != nil {
-		return nil, fmt.Errorf("POST %s answered %d, not JSON: %s", url, res.StatusCode, b)
+	out := &Response{Status: raw.Status}
+	if err := json.Unmarshal(raw.Body, out); err != nil {
+		return nil, fmt.Errorf("POST %s answered %d, not JSON: %s", url, raw.Status, raw.Body)
 	}
 	return out, nil
 }

@@ -2,11 +2,9 @@ package testenv_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,16 +71,10 @@ func newChecked(t *testing.T) *checked {
 		t.Fatal("the demo data has no plain member in the project of a tagged, assigned task with a due date")
 	}
 	// A keyed mutation leaves an idempotency record.
-	body, _ := json.Marshal(map[string]any{"query": `mutation($id: ID!) { addComment(input: {taskId: $id, body: "keyed"}) { id } }`,
-		"variables": map[string]any{"id": c.task.ID}})
-	req := httptest.NewRequest(http.MethodPost, "/query", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.Token(t, *c.task.AssigneeID))
-	req.Header.Set(graph.IdempotencyHeader, "k1")
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
-		t.Fatalf("keyed addComment: %d %s", rec.Code, rec.Body.String())
+	rec := e.Send(t, map[string]any{"query": `mutation($id: ID!) { addComment(input: {taskId: $id, body: "keyed"}) { id } }`,
+		"variables": map[string]any{"id": c.task.ID}}, e.As(*c.task.AssigneeID), testenv.Header(graph.IdempotencyHeader, "k1"))
+	if rec.Status != http.StatusOK || strings.Contains(string(rec.Body), `"errors"`) {
+		t.Fatalf("keyed addComment: %d %s", rec.Status, rec.Body)
 	}
 	c.idemPK, c.idemSK = dynamo.IdempotencyItemKey(*c.task.AssigneeID, "k1", "addComment")
 	// An event the sink refused leaves its outbox item.

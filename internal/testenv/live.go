@@ -11,10 +11,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/graph"
-	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/live"
-	"github.com/taskgraph/taskgraph/web"
 )
 
 // Live is an Env's live-updates stack: an embedded NATS broker (in memory)
@@ -24,34 +23,46 @@ type Live struct {
 	Hub    *live.Hub
 }
 
-// StartLive starts the Env's instance (wire.App, the server's own
-// lifecycle) on its store: an embedded broker and the hub, the handler made
-// with them (o's other options kept) and served on an httptest server for
-// WebSocket clients (URL); closed, the outbox flushed, when the test that
-// made the Env ends. The background workers do not run (tests that pin
-// DynamoDB calls run them by hand). A failure to start fails tb.
+// StartLive starts the Env's App (app.App, the server's own) with the
+// handler's options o and the hub's configuration hub, and serves its
+// handler on an httptest server for WebSocket clients (URL): see App and
+// StartApp.
 func (e *Env) StartLive(tb testing.TB, o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
 	tb.Helper()
-	return e.StartLiveHTTP(tb, web.Options{Options: o}, hub)
+	a := e.App(o)
+	a.Config.Hub = hub
+	return e.StartApp(tb, a)
 }
 
-// StartLiveHTTP is StartLive with HTTP's options too (CORS, the body
-// limit).
-func (e *Env) StartLiveHTTP(tb testing.TB, o web.Options, hub live.HubConfig) (*Live, *httptest.Server) {
+// App returns an App on the Env's store and authenticator, for StartApp:
+// o's limits, modes and hooks, and its log, telemetry and trusted
+// documents (its other dependencies are the App's: the store's clock, the
+// hub); an embedded broker in memory; no listener of its own and no
+// background workers (tests that pin DynamoDB calls run them by hand). A
+// test changes its Config before StartApp (CORS origins, the body limit).
+func (e *Env) App(o graph.Options) *app.App {
+	return &app.App{Store: e.Store, Auth: e.Auth, Log: o.Log, Telemetry: o.Telemetry, TrustedDocuments: o.TrustedDocuments,
+		Config: app.Config{Limits: o.Limits, Production: o.Production, Debug: o.Debug},
+		Hooks:  app.Hooks{Graph: o.Hooks, NoListen: true, NoBackground: true}}
+}
+
+// StartApp opens a (made by App) and serves its handler, which becomes the
+// Env's, on an httptest server; closed, the outbox flushed, when the test
+// that made the Env ends. A failure to start fails tb.
+func (e *Env) StartApp(tb testing.TB, a *app.App) (*Live, *httptest.Server) {
 	tb.Helper()
-	app := &wire.App{Store: e.Store, Auth: e.Auth, Options: o, Hub: hub, NoListen: true, NoBackground: true}
-	if err := app.Open(context.Background()); err != nil {
-		tb.Fatalf("starting live updates: %v", err)
+	if err := a.Open(context.Background()); err != nil {
+		tb.Fatalf("starting the App: %v", err)
 	}
-	e.Handler = app.Handler
+	e.Handler = a.Handler
 	srv := httptest.NewServer(e.Handler)
 	e.onEnd(tb, func() {
-		app.LiveHub.Close() // event streams end, so that srv.Close need not wait for them
+		a.Hub.Close() // event streams end, so that srv.Close need not wait for them
 		srv.Close()
-		_ = app.Close()
+		_ = a.Close()
 	})
 	e.Calls.Reset()
-	return &Live{Broker: app.Broker, Hub: app.LiveHub}, srv
+	return &Live{Broker: a.Broker, Hub: a.Hub}, srv
 }
 
 // WSClient is the tests' WebSocket client of /query: one connection,
@@ -270,15 +281,8 @@ func MustOpenSSE(tb testing.TB, srv *httptest.Server, authorization, query strin
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	body := mustJSON(tb, map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/query", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", authorization)
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { res.Body.Close() })
-	return res
+	raw := Send(tb, map[string]any{"query": query, "variables": vars}, To(srv.URL+"/query"), HTTPClient(srv.Client()),
+		Accept("text/event-stream"), Header("Authorization", authorization), Context(ctx), Stream())
+	tb.Cleanup(func() { raw.Response.Body.Close() })
+	return raw.Response
 }

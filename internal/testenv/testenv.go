@@ -28,11 +28,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
-	"github.com/taskgraph/taskgraph/internal/wire"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -64,7 +64,7 @@ type Calls = client.Calls
 
 // Env is one test's server: a fresh table, the real handler, a fixed clock.
 // The client, the store and the handler are wired as in production
-// (internal/wire), with a counter of calls added to the client.
+// (package app), with a counter of calls added to the client.
 //
 // Every helper of an Env that can fail takes the testing.TB of the test or
 // subtest it runs in as its first argument and fails that one; the Env
@@ -164,7 +164,7 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 	// A run id keeps tables apart when several runs share one dynalite or
 	// DynamoDB Local.
 	name := fmt.Sprintf("t%s-%d-%s", runID, tableN.Add(1), sanitize(tb.Name()))
-	e.Store = wire.NewStore(db, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
+	e.Store = app.NewStore(db, name, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return Now })
 	e.Store.CleanupSettle = 0 // the clock stands still in tests
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -177,9 +177,9 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 }
 
 // NewHandler returns a GraphQL handler on the Env's store and
-// authenticator, wired as in production (wire.NewHandler) with the options
-// o and HTTP's defaults: its clock and log are the store's unless o sets
-// them.
+// authenticator (o's, when it gives them), wired as in production
+// (app.NewHandler) with the options o and HTTP's defaults: its clock and
+// log are the store's unless o sets them.
 func (e *Env) NewHandler(o graph.Options) http.Handler {
 	return e.NewHTTPHandler(web.Options{Options: o})
 }
@@ -187,7 +187,14 @@ func (e *Env) NewHandler(o graph.Options) http.Handler {
 // NewHTTPHandler is NewHandler with HTTP's options too (CORS, the body
 // limit).
 func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
-	return wire.NewHandler(e.Store, e.Auth, o)
+	store, authn := e.Store, e.Auth
+	if o.Store != nil {
+		store = o.Store
+	}
+	if o.Auth != nil {
+		authn = o.Auth
+	}
+	return app.NewHandler(store, authn, o)
 }
 
 // StepLevels makes the Env's handler, made anew with the options o, read
@@ -235,74 +242,6 @@ func (e *Env) Token(tb testing.TB, viewer string) string {
 		tb.Fatal(err)
 	}
 	return t
-}
-
-// Error is one GraphQL error of a response.
-type Error struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
-
-// Code is the error's extensions.code.
-func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
-
-// Response is a GraphQL response.
-type Response struct {
-	Status int
-	Data   json.RawMessage `json:"data"`
-	Errors []Error         `json:"errors"`
-}
-
-// Codes lists the codes of the response's errors.
-func (r *Response) Codes() []string {
-	var out []string
-	for _, e := range r.Errors {
-		out = append(out, e.Code())
-	}
-	return out
-}
-
-// Do posts a GraphQL request with the given Authorization header value ("" for none).
-func (e *Env) Do(tb testing.TB, authorization, query string, vars map[string]any) *Response {
-	tb.Helper()
-	return e.Send(tb, map[string]any{"query": query, "variables": vars}, Header("Authorization", authorization)).Decode(tb)
-}
-
-// Query runs a query as viewer ("" for no token) and returns the response.
-func (e *Env) Query(tb testing.TB, viewer, query string, vars map[string]any) *Response {
-	tb.Helper()
-	auth := ""
-	if viewer != "" {
-		auth = "Bearer " + e.Token(tb, viewer)
-	}
-	return e.Do(tb, auth, query, vars)
-}
-
-// MustQuery runs a query as viewer, fails the test on any error, and decodes
-// data into out (a pointer) when out is not nil.
-func (e *Env) MustQuery(tb testing.TB, viewer, query string, vars map[string]any, out any) {
-	tb.Helper()
-	res := e.Query(tb, viewer, query, vars)
-	if len(res.Errors) > 0 {
-		tb.Fatalf("query as %q failed: %+v\nquery: %s\nvars: %s", viewer, res.Errors, query, ShortJSON(vars))
-	}
-	if out != nil {
-		if err := json.Unmarshal(res.Data, out); err != nil {
-			tb.Fatalf("decoding %s: %v", res.Data, err)
-		}
-	}
-}
-
-// MustFail runs a query as viewer and fails the test unless it returns
-// exactly one error with the given code; it returns that error.
-func (e *Env) MustFail(tb testing.TB, viewer, code, query string, vars map[string]any) Error {
-	tb.Helper()
-	res := e.Query(tb, viewer, query, vars)
-	if len(res.Errors) != 1 || res.Errors[0].Code() != code {
-		tb.Fatalf("want one %s error, got %+v (data %s)\nquery: %s", code, res.Errors, res.Data, query)
-	}
-	return res.Errors[0]
 }
 
 // MustImport loads a dataset with batch writes.

@@ -1,0 +1,98 @@
+package app
+
+import (
+	"crypto/hkdf"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/taskgraph/taskgraph/live"
+)
+
+// cursorKeyLabel separates the cursor key derived from a secret from every
+// other use of that secret (the secret itself signs tokens).
+const cursorKeyLabel = "taskgraph live cursor key v1"
+
+// errNeedCursorKey: -production with JWT_JWKS_URL only has no secret to
+// derive the cursor key from.
+var errNeedCursorKey = errors.New("-production with JWT_JWKS_URL and no JWT_SECRET needs CURSOR_KEY (or -cursor-key): " +
+	"at least 32 random bytes, base64 or hex, the same on every instance (e.g. openssl rand -base64 32)")
+
+// configuredCursorKey returns the key of the live events' cursors
+// (live.HubConfig.CursorKey) that the configuration gives, and where it
+// came from (for the start-up log; never the key):
+//
+//   - CURSOR_KEY / -cursor-key, base64 or hex, at least 32 bytes;
+//   - else derived from JWT_SECRET (HKDF-SHA256, its own label), so that
+//     instances sharing the secret share the key;
+//   - else, for an App given its authenticator (own false: tests), none:
+//     the hub's own random key of the process;
+//   - else, with -production, none: an error (JWT_JWKS_URL alone gives no
+//     shared secret to derive it from);
+//   - else (development) none yet: openAuth derives it from the
+//     development secret (devCursorKey).
+func configuredCursorKey(c Config, own bool) ([]byte, string, error) {
+	switch {
+	case c.CursorKey != "":
+		k, err := parseCursorKey(c.CursorKey)
+		if err != nil {
+			return nil, "", err
+		}
+		return k, "CURSOR_KEY", nil
+	case c.Secret != "":
+		return deriveCursorKey([]byte(c.Secret)), "derived from JWT_SECRET", nil
+	case !own:
+		return nil, "", nil
+	case c.Production:
+		return nil, "", errNeedCursorKey
+	}
+	return nil, "", nil
+}
+
+// devCursorKey derives the cursor key from the development secret dev (the
+// one kept in -data-dir, so restarts keep cursors valid; random per
+// process with -data-dir=), which devWhere names.
+func devCursorKey(dev []byte, devWhere string) ([]byte, string) {
+	return deriveCursorKey(dev), "derived from " + devWhere
+}
+
+// needsDevSecret reports whether the server uses the development secret:
+// for tokens (no JWT_SECRET, no JWT_JWKS_URL) or for the cursor key (no
+// JWT_SECRET, no CURSOR_KEY), never with -production.
+func needsDevSecret(c Config) bool {
+	return !c.Production && c.Secret == "" && (c.JWKSURL == "" || c.CursorKey == "")
+}
+
+// deriveCursorKey derives a 32-byte cursor key from a secret.
+func deriveCursorKey(secret []byte) []byte {
+	k, err := hkdf.Key(sha256.New, secret, nil, cursorKeyLabel, 32)
+	if err != nil {
+		panic(err) // 32 bytes of SHA-256 are always available
+	}
+	return k
+}
+
+// parseCursorKey reads CURSOR_KEY: hex (an even number of hex digits), or
+// else base64 (standard or URL alphabet, padded or not); at least
+// live.MinCursorKey bytes.
+func parseCursorKey(v string) ([]byte, error) {
+	v = strings.TrimSpace(v)
+	k, err := hex.DecodeString(v)
+	if err != nil {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			if k, err = enc.DecodeString(v); err == nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return nil, errors.New("CURSOR_KEY (-cursor-key) must be base64 or hex")
+	}
+	if len(k) < live.MinCursorKey {
+		return nil, fmt.Errorf("CURSOR_KEY (-cursor-key) holds %d bytes; it needs at least %d", len(k), live.MinCursorKey)
+	}
+	return k, nil
+}
