@@ -26,6 +26,10 @@ type write struct {
 
 	old  *item // the item before the write (after run)
 	next *item // the item after it; nil: none
+
+	// invalid is why DynamoDB cancels a transaction for this write alone
+	// (its key too long): its reason's message.
+	invalid string
 }
 
 // writeInput is what Put, Update, Delete and ConditionCheck are sent,
@@ -72,6 +76,9 @@ func (e *Engine) prepare(kind string, in *writeInput) (*write, error) {
 	}
 	if kind == "Put" {
 		if w.put, err = t.newItem(in.Item); err != nil {
+			return nil, err
+		}
+		if err := w.put.checkIndexKeys(); err != nil {
 			return nil, err
 		}
 		w.key = w.put.key
@@ -128,6 +135,9 @@ func (w *write) run() (ok bool, err error) {
 			a = w.keyA
 		}
 		if w.next, err = w.t.newItem(a); err != nil {
+			if e, ok := err.(*Error); ok && e.Message == errTooLarge {
+				return false, validation("Item size to update has exceeded the maximum allowed size")
+			}
 			return false, err
 		}
 	case "Delete":
@@ -324,6 +334,7 @@ func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error)
 	}
 	var writes []*write
 	seen := map[string]bool{}
+	payload := 0
 	for _, ti := range in.TransactItems {
 		var kind string
 		var wi *writeInput
@@ -341,8 +352,15 @@ func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error)
 			return nil, validation("ReturnValues is not supported in a transaction")
 		}
 		w, err := e.prepare(kind, wi)
+		if keyTooLong(err) { // a reason of its own, as DynamoDB Local gives
+			writes = append(writes, &write{invalid: err.(*Error).Message})
+			continue
+		}
 		if err != nil {
 			return nil, err
+		}
+		if payload += w.size(wi); payload > maxTxnPayload {
+			return nil, validation("Transaction payload size cannot exceed 4MB. Payload Size: %d", payload)
 		}
 		id := wi.TableName + "\x00" + w.key.hash + "\x00" + w.key.rng
 		if seen[id] {
@@ -371,8 +389,14 @@ func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error)
 	cancelled := false
 	for i, w := range writes {
 		reasons[i] = Reason{Code: "None"}
+		if w.invalid != "" {
+			reasons[i], cancelled = Reason{Code: "ValidationError", Message: w.invalid}, true
+			continue
+		}
 		ok, err := w.run()
 		switch {
+		case updateTooLarge(err):
+			reasons[i], cancelled = Reason{Code: "ValidationError", Message: err.(*Error).Message}, true
 		case err != nil:
 			return nil, err
 		case !ok:
