@@ -182,7 +182,22 @@ func (x exprs) apply(u update, a attrs) (attrs, error) {
 		exclude[n] = true
 	}
 	env.Apply(out, x.names, exclude)
+	dropEmptySets(out)
 	return out, nil
+}
+
+// dropEmptySets removes the sets a DELETE emptied: DynamoDB keeps no empty
+// set (the attribute is gone). (minidyn's evaluator applies no DELETE of a
+// nested path; the store makes none.)
+func dropEmptySets(a attrs) {
+	for k, v := range a {
+		switch {
+		case v.SS != nil && len(v.SS) == 0, v.NS != nil && len(v.NS) == 0, v.BS != nil && len(v.BS) == 0:
+			delete(a, k)
+		case v.M != nil:
+			dropEmptySets(v.M)
+		}
+	}
 }
 
 // project returns the attributes of a that a projection expression names.

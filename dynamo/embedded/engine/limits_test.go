@@ -21,7 +21,8 @@ import (
 // and 1,024 bytes in the table (refused, in a transaction as a reason of
 // their own) and in an index (refused when put), an item past 400 KB put
 // and made by an update (in a transaction: a reason of its own), and a
-// transaction past its 4 MB payload.
+// transaction past its 4 MB payload; and a set a DELETE empties, which is
+// no attribute any more.
 func TestSizeLimitsAgainstDynamoDBLocal(t *testing.T) {
 	once := func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} }
 	ref := testenv.Client(t, testenv.DynamoDBLocal, client.Options(once)...)
@@ -84,6 +85,12 @@ func TestSizeLimitsAgainstDynamoDBLocal(t *testing.T) {
 	}
 	_, _ = tee.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: puts})
 	_, _ = tee.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: small[:4]})
+	// A set emptied by DELETE is no attribute any more.
+	_, _ = tee.PutItem(ctx, &dynamodb.PutItemInput{TableName: tb, Item: map[string]av{"PK": s("set"), "SK": s("1"), "ss": ss("a", "b")}})
+	_, _ = tee.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: tb, Key: key("set", "1"), UpdateExpression: aws.String("DELETE ss :ab"),
+		ExpressionAttributeValues: map[string]av{":ab": ss("a", "b")}, ReturnValues: types.ReturnValueAllNew})
+	_, _ = tee.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: tb, Key: key("set", "1"), UpdateExpression: aws.String("ADD ss :ab"),
+		ConditionExpression: aws.String("attribute_not_exists(ss)"), ExpressionAttributeValues: map[string]av{":ab": ss("a")}})
 	sameTables(t, emb.Client(), ref, table)
 	if tee.Diffs() > 0 {
 		t.Errorf("%d answers differ", tee.Diffs())
