@@ -181,7 +181,9 @@ func (t *txn) finish(table string) {
 		if l.project {
 			u = u.Set(expression.Name(attrProjectSeq), expression.Value(l.to()))
 		}
-		upd, cond, onFail = &u, cond.And(seqIs(l.from)), errRetry
+		// No sync mark may survive a change (syncmark.go): a project with
+		// marks fails, returns its item, and commit unmarks it first.
+		upd, cond, onFail = &u, cond.And(seqIs(l.from)).And(unmarked()), errRetry
 	}
 	k := projectKey(a.pu)
 	ex, _ := t.build(&cond, upd)
@@ -191,7 +193,7 @@ func (t *txn) finish(table string) {
 	} else {
 		t.items[a.at] = types.TransactWriteItem{Update: &types.Update{TableName: &table, Key: k.av(),
 			UpdateExpression: ex.Update(), ConditionExpression: ex.Condition(), ExpressionAttributeNames: ex.Names(),
-			ExpressionAttributeValues: ex.Values()}}
+			ExpressionAttributeValues: ex.Values(), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}
 	}
 	t.fails[a.at] = onFail
 }
