@@ -13,12 +13,19 @@
 // AuthorID, or reads a profile's Projects by index: a copy of a rule.
 package policy
 
-import "github.com/taskgraph/taskgraph/domain"
+import (
+	"maps"
+	"slices"
+
+	"github.com/taskgraph/taskgraph/domain"
+)
 
 var (
 	errOwnerOnly  = domain.Errorf(domain.EFORBIDDEN, "only the project's owner may do this")
 	errNotAuthor  = domain.Errorf(domain.EFORBIDDEN, "only the comment's author or the project's owner may delete it")
 	errOwnerStays = domain.Errorf(domain.EINVALID, "userId: the project's owner cannot be removed")
+	errLeaveSelf  = domain.Errorf(domain.EFORBIDDEN, "only the project's owner may remove members; to leave the project yourself, use leaveProject")
+	errOwnerLeave = domain.Errorf(domain.EINVALID, "projectId: the project's owner cannot leave it; delete the project instead")
 )
 
 // SeesProject reports whether the viewer, whose profile is viewer (nil:
@@ -39,6 +46,16 @@ func ProjectSeen(viewer *domain.User, projectID string) (name string, ok bool) {
 	}
 	name, ok = viewer.Projects[projectID]
 	return name, ok
+}
+
+// ProjectsSeen lists the projects the viewer, whose profile is viewer
+// (nil: none), sees (SeesProject: each is visible to them), in the order
+// of their ids: what a sync of theirs follows.
+func ProjectsSeen(viewer *domain.User) []string {
+	if viewer == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(viewer.Projects))
 }
 
 // SeesUser reports whether the viewer (viewerID, whose profile is viewer,
@@ -79,14 +96,33 @@ func MayManageProject(viewerID string, p *domain.Project) error {
 }
 
 // MayRemoveMember reports whether the viewer, who sees p, may remove the
-// member userID from it: its owner may (MayManageProject) remove anyone
-// but themselves, the owner (EINVALID: a project always has its owner).
+// member userID from it with removeProjectMember: its owner may
+// (MayManageProject) remove anyone but themselves, the owner (EINVALID: a
+// project always has its owner); anyone else gets EFORBIDDEN, a member who
+// names themselves with a pointer to leaveProject (MayLeave). The write
+// that follows keeps the owner it read as its condition (ownerGuard).
 func MayRemoveMember(viewerID string, p *domain.Project, userID string) error {
 	if err := MayManageProject(viewerID, p); err != nil {
+		if userID == viewerID {
+			return errLeaveSelf
+		}
 		return err
 	}
 	if userID == p.OwnerID {
 		return errOwnerStays
+	}
+	return nil
+}
+
+// MayLeave reports whether the viewer, a member who sees p, may leave it
+// (leaveProject: removed as removeProjectMember removes, by themselves):
+// any member may, but its owner (EINVALID: a project always has its
+// owner, who deletes it instead). The write that follows keeps the owner
+// it read as its condition (dynamo's notOwnerGuard), and the membership
+// it removes as its own.
+func MayLeave(viewerID string, p *domain.Project) error {
+	if p.OwnerID == viewerID {
+		return errOwnerLeave
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -34,6 +35,30 @@ func TestAProjectIsSeenByTheMembersItsCopiesList(t *testing.T) {
 			name, ok := ProjectSeen(c.viewer, c.project)
 			if ok != c.want || ok && name != "name of "+c.project || !ok && name != "" {
 				t.Errorf("ProjectSeen = %q, %v; want the copy's name and %v", name, ok, c.want)
+			}
+		})
+	}
+}
+
+func TestTheProjectsSeenAreTheProjectsEachSeen(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		viewer *domain.User
+		want   []string
+	}{
+		{"a member of two", profile("ann", "p2", "p1"), []string{"p1", "p2"}},
+		{"of none", profile("ann"), nil},
+		{"no profile", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := ProjectsSeen(c.viewer)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("ProjectsSeen = %v, want %v", got, c.want)
+			}
+			for _, p := range got {
+				if !SeesProject(c.viewer, p) {
+					t.Errorf("%s listed, not seen", p)
+				}
 			}
 		})
 	}
@@ -121,10 +146,23 @@ func TestTheOwnerRemovesAnyMemberButThemselves(t *testing.T) {
 		{"the owner removes a member", "ann", "bob", "", ""},
 		{"the owner removes themselves", "ann", "ann", domain.EINVALID, "userId: the project's owner cannot be removed"},
 		{"a member removes another", "bob", "cid", domain.EFORBIDDEN, ownerOnly},
-		{"a member removes themselves", "bob", "bob", domain.EFORBIDDEN, ownerOnly},
+		{"a member removes themselves: pointed to leaveProject", "bob", "bob", domain.EFORBIDDEN,
+			"only the project's owner may remove members; to leave the project yourself, use leaveProject"},
 		{"a member removes the owner", "bob", "ann", domain.EFORBIDDEN, ownerOnly},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantErr(t, MayRemoveMember(c.viewer, p, c.user), c.code, c.msg) })
+	}
+}
+
+func TestAnyMemberButTheOwnerMayLeave(t *testing.T) {
+	p := &domain.Project{ID: "p1", OwnerID: "ann"}
+	for _, c := range []struct {
+		name, viewer, code, msg string
+	}{
+		{"a member", "bob", "", ""},
+		{"the owner", "ann", domain.EINVALID, "projectId: the project's owner cannot leave it; delete the project instead"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantErr(t, MayLeave(c.viewer, p), c.code, c.msg) })
 	}
 }
 
