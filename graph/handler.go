@@ -329,6 +329,10 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string, last *int, _ *string) int {
 		return page(child, first, last)
 	}
-	// A sync page's objects: first changes, each up to two objects.
-	c.Query.Sync = func(child int, _ *string, first *int) int { return page(child, first, nil) }
+	// A sync page: what it may read and answer, its first entries and the
+	// projects it reads (at most syncBatch, each an upsert when joined or
+	// changed), each priced as an object of its selection.
+	c.Query.Sync = func(child int, _ *string, first *int) int {
+		return 1 + child*(max(min(pageSize(first, nil), dynamo.MaxFirst), 1)+syncBatch)
+	}
 }
