@@ -16,6 +16,9 @@ import (
 type exprs struct {
 	names  map[string]string
 	values attrs
+	// proj is the call's projection, parsed once for its items (nil: parsed
+	// for each, as a write's).
+	proj *projCache
 }
 
 // check checks the call's placeholders as DynamoDB does: every one used
@@ -205,6 +208,11 @@ func (x exprs) project(p string, a attrs) (attrs, error) {
 	if p == "" {
 		return a, nil
 	}
+	if pr := x.proj.of(x, p); pr != nil {
+		return pr.apply(a)
+	}
+	// Not parsed (a write's, or one the parse refused: minidyn's own
+	// words for it).
 	out, err := (&interpreter.Language{}).Project(interpreter.ProjectInput{Expression: p, Item: a, Aliases: x.names})
 	if err != nil {
 		return nil, validation("Invalid ProjectionExpression: %v", err)

@@ -35,7 +35,7 @@ func (e *Engine) getItem(in *getItemInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := exprs{names: in.ExpressionAttributeNames}
+	x := exprs{names: in.ExpressionAttributeNames, proj: &projCache{}}
 	if err := x.check(in.ProjectionExpression); err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (e *Engine) batchGetItem(in *batchGetItemInput) ([]byte, error) {
 		if len(r.Keys) == 0 {
 			return nil, validation("1 validation error detected: Value at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
 		}
-		x := exprs{names: r.ExpressionAttributeNames}
+		x := exprs{names: r.ExpressionAttributeNames, proj: &projCache{}}
 		if err := x.check(r.ProjectionExpression); err != nil {
 			return nil, err
 		}
@@ -436,7 +436,7 @@ func (e *Engine) query(in *queryInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
+	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues, proj: &projCache{}}
 	if err := x.check(in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression); err != nil {
 		return nil, err
 	}
@@ -523,7 +523,7 @@ func (e *Engine) scan(in *queryInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
+	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues, proj: &projCache{}}
 	if err := x.check(in.FilterExpression, in.ProjectionExpression); err != nil {
 		return nil, err
 	}
