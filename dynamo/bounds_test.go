@@ -44,7 +44,7 @@ func TestEveryItemAUserCanGrowStaysWellUnder400KB(t *testing.T) {
 	comment := &domain.Comment{ID: domain.CommentIDOf(ulidOf(task.ID), ids.next(now)), TaskID: task.ID, AuthorID: uid, Body: text, CreatedAt: now}
 	u := &domain.User{ID: uid, Name: name, Email: &email, CreatedAt: now, Projects: map[string]string{}}
 	for range DefaultMembershipCap {
-		u.Projects[domain.ProjectIDOf(ids.next(now))] = name
+		u.Projects[domain.ProjectIDOf(ids.next(now))] = copyOf(strings.Repeat("😀", copyNameBytes/4)) // the longest a copy holds
 	}
 	var gone changeItem
 	for range DefaultCommentCap {
@@ -72,7 +72,7 @@ func TestEveryItemAUserCanGrowStaysWellUnder400KB(t *testing.T) {
 		what string
 		it   item
 	}{
-		{fmt.Sprintf("profile: %d copies of 800-byte names, a 1,016-byte email", DefaultMembershipCap), userToItem(u, 1<<40)},
+		{fmt.Sprintf("profile: %d copies of %d-byte names, a 1,016-byte email", DefaultMembershipCap, copyNameBytes), userToItem(u, 1<<40)},
 		{"project: name, description, counters", withMarks(projectToItem(p, 1<<40), MaxMembers, uid)},
 		{"membership", withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: uid, Role: domain.RoleMember, JoinedAt: now}), entryAt{1 << 40, 1 << 40})},
 		{"task: title, description, 20 tags, assignee", withEntry(taskToItem(task), entryAt{1 << 40, 1 << 40})},

@@ -10,7 +10,8 @@ import (
 )
 
 // Denormalised copies. A user's profile item carries the projects they are
-// a member of, as a map from project ULID to name (attribute projects), so
+// a member of, as a map from project ULID to name (attribute projects; a
+// name longer than copyNameBytes is copied as ""), so
 // that whether a viewer may see a project (policy.SeesProject) is one read
 // of one small item: an eventually consistent GetItem or batch key, 0.5
 // RCU, where the project and the membership were two strongly consistent
@@ -51,11 +52,24 @@ var errTooManyMembers = domain.Errorf(domain.EINVALID, "userId: a project has at
 
 // DefaultMembershipCap is Store.MembershipCap's default: how many projects
 // one user may be a member of. Each is a copy on their profile (the
-// project's ULID and name: at most 26 + 800 + 1 bytes, a name of 200
-// four-byte characters), so a full profile stays under 170 KB
-// (docs/security.md, "Stored items"), and the rename of a project can
-// never make a member's profile too large.
-const DefaultMembershipCap = 200
+// project's ULID and a name of at most copyNameBytes: 26 + 64 + 1 bytes),
+// so a full profile stays under 50 KB (docs/security.md, "Stored items"),
+// and the rename of a project can never make a member's profile too large.
+const DefaultMembershipCap = 500
+
+// copyNameBytes is the longest name a copy holds, in bytes of UTF-8 (16
+// to 64 characters): a longer one is copied as "", and a reader that needs
+// it reads the project (policy.ProjectSeen). Names that long are rare;
+// every screen reads its viewer's profile.
+const copyNameBytes = 64
+
+// copyOf is what a copy holds of a project's name.
+func copyOf(name string) string {
+	if len(name) > copyNameBytes {
+		return ""
+	}
+	return name
+}
 
 func (s *Store) membershipCap() int {
 	if s.MembershipCap > 0 {
@@ -68,7 +82,7 @@ func (s *Store) membershipCap() int {
 // name, on the condition that the profile exists (onFail otherwise): a
 // rename, of a membership that has its copy already.
 func (s *Store) copyTo(t *txn, u, projectID, name string, onFail error) {
-	upd := expression.Set(expression.Name(attrProjects+"."+ulidOf(projectID)), expression.Value(name))
+	upd := expression.Set(expression.Name(attrProjects+"."+ulidOf(projectID)), expression.Value(copyOf(name)))
 	t.update(s.table, userKey(u), upd, ptr(exists()), onFail)
 }
 
@@ -80,7 +94,7 @@ func (s *Store) copyTo(t *txn, u, projectID, name string, onFail error) {
 // returns the profile (ALL_OLD), which tells miss's two errors apart: none
 // without a profile, full with one (commit, profileMiss.of).
 func (s *Store) joinTo(t *txn, u, projectID, name string, miss *profileMiss) {
-	upd := expression.Set(expression.Name(attrProjects+"."+ulidOf(projectID)), expression.Value(name))
+	upd := expression.Set(expression.Name(attrProjects+"."+ulidOf(projectID)), expression.Value(copyOf(name)))
 	cond := exists().And(expression.Size(expression.Name(attrProjects)).LessThanEqual(expression.Value(s.membershipCap())))
 	t.updateOld(s.table, userKey(u), upd, &cond, miss)
 }
@@ -133,7 +147,7 @@ func profileCopies(items []item) {
 	names := map[string]string{} // project ULID → name
 	for _, it := range items {
 		if str(it, "type") == typeProject {
-			names[ulidOf(str(it, "id"))] = str(it, "name")
+			names[ulidOf(str(it, "id"))] = copyOf(str(it, "name"))
 		}
 	}
 	of := map[string]map[string]types.AttributeValue{} // user → copies

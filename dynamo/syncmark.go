@@ -3,8 +3,10 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -197,3 +199,62 @@ type stringSet []string
 func (s stringSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 	return &types.AttributeValueMemberSS{Value: s}, nil
 }
+
+// SyncProjects reads projects ids (at most 100 less one) with what
+// viewer's profile says of them (its copies of them), in one strongly
+// consistent BatchGetItem: a sync's visibility check beside the projects'
+// seqs. Each item is read without what a sync does not need: a project
+// without its marks, the profile with the copies of these projects only
+// (seen: a profile with those copies, nil without a profile). A project
+// that does not exist is nil. Returns EINVALID, EUNAVAILABLE, EINTERNAL.
+func (s *Store) SyncProjects(ctx context.Context, viewer string, ids []string) (seen *domain.User, projects []*domain.Project, err error) {
+	if err := domain.ValidUserID(viewer); err != nil {
+		return nil, nil, err
+	}
+	if len(ids) >= maxBatchGet {
+		return nil, nil, domain.Errorf(domain.EINTERNAL, "a sync reads at most %d projects at once", maxBatchGet-1)
+	}
+	keys := []key{userKey(viewer)}
+	names := slices.Clone(projectAttrs)
+	for _, id := range ids {
+		pu, err := domain.ParseProjectID(id)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, projectKey(pu))
+		names = append(names, attrProjects+"."+pu)
+	}
+	items, err := s.getItemsOf(WithConsistency(ctx, SyncRead), keys, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	if items[0] != nil {
+		var d decoder
+		seen = &domain.User{ID: viewer, Projects: d.projects(items[0], attrProjects)}
+		if d.err != nil {
+			return nil, nil, d.err
+		}
+	}
+	projects = make([]*domain.Project, len(ids))
+	for i, it := range items[1:] {
+		if it != nil {
+			if projects[i], err = decodeAs[*domain.Project](it); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return seen, projects, nil
+}
+
+// projectAttrs are the attributes of a project's item but its marks
+// (projectItem's), and the profile's type: what SyncProjects reads.
+var projectAttrs = func() []string {
+	names := []string{attrPK, attrSK}
+	t := reflect.TypeFor[projectItem]()
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("dynamodbav"), ","); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}()

@@ -108,17 +108,26 @@ func TestMembershipsStopAtTheCap(t *testing.T) {
 }
 
 // TestAProfileAtTheDefaultCapStaysSmall: a user in DefaultMembershipCap
-// projects, every name 200 four-byte characters, has a profile well under
-// DynamoDB's 400 KB: each of its projects renamed to the longest name
-// still commits, and one more membership is refused before any write.
+// projects has a profile well under DynamoDB's 400 KB whatever the
+// projects' names: a copy holds a name of at most 64 bytes (a longer one
+// is copied as "", and a task's project { name } reads the project); one
+// more membership is refused before any write.
 func TestAProfileAtTheDefaultCapStaysSmall(t *testing.T) {
 	e := testenv.New(t)
 	e.MustQuery(t, "ann", `mutation { updateProfile(input: {name: "Ann"}) { id } }`, nil, nil)
 	ctx := context.Background()
-	for range dynamo.DefaultMembershipCap {
-		if _, err := e.Store.CreateProject(ctx, "ann", domain.ProjectInput{Name: longName}); err != nil {
+	longest := strings.Repeat("😀", 16) // 64 bytes: the longest name a copy holds
+	var last *domain.Project
+	for i := range dynamo.DefaultMembershipCap {
+		name := longest
+		if i%2 == 0 {
+			name = longName // copied as ""
+		}
+		p, err := e.Store.CreateProject(ctx, "ann", domain.ProjectInput{Name: name})
+		if err != nil {
 			t.Fatal(err)
 		}
+		last = p
 	}
 	err := e.MustFail(t, "ann", "BAD_USER_INPUT", bCreateProject, map[string]any{"n": longName})
 	if !strings.Contains(err.Message, fmt.Sprint(dynamo.DefaultMembershipCap, " projects")) {
@@ -130,10 +139,47 @@ func TestAProfileAtTheDefaultCapStaysSmall(t *testing.T) {
 			size = client.ItemSize(it)
 		}
 	}
-	if size == 0 || size > 200*1024 {
-		t.Errorf("the full profile is %d bytes, want under 200 KB", size)
+	if size == 0 || size > 60*1024 {
+		t.Errorf("the full profile is %d bytes, want under 60 KB", size)
 	}
-	t.Logf("a profile with %d copies of 800-byte names: %d bytes", dynamo.DefaultMembershipCap, size)
+	t.Logf("a profile with %d copies: %d bytes", dynamo.DefaultMembershipCap, size)
+	// A task's project { id name } comes from the copy, or from the project
+	// when its name is too long for one.
+	for _, name := range []string{longest, longName} {
+		e.MustQuery(t, "ann", `mutation($p: ID!, $n: String!) { updateProject(input: {id: $p, name: $n}) { id } }`, map[string]any{"p": last.ID, "n": name}, nil)
+		var d struct {
+			CreateTask struct{ Project struct{ ID, Name string } }
+		}
+		e.MustQuery(t, "ann", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "t"}) { project { id name } } }`, map[string]any{"p": last.ID}, &d)
+		if d.CreateTask.Project.Name != name {
+			t.Errorf("a task's project named %d bytes: %q", len(name), d.CreateTask.Project.Name)
+		}
+	}
+}
+
+// TestTooLargeIsAClientError: where DynamoDB itself refuses an item as too
+// large (here a deleted task's gone entry listing 7,000 comments, a comment
+// cap raised far past what an entry holds), the answer is TOO_LARGE,
+// documented, and nothing is written; never INTERNAL_SERVER_ERROR.
+func TestTooLargeIsAClientError(t *testing.T) {
+	e := testenv.New(t)
+	e.Store.CommentCap = 10_000
+	b := e.Store.NewDataset(testenv.Now)
+	ann := b.User("ann", "Ann", "")
+	p := b.Project("P", "", ann)
+	task := b.Task(p, "T", domain.StatusTodo, nil, nil)
+	for i := range 7000 {
+		b.Comment(task, ann, fmt.Sprint(i))
+	}
+	e.MustImport(t, &b.D)
+	before := e.Dump(t)
+	res := e.Query(t, "ann", `mutation($t: ID!) { deleteTask(id: $t) }`, map[string]any{"t": task.ID})
+	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeTooLarge || !strings.Contains(res.Errors[0].Message, "400 KB") {
+		t.Fatalf("%+v, want TOO_LARGE", res.Errors)
+	}
+	if e.Dump(t) != before {
+		t.Error("a refused deleteTask wrote")
+	}
 }
 
 // rawItems scans the Env's table: its items as DynamoDB holds them.
@@ -149,34 +195,6 @@ func rawItems(t *testing.T, e *testenv.Env) []map[string]types.AttributeValue {
 		all = append(all, out.Items...)
 	}
 	return all
-}
-
-// TestTooLargeIsAClientError: where DynamoDB itself refuses an item as too
-// large (here a membership cap raised far past what a profile holds), the
-// answer is TOO_LARGE, documented, and nothing is written; never
-// INTERNAL_SERVER_ERROR.
-func TestTooLargeIsAClientError(t *testing.T) {
-	e := testenv.New(t)
-	e.Store.MembershipCap = 1000
-	e.MustQuery(t, "ann", `mutation { updateProfile(input: {name: "Ann"}) { id } }`, nil, nil)
-	ctx := context.Background()
-	var err error
-	n := 0
-	for ; n < 600 && err == nil; n++ {
-		_, err = e.Store.CreateProject(ctx, "ann", domain.ProjectInput{Name: longName})
-	}
-	if domain.ErrorCode(err) != domain.ETOOLARGE {
-		t.Fatalf("after %d projects: %v, want ETOOLARGE", n, err)
-	}
-	before := e.Dump(t)
-	res := e.Query(t, "ann", bCreateProject, map[string]any{"n": longName})
-	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeTooLarge || !strings.Contains(res.Errors[0].Message, "400 KB") {
-		t.Fatalf("%+v, want TOO_LARGE", res.Errors)
-	}
-	if e.Dump(t) != before {
-		t.Error("a refused createProject wrote")
-	}
-	t.Logf("the profile took %d copies of 800-byte names before DynamoDB refused it", n-1)
 }
 
 // TestCommentsStopAtTheCap: a task has at most CommentCap comments (3

@@ -25,8 +25,8 @@ import (
 //   - synctoken.go: the token's body.
 //
 // A page reads the viewer's partition (one Query: the profile and the
-// marks), then at most syncBatch projects with the profile again (one
-// BatchGetItem: the visibility check beside the projects' seqs), their
+// marks), then at most syncBatch projects with the profile's copies of them
+// (one BatchGetItem: the visibility check beside the projects' seqs), their
 // logs (one Query per project with something to read, all at once), and
 // the objects the entries name (one batch). A project whose mark stands at
 // the token's position has not changed: it is not read. So a page costs
@@ -157,8 +157,7 @@ type syncPageRun struct {
 	l    *Loaders
 	view *dynamo.SyncView
 	plan syncPlan
-	// profile is the viewer's profile as the page's visibility check read
-	// it (with the projects; the view's when it reads none).
+	// profile is the viewer's profile (the view's).
 	profile *domain.User
 	works   []*syncWork
 	out     *syncOut

@@ -87,8 +87,8 @@ func markedAt(view *dynamo.SyncView, id string, pos int64) bool {
 }
 
 // readProjects reads the projects the plan reads, with the viewer's
-// profile again (one batch: the visibility check beside the projects'
-// seqs), and makes each one's part of the page (works) by its state and
+// profile's copies of them (dynamo.Store.SyncProjects, one BatchGetItem:
+// the visibility check beside the projects' seqs), and makes each one's part of the page (works) by its state and
 // what the check says now:
 //
 //   - visible, not followed: joined (a base sync), the whole log but what
@@ -102,38 +102,31 @@ func markedAt(view *dynamo.SyncView, id string, pos int64) bool {
 //   - not visible, being left: the leave goes on.
 func (pg *syncPageRun) readProjects(ctx context.Context) error {
 	l := pg.l
+	if pg.view.Profile != nil { // for the page's nested fields, read once
+		l.objects.Prime(ctx, dynamo.UserRef(l.viewer), pg.view.Profile)
+	}
+	pg.profile, pg.more = pg.view.Profile, pg.plan.more
 	if len(pg.plan.read) == 0 {
-		pg.profile = pg.view.Profile
-		if pg.profile != nil { // for the page's nested fields, read once
-			l.objects.Prime(ctx, dynamo.UserRef(l.viewer), pg.profile)
-		}
-		pg.more = pg.plan.more
 		return nil
 	}
-	profile := load[*domain.User](ctx, l, dynamo.UserRef(l.viewer))
-	projects := make([]func() (*domain.Project, error), len(pg.plan.read))
-	for i, id := range pg.plan.read {
-		projects[i] = load[*domain.Project](ctx, l, dynamo.ProjectRef(id))
-	}
-	var err error
-	if pg.profile, err = notFoundAsNil(profile()); err != nil {
+	seen, projects, err := l.store.SyncProjects(ctx, l.viewer, pg.plan.read)
+	if err != nil {
 		return err
 	}
 	for i, id := range pg.plan.read {
-		p, err := notFoundAsNil(projects[i]())
-		if err != nil {
-			return err
+		p := projects[i]
+		if p != nil { // for the upserts' fields
+			l.objects.Prime(ctx, dynamo.ProjectRef(id), p)
 		}
 		// A project listed by the first read and gone by this one's is
 		// left (or deleted); one listed only now comes with the next sync.
-		w := &syncWork{st: pg.plan.states[id], p: p, visible: p != nil && policy.SeesProject(pg.profile, id)}
+		w := &syncWork{st: pg.plan.states[id], p: p, visible: p != nil && policy.SeesProject(seen, id)}
 		if w.st == nil && !w.visible { // joined a moment ago, and left or deleted already: nothing to say
 			continue
 		}
 		pg.begin(w)
 		pg.works = append(pg.works, w)
 	}
-	pg.more = pg.more || pg.plan.more
 	return nil
 }
 

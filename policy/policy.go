@@ -39,7 +39,8 @@ func SeesProject(viewer *domain.User, projectID string) bool {
 
 // ProjectSeen is SeesProject with the project's name as the viewer's copy
 // holds it (a task's project that selects only its id and name is answered
-// from it, with no read of the project).
+// from it, with no read of the project): "" for a name too long for a copy
+// (the caller reads the project).
 func ProjectSeen(viewer *domain.User, projectID string) (name string, ok bool) {
 	if viewer == nil {
 		return "", false
