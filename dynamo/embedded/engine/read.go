@@ -165,6 +165,15 @@ func (e *Engine) batchGetItem(in *batchGetItemInput) ([]byte, error) {
 		b.WriteByte(']')
 	}
 	b.WriteString(`},"UnprocessedKeys":{`)
+	writeUnprocessed(&b, in, unprocessed)
+	b.WriteString(`}}`)
+	return b.Bytes(), nil
+}
+
+// writeUnprocessed writes a BatchGetItem's keys left unprocessed, by
+// table, each table's with its request's options, as DynamoDB answers
+// them: the request to send again.
+func writeUnprocessed(b *bytes.Buffer, in *batchGetItemInput, unprocessed map[string][]attrs) {
 	for i, name := range sortedKeys(unprocessed) {
 		if i > 0 {
 			b.WriteByte(',')
@@ -200,8 +209,6 @@ func (e *Engine) batchGetItem(in *batchGetItemInput) ([]byte, error) {
 		}
 		b.WriteByte('}')
 	}
-	b.WriteString(`}}`)
-	return b.Bytes(), nil
 }
 
 type queryInput struct {
