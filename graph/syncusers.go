@@ -97,7 +97,7 @@ func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []sharedP
 			return nil, err
 		}
 		for j, b := range born {
-			if b == 0 || b > in[j].upTo {
+			if !policy.MembershipBegunBy(b, in[j].upTo) {
 				continue
 			}
 			if kept[of[j]] == nil {

@@ -79,6 +79,17 @@ func SeesUser(viewerID string, viewer *domain.User, userID string, user *domain.
 	return false
 }
 
+// MembershipBegunBy reports whether a user's membership of a project,
+// whose entry in the project's change log was born at position born (0:
+// no membership), counts for a sync that read that log up to upTo: it
+// began by that read. A sync keeps a user the viewer may have stopped
+// seeing only through such a membership (SeesUser over the memberships
+// that count; graph's stillSeen): one begun after the read may have begun
+// after the viewer left, where the leave's tombstones never weigh it.
+func MembershipBegunBy(born, upTo int64) bool {
+	return born != 0 && born <= upTo
+}
+
 // SeesEmail reports whether the viewer may see u's email: their own only
 // (to anyone else a user's email is null).
 func SeesEmail(viewerID string, u *domain.User) bool {

@@ -89,6 +89,25 @@ func TestAUserIsSeenByThemselvesAndByWhoeverSeesOneOfTheirProjects(t *testing.T)
 	}
 }
 
+func TestAMembershipCountsForASyncWhenItBeganByItsRead(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		born, upTo int64
+		want       bool
+	}{
+		{"began before the read", 3, 7, true},
+		{"began at the read's last position", 7, 7, true},
+		{"began after the read", 8, 7, false},
+		{"no membership", 0, 7, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := MembershipBegunBy(c.born, c.upTo); got != c.want {
+				t.Errorf("MembershipBegunBy(%d, %d) = %v, want %v", c.born, c.upTo, got, c.want)
+			}
+		})
+	}
+}
+
 func TestAnEmailIsSeenByItsUserOnly(t *testing.T) {
 	for _, c := range []struct {
 		name   string
