@@ -17,7 +17,8 @@ import (
 )
 
 // TestSyncProperty: random writers make every kind of change (tasks,
-// comments, projects, members added and removed, profiles, deletions),
+// comments, projects, members added and removed or leaving, profiles,
+// deletions),
 // while clients that keep a replica sync at random moments, in the middle
 // of the writes, with pages of random sizes; the clock jumps past the
 // event retention (49 h), close to the tombstones' window (29 days) and
@@ -331,6 +332,10 @@ func (w *syncWorld) change(rng *rand.Rand) {
 			return
 		}
 		doc, vars = `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`, map[string]any{"p": pid, "u": u}
+		if rng.IntN(2) == 0 { // or the member leaves: the same removal
+			op, viewer = "leaveProject", u
+			doc, vars = `mutation($p: ID!) { leaveProject(projectId: $p) }`, map[string]any{"p": pid, "u": u}
+		}
 	case n < 47:
 		op = "createTask"
 		doc, vars = `mutation($p: ID!, $t: String!, $a: ID, $tags: [String!]) { createTask(input: {projectId: $p, title: $t, assigneeId: $a, tags: $tags}) { id } }`,
@@ -407,7 +412,7 @@ func (w *syncWorld) change(rng *rand.Rand) {
 			wp.members = append(wp.members, u)
 		}
 		w.history[[2]string{pid, u}] = append(w.history[[2]string{pid, u}], memberEvent{add: true, start: start, end: end})
-	case "removeProjectMember":
+	case "removeProjectMember", "leaveProject":
 		u := vars["u"].(string)
 		if wp := w.projects[pid]; wp != nil {
 			wp.members = slices.DeleteFunc(wp.members, func(m string) bool { return m == u })
