@@ -14,6 +14,7 @@ const (
 	ECONFLICT    = "conflict"    // a version did not match or a concurrent change won
 	EUNAVAILABLE = "unavailable" // the table throttled or failed past the retries
 	EEXPIRED     = "expired"     // a sync token older than the changes kept: sync again from the start
+	ETOOLARGE    = "too_large"   // DynamoDB refused an item or a transaction as too large; nothing was written
 	EINTERNAL    = "internal"    // anything else; its message is never shown to clients
 )
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
@@ -28,6 +29,25 @@ const (
 // progress (drain). The result is in the order of keys; a missing item is
 // nil.
 func (s *Store) getItems(ctx context.Context, keys []key) ([]item, error) {
+	return s.getItemsOf(ctx, keys, nil)
+}
+
+// getItemsOf is getItems reading only the attributes (document paths)
+// names of each item, and its keys (nil: every attribute).
+func (s *Store) getItemsOf(ctx context.Context, keys []key, names []string) ([]item, error) {
+	var proj *string
+	var projNames map[string]string
+	if len(names) > 0 {
+		nb := make([]expression.NameBuilder, len(names))
+		for i, n := range names {
+			nb[i] = expression.Name(n)
+		}
+		ex, err := expression.NewBuilder().WithProjection(expression.NamesList(nb[0], nb[1:]...)).Build()
+		if err != nil {
+			return nil, internal(err, "building a projection")
+		}
+		proj, projNames = ex.Projection(), ex.Names()
+	}
 	found := make(map[key]item, len(keys))
 	var uniq []key
 	seen := make(map[key]bool, len(keys))
@@ -45,7 +65,7 @@ func (s *Store) getItems(ctx context.Context, keys []key) ([]item, error) {
 		}
 		ok, err := drain(ctx, req, backoff, func(ctx context.Context, req []item) ([]item, error) {
 			out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-				s.table: {Keys: req, ConsistentRead: aws.Bool(strong(ctx))}}})
+				s.table: {Keys: req, ConsistentRead: aws.Bool(strong(ctx)), ProjectionExpression: proj, ExpressionAttributeNames: projNames}}})
 			if err != nil {
 				return nil, wrap(err, "reading items")
 			}

@@ -46,6 +46,9 @@ func (s *Store) addComment(ctx context.Context, viewer, tu, body string) (*domai
 		return nil, err
 	}
 	defer unlock()
+	if err := s.roomForComment(task); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	c := &domain.Comment{ID: domain.CommentIDOf(tu, s.ids.next(now)), TaskID: task.ID, AuthorID: viewer, Body: body, CreatedAt: now}
 	pu := ulidOf(task.ProjectID)

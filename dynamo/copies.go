@@ -10,7 +10,8 @@ import (
 )
 
 // Denormalised copies. A user's profile item carries the projects they are
-// a member of, as a map from project ULID to name (attribute projects), so
+// a member of, as a map from project ULID to name (attribute projects; a
+// name longer than copyNameBytes is copied as ""), so
 // that whether a viewer may see a project (policy.SeesProject) is one read
 // of one small item: an eventually consistent GetItem or batch key, 0.5
 // RCU, where the project and the membership were two strongly consistent
@@ -49,11 +50,80 @@ const MaxMembers = 90
 
 var errTooManyMembers = domain.Errorf(domain.EINVALID, "userId: a project has at most %d members", MaxMembers)
 
+// DefaultMembershipCap is Store.MembershipCap's default: how many projects
+// one user may be a member of. Each is a copy on their profile (the
+// project's ULID and a name of at most copyNameBytes: 26 + 64 + 1 bytes),
+// so a full profile stays under 50 KB (docs/security.md, "Stored items"),
+// and the rename of a project can never make a member's profile too large.
+const DefaultMembershipCap = 500
+
+// copyNameBytes is the longest name a copy holds, in bytes of UTF-8 (16
+// to 64 characters): a longer one is copied as "", and a reader that needs
+// it reads the project (policy.ProjectSeen). Names that long are rare;
+// every screen reads its viewer's profile.
+const copyNameBytes = 64
+
+// copyOf is what a copy holds of a project's name.
+func copyOf(name string) string {
+	if len(name) > copyNameBytes {
+		return ""
+	}
+	return name
+}
+
+func (s *Store) membershipCap() int {
+	if s.MembershipCap > 0 {
+		return s.MembershipCap
+	}
+	return DefaultMembershipCap
+}
+
 // copyTo adds to t the setting of user u's copy of project p (id) with its
-// name, on the condition that the profile exists (onFail otherwise).
+// name, on the condition that the profile exists (onFail otherwise): a
+// rename, of a membership that has its copy already.
 func (s *Store) copyTo(t *txn, u, projectID, name string, onFail error) {
-	upd := expression.Set(expression.Name(attrProjects+"."+ulidOf(projectID)), expression.Value(name))
+	upd := expression.Set(expression.Name(attrProjects+"."+ulidOf(projectID)), expression.Value(copyOf(name)))
 	t.update(s.table, userKey(u), upd, ptr(exists()), onFail)
+}
+
+// joinTo adds to t the copy of a project user u joins (createProject,
+// addProjectMember), on the condition that the profile exists and holds
+// fewer than the cap's copies: its map holds them and the placeholder
+// keepCopy, so size(projects) <= cap. The cap is kept by the transaction
+// that adds the membership, whatever runs beside it. A failed condition
+// returns the profile (ALL_OLD), which tells miss's two errors apart: none
+// without a profile, full with one (commit, profileMiss.of).
+func (s *Store) joinTo(t *txn, u, projectID, name string, miss *profileMiss) {
+	upd := expression.Set(expression.Name(attrProjects+"."+ulidOf(projectID)), expression.Value(copyOf(name)))
+	cond := exists().And(expression.Size(expression.Name(attrProjects)).LessThanEqual(expression.Value(s.membershipCap())))
+	t.updateOld(s.table, userKey(u), upd, &cond, miss)
+}
+
+// profileMiss is the failed condition of joinTo: no profile (none), or one
+// with as many copies as the cap admits (full).
+type profileMiss struct{ none, full error }
+
+func (m *profileMiss) Error() string { return "a profile could not take a membership" }
+
+// of is the error of the failure, by the profile the condition failed on
+// (nil: there is none).
+func (m *profileMiss) of(profile map[string]types.AttributeValue) error {
+	if profile == nil {
+		return m.none
+	}
+	return m.full
+}
+
+// errOwnCap is createProject's answer to a viewer whose profile holds as
+// many projects as the cap admits.
+func (s *Store) errOwnCap() error {
+	return domain.Errorf(domain.EINVALID, "you are a member of %d projects, the most one user may be in: leave one (leaveProject) or delete one you own first", s.membershipCap())
+}
+
+// errUserCap is addProjectMember's answer when the user's profile holds as
+// many projects as the cap admits.
+func (s *Store) errUserCap(u string) error {
+	return domain.Errorf(domain.EINVALID, "userId: %s is a member of %d projects, the most one user may be in", domain.Clip(u), s.membershipCap())
 }
 
 // dropCopy adds to t the removal of user u's copy of project p (id); a
@@ -77,7 +147,7 @@ func profileCopies(items []item) {
 	names := map[string]string{} // project ULID → name
 	for _, it := range items {
 		if str(it, "type") == typeProject {
-			names[ulidOf(str(it, "id"))] = str(it, "name")
+			names[ulidOf(str(it, "id"))] = copyOf(str(it, "name"))
 		}
 	}
 	of := map[string]map[string]types.AttributeValue{} // user → copies

@@ -93,6 +93,31 @@ func (s *Store) countComments(t *txn, task *domain.Task, to int) {
 	t.update(s.table, taskKey(tu), set, &cond, errRetry)
 }
 
+// DefaultCommentCap is Store.CommentCap's default: how many comments one
+// task may have. A deleted task's gone entry in the change log lists its
+// comments (about 70 bytes each: the id and where it was born), so it
+// stays under 80 KB, and a sync page's tombstones under first × 1,001
+// (docs/security.md, "Stored items").
+const DefaultCommentCap = 1000
+
+func (s *Store) commentCap() int {
+	if s.CommentCap > 0 {
+		return s.CommentCap
+	}
+	return DefaultCommentCap
+}
+
+// roomForComment refuses a comment on a task that has as many as the cap
+// admits (EINVALID), before any write: addComment's count is conditioned
+// on the value read (countComments), so the cap holds whatever runs beside
+// it.
+func (s *Store) roomForComment(task *domain.Task) error {
+	if task.CommentCount >= s.commentCap() {
+		return domain.Errorf(domain.EINVALID, "taskId: a task has at most %d comments", s.commentCap())
+	}
+	return nil
+}
+
 // taskAt is the condition of a whole write of a task read at version
 // with commentCount comments: neither changed since.
 func taskAt(version, commentCount int) *expression.ConditionBuilder {
@@ -129,6 +154,7 @@ func (s *Store) recount(items []item) []item {
 	for _, it := range items {
 		switch str(it, "type") {
 		case typeProject:
+			delete(it, attrMarked) // sync marks are dropped with every load: its seqs may be new
 			c := tasks[str(it, "id")]
 			if c == nil {
 				c = &domain.TaskCounts{}
@@ -143,14 +169,15 @@ func (s *Store) recount(items []item) []item {
 	log, epoch := changeLogItems(items)
 	s.setChangeEpoch(epoch)
 	kept := slices.DeleteFunc(slices.Clone(items), rebuilt)
-	return append(append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...), copiesMarker(), commentIndexMarker())
+	return append(append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...), copiesMarker(), commentIndexMarker(), tagUnitsMarker())
 }
 
 // rebuilt reports whether recount builds the item afresh (a tag index or
-// the marker), or keeps or builds it with the change log (changeLogItems).
+// the marker), or keeps or builds it with the change log (changeLogItems),
+// or drops it (a sync mark: a sync reads the project instead).
 func rebuilt(it item) bool {
 	switch str(it, "type") {
-	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker, typeCopiesMarker, typeCommentIndexMarker:
+	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker, typeCopiesMarker, typeCommentIndexMarker, typeSyncMark:
 		return true
 	}
 	return false

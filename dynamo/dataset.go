@@ -58,9 +58,9 @@ func (s *Store) Import(ctx context.Context, d *Dataset) error {
 	for _, u := range d.Users {
 		in[u.ID] = true
 	}
-	names := make(map[string]string, len(d.Projects))
+	names := make(map[string]string, len(d.Projects)) // project id → its copy's name
 	for _, p := range d.Projects {
-		names[p.ID] = p.Name
+		names[p.ID] = copyOf(p.Name)
 	}
 	more := map[string]map[string]types.AttributeValue{} // user → copies to add
 	for _, m := range d.Members {

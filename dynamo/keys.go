@@ -1,6 +1,8 @@
 package dynamo
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -63,6 +65,7 @@ const (
 	changesPrefix = "CHANGES#"
 	leftPrefix    = "LEFT#"
 	expiryPrefix  = "CHANGEEXP#"
+	markPrefix    = "SYNC#"
 
 	// noDue stands for a missing due date in due-date sort keys. '~' sorts
 	// after every digit, so tasks without a due date come last.
@@ -82,9 +85,13 @@ func (k key) av() item {
 func keyOf(m item) key { return key{str(m, attrPK), str(m, attrSK)} }
 
 // Primary keys (point reads, writes).
-func userPK(u string) string         { return "USER#" + u }
-func userKey(u string) key           { return key{userPK(u), profileSK} }
-func projectPK(p string) string      { return projectPrefix + p }
+func userPK(u string) string    { return "USER#" + u }
+func userKey(u string) key      { return key{userPK(u), profileSK} }
+func projectPK(p string) string { return projectPrefix + p }
+
+// syncMarkKey is user u's sync mark of project p (syncmark.go), in the
+// user's partition beside their profile.
+func syncMarkKey(u, p string) key    { return key{userPK(u), markPrefix + p} }
 func projectKey(p string) key        { return key{projectPK(p), projectSK} }
 func memberSK(u string) string       { return memberPrefix + u }
 func memberKey(p, u string) key      { return key{projectPK(p), memberSK(u)} }
@@ -101,7 +108,24 @@ func tagIndexKey(p, name string) key { return key{projectPK(p), "TAGS#" + name} 
 // (tagindex.go).
 var tagIndexedKey = key{"META", "TAGINDEX"}
 
-func idemKey(u, k, op string) key { return key{"IDEM#" + u + "#" + k, "OP#" + op} }
+// tagUnitsKey is the marker of a table whose tag indexes count their
+// entries in units (tagindex.go, entryUnits).
+var tagUnitsKey = key{"META", "TAGUNITS"}
+
+// idemKey is the record of viewer u's key k for the mutation field (or
+// alias) op. An alias may be as long as a request's body: one longer than
+// maxOpInKey is keyed by its SHA-256 ('~' is in no GraphQL name), so that
+// the sort key stays under DynamoDB's 1,024 bytes (the record keeps the
+// alias itself, which a replay compares).
+func idemKey(u, k, op string) key {
+	if len(op) > maxOpInKey {
+		sum := sha256.Sum256([]byte(op))
+		op = "~" + hex.EncodeToString(sum[:])
+	}
+	return key{"IDEM#" + u + "#" + k, "OP#" + op}
+}
+
+const maxOpInKey = 200
 
 // The change log of a project (changes.go): a partition of its own, one
 // entry per object keyed by the position of its last change, and one

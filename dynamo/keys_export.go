@@ -53,6 +53,10 @@ func TagIndexEntry(t *domain.Task, tag string) (pk, sk, entry, value string) {
 	return pk, sk, ulidOf(t.ID), entryValue(t)
 }
 
+// TagIndexUnits is what an entry (its key in the map of tasks, its value)
+// counts towards its index's cap, and its attribute "entries".
+func TagIndexUnits(entry, value string) int { return entryUnits(entry, value) }
+
 // TagIndexedKey is the key of the marker of a table whose tag indexes are
 // complete.
 func TagIndexedKey() (pk, sk string) { return tagIndexedKey.split() }
@@ -76,6 +80,22 @@ func OutboxItemKey(eventID string, at time.Time) (pk, sk string) {
 }
 
 func (k key) split() (string, string) { return k.PK, k.SK }
+
+// SyncMarkItemKey is the key of user's sync mark of a project.
+func SyncMarkItemKey(userID, projectID string) (pk, sk string) {
+	return syncMarkKey(userID, ulidOf(projectID)).split()
+}
+
+// SyncMarkOf is the user and the project of a sync mark's key
+// (syncmark.go); ok is false for a key of anything else.
+func SyncMarkOf(pk, sk string) (userID, projectID string, ok bool) {
+	u, isUser := strings.CutPrefix(pk, "USER#")
+	pu, isMark := strings.CutPrefix(sk, markPrefix)
+	if !isUser || !isMark || syncMarkKey(u, pu) != (key{pk, sk}) {
+		return "", "", false
+	}
+	return u, domain.ProjectIDOf(pu), true
+}
 
 // ChangeItemKey is the key of the entry at position pos of a project's
 // change log (changes.go).

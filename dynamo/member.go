@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/policy"
@@ -91,10 +90,13 @@ func (s *Store) addProjectMember(ctx context.Context, viewer, projectID, userID 
 		t.logTo(pu, p.Seq, now)
 		t.logProject() // its members changed
 		t.onProject(pu, ownerGuard(viewer), nil, errProjectNotFound)
-		s.copyTo(&t, userID, p.ID, p.Name, domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)))
 		e := s.logChange(&t, userID, entryAt{}, &now)
 		t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: userID, Role: domain.RoleMember, JoinedAt: now}), e),
 			ptr(absent()), errAlreadyMember)
+		// After the membership: a user who is a member already (a race)
+		// fails that condition first, and the answer is no change.
+		s.joinTo(&t, userID, p.ID, p.Name, &profileMiss{none: domain.Errorf(domain.ENOTFOUND, "user %s not found", domain.Clip(userID)),
+			full: s.errUserCap(userID)})
 		t.result, t.project = p.ID, p.ID
 		// Adding a member again commits nothing (errAlreadyMember): no event.
 		t.event = changeEvent(domain.EventMemberAdded, p.ID, userID, viewer, now, nil, nil, p)
@@ -114,19 +116,53 @@ const unassignBatch = 90
 // removed. Returns EINVALID, ENOTFOUND (project, or no such member),
 // EFORBIDDEN, ECONFLICT.
 func (s *Store) RemoveProjectMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
-	return once(ctx, s, func() (*domain.Project, error) { return s.removeProjectMember(ctx, viewer, projectID, userID) }, replayProject)
+	return once(ctx, s, func() (*domain.Project, error) {
+		if err := domain.ValidUserID(userID); err != nil {
+			return nil, err
+		}
+		return s.removeMember(ctx, viewer, projectID, userID, removal{
+			may:   func(viewer string, p *domain.Project) error { return policy.MayRemoveMember(viewer, p, userID) },
+			guard: ownerGuard(viewer),
+		})
+	}, replayProject)
 }
 
-func (s *Store) removeProjectMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
-	if err := domain.ValidUserID(userID); err != nil {
-		return nil, err
-	}
+// LeaveProject removes the viewer from a project they are a member of,
+// as RemoveProjectMember removes a member (their tasks unassigned, the
+// same event, copy, counters and change log), but by themselves; the
+// owner cannot leave (policy.MayLeave). It answers the project's id.
+// Returns EINVALID, ENOTFOUND (the project, or not a member), ECONFLICT.
+func (s *Store) LeaveProject(ctx context.Context, viewer, projectID string) (string, error) {
+	return once(ctx, s, func() (string, error) {
+		p, err := s.removeMember(ctx, viewer, projectID, viewer, removal{may: policy.MayLeave, guard: notOwnerGuard(viewer)})
+		if err != nil {
+			return "", err
+		}
+		return p.ID, nil
+	}, replayDeleted())
+}
+
+// removal is who removes a member: the rule of the policy that allows it,
+// and its write-time guard, the condition on the project's item that the
+// fact the rule read still holds (the owner, or that the viewer is not).
+type removal struct {
+	may   func(viewer string, p *domain.Project) error
+	guard expression.ConditionBuilder
+}
+
+// removeMember removes user userID from a project, as how allows the
+// viewer to, reading again when their tasks changed meanwhile.
+func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string, how removal) (*domain.Project, error) {
 	return retryOnChange(ctx, "the member's tasks changed while they were being removed; retry", func() (*domain.Project, error) {
-		return s.removeMember(ctx, viewer, projectID, userID)
+		return s.removeOnce(ctx, viewer, projectID, userID, how)
 	})
 }
 
-func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID string) (*domain.Project, error) {
+// removeOnce reads the membership and the member's tasks in the project,
+// unassigns them (in batches, when there are more than one transaction
+// holds) and removes the membership, its copy on the member's profile and
+// its entry, with the departure and the event, in the last transaction.
+func (s *Store) removeOnce(ctx context.Context, viewer, projectID, userID string, how removal) (*domain.Project, error) {
 	pu0, err := domain.ParseProjectID(projectID)
 	if err != nil {
 		return nil, err
@@ -136,9 +172,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		return nil, err
 	}
 	defer unlock()
-	p, _, _, err := s.access(ctx, viewer, projectID, func(viewer string, p *domain.Project) error {
-		return policy.MayRemoveMember(viewer, p, userID)
-	})
+	p, _, _, err := s.access(ctx, viewer, projectID, how.may)
 	if err != nil {
 		return nil, err
 	}
@@ -150,37 +184,11 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	if mi == nil {
 		return nil, domain.Errorf(domain.ENOTFOUND, "user %s is not a member of the project", domain.Clip(userID))
 	}
-	var seq0 struct {
-		AssignSeq int `dynamodbav:"assignSeq"`
-	}
-	if err := attributevalue.UnmarshalMap(mi, &seq0); err != nil {
-		return nil, internal(err, "decoding an item")
-	}
-	var tasks []*domain.Task
-	at := map[string]entryAt{} // task id → its entry
-	for _, open := range []bool{true, false} {
-		items, err := s.queryAll(ctx, tasksOfAssignee, assignedPK(userID, open))
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			if str(it, "projectId") == p.ID {
-				t, err := decodeAs[*domain.Task](it)
-				if err != nil {
-					return nil, err
-				}
-				// A task whose status moved between the two reads is in both:
-				// written once (its version's condition then retries).
-				if i := slices.IndexFunc(tasks, func(o *domain.Task) bool { return o.ID == t.ID }); i >= 0 {
-					continue
-				}
-				tasks = append(tasks, t)
-				at[t.ID] = entryOf(it)
-			}
-		}
+	tasks, at, err := s.tasksAssignedIn(ctx, p.ID, userID)
+	if err != nil {
+		return nil, err
 	}
 	now := s.now()
-	joined := parseTime(str(mi, "joinedAt"))
 	unassign := func(t *txn, old *domain.Task) {
 		task := *old
 		task.AssigneeID = nil
@@ -203,7 +211,7 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		var to int64
 		err := s.commitIndexed(ctx, func(t *txn) error {
 			t.logTo(pu, seq, now)
-			t.onProject(pu, ownerGuard(viewer), nil, errProjectNotFound)
+			t.onProject(pu, how.guard, nil, errProjectNotFound)
 			for _, task := range batch {
 				unassign(t, task)
 			}
@@ -219,9 +227,10 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 	err = s.commitIndexed(ctx, func(t *txn) error {
 		t.logTo(pu, seq, now)
 		t.logProject() // its members changed
-		t.onProject(pu, ownerGuard(viewer), nil, errProjectNotFound)
-		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(seq0.AssignSeq))), errRetry)
+		t.onProject(pu, how.guard, nil, errProjectNotFound)
+		t.del(s.table, memberKey(pu, userID), ptr(expression.Name("assignSeq").Equal(expression.Value(numberOf(mi, "assignSeq")))), errRetry)
 		s.dropCopy(t, userID, p.ID)
+		joined := parseTime(str(mi, "joinedAt"))
 		gone := s.logGone(t, userID, entryOf(mi), nil, &joined)
 		s.logDeparture(t, userID, gone.pos)
 		for _, task := range tasks {
@@ -237,6 +246,36 @@ func (s *Store) removeMember(ctx context.Context, viewer, projectID, userID stri
 		return nil, err
 	}
 	return p, nil
+}
+
+// tasksAssignedIn reads the tasks of project projectID assigned to user
+// (GSI2, their open and done tasks), each once, with where their entries
+// stand in the change log.
+func (s *Store) tasksAssignedIn(ctx context.Context, projectID, user string) ([]*domain.Task, map[string]entryAt, error) {
+	var tasks []*domain.Task
+	at := map[string]entryAt{} // task id → its entry
+	for _, open := range []bool{true, false} {
+		items, err := s.queryAll(ctx, tasksOfAssignee, assignedPK(user, open))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, it := range items {
+			if str(it, "projectId") != projectID {
+				continue
+			}
+			t, err := decodeAs[*domain.Task](it)
+			if err != nil {
+				return nil, nil, err
+			}
+			// A task whose status moved between the two reads is in both:
+			// written once (its version's condition then retries).
+			if _, dup := at[t.ID]; !dup {
+				tasks = append(tasks, t)
+				at[t.ID] = entryOf(it)
+			}
+		}
+	}
+	return tasks, at, nil
 }
 
 // writes is how many items unassigning the tasks writes at most: each task,

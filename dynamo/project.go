@@ -34,8 +34,10 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 	pu := ulidOf(p.ID)
 	var t txn
 	t.logTo(pu, 0, now)
-	s.copyTo(&t, viewer, p.ID, p.Name, ErrNoProfile) // the owner's copy; no profile, no project
-	e := s.logChange(&t, viewer, entryAt{}, &now)    // the owner's member entry: position 1
+	// The owner's copy: no profile, no project; a profile with as many
+	// projects as the cap admits, none either.
+	s.joinTo(&t, viewer, p.ID, p.Name, &profileMiss{none: ErrNoProfile, full: s.errOwnCap()})
+	e := s.logChange(&t, viewer, entryAt{}, &now) // the owner's member entry: position 1
 	p.Seq, p.ProjectSeq = e.pos, e.pos
 	t.put(s.table, projectToItem(p, 1), ptr(absent()), nil)
 	t.put(s.table, withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: viewer, Role: domain.RoleOwner, JoinedAt: now}), e),
@@ -90,6 +92,13 @@ func (s *Store) access(ctx context.Context, viewer, projectID string, may func(v
 // is still the viewer when the write commits.
 func ownerGuard(viewer string) expression.ConditionBuilder {
 	return exists().And(expression.Name("ownerId").Equal(expression.Value(viewer)))
+}
+
+// notOwnerGuard is the write-time guard of policy.MayLeave: the condition,
+// on the project's item, that it exists and its owner, the fact the rule
+// read, is still not the viewer when the write commits.
+func notOwnerGuard(viewer string) expression.ConditionBuilder {
+	return exists().And(expression.Name("ownerId").NotEqual(expression.Value(viewer)))
 }
 
 // ProjectPatch changes a project; fields left out stay as they are.
@@ -150,10 +159,11 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			rev, seq := revOf(raw), p.Seq
 			p.Seq, p.ProjectSeq = seq+1, seq+1 // a change of the project itself: the next position of its log
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
-			cond := ownerGuard(viewer).And(revIs(rev)).And(seqIs(seq))
+			cond := ownerGuard(viewer).And(revIs(rev)).And(seqIs(seq)).And(unmarked()) // syncmark.go
 			if renamed {
 				t := txn{result: p.ID, project: p.ID, event: ev}
 				t.put(s.table, projectToItem(p, rev+1), &cond, errRetry)
+				t.returnOld()
 				for _, m := range members {
 					s.copyTo(&t, m.UserID, p.ID, p.Name, errRetry)
 				}
@@ -193,7 +203,8 @@ func (s *Store) deleteProject(ctx context.Context, viewer, id string) error {
 		pu := ulidOf(p.ID)
 		now := s.now()
 		var t txn
-		t.del(s.table, projectKey(pu), ptr(ownerGuard(viewer).And(seqIs(p.Seq))), errRetry)
+		t.del(s.table, projectKey(pu), ptr(ownerGuard(viewer).And(seqIs(p.Seq)).And(unmarked())), errRetry) // no mark outlives it
+		t.returnOld()
 		t.put(s.table, cleanupToItem(cleanupProject, pu, now), nil, nil)
 		for _, m := range members {
 			s.dropCopy(&t, m.UserID, p.ID)

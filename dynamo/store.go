@@ -54,6 +54,11 @@ type Store struct {
 	// PublishTimeout bounds one Events.Publish call.
 	PublishTimeout time.Duration
 
+	// MembershipCap is how many projects one user may be a member of
+	// (copies.go); 0 means DefaultMembershipCap. CommentCap is how many
+	// comments one task may have (counts.go); 0 means DefaultCommentCap.
+	MembershipCap, CommentCap int
+
 	// TagIndexCap is how many tasks a tag index lists before it is marked
 	// full (tagindex.go); 0 means DefaultTagIndexCap.
 	TagIndexCap int
@@ -69,6 +74,10 @@ type Store struct {
 	// how old a sync token may be (changes.go); 0 means
 	// DefaultSyncRetention.
 	SyncRetention time.Duration
+	// MarkEverySync has every sync write its viewer's marks
+	// (syncmark.go), whatever the number of their projects: tests that
+	// prove the marks on a few projects set it.
+	MarkEverySync bool
 	// changeEpoch is the epoch of the table's change logs; nil: the table
 	// has none (ChangeEpoch).
 	changeEpoch atomic.Pointer[string]

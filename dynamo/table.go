@@ -86,6 +86,9 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 				if err := s.markCommentIndex(ctx); err != nil {
 					return created, err
 				}
+				if err := s.markTagUnits(ctx); err != nil {
+					return created, err
+				}
 				return created, s.markTagIndexed(ctx)
 			}
 			if err := s.DetectChangeLog(ctx); err != nil {
@@ -95,6 +98,9 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 				return created, err
 			}
 			if err := s.EnsureCommentIndex(ctx); err != nil {
+				return created, err
+			}
+			if err := s.EnsureTagUnits(ctx); err != nil {
 				return created, err
 			}
 			return created, s.DetectTagIndex(ctx)

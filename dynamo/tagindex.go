@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,8 +25,10 @@ import (
 // Every write that adds, removes or changes (due date, assignee) a task's
 // tag changes the index in the task's own transaction (indexTags), so the
 // index is exactly the tag links. An index holds at most TagIndexCap
-// entries (about 70 bytes each); the write that would pass the cap marks it
-// full instead, and from then on a page that meets a full index is read
+// units of entries (entryUnits: an entry of up to 128 bytes is one unit,
+// and most are about 75 bytes; one whose assignee's id is long, more), so
+// at most 2,000 × 128 bytes, 256 KB, whatever the ids; the write that
+// would pass the cap marks it full instead, and from then on a page that meets a full index is read
 // through the tag links, one Query per project, as before the index
 // (TasksByTag). A table written by a version without the index says so by
 // lacking the tagIndexed marker (EnsureTable, recount); until an export and
@@ -35,8 +36,8 @@ import (
 
 const (
 	typeTagIndex = "TAGS"
-	// attrTasks is an index's map of entries; attrEntries counts them;
-	// attrFull marks a full index.
+	// attrTasks is an index's map of entries; attrEntries counts their
+	// units (entryUnits); attrFull marks a full index.
 	attrTasks   = "tasks"
 	attrEntries = "entries"
 	attrFull    = "full"
@@ -47,10 +48,20 @@ const (
 	// in tables written before, is no task and is skipped when read.
 	keepEntry = "_"
 
-	// DefaultTagIndexCap is Store.TagIndexCap's default: about 140 KB of
-	// entries, 18 read units for the index read (strongly consistent).
+	// DefaultTagIndexCap is Store.TagIndexCap's default, in units of
+	// entries: at most 256 KB (about 150 KB for 2,000 tasks of ordinary
+	// entries; 38 read units for the index read, strongly consistent).
 	DefaultTagIndexCap = 2000
+	// unitBytes is what one unit of a tag index's entries holds.
+	unitBytes = 128
 )
+
+// entryUnits is what the entry of a task (its ULID tu, its value v) counts
+// towards its index's cap: one unit per 128 bytes or part of them, as
+// DynamoDB counts a map element (its name, its value and a byte).
+func entryUnits(tu, v string) int {
+	return (len(tu) + len(v) + 1 + unitBytes - 1) / unitBytes
+}
 
 // tagIndexMiss is the failed condition of an index update: the index does
 // not exist yet, or it is full or about to be (commitIndexed tries the next
@@ -97,7 +108,8 @@ func (s *Store) tagIndexCap() int {
 }
 
 // indexChange is what a transaction changes in one tag index: entries
-// set (added or rewritten) and taken out, and by how many the count moves.
+// set (added or rewritten) and taken out, the units it adds (new entries,
+// and rewritten ones that grew), and by how many units the count moves.
 type indexChange struct {
 	set    map[string]string // entry name → value
 	remove []string
@@ -147,14 +159,19 @@ func (s *Store) indexTags(t *txn, old, task *domain.Task) {
 		}
 		switch {
 		case inNew && !inOld:
-			c.set[entryName(tu)] = entryValue(task)
-			c.added++
-			c.delta++
+			v := entryValue(task)
+			c.set[entryName(tu)] = v
+			c.added += entryUnits(tu, v)
+			c.delta += entryUnits(tu, v)
 		case inOld && !inNew:
 			c.remove = append(c.remove, entryName(tu))
-			c.delta--
+			c.delta -= entryUnits(tu, entryValue(old))
 		default:
-			c.set[entryName(tu)] = entryValue(task)
+			v := entryValue(task)
+			c.set[entryName(tu)] = v
+			grew := entryUnits(tu, v) - entryUnits(tu, entryValue(old))
+			c.delta += grew
+			c.added += max(grew, 0)
 		}
 	}
 }
@@ -182,13 +199,15 @@ func (s *Store) writeIndexes(t *txn, mode map[key]int) {
 		}
 		notFull := expression.AttributeNotExists(expression.Name(attrFull))
 		if mode[k] == indexCreate {
-			m := map[string]string{}
+			m, units := map[string]string{}, 0
 			for n, v := range c.set {
-				m[strings.TrimPrefix(n, attrTasks+".")] = v
+				tu := strings.TrimPrefix(n, attrTasks+".")
+				m[tu] = v
+				units += entryUnits(tu, v)
 			}
 			cond := notFull.And(expression.AttributeNotExists(expression.Name(attrTasks)))
 			t.update(s.table, k, upd.Set(expression.Name(attrTasks), expression.Value(m)).
-				Set(expression.Name(attrEntries), expression.Value(len(m))), &cond, &tagIndexMiss{keys: []key{k}})
+				Set(expression.Name(attrEntries), expression.Value(units)), &cond, &tagIndexMiss{keys: []key{k}})
 			continue
 		}
 		for _, n := range slices.Sorted(maps.Keys(c.set)) {
@@ -248,141 +267,4 @@ func (s *Store) commitIndexed(ctx context.Context, build func(t *txn) error) err
 			}
 		}
 	}
-}
-
-// tagEntry is one task of a tag index, in the order of its tag link's GSI1
-// sort key (sk), which is also the cursor of tasksByTag.
-type tagEntry struct {
-	sk, taskID, projectID, assigneeID string
-}
-
-// tagEntries reads the indexes of tag in the projects (pus, ULIDs) and
-// returns their entries in sort-key order; ok is false when the table has
-// no indexes yet or one of them is full (the caller reads the tag links).
-func (s *Store) tagEntries(ctx context.Context, tag string, pus []string) (entries []tagEntry, ok bool, err error) {
-	if !s.tagIndexed.Load() {
-		return nil, false, nil
-	}
-	keys := make([]key, len(pus))
-	for i, pu := range pus {
-		keys[i] = tagIndexKey(pu, tag)
-	}
-	items, err := s.getItems(ctx, keys)
-	if err != nil {
-		return nil, false, err
-	}
-	for i, it := range items {
-		if it == nil {
-			continue
-		}
-		if _, full := it[attrFull]; full {
-			s.fullIndexes.Store(keys[i], true)
-			return nil, false, nil
-		}
-		es, err := indexEntries(it, domain.ProjectIDOf(pus[i]))
-		if err != nil {
-			return nil, false, err
-		}
-		entries = append(entries, es...)
-	}
-	slices.SortFunc(entries, func(a, b tagEntry) int { return strings.Compare(a.sk, b.sk) })
-	return entries, true, nil
-}
-
-// indexEntries are the entries of an index item of project pid, in no
-// order (none when it lists no map of tasks).
-func indexEntries(it item, pid string) ([]tagEntry, error) {
-	m, _ := it[attrTasks].(*types.AttributeValueMemberM)
-	if m == nil {
-		return nil, nil
-	}
-	var entries []tagEntry
-	for tu, v := range m.Value {
-		if tu == keepEntry {
-			continue
-		}
-		sv, isS := v.(*types.AttributeValueMemberS)
-		var due, assignee string
-		found := false
-		if isS {
-			due, assignee, found = strings.Cut(sv.Value, "|")
-		}
-		if !found || len(tu) != domain.ULIDLen {
-			return nil, domain.Errorf(domain.EINTERNAL, "a tag index entry of project %s is malformed", pid)
-		}
-		entries = append(entries, tagEntry{sk: duePrefix + due + "#" + tu, taskID: domain.TaskIDOf(tu), projectID: pid, assigneeID: assignee})
-	}
-	return entries, nil
-}
-
-// tagIndexItems builds the tag indexes of the tasks among items (a whole
-// table) afresh, with the marker of an indexed table (recount).
-func tagIndexItems(items []item, limit int) []item {
-	byKey := map[key]map[string]types.AttributeValue{}
-	var order []key
-	for _, it := range items {
-		if str(it, "type") != typeTask {
-			continue
-		}
-		t, err := decodeAs[*domain.Task](it)
-		if err != nil {
-			continue // the invariant checker reports it
-		}
-		pu, tu := ulidOf(t.ProjectID), ulidOf(t.ID)
-		for _, tag := range t.Tags {
-			k := tagIndexKey(pu, tag)
-			ix := byKey[k]
-			if ix == nil {
-				ix = map[string]types.AttributeValue{}
-				byKey[k] = ix
-				order = append(order, k)
-			}
-			ix[tu] = &types.AttributeValueMemberS{Value: entryValue(t)}
-		}
-	}
-	out := make([]item, 0, len(order)+1)
-	for _, k := range order {
-		ix := k.av()
-		ix["type"] = &types.AttributeValueMemberS{Value: typeTagIndex}
-		if n := len(byKey[k]); n > limit {
-			ix[attrFull] = &types.AttributeValueMemberBOOL{Value: true}
-		} else {
-			ix[attrTasks] = &types.AttributeValueMemberM{Value: byKey[k]}
-			ix[attrEntries] = &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
-		}
-		out = append(out, ix)
-	}
-	return append(out, markerItem())
-}
-
-// markerItem is the marker of a table whose tag indexes are complete.
-func markerItem() item {
-	it := tagIndexedKey.av()
-	it["type"] = &types.AttributeValueMemberS{Value: typeMarker}
-	return it
-}
-
-// DetectTagIndex sets whether the table's tag indexes can be read: it has
-// the marker that EnsureTable writes into a new table and recount into a
-// rebuilt one. Returns EUNAVAILABLE.
-func (s *Store) DetectTagIndex(ctx context.Context) error {
-	it, err := s.getOne(ctx, tagIndexedKey)
-	if err != nil {
-		return err
-	}
-	s.tagIndexed.Store(it != nil)
-	if it == nil {
-		s.Log.Warn("this table was written by a version without tag indexes: tasksByTag reads one Query per project; an export and import builds them (docs/operations.md)")
-	}
-	return nil
-}
-
-// markTagIndexed writes the marker of a table whose tag indexes are
-// complete (a new, empty table) and reads them from then on.
-func (s *Store) markTagIndexed(ctx context.Context) error {
-	err := s.batchWrite(ctx, []types.WriteRequest{{PutRequest: &types.PutRequest{Item: markerItem()}}})
-	if err == nil {
-		s.tagIndexed.Store(true)
-	}
-	return err
 }

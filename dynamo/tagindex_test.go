@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -115,4 +119,49 @@ func entries(t *testing.T, it item) []string {
 		out = append(out, e.taskID)
 	}
 	return out
+}
+
+// A table whose tag indexes counted entries (a version before units) gets
+// its counts in units once, at EnsureTable, and the marker: an index of
+// long assignees' entries counts five units each from then on.
+func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
+	ts := newTestStore(t)
+	b := ts.NewDataset(storeTestNow)
+	owner := b.User("owner", "Owner", "")
+	long := b.User(strings.Repeat("𠀀", 128), "Long", "")
+	p := b.Project("P", "", owner, long)
+	for range 3 {
+		b.Task(p, "T", domain.StatusTodo, nil, long, "x")
+	}
+	ts.mustImport(t, &b.D)
+	ctx := context.Background()
+	ix := tagIndexKey(ulidOf(p.ID), "x")
+	units := func() int64 {
+		t.Helper()
+		it, err := ts.getOne(ctx, ix)
+		if err != nil || it == nil {
+			t.Fatalf("index: %v %v", it, err)
+		}
+		return numberOf(it, attrEntries)
+	}
+	if n := units(); n != 15 {
+		t.Fatalf("an imported index of 3 long entries counts %d, want 15 units", n)
+	}
+	// As a version before left it: a count of entries, no marker.
+	if _, err := ts.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &ts.table, Key: ix.av(),
+		UpdateExpression: aws.String("SET entries = :n"), ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: "3"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.deleteKeys(ctx, []key{tagUnitsKey}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.EnsureTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := units(); n != 15 {
+		t.Errorf("after EnsureTable: %d, want 15 units", n)
+	}
+	if it, err := ts.getOne(ctx, tagUnitsKey); err != nil || it == nil {
+		t.Errorf("no marker after EnsureTable: %v", err)
+	}
 }

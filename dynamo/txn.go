@@ -97,6 +97,30 @@ func (t *txn) update(table string, k key, upd expression.UpdateBuilder, cond *ex
 	t.fails = append(t.fails, onFail)
 }
 
+// updateOld is update whose failed condition returns the item as it was
+// (ReturnValuesOnConditionCheckFailure ALL_OLD), for onFail to tell why.
+func (t *txn) updateOld(table string, k key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, onFail error) {
+	t.update(table, k, upd, cond, onFail)
+	t.returnOld()
+}
+
+// returnOld makes the last action's failed condition return the item as
+// it was (ALL_OLD): for onFail to tell why, or commit to find a project's
+// sync marks (syncmark.go).
+func (t *txn) returnOld() {
+	old := types.ReturnValuesOnConditionCheckFailureAllOld
+	switch a := &t.items[len(t.items)-1]; {
+	case a.Put != nil:
+		a.Put.ReturnValuesOnConditionCheckFailure = old
+	case a.Update != nil:
+		a.Update.ReturnValuesOnConditionCheckFailure = old
+	case a.Delete != nil:
+		a.Delete.ReturnValuesOnConditionCheckFailure = old
+	case a.ConditionCheck != nil:
+		a.ConditionCheck.ReturnValuesOnConditionCheckFailure = old
+	}
+}
+
 // commit runs the transaction, then publishes its event, if any (see
 // outbox.go; a failed publication is no error). A failed condition returns the error given
 // with its action (the first by position); a transaction conflict is retried
@@ -116,6 +140,7 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 		return domain.Errorf(domain.EINVALID, "this change would touch %d items, more than the %d one transaction allows", len(t.items), maxTxnItems)
 	}
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(token)}
+	unmarks := 0
 	for attempt := 0; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, in)
 		if err == nil {
@@ -129,31 +154,73 @@ func (s *Store) commit(ctx context.Context, t *txn) error {
 		if !errors.As(err, &tce) {
 			return wrap(err, "writing a change")
 		}
-		conflict := false
-		for i, r := range tce.CancellationReasons {
-			switch aws.ToString(r.Code) {
-			case "ConditionalCheckFailed":
-				if i < len(t.fails) && t.fails[i] != nil {
-					if miss, ok := t.fails[i].(*tagIndexMiss); ok {
-						return miss.with(tce.CancellationReasons[i+1:], t.fails[i+1:])
-					}
-					s.noteSeq(t, t.fails[i])
-					return t.fails[i]
-				}
-				return domain.Errorf(domain.ECONFLICT, concurrentChange)
-			case "TransactionConflict":
-				conflict = true
-			case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
-				return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store is busy; retry later", Err: err}
+		if users, pu := marksIn(tce.CancellationReasons); len(users) > 0 && unmarks < txnRetries {
+			// A project with sync marks, which its change must delete
+			// first (syncmark.go): then the same transaction again.
+			unmarks++
+			if err := s.unmark(ctx, pu, users); err != nil {
+				return err
 			}
+			attempt--
+			continue
 		}
+		conflict, err := s.cancelled(t, tce, err)
 		if !conflict {
-			return wrap(err, "writing a change")
+			return err
 		}
 		if attempt >= txnRetries || !backoff(ctx, attempt) {
 			return domain.Errorf(domain.ECONFLICT, concurrentChange)
 		}
 	}
+}
+
+// cancelled is the error of a cancelled transaction (err, whose reasons
+// tce holds): the error given with the first action whose condition
+// failed, ETOOLARGE, EUNAVAILABLE; or conflict, when it is worth sending
+// again (a TransactionConflict).
+func (s *Store) cancelled(t *txn, tce *types.TransactionCanceledException, err error) (conflict bool, out error) {
+	for i, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "ConditionalCheckFailed":
+			if i < len(t.fails) && t.fails[i] != nil {
+				switch miss := t.fails[i].(type) {
+				case *tagIndexMiss:
+					return false, miss.with(tce.CancellationReasons[i+1:], t.fails[i+1:])
+				case *profileMiss:
+					return false, miss.of(r.Item)
+				}
+				s.noteSeq(t, t.fails[i])
+				return false, t.fails[i]
+			}
+			return false, domain.Errorf(domain.ECONFLICT, concurrentChange)
+		case "ValidationError":
+			if tooLarge("ValidationError", aws.ToString(r.Message)) {
+				return false, &domain.Error{Code: domain.ETOOLARGE, Message: errTooLarge, Err: err}
+			}
+		case "TransactionConflict":
+			conflict = true
+		case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
+			return false, &domain.Error{Code: domain.EUNAVAILABLE, Message: "the data store is busy; retry later", Err: err}
+		}
+	}
+	if !conflict {
+		return false, wrap(err, "writing a change")
+	}
+	return true, nil
+}
+
+// marksIn returns the users who hold sync marks of a project whose item a
+// failed condition returned (ALL_OLD: a write that needs it unmarked,
+// syncmark.go), and the project's ULID.
+func marksIn(reasons []types.CancellationReason) (users []string, pu string) {
+	for _, r := range reasons {
+		if aws.ToString(r.Code) == "ConditionalCheckFailed" && str(r.Item, "type") == typeProject {
+			if users = markedBy(r.Item); len(users) > 0 {
+				return users, ulidOf(str(r.Item, "id"))
+			}
+		}
+	}
+	return nil, ""
 }
 
 // put writes one item on a condition; a failed condition is errRetry. With
@@ -164,6 +231,7 @@ func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuild
 	if _, ok := idemFrom(ctx); ok || (ev != nil && s.Events != nil) {
 		t := txn{result: result, project: project, event: ev}
 		t.put(s.table, it, &cond, errRetry)
+		t.returnOld() // a project's sync marks, for commit (syncmark.go)
 		return s.commit(ctx, &t)
 	}
 	ex, err := expression.NewBuilder().WithCondition(cond).Build()
@@ -171,9 +239,16 @@ func (s *Store) put(ctx context.Context, it item, cond expression.ConditionBuild
 		return internal(err, "building a write")
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: it, ConditionExpression: ex.Condition(),
-		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values()})
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		// A project with sync marks (syncmark.go): deleted, then read again.
+		if users := markedBy(ccf.Item); len(users) > 0 && str(ccf.Item, "type") == typeProject {
+			if err := s.unmark(ctx, ulidOf(str(ccf.Item, "id")), users); err != nil {
+				return err
+			}
+		}
 		return errRetry
 	}
 	return wrap(err, "saving a change")

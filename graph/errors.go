@@ -28,6 +28,13 @@ const (
 	// GraphQL request at all (wrong method or media type, a body that is
 	// not JSON, no operation to run).
 	CodeBadRequest = "BAD_REQUEST"
+	// CodeTooLarge extends the contract: DynamoDB refused to store an item
+	// or a transaction as too large (an item over 400 KB, a transaction
+	// over 4 MB). Every item a user's input can grow is bounded well
+	// below (docs/security.md, "Stored items"), so it should not happen;
+	// where it does, nothing was written and retrying the same change
+	// fails the same way.
+	CodeTooLarge = "TOO_LARGE"
 )
 
 var codes = map[string]string{
@@ -38,6 +45,7 @@ var codes = map[string]string{
 	domain.EUNAVAILABLE: CodeServiceUnavailable,
 	domain.EINTERNAL:    CodeInternal,
 	domain.EEXPIRED:     CodeSyncTokenExpired,
+	domain.ETOOLARGE:    CodeTooLarge,
 }
 
 // ErrorPresenter gives every error an extensions.code and hides the

@@ -73,6 +73,7 @@ type ComplexityRoot struct {
 		DeleteComment       func(childComplexity int, id string) int
 		DeleteProject       func(childComplexity int, id string) int
 		DeleteTask          func(childComplexity int, id string) int
+		LeaveProject        func(childComplexity int, projectID string) int
 		RemoveProjectMember func(childComplexity int, projectID string, userID string) int
 		UpdateProfile       func(childComplexity int, input model.UpdateProfileInput) int
 		UpdateProject       func(childComplexity int, input model.UpdateProjectInput) int
@@ -217,6 +218,7 @@ type MutationResolver interface {
 	DeleteProject(ctx context.Context, id string) (string, error)
 	AddProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error)
 	RemoveProjectMember(ctx context.Context, projectID string, userID string) (*domain.Project, error)
+	LeaveProject(ctx context.Context, projectID string) (string, error)
 	CreateTask(ctx context.Context, input model.CreateTaskInput) (*domain.Task, error)
 	UpdateTask(ctx context.Context, input model.UpdateTaskInput) (*domain.Task, error)
 	DeleteTask(ctx context.Context, id string) (string, error)
@@ -426,6 +428,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteTask(childComplexity, args["id"].(string)), true
+	case "Mutation.leaveProject":
+		if e.ComplexityRoot.Mutation.LeaveProject == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_leaveProject_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LeaveProject(childComplexity, args["projectId"].(string)), true
 	case "Mutation.removeProjectMember":
 		if e.ComplexityRoot.Mutation.RemoveProjectMember == nil {
 			break
@@ -1346,6 +1359,12 @@ type Mutation {
   addProjectMember(projectId: ID!, userId: ID!): Project!
   "OWNER only; the owner cannot be removed. Tasks assigned to the removed user become unassigned."
   removeProjectMember(projectId: ID!, userId: ID!): Project!
+  """
+  Any member but the OWNER (who deletes the project instead): the viewer leaves the project, removed as
+  removeProjectMember removes a member (their tasks become unassigned, MEMBER_REMOVED with the viewer as its
+  subject). Returns the project's id. (This server's addition to the contract.)
+  """
+  leaveProject(projectId: ID!): ID!
   createTask(input: CreateTaskInput!): Task!
   updateTask(input: UpdateTaskInput!): Task!
   "Deletes the task with its comments and tag links. Returns the id."
@@ -1931,6 +1950,20 @@ func (ec *executionContext) field_Mutation_deleteTask_args(ctx context.Context, 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
 	return args, nil
 }
 
@@ -3018,6 +3051,50 @@ func (ec *executionContext) fieldContext_Mutation_removeProjectMember(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_removeProjectMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveProject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveProject(ctx, fc.Args["projectId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveProject(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveProject_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7186,6 +7263,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "removeProjectMember":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_removeProjectMember(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaveProject":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveProject(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -332,7 +332,7 @@ func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, 
 		onlyCopyFields(graphql.CollectFieldsCtx(ctx, nil)) {
 		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
 		if u, _ := v.(*domain.User); err == nil {
-			if name, ok := policy.ProjectSeen(u, id); ok {
+			if name, ok := policy.ProjectSeen(u, id); ok && name != "" { // "": a name too long for the copy
 				return &domain.Project{ID: id, Name: name}, nil
 			}
 		}

@@ -53,6 +53,10 @@ func (r *mutationResolver) RemoveProjectMember(ctx context.Context, projectID st
 	return as(ctx, func(v string) (*domain.Project, error) { return r.Store.RemoveProjectMember(ctx, v, projectID, userID) })
 }
 
+func (r *mutationResolver) LeaveProject(ctx context.Context, projectID string) (string, error) {
+	return as(ctx, func(v string) (string, error) { return r.Store.LeaveProject(ctx, v, projectID) })
+}
+
 func (r *mutationResolver) CreateTask(ctx context.Context, input model.CreateTaskInput) (*domain.Task, error) {
 	return as(ctx, func(v string) (*domain.Task, error) { return r.Store.CreateTask(ctx, v, taskInput(input)) })
 }

@@ -25,3 +25,6 @@ func SyncTokenStates(viewer, token string) string {
 	}
 	return b.String()
 }
+
+// SyncBatch is how many projects a sync page reads at most.
+const SyncBatch = syncBatch

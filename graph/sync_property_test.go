@@ -17,7 +17,8 @@ import (
 )
 
 // TestSyncProperty: random writers make every kind of change (tasks,
-// comments, projects, members added and removed, profiles, deletions),
+// comments, projects, members added and removed or leaving, profiles,
+// deletions),
 // while clients that keep a replica sync at random moments, in the middle
 // of the writes, with pages of random sizes; the clock jumps past the
 // event retention (49 h), close to the tombstones' window (29 days) and
@@ -27,10 +28,21 @@ import (
 // brings an object its viewer certainly could not see while it was asked
 // for (a project they were never in, or left before the page and were not
 // added back to during it; a user they never shared a project with).
-func TestSyncProperty(t *testing.T) {
+func TestSyncProperty(t *testing.T) { syncProperty(t, false) }
+
+// TestSyncPropertyWithMarks is TestSyncProperty with every sync writing
+// its viewer's marks (dynamo.Store.MarkEverySync), as a sync of a viewer
+// in more projects than a page reads does: the pages then skip the
+// projects marked at their tokens' positions, and every change unmarks
+// its project first (dynamo/syncmark.go). The replicas still equal full
+// reads, and the table's marks stay true (testenv.CheckTable).
+func TestSyncPropertyWithMarks(t *testing.T) { syncProperty(t, true) }
+
+func syncProperty(t *testing.T, withMarks bool) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	e, clock := newSyncEnv(t)
+	e.Store.MarkEverySync = withMarks
 	w := newSyncWorld(t, e, clock, seed)
 	ctx := context.Background()
 
@@ -136,9 +148,22 @@ func TestSyncProperty(t *testing.T) {
 	w.mu.Lock()
 	t.Logf("%d changes tried, %d committed (%v); %d leak checks", w.tried, w.committed, w.byOp, w.checks.Load())
 	w.mu.Unlock()
-	if v := testenv.CheckTable(e.Items(t)); len(v) > 0 {
+	items := e.Items(t)
+	if v := testenv.CheckTable(items); len(v) > 0 {
 		t.Errorf("table invariants:\n%s", v)
 	}
+	marks := 0
+	for _, it := range items {
+		if it["type"] == "SYNCMARK" {
+			marks++
+		}
+	}
+	// Every viewer synced to the end at the last checkpoint: each holds a
+	// mark of every project they are in (none without MarkEverySync).
+	if (marks > 0) != withMarks {
+		t.Errorf("%d sync marks in the table at the end, with MarkEverySync %v", marks, withMarks)
+	}
+	t.Logf("%d sync marks at the end", marks)
 }
 
 // syncChecked syncs to the end (starting again on SYNC_TOKEN_EXPIRED) and
@@ -307,6 +332,10 @@ func (w *syncWorld) change(rng *rand.Rand) {
 			return
 		}
 		doc, vars = `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`, map[string]any{"p": pid, "u": u}
+		if rng.IntN(2) == 0 { // or the member leaves: the same removal
+			op, viewer = "leaveProject", u
+			doc, vars = `mutation($p: ID!) { leaveProject(projectId: $p) }`, map[string]any{"p": pid, "u": u}
+		}
 	case n < 47:
 		op = "createTask"
 		doc, vars = `mutation($p: ID!, $t: String!, $a: ID, $tags: [String!]) { createTask(input: {projectId: $p, title: $t, assigneeId: $a, tags: $tags}) { id } }`,
@@ -383,7 +412,7 @@ func (w *syncWorld) change(rng *rand.Rand) {
 			wp.members = append(wp.members, u)
 		}
 		w.history[[2]string{pid, u}] = append(w.history[[2]string{pid, u}], memberEvent{add: true, start: start, end: end})
-	case "removeProjectMember":
+	case "removeProjectMember", "leaveProject":
 		u := vars["u"].(string)
 		if wp := w.projects[pid]; wp != nil {
 			wp.members = slices.DeleteFunc(wp.members, func(m string) bool { return m == u })

@@ -91,47 +91,50 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 		meanwhile: []memberStep{{"carol", "Research", "-dave"}, {"carol", "Research", "+alice"}, {"carol", "Research", "+dave"}},
 		after:     []memberStep{{"carol", "Research", "delete"}},
 	}} {
-		t.Run(tc.name, func(t *testing.T) {
-			var armed atomic.Bool
-			var fire func()
-			alicePK, aliceSK := dynamo.UserItemKey("alice")
-			e := faultEnv(t, faultAt("call", func(op string, in any) error {
-				if readsKey(in, alicePK, aliceSK) && armed.CompareAndSwap(true, false) {
-					fire()
+		for _, marks := range []bool{false, true} { // and with every sync marking (dynamo.Store.MarkEverySync)
+			t.Run(tc.name+map[bool]string{true: " (marked)"}[marks], func(t *testing.T) {
+				var armed atomic.Bool
+				var fire func()
+				alicePK, aliceSK := dynamo.UserItemKey("alice")
+				e := faultEnv(t, faultAt("call", func(op string, in any) error {
+					if readsKey(in, alicePK, aliceSK) && armed.CompareAndSwap(true, false) {
+						fire()
+					}
+					return nil
+				}))
+				if _, err := e.Store.EnsureTable(ctx); err != nil { // the change log's epoch, as a start reads it
+					t.Fatal(err)
 				}
-				return nil
-			}))
-			if _, err := e.Store.EnsureTable(ctx); err != nil { // the change log's epoch, as a start reads it
-				t.Fatal(err)
-			}
-			clock := &testClock{t: time.Now()}
-			e.Store.Now = clock.Now
-			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: e.Store, Now: clock.Now}})
-			s := e.Seed(t)
-			dave := newReplica("dave")
-			dave.sync(t, e, 100)
-			if _, ok := dave.objs["alice"]; !ok {
-				t.Fatal("dave's replica lacks alice, with whom he shares Mobile app")
-			}
-			before := tc.before
-			if before == nil {
-				before = []memberStep{{"bob", "Mobile app", "-alice"}}
-			}
-			applySteps(t, e, s, before)
-			fired := false
-			fire = func() { fired = true; applySteps(t, e, s, tc.meanwhile) }
-			armed.Store(true)
-			dave.sync(t, e, 100)
-			if !fired {
-				t.Fatal("no read of alice's profile in dave's sync: the race was not set up")
-			}
-			applySteps(t, e, s, tc.after)
-			dave.sync(t, e, 100)
-			if _, ok := dave.objs["alice"]; ok != tc.keeps {
-				t.Errorf("dave's replica has alice: %v, want %v", ok, tc.keeps)
-			}
-			dave.mustEqualFullRead(t, e)
-		})
+				clock := &testClock{t: time.Now()}
+				e.Store.Now = clock.Now
+				e.Store.MarkEverySync = marks
+				e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: e.Store, Now: clock.Now}})
+				s := e.Seed(t)
+				dave := newReplica("dave")
+				dave.sync(t, e, 100)
+				if _, ok := dave.objs["alice"]; !ok {
+					t.Fatal("dave's replica lacks alice, with whom he shares Mobile app")
+				}
+				before := tc.before
+				if before == nil {
+					before = []memberStep{{"bob", "Mobile app", "-alice"}}
+				}
+				applySteps(t, e, s, before)
+				fired := false
+				fire = func() { fired = true; applySteps(t, e, s, tc.meanwhile) }
+				armed.Store(true)
+				dave.sync(t, e, 100)
+				if !fired {
+					t.Fatal("no read of alice's profile in dave's sync: the race was not set up")
+				}
+				applySteps(t, e, s, tc.after)
+				dave.sync(t, e, 100)
+				if _, ok := dave.objs["alice"]; ok != tc.keeps {
+					t.Errorf("dave's replica has alice: %v, want %v", ok, tc.keeps)
+				}
+				dave.mustEqualFullRead(t, e)
+			})
+		}
 	}
 }
 

@@ -102,30 +102,42 @@ func TestSyncAfterEachChange(t *testing.T) {
 			mustCleanup(t, e)
 		}, map[string][2][]string{"alice": {{"user:carol"}}, "dave": {{"user:carol"}}, "carol": {{"user:carol"}}, "eve": {}}},
 	}
+	// Each case twice: the second with every sync writing its marks
+	// (dynamo.Store.MarkEverySync), as a viewer in many projects does; the
+	// change then unmarks its project first.
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			e := testenv.New(t)
-			s := e.MustSeed(t)
-			replicas := map[string]*replica{}
-			for v := range tc.want {
-				replicas[v] = newReplica(v)
-				replicas[v].sync(t, e, 100)
-			}
-			before := e.Items(t)
-			tc.change(t, e, s)
-			for v, want := range tc.want {
-				pages := replicas[v].sync(t, e, 100)
-				replicas[v].mustEqualFullRead(t, e)
-				if slices.Equal(want[0], unchecked[0]) {
-					continue
-				}
-				ups, tombs := syncIDs(pages)
-				wantUps, wantTombs := syncNames(t, e, s, before, want[0]), syncNames(t, e, s, before, want[1])
-				if !slices.Equal(ups, wantUps) || !slices.Equal(tombs, wantTombs) {
-					t.Errorf("%s got upserts %v, tombstones %v;\nwant %v, %v", v, ups, tombs, wantUps, wantTombs)
-				}
-			}
-		})
+		for _, marks := range []bool{false, true} {
+			t.Run(tc.name+map[bool]string{true: " (marked)"}[marks], func(t *testing.T) { syncAfterChange(t, tc, marks) })
+		}
+	}
+}
+
+func syncAfterChange(t *testing.T, tc syncCase, marks bool) {
+	e := testenv.New(t)
+	e.Store.MarkEverySync = marks
+	s := e.MustSeed(t)
+	replicas := map[string]*replica{}
+	for v := range tc.want {
+		replicas[v] = newReplica(v)
+		replicas[v].sync(t, e, 100)
+	}
+	before := e.Items(t)
+	tc.change(t, e, s)
+	for v, want := range tc.want {
+		pages := replicas[v].sync(t, e, 100)
+		replicas[v].mustEqualFullRead(t, e)
+		if slices.Equal(want[0], unchecked[0]) {
+			continue
+		}
+		ups, tombs := syncIDs(pages)
+		wantUps, wantTombs := syncNames(t, e, s, before, want[0]), syncNames(t, e, s, before, want[1])
+		if !slices.Equal(ups, wantUps) || !slices.Equal(tombs, wantTombs) {
+			t.Errorf("%s got upserts %v, tombstones %v;\nwant %v, %v", v, ups, tombs, wantUps, wantTombs)
+		}
+	}
+	v := slices.DeleteFunc(testenv.CheckTable(e.Items(t)), func(v string) bool { return strings.HasPrefix(v, "cleanup job left") })
+	if len(v) > 0 {
+		t.Errorf("table invariants:\n%s", strings.Join(v, "\n"))
 	}
 }
 

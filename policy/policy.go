@@ -13,12 +13,19 @@
 // AuthorID, or reads a profile's Projects by index: a copy of a rule.
 package policy
 
-import "github.com/taskgraph/taskgraph/domain"
+import (
+	"maps"
+	"slices"
+
+	"github.com/taskgraph/taskgraph/domain"
+)
 
 var (
 	errOwnerOnly  = domain.Errorf(domain.EFORBIDDEN, "only the project's owner may do this")
 	errNotAuthor  = domain.Errorf(domain.EFORBIDDEN, "only the comment's author or the project's owner may delete it")
 	errOwnerStays = domain.Errorf(domain.EINVALID, "userId: the project's owner cannot be removed")
+	errLeaveSelf  = domain.Errorf(domain.EFORBIDDEN, "only the project's owner may remove members; to leave the project yourself, use leaveProject")
+	errOwnerLeave = domain.Errorf(domain.EINVALID, "projectId: the project's owner cannot leave it; delete the project instead")
 )
 
 // SeesProject reports whether the viewer, whose profile is viewer (nil:
@@ -32,13 +39,24 @@ func SeesProject(viewer *domain.User, projectID string) bool {
 
 // ProjectSeen is SeesProject with the project's name as the viewer's copy
 // holds it (a task's project that selects only its id and name is answered
-// from it, with no read of the project).
+// from it, with no read of the project): "" for a name too long for a copy
+// (the caller reads the project).
 func ProjectSeen(viewer *domain.User, projectID string) (name string, ok bool) {
 	if viewer == nil {
 		return "", false
 	}
 	name, ok = viewer.Projects[projectID]
 	return name, ok
+}
+
+// ProjectsSeen lists the projects the viewer, whose profile is viewer
+// (nil: none), sees (SeesProject: each is visible to them), in the order
+// of their ids: what a sync of theirs follows.
+func ProjectsSeen(viewer *domain.User) []string {
+	if viewer == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(viewer.Projects))
 }
 
 // SeesUser reports whether the viewer (viewerID, whose profile is viewer,
@@ -61,6 +79,17 @@ func SeesUser(viewerID string, viewer *domain.User, userID string, user *domain.
 	return false
 }
 
+// MembershipBegunBy reports whether a user's membership of a project,
+// whose entry in the project's change log was born at position born (0:
+// no membership), counts for a sync that read that log up to upTo: it
+// began by that read. A sync keeps a user the viewer may have stopped
+// seeing only through such a membership (SeesUser over the memberships
+// that count; graph's stillSeen): one begun after the read may have begun
+// after the viewer left, where the leave's tombstones never weigh it.
+func MembershipBegunBy(born, upTo int64) bool {
+	return born != 0 && born <= upTo
+}
+
 // SeesEmail reports whether the viewer may see u's email: their own only
 // (to anyone else a user's email is null).
 func SeesEmail(viewerID string, u *domain.User) bool {
@@ -79,14 +108,33 @@ func MayManageProject(viewerID string, p *domain.Project) error {
 }
 
 // MayRemoveMember reports whether the viewer, who sees p, may remove the
-// member userID from it: its owner may (MayManageProject) remove anyone
-// but themselves, the owner (EINVALID: a project always has its owner).
+// member userID from it with removeProjectMember: its owner may
+// (MayManageProject) remove anyone but themselves, the owner (EINVALID: a
+// project always has its owner); anyone else gets EFORBIDDEN, a member who
+// names themselves with a pointer to leaveProject (MayLeave). The write
+// that follows keeps the owner it read as its condition (ownerGuard).
 func MayRemoveMember(viewerID string, p *domain.Project, userID string) error {
 	if err := MayManageProject(viewerID, p); err != nil {
+		if userID == viewerID {
+			return errLeaveSelf
+		}
 		return err
 	}
 	if userID == p.OwnerID {
 		return errOwnerStays
+	}
+	return nil
+}
+
+// MayLeave reports whether the viewer, a member who sees p, may leave it
+// (leaveProject: removed as removeProjectMember removes, by themselves):
+// any member may, but its owner (EINVALID: a project always has its
+// owner, who deletes it instead). The write that follows keeps the owner
+// it read as its condition (dynamo's notOwnerGuard), and the membership
+// it removes as its own.
+func MayLeave(viewerID string, p *domain.Project) error {
+	if p.OwnerID == viewerID {
+		return errOwnerLeave
 	}
 	return nil
 }

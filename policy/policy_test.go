@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -39,6 +40,30 @@ func TestAProjectIsSeenByTheMembersItsCopiesList(t *testing.T) {
 	}
 }
 
+func TestTheProjectsSeenAreTheProjectsEachSeen(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		viewer *domain.User
+		want   []string
+	}{
+		{"a member of two", profile("ann", "p2", "p1"), []string{"p1", "p2"}},
+		{"of none", profile("ann"), nil},
+		{"no profile", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := ProjectsSeen(c.viewer)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("ProjectsSeen = %v, want %v", got, c.want)
+			}
+			for _, p := range got {
+				if !SeesProject(c.viewer, p) {
+					t.Errorf("%s listed, not seen", p)
+				}
+			}
+		})
+	}
+}
+
 func TestAUserIsSeenByThemselvesAndByWhoeverSeesOneOfTheirProjects(t *testing.T) {
 	ann := profile("ann", "p1")
 	for _, c := range []struct {
@@ -59,6 +84,25 @@ func TestAUserIsSeenByThemselvesAndByWhoeverSeesOneOfTheirProjects(t *testing.T)
 		t.Run(c.name, func(t *testing.T) {
 			if got := SeesUser("ann", c.viewer, c.userID, c.user); got != c.want {
 				t.Errorf("SeesUser = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestAMembershipCountsForASyncWhenItBeganByItsRead(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		born, upTo int64
+		want       bool
+	}{
+		{"began before the read", 3, 7, true},
+		{"began at the read's last position", 7, 7, true},
+		{"began after the read", 8, 7, false},
+		{"no membership", 0, 7, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := MembershipBegunBy(c.born, c.upTo); got != c.want {
+				t.Errorf("MembershipBegunBy(%d, %d) = %v, want %v", c.born, c.upTo, got, c.want)
 			}
 		})
 	}
@@ -121,10 +165,23 @@ func TestTheOwnerRemovesAnyMemberButThemselves(t *testing.T) {
 		{"the owner removes a member", "ann", "bob", "", ""},
 		{"the owner removes themselves", "ann", "ann", domain.EINVALID, "userId: the project's owner cannot be removed"},
 		{"a member removes another", "bob", "cid", domain.EFORBIDDEN, ownerOnly},
-		{"a member removes themselves", "bob", "bob", domain.EFORBIDDEN, ownerOnly},
+		{"a member removes themselves: pointed to leaveProject", "bob", "bob", domain.EFORBIDDEN,
+			"only the project's owner may remove members; to leave the project yourself, use leaveProject"},
 		{"a member removes the owner", "bob", "ann", domain.EFORBIDDEN, ownerOnly},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantErr(t, MayRemoveMember(c.viewer, p, c.user), c.code, c.msg) })
+	}
+}
+
+func TestAnyMemberButTheOwnerMayLeave(t *testing.T) {
+	p := &domain.Project{ID: "p1", OwnerID: "ann"}
+	for _, c := range []struct {
+		name, viewer, code, msg string
+	}{
+		{"a member", "bob", "", ""},
+		{"the owner", "ann", domain.EINVALID, "projectId: the project's owner cannot leave it; delete the project instead"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantErr(t, MayLeave(c.viewer, p), c.code, c.msg) })
 	}
 }
 

@@ -340,7 +340,22 @@ func TestCheckTableCatchesCorruption(t *testing.T) {
 		{"tag index miscounted", func(t *testing.T, c *checked) {
 			pk, sk, _, _ := dynamo.TagIndexEntry(c.task, c.task.Tags[0])
 			c.set(t, pk, sk, "entries", &types.AttributeValueMemberN{Value: "99"})
-		}, "counts 99 entries"},
+		}, "counts 99 units of entries"},
+		{"sync mark of a project that changed since", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.SyncMarkItemKey("alice", c.task.ProjectID)
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "type": "SYNCMARK", "seq": "1"})
+		}, "the mark at 1"},
+		{"sync mark its project does not list", func(t *testing.T, c *checked) {
+			pk, sk := dynamo.SyncMarkItemKey("alice", c.task.ProjectID)
+			ppk, psk := dynamo.ProjectItemKey(c.task.ProjectID)
+			var seq string
+			for _, it := range c.e.Items(t) {
+				if it["PK"] == ppk && it["SK"] == psk {
+					seq, _ = it["seq"].(string)
+				}
+			}
+			c.put(t, map[string]string{"PK": pk, "SK": sk, "type": "SYNCMARK", "seq": seq})
+		}, "as marked"},
 		{"tag index missing", func(t *testing.T, c *checked) {
 			pk, sk, _, _ := dynamo.TagIndexEntry(c.task, c.task.Tags[0])
 			c.del(t, [2]string{pk, sk})

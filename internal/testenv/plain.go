@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"slices"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -27,6 +29,8 @@ func plain(v types.AttributeValue) any {
 		return out
 	case *types.AttributeValueMemberNULL:
 		return nil
+	case *types.AttributeValueMemberSS:
+		return slices.Sorted(slices.Values(a.Value))
 	}
 	return v
 }

@@ -71,7 +71,7 @@ func (e *Engine) batchReads(in *batchGetItemInput) ([]batchRead, error) {
 		if len(r.Keys) == 0 {
 			return nil, validation("1 validation error detected: Value at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
 		}
-		x := exprs{names: r.ExpressionAttributeNames}
+		x := exprs{names: r.ExpressionAttributeNames, proj: &projCache{}}
 		if err := x.check(r.ProjectionExpression); err != nil {
 			return nil, err
 		}

@@ -16,6 +16,9 @@ import (
 type exprs struct {
 	names  map[string]string
 	values attrs
+	// proj is the call's projection, parsed once for its items (nil: parsed
+	// for each, as a write's).
+	proj *projCache
 }
 
 // check checks the call's placeholders as DynamoDB does: every one used
@@ -182,7 +185,22 @@ func (x exprs) apply(u update, a attrs) (attrs, error) {
 		exclude[n] = true
 	}
 	env.Apply(out, x.names, exclude)
+	dropEmptySets(out)
 	return out, nil
+}
+
+// dropEmptySets removes the sets a DELETE emptied: DynamoDB keeps no empty
+// set (the attribute is gone). (minidyn's evaluator applies no DELETE of a
+// nested path; the store makes none.)
+func dropEmptySets(a attrs) {
+	for k, v := range a {
+		switch {
+		case v.SS != nil && len(v.SS) == 0, v.NS != nil && len(v.NS) == 0, v.BS != nil && len(v.BS) == 0:
+			delete(a, k)
+		case v.M != nil:
+			dropEmptySets(v.M)
+		}
+	}
 }
 
 // project returns the attributes of a that a projection expression names.
@@ -190,6 +208,11 @@ func (x exprs) project(p string, a attrs) (attrs, error) {
 	if p == "" {
 		return a, nil
 	}
+	if pr := x.proj.of(x, p); pr != nil {
+		return pr.apply(a)
+	}
+	// Not parsed (a write's, or one the parse refused: minidyn's own
+	// words for it).
 	out, err := (&interpreter.Language{}).Project(interpreter.ProjectInput{Expression: p, Item: a, Aliases: x.names})
 	if err != nil {
 		return nil, validation("Invalid ProjectionExpression: %v", err)

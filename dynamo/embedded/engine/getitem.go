@@ -16,7 +16,7 @@ func (e *Engine) getItem(in *getItemInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := exprs{names: in.ExpressionAttributeNames}
+	x := exprs{names: in.ExpressionAttributeNames, proj: &projCache{}}
 	if err := x.check(in.ProjectionExpression); err != nil {
 		return nil, err
 	}

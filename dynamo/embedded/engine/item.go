@@ -27,9 +27,6 @@ type ikey struct {
 	ok        bool
 }
 
-// maxItemSize is DynamoDB's largest item, in its own count of bytes.
-const maxItemSize = 400 * 1024
-
 // decode returns the attributes of a stored item.
 func (it *item) decode() (attrs, error) {
 	return decodeAttrs(it.raw)
@@ -267,6 +264,9 @@ func keyOf(s schema, a attrs, exact bool) (ikey, error) {
 	if exact && len(a) != n {
 		return k, validation("The provided key element does not match the schema")
 	}
+	if len(k.hash) > maxHashKey || len(k.rng) > maxRangeKey {
+		return k, errKeyTooLong()
+	}
 	return k, nil
 }
 
@@ -302,7 +302,7 @@ func (t *table) newItem(a attrs) (*item, error) {
 		it.ix[i] = k
 	}
 	if it.size = itemSize(a); it.size > maxItemSize {
-		return nil, validation("Item size has exceeded the maximum allowed size")
+		return nil, validation(errTooLarge)
 	}
 	it.raw = encodeItem(a)
 	return it, nil

@@ -110,7 +110,7 @@ func (e *Engine) query(in *queryInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
+	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues, proj: &projCache{}}
 	if err := x.check(in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression); err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ func (e *Engine) scan(in *queryInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
+	x := exprs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues, proj: &projCache{}}
 	if err := x.check(in.FilterExpression, in.ProjectionExpression); err != nil {
 		return nil, err
 	}

@@ -35,34 +35,9 @@ func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error)
 	if n := len(in.TransactItems); n == 0 || n > 100 {
 		return nil, validation("1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100")
 	}
-	var writes []*write
-	seen := map[string]bool{}
-	for _, ti := range in.TransactItems {
-		var kind string
-		var wi *writeInput
-		n := 0
-		for k, v := range map[string]*writeInput{"ConditionCheck": ti.ConditionCheck, "Put": ti.Put, "Update": ti.Update, "Delete": ti.Delete} {
-			if v != nil {
-				kind, wi = k, v
-				n++
-			}
-		}
-		if n != 1 {
-			return nil, validation("TransactItems can only contain one of Check, Put, Update or Delete")
-		}
-		if wi.ReturnValues != "" {
-			return nil, validation("ReturnValues is not supported in a transaction")
-		}
-		w, err := e.prepare(kind, wi)
-		if err != nil {
-			return nil, err
-		}
-		id := wi.TableName + "\x00" + w.key.hash + "\x00" + w.key.rng
-		if seen[id] {
-			return nil, validation("Transaction request cannot include multiple operations on one item")
-		}
-		seen[id] = true
-		writes = append(writes, w)
+	writes, err := e.prepareTransaction(in)
+	if err != nil {
+		return nil, err
 	}
 	var dg [32]byte
 	if in.ClientRequestToken != "" {
@@ -84,8 +59,14 @@ func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error)
 	cancelled := false
 	for i, w := range writes {
 		reasons[i] = Reason{Code: "None"}
+		if w.invalid != "" {
+			reasons[i], cancelled = Reason{Code: "ValidationError", Message: w.invalid}, true
+			continue
+		}
 		ok, err := w.run()
 		switch {
+		case updateTooLarge(err):
+			reasons[i], cancelled = Reason{Code: "ValidationError", Message: err.(*Error).Message}, true
 		case err != nil:
 			return nil, err
 		case !ok:
@@ -136,4 +117,49 @@ func (e *Engine) expireTokens(now time.Time) {
 		}
 		e.tokenOrder = e.tokenOrder[1:]
 	}
+}
+
+// prepareTransaction checks a transaction's items and prepares their
+// writes: one operation each, none twice on one item, the payload within
+// DynamoDB's 4 MB. A write whose key is too long gets a reason of its own
+// (as DynamoDB Local cancels it) rather than failing the request.
+func (e *Engine) prepareTransaction(in *transactWriteItemsInput) ([]*write, error) {
+	var writes []*write
+	seen := map[string]bool{}
+	payload := 0
+	for _, ti := range in.TransactItems {
+		var kind string
+		var wi *writeInput
+		n := 0
+		for k, v := range map[string]*writeInput{"ConditionCheck": ti.ConditionCheck, "Put": ti.Put, "Update": ti.Update, "Delete": ti.Delete} {
+			if v != nil {
+				kind, wi = k, v
+				n++
+			}
+		}
+		if n != 1 {
+			return nil, validation("TransactItems can only contain one of Check, Put, Update or Delete")
+		}
+		if wi.ReturnValues != "" {
+			return nil, validation("ReturnValues is not supported in a transaction")
+		}
+		w, err := e.prepare(kind, wi)
+		if keyTooLong(err) { // a reason of its own, as DynamoDB Local gives
+			writes = append(writes, &write{invalid: err.(*Error).Message})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if payload += w.size(wi); payload > maxTxnPayload {
+			return nil, validation("Transaction payload size cannot exceed 4MB. Payload Size: %d", payload)
+		}
+		id := wi.TableName + "\x00" + w.key.hash + "\x00" + w.key.rng
+		if seen[id] {
+			return nil, validation("Transaction request cannot include multiple operations on one item")
+		}
+		seen[id] = true
+		writes = append(writes, w)
+	}
+	return writes, nil
 }

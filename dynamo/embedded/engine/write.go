@@ -23,6 +23,10 @@ type write struct {
 
 	old  *item // the item before the write (after run)
 	next *item // the item after it; nil: none
+
+	// invalid is why DynamoDB cancels a transaction for this write alone
+	// (its key too long): its reason's message.
+	invalid string
 }
 
 // writeInput is what Put, Update, Delete and ConditionCheck are sent,
@@ -69,6 +73,9 @@ func (e *Engine) prepare(kind string, in *writeInput) (*write, error) {
 	}
 	if kind == "Put" {
 		if w.put, err = t.newItem(in.Item); err != nil {
+			return nil, err
+		}
+		if err := w.put.checkIndexKeys(); err != nil {
 			return nil, err
 		}
 		w.key = w.put.key
@@ -125,6 +132,9 @@ func (w *write) run() (ok bool, err error) {
 			a = w.keyA
 		}
 		if w.next, err = w.t.newItem(a); err != nil {
+			if e, ok := err.(*Error); ok && e.Message == errTooLarge {
+				return false, validation("Item size to update has exceeded the maximum allowed size")
+			}
 			return false, err
 		}
 	case "Delete":

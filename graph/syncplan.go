@@ -1,0 +1,177 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/policy"
+)
+
+// syncWork is one project's part of a page.
+type syncWork struct {
+	st      *projectState // as the next token has it; nil: done with the project
+	p       *domain.Project
+	visible bool
+	upTo    int64 // read the log up to (the project's seq)
+	demand  int64 // how many entries may be left, at most
+	limit   int   // how many this page reads
+	res     changesResult
+}
+
+// syncPlan is which projects a page reads, from the token and the
+// viewer's partition (dynamo.SyncView), before any project is read:
+//
+//   - read: at most syncBatch projects, in this order: those the token
+//     follows that the profile no longer lists (their tombstones first),
+//     those the token follows with something to read (no mark, or a mark
+//     past the token's position), then those the profile lists and the
+//     token does not follow yet (joined; all of them in a base sync);
+//   - quiet: those the token follows and the profile lists whose mark
+//     stands at the token's position: nothing changed (syncmark.go), not
+//     read;
+//   - kept: those the token follows that wait for a later page (more).
+type syncPlan struct {
+	read  []string
+	quiet []*projectState
+	kept  []*projectState
+	// states are the token's, by project id.
+	states map[string]*projectState
+	more   bool
+}
+
+// planPage plans a page of the token tok for the viewer's partition view.
+func planPage(tok *syncToken, view *dynamo.SyncView) syncPlan {
+	plan := syncPlan{states: map[string]*projectState{}}
+	var leaving, changed, joined []string
+	for i := range tok.projects {
+		st := &tok.projects[i]
+		plan.states[st.id] = st
+		switch seen := policy.SeesProject(view.Profile, st.id); {
+		case !seen:
+			leaving = append(leaving, st.id)
+		case st.mode == modeRead && markedAt(view, st.id, st.pos):
+			plan.quiet = append(plan.quiet, st)
+		default:
+			changed = append(changed, st.id)
+		}
+	}
+	for _, id := range policy.ProjectsSeen(view.Profile) {
+		if _, ok := plan.states[id]; !ok {
+			joined = append(joined, id)
+		}
+	}
+	for _, ids := range [][]string{leaving, changed, joined} {
+		slices.Sort(ids)
+		for _, id := range ids {
+			switch st := plan.states[id]; {
+			case len(plan.read) < syncBatch:
+				plan.read = append(plan.read, id)
+			case st != nil:
+				plan.kept, plan.more = append(plan.kept, st), true
+			default:
+				plan.more = true // joined: the next page
+			}
+		}
+	}
+	return plan
+}
+
+// markedAt reports whether the viewer's mark of project id stands at pos:
+// the project has not changed since the token read it up to there.
+func markedAt(view *dynamo.SyncView, id string, pos int64) bool {
+	seq, ok := view.Marks[id]
+	return ok && seq == pos
+}
+
+// readProjects reads the projects the plan reads, with the viewer's
+// profile's copies of them (dynamo.Store.SyncProjects, one BatchGetItem:
+// the visibility check beside the projects' seqs), and makes each one's part of the page (works) by its state and
+// what the check says now:
+//
+//   - visible, not followed: joined (a base sync), the whole log but what
+//     was deleted before (skip: its seq now); the project's upsert;
+//   - visible, being left: back, read from the start, the gone entries
+//     past what the client had as tombstones;
+//   - visible, followed: the log past the token's position; the project's
+//     upsert when it changed itself (projectSeq);
+//   - not visible, followed: left (or deleted): its tombstone, then every
+//     entry of its log as a tombstone (leave);
+//   - not visible, being left: the leave goes on.
+func (pg *syncPageRun) readProjects(ctx context.Context) error {
+	l := pg.l
+	if pg.view.Profile != nil { // for the page's nested fields, read once
+		l.objects.Prime(ctx, dynamo.UserRef(l.viewer), pg.view.Profile)
+	}
+	pg.profile, pg.more = pg.view.Profile, pg.plan.more
+	if len(pg.plan.read) == 0 {
+		return nil
+	}
+	seen, projects, err := l.store.SyncProjects(ctx, l.viewer, pg.plan.read)
+	if err != nil {
+		return err
+	}
+	for i, id := range pg.plan.read {
+		p := projects[i]
+		if p != nil { // for the upserts' fields
+			l.objects.Prime(ctx, dynamo.ProjectRef(id), p)
+		}
+		// A project listed by the first read and gone by this one's is
+		// left (or deleted); one listed only now comes with the next sync.
+		w := &syncWork{st: pg.plan.states[id], p: p, visible: p != nil && policy.SeesProject(seen, id)}
+		if w.st == nil && !w.visible { // joined a moment ago, and left or deleted already: nothing to say
+			continue
+		}
+		pg.begin(w)
+		pg.works = append(pg.works, w)
+	}
+	return nil
+}
+
+// begin sets a project's state for this page, as readProjects says, and
+// what its log may hold past it.
+func (pg *syncPageRun) begin(w *syncWork) {
+	p := w.p
+	switch st := w.st; {
+	case w.visible && st == nil: // joined (or a base sync): the whole log, but what was deleted before
+		w.st = &projectState{id: p.ID, mode: modeRead, skip: p.Seq, seen: p.ProjectSeq}
+		pg.out.upsert(p.ID, p)
+	case w.visible && st.mode == modeLeave: // back before its tombstones were all delivered
+		w.st = &projectState{id: p.ID, mode: modeRead, skip: st.skip, seen: p.ProjectSeq}
+		pg.out.upsert(p.ID, p)
+	case w.visible:
+		if p.ProjectSeq > st.seen {
+			st.seen = p.ProjectSeq
+			pg.out.upsert(p.ID, p)
+		}
+	case st.mode == modeRead: // left, or deleted: tombstones for all of it
+		pg.out.tomb(st.id, "Project")
+		w.st = &projectState{id: st.id, mode: modeLeave, skip: st.pos}
+	}
+	w.upTo = maxPosition
+	if p != nil {
+		w.upTo = p.Seq
+	}
+	w.st.pos = min(w.st.pos, w.upTo)
+	w.demand = w.upTo - w.st.pos
+}
+
+// states are the next token's projects: those the page read, quiet and
+// kept, in the order of their ids.
+func (pg *syncPageRun) states() []projectState {
+	var out []projectState
+	for _, w := range pg.works {
+		if w.st != nil {
+			out = append(out, *w.st)
+		}
+	}
+	for _, sts := range [][]*projectState{pg.plan.quiet, pg.plan.kept} {
+		for _, st := range sts {
+			out = append(out, *st)
+		}
+	}
+	slices.SortFunc(out, func(a, b projectState) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
