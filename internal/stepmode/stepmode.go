@@ -86,11 +86,14 @@ type opSteps struct {
 	loaders []interface{ flushPending() bool }
 	scopes  map[scopeKey]*scope
 	started bool // the root scope is made
+	// markers are the contexts of the parts of a query with @defer
+	// resolved apart (Part), each its parts' scope.
+	markers map[*graphql.FieldContext]bool
 }
 
 // Operation starts one operation's step mode (graph.StepMode).
 func (t *Trigger) Operation() graph.OperationSteps {
-	return &opSteps{trigger: t, scopes: map[scopeKey]*scope{}}
+	return &opSteps{trigger: t, scopes: map[scopeKey]*scope{}, markers: map[*graphql.FieldContext]bool{}}
 }
 
 // idle counts n pieces of work as stopped (s.mu held) and, when none runs,
@@ -323,9 +326,16 @@ func (s *opSteps) start(ctx context.Context) {
 	default:
 		return
 	}
+	s.add(nil, []scopeSpec{{key: scopeKey{}, steps: rootSteps(oc, oc.Operation.SelectionSet, typ)}})
+}
+
+// rootSteps returns the root fields gqlgen resolves of sel, in its order:
+// a mutation's one after another; a query's introspection fields each
+// alone, then the others all together, then those gqlgen defers.
+func rootSteps(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) [][]string {
 	var plain [][]string
 	var concurrent, deferred []string
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typ}) {
+	for _, f := range graphql.CollectFields(oc, sel, []string{typ}) {
 		switch {
 		case f.Name == "__typename" || typ == "Mutation" && f.IsDeferred():
 		case typ == "Mutation" || f.Name == "__type" || f.Name == "__schema":
@@ -336,7 +346,31 @@ func (s *opSteps) start(ctx context.Context) {
 			concurrent = append(concurrent, f.Alias)
 		}
 	}
-	s.add(nil, []scopeSpec{{key: scopeKey{}, steps: append(plain, concurrent, deferred)}})
+	return append(plain, concurrent, deferred)
+}
+
+// Part counts the fields of a part of a query with @defer, resolved apart
+// (graph.OperationSteps): those sel selects on a value of type typ, in
+// gqlgen's order, in a scope of their own under a context of its own (a
+// marker, which adds nothing to their path).
+func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) context.Context {
+	marker := &graphql.FieldContext{Object: typ}
+	ctx = graphql.WithFieldContext(ctx, marker)
+	oc := graphql.GetOperationContext(ctx)
+	var steps [][]string
+	if child == nil {
+		steps = rootSteps(oc, sel, typ)
+	} else {
+		steps = objectSteps(scratchContext(ctx), oc, sel, schema.Types[typ], child)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start(ctx)
+	s.markers[marker] = true
+	if steps != nil {
+		s.add(nil, []scopeSpec{{key: scopeKey{field: marker}, steps: steps}})
+	}
+	return ctx
 }
 
 // add makes the scopes of specs, below owner (s.mu held).
@@ -378,7 +412,7 @@ func (s *opSteps) enter(ctx context.Context, fc *graphql.FieldContext) *stepNode
 	defer s.mu.Unlock()
 	s.start(ctx)
 	n := &stepNode{open: 1}
-	if sc := s.scopes[scopeKeyOf(fc)]; sc != nil && sc.want[fc.Field.Alias] {
+	if sc := s.scopes[s.scopeKeyOf(fc)]; sc != nil && sc.want[fc.Field.Alias] {
 		delete(sc.want, fc.Field.Alias)
 		sc.live++
 		n.sc = sc
@@ -420,15 +454,19 @@ func (s *opSteps) done(n *stepNode) {
 	}
 }
 
-func scopeKeyOf(fc *graphql.FieldContext) scopeKey {
+// scopeKeyOf returns the key of the scope fc's field is in (s.mu held):
+// the field that returned its value, or the marker of its part, with the
+// positions in the lists between; gqlgen's contexts of a root type are
+// passed over (the operation's root has none above).
+func (s *opSteps) scopeKeyOf(fc *graphql.FieldContext) scopeKey {
 	var idx []string
 	p := fc.Parent
 	for p != nil && p.Index != nil {
 		idx = append(idx, strconv.Itoa(*p.Index))
 		p = p.Parent
 	}
-	if p != nil && p.Field.Field == nil {
-		p = nil // the operation's root (gqlgen's context of its root type)
+	for p != nil && p.Field.Field == nil && !s.markers[p] {
+		p = p.Parent
 	}
 	slices.Reverse(idx)
 	return scopeKey{field: p, path: strings.Join(idx, ".")}
@@ -466,9 +504,7 @@ var schema = graph.NewExecutableSchema(graph.Config{}).Schema()
 // returned: one scope per object in it.
 func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSpec {
 	oc := graphql.GetOperationContext(ctx)
-	// Child works out a field's context as gqlgen will, arguments
-	// included: an error there (the field will not start) goes nowhere.
-	scratch := graphql.WithResponseContext(ctx, func(context.Context, error) *gqlerror.Error { return nil }, nil)
+	scratch := scratchContext(ctx)
 	steps := map[string][][]string{}
 	var specs []scopeSpec
 	var walk func(t *ast.Type, v reflect.Value, path []string)
@@ -506,7 +542,9 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 		}
 		st, ok := steps[name]
 		if !ok {
-			st = objectSteps(scratch, oc, fc, schema.Types[name])
+			if fc.Child != nil {
+				st = objectSteps(scratch, oc, fc.Field.Selections, schema.Types[name], fc.Child)
+			}
 			steps[name] = st
 		}
 		if st != nil {
@@ -517,30 +555,38 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 	return specs
 }
 
+// scratchContext is ctx for working out fields' contexts as gqlgen will,
+// arguments included: an error there (the field will not start) goes
+// nowhere.
+func scratchContext(ctx context.Context) context.Context {
+	return graphql.WithResponseContext(ctx, func(context.Context, error) *gqlerror.Error { return nil }, nil)
+}
+
 // objectSteps returns the fields gqlgen resolves of an object of type def
-// selected by field fc, in its order: each plain field alone, then the
-// resolver fields all together; nil when they cannot be worked out.
-func objectSteps(ctx context.Context, oc *graphql.OperationContext, fc *graphql.FieldContext, def *ast.Definition) [][]string {
-	if def == nil || fc.Child == nil {
+// that sel selects, in its order: each plain field alone, then the
+// resolver fields all together; child makes their contexts. Nil when they
+// cannot be worked out.
+func objectSteps(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet, def *ast.Definition, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) [][]string {
+	if def == nil {
 		return nil
 	}
 	var plain [][]string
 	var concurrent, deferred []string
-	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, append([]string{def.Name}, def.Interfaces...)) {
+	for _, f := range graphql.CollectFields(oc, sel, append([]string{def.Name}, def.Interfaces...)) {
 		if f.Name == "__typename" {
 			continue
 		}
-		child, err := fc.Child(ctx, f)
+		c, err := child(ctx, f)
 		if err != nil && strings.Contains(err.Error(), "FieldContext.Child cannot be called") {
 			return nil // an abstract type's field: not worked out
 		}
-		if err != nil || child == nil {
+		if err != nil || c == nil {
 			continue // its arguments are wrong: it will not start
 		}
 		switch {
-		case child.IsResolver && f.IsDeferred():
+		case c.IsResolver && f.IsDeferred():
 			deferred = append(deferred, f.Alias)
-		case child.IsResolver:
+		case c.IsResolver:
 			concurrent = append(concurrent, f.Alias)
 		default: // a plain field is resolved at once, @defer or not
 			plain = append(plain, []string{f.Alias})
