@@ -43,6 +43,7 @@ type incremental struct {
 	mu     sync.Mutex
 	groups map[groupKey]*deliveryGroup
 	q      *workQueue
+	ready  []queueEvent // the work queue's events not answered yet
 	ids    publisherV02
 }
 
@@ -77,6 +78,7 @@ type incTask struct {
 	groups []*deliveryGroup
 	run    *execRun
 	ctx    context.Context // the object's, to resolve it with once released
+	end    func()          // step mode's end of the part (nil outside)
 	// Set under incremental.mu.
 	state  taskState
 	notify bool // started by the work queue: its end is an event
@@ -161,13 +163,17 @@ func (in *incremental) next(ctx context.Context) *graphql.Response {
 			return nil
 		}
 		in.mu.Lock()
-		events := in.q.drain()
+		events := in.ready
+		in.ready = nil
 		in.mu.Unlock()
 		if len(events) == 0 {
 			select {
 			case <-in.signal:
 				continue
 			case <-ctx.Done():
+				in.mu.Lock()
+				in.q.stopped = true // nothing more is released
+				in.mu.Unlock()
 				in.ended = true
 				return nil
 			}
@@ -205,9 +211,23 @@ func (in *incremental) begin(ctx context.Context, run *execRun, kind objectKind,
 func (in *incremental) launch(t *incTask) {
 	ctx := t.ctx
 	if s := StepsOf(ctx); s != nil {
-		ctx = s.Part(ctx, t.kind.name, t.plan.sel, t.kind.child(in.ec))
+		ctx, t.end = s.Part(ctx, t.kind.name, t.plan.sel, t.kind.child(in.ec))
 	}
 	go in.runTask(ctx, t)
+}
+
+// handle handles the ends of tasks so far (incremental.mu held): the
+// groups they deliver or fail, those released with them (whose tasks
+// start now, from the goroutine of the task whose end released them), the
+// events for the next payload.
+func (in *incremental) handle() {
+	if evs := in.q.drain(); len(evs) > 0 {
+		in.ready = append(in.ready, evs...)
+		select {
+		case in.signal <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // group finds the delivery group of u for the object at path: opened
@@ -238,7 +258,6 @@ func (in *incremental) runTask(ctx context.Context, t *incTask) {
 	}()
 	data, errs := marshal(m), graphql.GetErrors(ctx)
 	in.mu.Lock()
-	defer in.mu.Unlock()
 	if m == graphql.Null {
 		t.state, t.err = taskFailed, in.nullingError(t, errs)
 	} else {
@@ -247,10 +266,11 @@ func (in *incremental) runTask(ctx context.Context, t *incTask) {
 	}
 	if t.notify {
 		in.q.events = append(in.q.events, t)
-		select {
-		case in.signal <- struct{}{}:
-		default:
-		}
+		in.handle()
+	}
+	in.mu.Unlock()
+	if t.end != nil {
+		t.end()
 	}
 }
 

@@ -33,9 +33,10 @@ type OperationSteps interface {
 	// Part counts the fields of a part of a query with @defer that is
 	// resolved apart, on a goroutine of its own, as about to start: those
 	// sel selects on a value of type typ, whose field contexts child
-	// makes (nil for the root type's). It returns the context to resolve
-	// them with.
-	Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) context.Context
+	// makes (nil for the root type's); and, once they are done, the part
+	// itself, until end is called (once what its end releases has
+	// started). It returns the context to resolve them with.
+	Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (_ context.Context, end func())
 }
 
 // LoaderSteps is one loader's part in its operation's step mode.

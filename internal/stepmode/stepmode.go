@@ -291,6 +291,7 @@ type scope struct {
 	steps [][]string
 	want  map[string]bool
 	live  int
+	part  *partEnd // a part's scope: its end counts once it is done
 }
 
 // stepNode is a started field: open while it runs and while a value below
@@ -305,6 +306,7 @@ type stepNode struct {
 type scopeSpec struct {
 	key   scopeKey
 	steps [][]string
+	part  *partEnd
 }
 
 // start makes the operation's root scope (s.mu held).
@@ -352,8 +354,9 @@ func rootSteps(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) [
 // Part counts the fields of a part of a query with @defer, resolved apart
 // (graph.OperationSteps): those sel selects on a value of type typ, in
 // gqlgen's order, in a scope of their own under a context of its own (a
-// marker, which adds nothing to their path).
-func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) context.Context {
+// marker, which adds nothing to their path); once the scope is done, the
+// part counts as running until end.
+func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (context.Context, func()) {
 	marker := &graphql.FieldContext{Object: typ}
 	ctx = graphql.WithFieldContext(ctx, marker)
 	oc := graphql.GetOperationContext(ctx)
@@ -367,16 +370,28 @@ func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, ch
 	defer s.mu.Unlock()
 	s.start(ctx)
 	s.markers[marker] = true
+	p := &partEnd{}
 	if steps != nil {
-		s.add(nil, []scopeSpec{{key: scopeKey{field: marker}, steps: steps}})
+		s.add(nil, []scopeSpec{{key: scopeKey{field: marker}, steps: steps, part: p}})
 	}
-	return ctx
+	return ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p.running {
+			p.running = false
+			s.idle(1)
+		}
+	}
 }
+
+// partEnd is the end of a part (Part): running from when its scope is
+// done until the part's end is called.
+type partEnd struct{ running bool }
 
 // add makes the scopes of specs, below owner (s.mu held).
 func (s *opSteps) add(owner *stepNode, specs []scopeSpec) {
 	for _, sp := range specs {
-		sc := &scope{key: sp.key, owner: owner, steps: sp.steps}
+		sc := &scope{key: sp.key, owner: owner, steps: sp.steps, part: sp.part}
 		if s.advance(sc) {
 			s.scopes[sp.key] = sc
 			if owner != nil {
@@ -445,6 +460,10 @@ func (s *opSteps) done(n *stepNode) {
 			return
 		}
 		delete(s.scopes, sc.key)
+		if sc.part != nil {
+			sc.part.running = true
+			s.active++
+		}
 		if n = sc.owner; n == nil {
 			return
 		}
