@@ -250,3 +250,26 @@ func TestDeferPinnedCallsNestedAndAtTheRoot(t *testing.T) {
 		}
 	}
 }
+
+// Over server-sent events (and the WebSockets) a fragment's result at the
+// root is one event per root field it delivers, at that field's path:
+// gqlgen's event leaves an empty path out, and a client takes an event
+// without a path for a whole new answer.
+func TestDeferRootFragmentOverSSE(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed(t)
+	parts := deferParts(t, e, "alice", "sse", `query { t: __typename ... @defer(label: "r") { me { name } u: __typename } }`, nil)
+	hasNextOnAllButLast(t, "sse", parts)
+	got := map[string]string{}
+	for _, p := range parts[1:] {
+		path, _ := json.Marshal(p.Path)
+		if p.Label != "r" || len(p.Path) != 1 {
+			t.Errorf("event %+v: want label r and one root field's path", p)
+		}
+		got[string(path)] = string(p.Data)
+	}
+	want := map[string]string{`["me"]`: `{"name":"Alice Example"}`, `["u"]`: `"Query"`}
+	if string(parts[0].Data) != `{"t":"Query"}` || !maps.Equal(got, want) {
+		t.Errorf("events: first %s, then %v; want {\"t\":\"Query\"}, then %v", parts[0].Data, got, want)
+	}
+}

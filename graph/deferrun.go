@@ -17,16 +17,17 @@ import (
 // incremental is one query with @defer as graphql-js 17 executes it
 // (IncrementalExecutor), gqlgen resolving every field: the initial run
 // resolves the plan's root selection; each field whose objects have work
-// in the plan (spawns) opens, from the field middleware, as soon as its
-// value is resolved, the delivery groups of the @defer met at each object
-// and starts each task there on a goroutine of its own, with its own
-// errors, resolving the task's fields on the object with the type's
-// generated code; a task's own fields start tasks the same way. Tasks run
-// as soon as their object is known (graphql-js's early execution), so
-// their reads batch with the rest of their level; what is delivered, and
-// when, is graphql-js's work queue's (deferqueue.go): a group is announced
-// once its parent is delivered, a task's result handed over once one of
-// its groups is, the tasks below a null dropped.
+// in the plan (spawns) opens, from the field middleware, once its value
+// is resolved, the delivery groups of the @defer met at each object and
+// the tasks there, those below a null dropped once the run is done. What
+// is released, delivered and when is graphql-js's work queue's
+// (deferqueue.go): a group is announced with the payload that delivers
+// its parent, and its tasks then start (graphql-js without early
+// execution), each on a goroutine of its own, with its own errors and
+// null, resolving its fields on its object with the type's generated
+// code; a task's own fields open groups and tasks the same way, and the
+// task whose end releases groups starts their tasks itself, so that the
+// fragments of a level start, and read, together.
 type incremental struct {
 	oc     *graphql.OperationContext // the operation with the plan's root selection and the spawning middleware
 	ec     *executionContext
@@ -34,7 +35,7 @@ type incremental struct {
 	plan   *plan
 	format PartFormat
 	parts  *Parts
-	signal chan struct{} // a task's end is an event
+	signal chan struct{} // events are ready
 
 	started bool
 	ended   bool
