@@ -49,6 +49,9 @@ const (
 // naming the media types to accept. It is the first operation-context
 // mutator of the pipeline (operationStart's).
 func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if msg := deferLabels(oc.Doc); msg != "" {
+		return refusal(ctx, errcode.ValidationFailed, msg)
+	}
 	if oc.Operation == nil || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
 		return nil
 	}
@@ -66,6 +69,64 @@ func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.
 		a.mu.Unlock()
 	}
 	return &gqlerror.Error{Message: msgDeferNeedsStream, Extensions: map[string]any{"code": CodeBadRequest}}
+}
+
+// deferLabels is graphql-js 17's validation of @defer's labels
+// (DeferStreamDirectiveLabelRule), in its words: each a static string,
+// none used twice in the document (a part is known by its label). It
+// returns the first refusal, or "".
+func deferLabels(doc *ast.QueryDocument) string {
+	if doc == nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	var walk func(set ast.SelectionSet) string
+	check := func(directives ast.DirectiveList) string {
+		for _, d := range directives {
+			arg := d.Arguments.ForName("label")
+			if d.Name != "defer" || arg == nil || arg.Value == nil || arg.Value.Kind == ast.NullValue {
+				continue
+			}
+			if arg.Value.Kind != ast.StringValue && arg.Value.Kind != ast.BlockValue {
+				return `Argument "@defer(label:)" must be a static string.`
+			}
+			if seen[arg.Value.Raw] {
+				return `Value for arguments "defer(label:)" and "stream(label:)" must be unique across all Defer/Stream directive usages.`
+			}
+			seen[arg.Value.Raw] = true
+		}
+		return ""
+	}
+	walk = func(set ast.SelectionSet) string {
+		for _, sel := range set {
+			var msg string
+			switch s := sel.(type) {
+			case *ast.Field:
+				msg = walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				if msg = check(s.Directives); msg == "" {
+					msg = walk(s.SelectionSet)
+				}
+			case *ast.FragmentSpread:
+				msg = check(s.Directives)
+			}
+			if msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	for _, op := range doc.Operations {
+		if msg := walk(op.SelectionSet); msg != "" {
+			return msg
+		}
+	}
+	for _, f := range doc.Fragments {
+		if msg := walk(f.SelectionSet); msg != "" {
+			return msg
+		}
+	}
+	return ""
 }
 
 // defers reports whether set, or a fragment it spreads, has a fragment

@@ -273,3 +273,29 @@ func TestDeferRootFragmentOverSSE(t *testing.T) {
 		t.Errorf("events: first %s, then %v; want {\"t\":\"Query\"}, then %v", parts[0].Data, got, want)
 	}
 }
+
+// @defer's labels are validated as graphql-js 17 validates them, in its
+// words, before anything runs: a label that is not a static string, or a
+// label used twice in the document (in a fragment too), whatever the
+// transport.
+func TestDeferLabelsAreValidated(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed(t)
+	for _, tc := range []struct{ query, message string }{
+		{`query { me { ... @defer(label: "a") { name } ... @defer(label: "a") { email } } }`, "must be unique across all Defer/Stream directive usages"},
+		{`query { me { ... @defer(label: "a") { name } ...F } } fragment F on User { ... @defer(label: "a") { email } }`, "must be unique"},
+		{`query ($l: String) { me { ... @defer(label: $l) { name } } }`, "must be a static string"},
+	} {
+		for format := range deferAccepts {
+			e.Calls.Reset()
+			raw := e.Send(t, map[string]any{"query": tc.query}, e.As("alice"), testenv.Header("Accept", deferAccepts[format]))
+			body := string(raw.Body)
+			if !strings.Contains(body, "GRAPHQL_VALIDATION_FAILED") || !strings.Contains(body, tc.message) || strings.Contains(body, "Alice") {
+				t.Errorf("%s: %s: HTTP %d %s; want GRAPHQL_VALIDATION_FAILED %q", format, tc.query, raw.Status, body, tc.message)
+			}
+			if n := e.Calls.Total(); n != 0 {
+				t.Errorf("%s: %d DynamoDB calls, want none", format, n)
+			}
+		}
+	}
+}
