@@ -3,31 +3,27 @@ package graph
 import (
 	"context"
 	"net/http"
-	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// Incremental delivery (@defer). gqlgen runs an operation's deferred
-// fragments on goroutines of their own once the rest of their object is
-// resolved and hands the transport one response per part: the initial
-// part (the deferred fields left out), then each deferred fragment with
-// its path and label, hasNext false on the last. The transports that
-// deliver the parts are POST with Accept: multipart/mixed (in the format
-// its Accept names: the 2022-08-24 one by default, graphql-js 17's for
-// incrementalSpec=v0.2; web/multipart.go), server-sent events and the
-// WebSockets (each part one message, as gqlgen hands it over: {data,
-// path, label, hasNext}); each says so where it is
-// registered (web's transports: its row's Delivery, which the request's
-// context carries: TransportOf, capability.go). A query with @defer over a
-// transport that answers one JSON body (plain POST, GET) is refused before
-// anything runs (deferDelivery) rather than answered with the deferred
-// fields null; so is @defer in a mutation or a subscription, on every
-// transport. Its parts never outlive its request: incrementalSchema.
+// Incremental delivery (@defer). A query with @defer answers as
+// graphql-js 17 does (incrementalSchema): the initial part without the
+// deferred fields, then each deferred fragment's, hasNext false on the
+// last. The transports that deliver the parts are POST with Accept:
+// multipart/mixed (in the format its Accept names: the 2022-08-24 one by
+// default, graphql-js 17's for incrementalSpec=v0.2; web/multipart.go),
+// server-sent events and the WebSockets (each incremental result one
+// message, as gqlgen writes a response: {data, path, label, errors,
+// hasNext}); each says so where it is registered (web's transports: its
+// row's Delivery, which the request's context carries: TransportOf,
+// capability.go). A query with @defer over a transport that answers one
+// JSON body (plain POST, GET) is refused before anything runs
+// (deferDelivery); so is @defer in a mutation or a subscription, on every
+// transport.
 
 // MediaTypesIncremental names the media types a POST must accept for an
 // operation with @defer.
@@ -53,6 +49,9 @@ const (
 // naming the media types to accept. It is the first operation-context
 // mutator of the pipeline (operationStart's).
 func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if msg := deferLabels(oc.Doc); msg != "" {
+		return refusal(ctx, errcode.ValidationFailed, msg)
+	}
 	if oc.Operation == nil || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
 		return nil
 	}
@@ -70,6 +69,64 @@ func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.
 		a.mu.Unlock()
 	}
 	return &gqlerror.Error{Message: msgDeferNeedsStream, Extensions: map[string]any{"code": CodeBadRequest}}
+}
+
+// deferLabels is graphql-js 17's validation of @defer's labels
+// (DeferStreamDirectiveLabelRule), in its words: each a static string,
+// none used twice in the document (a part is known by its label). It
+// returns the first refusal, or "".
+func deferLabels(doc *ast.QueryDocument) string {
+	if doc == nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	var walk func(set ast.SelectionSet) string
+	check := func(directives ast.DirectiveList) string {
+		for _, d := range directives {
+			arg := d.Arguments.ForName("label")
+			if d.Name != "defer" || arg == nil || arg.Value == nil || arg.Value.Kind == ast.NullValue {
+				continue
+			}
+			if arg.Value.Kind != ast.StringValue && arg.Value.Kind != ast.BlockValue {
+				return `Argument "@defer(label:)" must be a static string.`
+			}
+			if seen[arg.Value.Raw] {
+				return `Value for arguments "defer(label:)" and "stream(label:)" must be unique across all Defer/Stream directive usages.`
+			}
+			seen[arg.Value.Raw] = true
+		}
+		return ""
+	}
+	walk = func(set ast.SelectionSet) string {
+		for _, sel := range set {
+			var msg string
+			switch s := sel.(type) {
+			case *ast.Field:
+				msg = walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				if msg = check(s.Directives); msg == "" {
+					msg = walk(s.SelectionSet)
+				}
+			case *ast.FragmentSpread:
+				msg = check(s.Directives)
+			}
+			if msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	for _, op := range doc.Operations {
+		if msg := walk(op.SelectionSet); msg != "" {
+			return msg
+		}
+	}
+	for _, f := range doc.Fragments {
+		if msg := walk(f.SelectionSet); msg != "" {
+			return msg
+		}
+	}
+	return ""
 }
 
 // defers reports whether set, or a fragment it spreads, has a fragment
@@ -111,87 +168,23 @@ func deferred(oc *graphql.OperationContext, directives ast.DirectiveList) bool {
 	return !ok || on
 }
 
-// incrementalSchema is the generated executable schema, with the one
-// change a query with @defer needs: none of its parts outlives its
-// request, whatever its client does.
-//
-// gqlgen's generated Exec (generated.go, from gqlgen's template) answers
-// the parts of a query with @defer from an unbuffered channel. Each
-// deferred fragment, once resolved, sends its part on it unless the
-// context it was resolved with is done (graphql.ExecutionContextState's
-// ProcessDeferredGroup: a select between the send and ctx.Done()); the
-// response handler, called by the transport once per part, receives from
-// it while parts are pending, with no regard to any context. A fragment
-// that finishes after its client has left (the request's context
-// cancelled: a stream abandoned, an operation completed over a WebSocket)
-// may drop its part (the select picks either ready case), and a transport
-// that asked for the next part before the client left waits for it for
-// ever: the operation's goroutine, and the multipart transport's 1 ms
-// ticker with it.
-//
-// incrementalSchema therefore resolves such a query on a context that is
-// never cancelled (context.WithoutCancel, its values kept), so that no
-// fragment drops its part; its DynamoDB calls still end when the request
-// does (client.WithCancelOf), so the fragments of a client that left fail
-// at once and end; and once the request's context is done, the parts
-// still pending are received and dropped (queryParts.drain), so that no
-// fragment waits on its send either. Queries without @defer, mutations
-// and subscriptions (which deferDelivery refuses with @defer) run as
-// generated.
+// incrementalSchema is the generated executable schema, but for a query
+// with @defer, which graphql-js 17's incremental execution answers with
+// gqlgen resolving its fields (incremental, deferrun.go; its plan,
+// deferplan.go), in the format its transport writes (Parts): the initial
+// payload without the deferred fields, each deferred fragment announced
+// with the payload that delivers its parent, its fields delivered once,
+// its null where a non-null field of it failed. None of its parts
+// outlives its request: every run resolves on a context whose DynamoDB
+// calls end with the request, a task's end never waits for its reader,
+// and the transport's wait for the next part ends with its context.
 type incrementalSchema struct{ graphql.ExecutableSchema }
 
 func (s incrementalSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
+	es, ok := s.ExecutableSchema.(*executableSchema)
+	if !ok || oc.Operation == nil || oc.Operation.Operation != ast.Query || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
 		return s.ExecutableSchema.Exec(ctx)
 	}
-	return (&queryParts{next: s.ExecutableSchema.Exec(ctx)}).respond
-}
-
-// queryParts hands out the parts of one query with @defer.
-type queryParts struct {
-	mu sync.Mutex
-	// next is the generated response handler: called under mu, one call at
-	// a time (the transport's, then drain's).
-	next graphql.ResponseHandler
-	// run is the context of the last call, never cancelled; stop
-	// unregisters drain; done: next has answered nil.
-	run  context.Context
-	stop func() bool
-	done bool
-}
-
-// respond answers the transport's call for the next part: the initial one
-// first, resolved on a context that is not cancelled with ctx but whose
-// DynamoDB calls are; nil once every part is out.
-func (p *queryParts) respond(ctx context.Context) *graphql.Response {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
-		return nil
-	}
-	// Every call's context carries that call's values (its response
-	// context: the errors of the initial part are collected there).
-	p.run = client.WithCancelOf(context.WithoutCancel(ctx), ctx)
-	if p.stop == nil {
-		p.stop = context.AfterFunc(ctx, p.drain)
-	}
-	res := p.next(p.run)
-	if res == nil {
-		p.done = true
-		p.stop()
-	}
-	return res
-}
-
-// drain receives, once the request's context is done, the parts still
-// pending, which no one will read: each fragment still resolving fails at
-// its next DynamoDB call and sends its part, and drain returns when the
-// last has. A transport's call already waiting for a part gets it first.
-func (p *queryParts) drain() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for !p.done {
-		p.done = p.next(p.run) == nil
-	}
+	return newIncremental(es, oc, partsOf(ctx)).respond
 }

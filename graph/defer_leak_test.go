@@ -40,8 +40,8 @@ const deferLeakOps = 24
 // Each deferred fragment's read (the projects' tasks) is held until the
 // operation's DynamoDB calls are cancelled, so every fragment finishes
 // after its client has left, while the transport waits for its part: the
-// moment gqlgen's executor loses a deferred result (its send gives up on
-// the cancelled context while Exec's receive waits on without one).
+// moment gqlgen's own executor lost a deferred result (its send gave up
+// on the cancelled context while Exec's receive waited on without one).
 func TestDeferHoldsNoGoroutine(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)

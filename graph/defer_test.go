@@ -222,9 +222,8 @@ func TestDeferInAMutationIsRefused(t *testing.T) {
 
 // TestDeferNestedInEachFormat reads a dashboard whose tasks are deferred,
 // and each task's comments deferred inside them, in each multipart/mixed
-// format: a fragment inside another comes after, or with, the one it is
-// in (gqlgen's executor may resolve the inner one first), so the parts
-// merge, in order, to the query without @defer.
+// format: a fragment inside another comes after the one it is in, so the
+// parts merge, in order, to the query without @defer.
 func TestDeferNestedInEachFormat(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
@@ -238,7 +237,7 @@ func TestDeferNestedInEachFormat(t *testing.T) {
 	var want any
 	e.MustQuery(t, "alice", plain, nil, &want)
 	for _, format := range []string{"deferSpec=20220824", "incrementalSpec=v0.2"} {
-		for range 10 { // the executor's order varies from run to run
+		for range 10 { // the goroutines' order varies from run to run
 			raw := e.Send(t, map[string]any{"query": nested}, e.As("alice"), testenv.Header("Accept", "multipart/mixed;"+format))
 			if got := testenv.MultipartFormat(raw.Header.Get("Content-Type")); raw.Status != http.StatusOK || got != format {
 				t.Fatalf("%s: HTTP %d, %s: %s", format, raw.Status, raw.Header.Get("Content-Type"), raw.Body)

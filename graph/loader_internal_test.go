@@ -8,6 +8,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // TestBatchTakesMoreKeysThanItsInputBuffer loads three times inputCapacity
@@ -74,6 +75,9 @@ func (h *heldSteps) Loader(flush func()) LoaderSteps                            
 func (h *heldSteps) Prime(_ any, prime func())                                     { prime() }
 func (h *heldSteps) Batch(ctx context.Context) context.Context                     { return ctx }
 func (h *heldSteps) Read([]any)                                                    {}
+func (h *heldSteps) Part(ctx context.Context, _ string, _ ast.SelectionSet, _ func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (context.Context, func()) {
+	return ctx, func() {}
+}
 
 func (h *heldSteps) Load(_ context.Context, _ any, load func()) func() {
 	h.mu.Lock()

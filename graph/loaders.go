@@ -329,7 +329,7 @@ func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, 
 // only its id and name (copyFields), else its item.
 func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, error) {
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
-		onlyCopyFields(graphql.CollectFieldsCtx(ctx, nil)) {
+		onlyCopyFields(lookaheadFields(ctx)) {
 		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
 		if u, _ := v.(*domain.User); err == nil {
 			if name, ok := policy.ProjectSeen(u, id); ok && name != "" { // "": a name too long for the copy

@@ -23,7 +23,7 @@ func (l *Loaders) prefetch(ctx context.Context, id string) func() bool {
 	if l.cfg.NoBatch || !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return func() bool { return false }
 	}
-	waits := l.prefetchFields(ctx, id, graphql.CollectFieldsCtx(ctx, nil))
+	waits := l.prefetchFields(ctx, id, lookaheadFields(ctx))
 	return func() bool {
 		for _, w := range waits {
 			w()
@@ -160,7 +160,7 @@ func selects(ctx context.Context, name string) bool {
 	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return false
 	}
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, f := range lookaheadFields(ctx) {
 		if f.Name == name {
 			return true
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // Step mode is the tests' (they pin DynamoDB calls and round trips): an
@@ -29,6 +30,13 @@ type OperationSteps interface {
 	// Loader joins a loader of the operation, whose open batch flush
 	// reads.
 	Loader(flush func()) LoaderSteps
+	// Part counts the fields of a part of a query with @defer that is
+	// resolved apart, on a goroutine of its own, as about to start: those
+	// sel selects on a value of type typ, whose field contexts child
+	// makes (nil for the root type's); and, once they are done, the part
+	// itself, until end is called (once what its end releases has
+	// started). It returns the context to resolve them with.
+	Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (_ context.Context, end func())
 }
 
 // LoaderSteps is one loader's part in its operation's step mode.

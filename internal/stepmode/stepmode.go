@@ -5,18 +5,12 @@ package stepmode
 
 import (
 	"context"
-	"reflect"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Step mode (graph.LoaderConfig.Steps): for tests that pin DynamoDB calls and
@@ -35,12 +29,12 @@ import (
 //     resolves a value's plain fields one after another, each with all it
 //     selects, then its resolver fields all at once, so a field that is
 //     about to start is counted before its parent's count ends (scope);
-//     a value's deferred resolver fields (@defer) are its last step: gqlgen
-//     starts them on a goroutine of their own once the others are done,
-//     and they count from that moment, so the reads of every deferred
-//     fragment of a level batch together (an object that resolves to null
-//     before its deferred fields start would leave them counted: step
-//     mode is for tests whose operations succeed);
+//   - a part of a query with @defer, resolved apart once its fragment is
+//     released (graph's incremental execution; Part): its fields from that
+//     moment, in a scope of their own, then the part itself until what its
+//     end releases has started, so the reads of every deferred fragment
+//     of a level batch together (a field that never starts would leave its
+//     scope counted: step mode is for tests whose operations succeed);
 //   - a read: from the flush that starts a batch to its end, and the
 //     goroutines that reads start for one key each or one DynamoDB call
 //     each (fork; dynamo.WithFork);
@@ -86,11 +80,14 @@ type opSteps struct {
 	loaders []interface{ flushPending() bool }
 	scopes  map[scopeKey]*scope
 	started bool // the root scope is made
+	// markers are the contexts of the parts of a query with @defer
+	// resolved apart (Part), each its parts' scope.
+	markers map[*graphql.FieldContext]bool
 }
 
 // Operation starts one operation's step mode (graph.StepMode).
 func (t *Trigger) Operation() graph.OperationSteps {
-	return &opSteps{trigger: t, scopes: map[scopeKey]*scope{}}
+	return &opSteps{trigger: t, scopes: map[scopeKey]*scope{}, markers: map[*graphql.FieldContext]bool{}}
 }
 
 // idle counts n pieces of work as stopped (s.mu held) and, when none runs,
@@ -268,283 +265,4 @@ func (l *stepLoader) flushPending() bool {
 	l.pending = 0
 	l.flush()
 	return true
-}
-
-// scopeKey names one value whose fields gqlgen resolves: the field that
-// returned it and, in a list, its position ("" for the field's own value;
-// the operation's root is the nil field).
-type scopeKey struct {
-	field *graphql.FieldContext
-	path  string
-}
-
-// scope is a value whose fields gqlgen is resolving: steps are its fields
-// still to come (each plain field alone, then the resolver fields all
-// together), want those of the current step not started yet and live
-// those of the current step started and not done with everything below.
-type scope struct {
-	key   scopeKey
-	owner *stepNode // the field that returned the value; nil at the root
-	steps [][]string
-	want  map[string]bool
-	live  int
-}
-
-// stepNode is a started field: open while it runs and while a value below
-// it has fields to come.
-type stepNode struct {
-	sc   *scope
-	open int
-}
-
-// scopeSpec is a value's fields to come, worked out when the field that
-// returned it ends.
-type scopeSpec struct {
-	key   scopeKey
-	steps [][]string
-}
-
-// start makes the operation's root scope (s.mu held).
-func (s *opSteps) start(ctx context.Context) {
-	if s.started || !graphql.HasOperationContext(ctx) {
-		return
-	}
-	s.started = true
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil {
-		return
-	}
-	var typ string
-	switch oc.Operation.Operation {
-	case ast.Query:
-		typ = "Query"
-	case ast.Mutation:
-		typ = "Mutation"
-	default:
-		return
-	}
-	var plain [][]string
-	var concurrent, deferred []string
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typ}) {
-		switch {
-		case f.Name == "__typename" || typ == "Mutation" && f.IsDeferred():
-		case typ == "Mutation" || f.Name == "__type" || f.Name == "__schema":
-			plain = append(plain, []string{f.Alias})
-		case f.IsDeferred():
-			deferred = append(deferred, f.Alias)
-		default:
-			concurrent = append(concurrent, f.Alias)
-		}
-	}
-	s.add(nil, []scopeSpec{{key: scopeKey{}, steps: append(plain, concurrent, deferred)}})
-}
-
-// add makes the scopes of specs, below owner (s.mu held).
-func (s *opSteps) add(owner *stepNode, specs []scopeSpec) {
-	for _, sp := range specs {
-		sc := &scope{key: sp.key, owner: owner, steps: sp.steps}
-		if s.advance(sc) {
-			s.scopes[sp.key] = sc
-			if owner != nil {
-				owner.open++
-			}
-		}
-	}
-}
-
-// advance moves sc to its next step with fields, counting them as about to
-// start; false when none is left (s.mu held).
-func (s *opSteps) advance(sc *scope) bool {
-	for len(sc.steps) > 0 {
-		st := sc.steps[0]
-		sc.steps = sc.steps[1:]
-		if len(st) == 0 {
-			continue
-		}
-		sc.want = make(map[string]bool, len(st))
-		for _, a := range st {
-			sc.want[a] = true
-		}
-		s.active += len(st)
-		return true
-	}
-	return false
-}
-
-// enter counts a field that starts: one that was about to start, or new
-// work.
-func (s *opSteps) enter(ctx context.Context, fc *graphql.FieldContext) *stepNode {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.start(ctx)
-	n := &stepNode{open: 1}
-	if sc := s.scopes[scopeKeyOf(fc)]; sc != nil && sc.want[fc.Field.Alias] {
-		delete(sc.want, fc.Field.Alias)
-		sc.live++
-		n.sc = sc
-	} else {
-		s.active++
-	}
-	return n
-}
-
-// exit counts a field that ends, its value's fields to come (specs) as
-// about to start.
-func (s *opSteps) exit(n *stepNode, specs []scopeSpec) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.add(n, specs)
-	n.open--
-	if n.open == 0 {
-		s.done(n)
-	}
-	s.idle(1)
-}
-
-// done records that field n and everything below it are done: its scope
-// goes on to its next step, or is done too (s.mu held).
-func (s *opSteps) done(n *stepNode) {
-	for n != nil && n.sc != nil {
-		sc := n.sc
-		sc.live--
-		if len(sc.want) > 0 || sc.live > 0 || s.advance(sc) {
-			return
-		}
-		delete(s.scopes, sc.key)
-		if n = sc.owner; n == nil {
-			return
-		}
-		if n.open--; n.open > 0 {
-			return
-		}
-	}
-}
-
-func scopeKeyOf(fc *graphql.FieldContext) scopeKey {
-	var idx []string
-	p := fc.Parent
-	for p != nil && p.Index != nil {
-		idx = append(idx, strconv.Itoa(*p.Index))
-		p = p.Parent
-	}
-	if p != nil && p.Field.Field == nil {
-		p = nil // the operation's root (gqlgen's context of its root type)
-	}
-	slices.Reverse(idx)
-	return scopeKey{field: p, path: strings.Join(idx, ".")}
-}
-
-// Field is the field middleware of step mode: it counts each field of
-// the operation as it starts and ends.
-func (s *opSteps) Field(ctx context.Context, next graphql.Resolver) (any, error) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil {
-		return next(ctx)
-	}
-	n := s.enter(ctx, fc)
-	ended := false
-	defer func() {
-		if !ended { // a panic
-			s.exit(n, nil)
-		}
-	}()
-	res, err := next(s.forked(ctx))
-	var specs []scopeSpec
-	if err == nil && res != nil && len(fc.Field.Selections) > 0 && fc.Field.Definition != nil {
-		specs = valueScopes(ctx, fc, res)
-	}
-	ended = true
-	s.exit(n, specs)
-	return res, err
-}
-
-// schema is the handler's schema, for the types of the values fields
-// return.
-var schema = graph.NewExecutableSchema(graph.Config{}).Schema()
-
-// valueScopes works out the fields to come of the value v that field fc
-// returned: one scope per object in it.
-func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSpec {
-	oc := graphql.GetOperationContext(ctx)
-	// Child works out a field's context as gqlgen will, arguments
-	// included: an error there (the field will not start) goes nowhere.
-	scratch := graphql.WithResponseContext(ctx, func(context.Context, error) *gqlerror.Error { return nil }, nil)
-	steps := map[string][][]string{}
-	var specs []scopeSpec
-	var walk func(t *ast.Type, v reflect.Value, path []string)
-	walk = func(t *ast.Type, v reflect.Value, path []string) {
-		for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return
-			}
-			v = v.Elem()
-		}
-		if t.Elem != nil {
-			if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
-				return
-			}
-			for i := range v.Len() {
-				walk(t.Elem, v.Index(i), append(path, strconv.Itoa(i)))
-			}
-			return
-		}
-		def := schema.Types[t.NamedType]
-		if def == nil {
-			return
-		}
-		name := def.Name
-		switch def.Kind {
-		case ast.Object:
-		case ast.Interface, ast.Union:
-			// The concrete type: the Go type of the same name.
-			name = v.Type().Name()
-			if !slices.ContainsFunc(schema.GetPossibleTypes(def), func(d *ast.Definition) bool { return d.Name == name }) {
-				return
-			}
-		default:
-			return
-		}
-		st, ok := steps[name]
-		if !ok {
-			st = objectSteps(scratch, oc, fc, schema.Types[name])
-			steps[name] = st
-		}
-		if st != nil {
-			specs = append(specs, scopeSpec{key: scopeKey{field: fc, path: strings.Join(path, ".")}, steps: slices.Clone(st)})
-		}
-	}
-	walk(fc.Field.Definition.Type, reflect.ValueOf(v), nil)
-	return specs
-}
-
-// objectSteps returns the fields gqlgen resolves of an object of type def
-// selected by field fc, in its order: each plain field alone, then the
-// resolver fields all together; nil when they cannot be worked out.
-func objectSteps(ctx context.Context, oc *graphql.OperationContext, fc *graphql.FieldContext, def *ast.Definition) [][]string {
-	if def == nil || fc.Child == nil {
-		return nil
-	}
-	var plain [][]string
-	var concurrent, deferred []string
-	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, append([]string{def.Name}, def.Interfaces...)) {
-		if f.Name == "__typename" {
-			continue
-		}
-		child, err := fc.Child(ctx, f)
-		if err != nil && strings.Contains(err.Error(), "FieldContext.Child cannot be called") {
-			return nil // an abstract type's field: not worked out
-		}
-		if err != nil || child == nil {
-			continue // its arguments are wrong: it will not start
-		}
-		switch {
-		case child.IsResolver && f.IsDeferred():
-			deferred = append(deferred, f.Alias)
-		case child.IsResolver:
-			concurrent = append(concurrent, f.Alias)
-		default: // a plain field is resolved at once, @defer or not
-			plain = append(plain, []string{f.Alias})
-		}
-	}
-	return append(plain, concurrent, deferred)
 }

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,7 +49,10 @@ type IncrementalItem struct {
 	Errors []Error         `json:"errors"`
 	Path   []any           `json:"path"`
 	Label  string          `json:"label"`
-	ID     string          `json:"id"` // incrementalSpec=v0.2: the pending fragment's
+	// incrementalSpec=v0.2: the pending fragment's id, and where below its
+	// path the data goes.
+	ID      string `json:"id"`
+	SubPath []any  `json:"subPath"`
 }
 
 type PendingItem struct {
@@ -106,7 +110,9 @@ func MultipartParts(tb testing.TB, contentType string, body io.Reader) []DeferPa
 
 // MergeParts applies every later part to the initial part's data, as a
 // client does, and returns the result: an incremental item at its path,
-// or at the path its id was announced with (incrementalSpec=v0.2).
+// or at the path its id was announced with, then its subPath
+// (incrementalSpec=v0.2); a part whose data is null (a fragment that
+// failed) changes nothing.
 func MergeParts(tb testing.TB, parts []DeferPart) any {
 	tb.Helper()
 	var data any
@@ -118,18 +124,29 @@ func MergeParts(tb testing.TB, parts []DeferPart) any {
 		for _, k := range path {
 			switch k := k.(type) {
 			case string:
-				at = at.(map[string]any)[k]
+				m, _ := at.(map[string]any)
+				at = m[k]
 			case float64:
-				at = at.([]any)[int(k)]
+				l, _ := at.([]any)
+				if int(k) >= len(l) {
+					at = nil
+					continue
+				}
+				at = l[int(k)]
 			}
 		}
 		var add map[string]any
 		if err := json.Unmarshal(raw, &add); err != nil {
 			tb.Fatal(err)
 		}
-		for k, v := range add {
-			at.(map[string]any)[k] = v
+		if add == nil {
+			return
 		}
+		obj, ok := at.(map[string]any)
+		if !ok {
+			tb.Fatalf("a part at %v, where the data so far has no object: %s", path, raw)
+		}
+		deepMerge(obj, add)
 	}
 	pending := map[string][]any{}
 	for _, p := range parts {
@@ -144,12 +161,38 @@ func MergeParts(tb testing.TB, parts []DeferPart) any {
 		for _, inc := range p.Incremental {
 			path := inc.Path
 			if inc.ID != "" {
-				path = pending[inc.ID]
+				path = append(slices.Clone(pending[inc.ID]), inc.SubPath...)
 			}
 			apply(path, inc.Data)
 		}
 	}
 	return data
+}
+
+// deepMerge merges add into dst: objects field by field, lists item by
+// item, anything else replaced (a client's merge of a later part).
+func deepMerge(dst, add map[string]any) {
+	for k, v := range add {
+		dst[k] = mergedValue(dst[k], v)
+	}
+}
+
+func mergedValue(old, v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if o, ok := old.(map[string]any); ok {
+			deepMerge(o, v)
+			return o
+		}
+	case []any:
+		if o, ok := old.([]any); ok && len(o) == len(v) {
+			for i := range v {
+				o[i] = mergedValue(o[i], v[i])
+			}
+			return o
+		}
+	}
+	return v
 }
 
 // CheckDeferred checks an incremental answer: the initial part has no
@@ -210,4 +253,23 @@ func CheckDeferred(tb testing.TB, parts []DeferPart, want any) {
 		w, _ := json.Marshal(want)
 		tb.Errorf("merged parts:\n%s\nwant the query without @defer:\n%s", g, w)
 	}
+}
+
+// SSEParts reads the next events of a text/event-stream answer
+// (graphql-sse's distinct connections mode) as parts.
+func SSEParts(tb testing.TB, body []byte) []DeferPart {
+	tb.Helper()
+	var parts []DeferPart
+	for _, event := range strings.Split(string(body), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(event), "\n")
+		if len(lines) != 2 || lines[0] != "event: next" || !strings.HasPrefix(lines[1], "data: ") {
+			continue
+		}
+		var d DeferPart
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[1], "data: ")), &d); err != nil {
+			tb.Fatalf("event %d is not JSON: %q", len(parts)+1, lines[1])
+		}
+		parts = append(parts, d)
+	}
+	return parts
 }
