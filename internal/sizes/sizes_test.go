@@ -28,7 +28,6 @@ var stillSplitting = []string{
 	"dynamo/embedded/journal.go",
 	"graph/live.go",
 	"graph/loaders.go",
-	"internal/stepmode/stepmode.go",
 	"internal/testenv/",
 	"live/subscription.go",
 }
