@@ -14,6 +14,7 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -155,14 +156,16 @@ func (a *App) Open(ctx context.Context) (err error) {
 	}
 	hc := s.liveHub
 	hc.CursorKey = ckey
-	inst := &wire.App{Store: store, Auth: authn, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: s.addr, DemoToken: demoToken,
-		Routes: func(query http.Handler) http.Handler { return routes(store, s.production, headers, hosts, query) }}
+	inst := &wire.App{Store: store, Auth: authn, Options: o, Live: lc, Hub: hc, Telemetry: tel, Addr: s.addr, DemoToken: demoToken}
+	inst.Routes = func(query http.Handler) http.Handler {
+		return routes(store, func() *live.Broker { return inst.Broker }, s.production, headers, hosts, query)
+	}
 	if err := inst.Open(ctx); err != nil {
 		return err
 	}
 	a.Instance = inst
 	a.opened(inst.Close)
-	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[inst.Broker.Embedded()], "retention", lc.MaxAge, "cursorkey", ckeyWhere)
+	log.Info("live updates", "nats", map[bool]string{true: "embedded", false: "NATS_URL"}[inst.Broker.Embedded()], "state", inst.Broker.State(), "retention", lc.MaxAge, "cursorkey", ckeyWhere)
 	log.Info("serving", "addr", inst.URL+"/", "table", s.table)
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -22,6 +21,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/wire"
+	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -83,29 +83,22 @@ func runServing(ctx context.Context, env environment, args []string, stdin io.Re
 // -addr or -allowed-hosts: see routes.
 func newMux(o graph.Options, headers map[string]string) http.Handler {
 	hosts, _ := newHostCheck(o.Production, "", "", o.Log)
-	return routes(o.Store, o.Production, headers, hosts, wire.NewHandler(o.Store, o.Auth, web.Options{Options: o}))
+	return routes(o.Store, nil, o.Production, headers, hosts, wire.NewHandler(o.Store, o.Auth, web.Options{Options: o}))
 }
 
 // routes routes the server's paths: /query (GraphQL), GET / (the GraphiQL
 // IDE, with headers pre-filled, and its assets under /ide/; not in
-// production) and GET /healthz, every one behind the Host check hosts
+// production) and GET /healthz (web.Health: the table, and broker's
+// state when broker is not nil), every one behind the Host check hosts
 // (healthz open to any Host).
-func routes(store *dynamo.Store, production bool, headers map[string]string, hosts *hostCheck, query http.Handler) http.Handler {
+func routes(store *dynamo.Store, broker func() *live.Broker, production bool, headers map[string]string, hosts *hostCheck, query http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", query)
 	if !production {
 		mux.Handle("GET /{$}", ide.Page("taskgraph", "/query", headers, ide.Example))
 		mux.Handle("GET "+ide.Prefix, ide.Assets())
 	}
-	mux.HandleFunc("GET "+healthPath, func(w http.ResponseWriter, r *http.Request) {
-		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := store.Ping(c); err != nil {
-			http.Error(w, "table unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.Handle("GET "+healthPath, web.Health(store.Ping, broker))
 	return hosts.handler(mux)
 }
 

@@ -110,6 +110,13 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 			from = seq
 		}
 	}
+	st, err := h.b.readyStream() // no subscription while the broker is down: its client would wait for nothing
+	if err == nil && !h.consuming.Load() {
+		err = errors.New("the hub's consumer has not started yet")
+	}
+	if err != nil {
+		return nil, errNotReady(err)
+	}
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.EventTimeout) // a subscription has no request deadline
 	defer cancel()
 	// The rule's fact (the viewer's profile), with the project and the
@@ -128,7 +135,7 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 		return nil, ErrGone
 	}
 	if after != nil {
-		info, err := h.b.stream.Info(cctx)
+		info, err := st.Info(cctx)
 		if err != nil {
 			return nil, &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 		}
@@ -158,7 +165,7 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 	h.mu.Unlock()
 	context.AfterFunc(ctx, s.Close)
 	if after != nil {
-		go s.replay(ctx, subj, from)
+		go s.replay(ctx, st, subj, from)
 	}
 	return s, nil
 }
@@ -170,12 +177,12 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 // subscriber's pace: each event waits for room in the queue (waitRoom), so
 // a replay longer than the buffer is not mistaken for a slow consumer;
 // live events that arrive meanwhile are held, bounded by the buffer too.
-func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
+func (s *Subscription) replay(ctx context.Context, st jetstream.Stream, subj string, from uint64) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	context.AfterFunc(s.h.ctx, cancel)
 	var upTo uint64
-	last, err := s.h.b.stream.GetLastMsgForSubject(ctx, subj)
+	last, err := st.GetLastMsgForSubject(ctx, subj)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 	case err != nil:
@@ -185,7 +192,7 @@ func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
 		upTo = last.Sequence
 	}
 	if upTo > from {
-		if err := s.replayRange(ctx, subj, from, upTo); err != nil {
+		if err := s.replayRange(ctx, st, subj, from, upTo); err != nil {
 			s.end(err)
 			return
 		}
@@ -216,8 +223,8 @@ func (s *Subscription) replay(ctx context.Context, subj string, from uint64) {
 	}
 }
 
-func (s *Subscription) replayRange(ctx context.Context, subj string, from, upTo uint64) error {
-	cons, err := s.h.b.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj},
+func (s *Subscription) replayRange(ctx context.Context, st jetstream.Stream, subj string, from, upTo uint64) error {
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj},
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from + 1})
 	if err != nil {
 		return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
