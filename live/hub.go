@@ -23,6 +23,12 @@ const (
 	// DefaultEventTimeout bounds the DynamoDB reads of one event: its
 	// visibility check and its recipients' shared loads.
 	DefaultEventTimeout = 10 * time.Second
+	// consumerHeartbeat is how often the NATS server hosting a consumer
+	// says it is alive: a consumer that hears nothing for twice that (its
+	// node killed, its stream's leader moved) is made again where the
+	// stream now is, after the last event received (nats.go's default,
+	// 15 s, held events up to 30 s after a node's loss).
+	consumerHeartbeat = time.Second
 	// feedQueue is how many events of one project an instance may hold
 	// before its visibility check; past it the project's subscribers are
 	// cut off (they resume with their cursors).
@@ -160,7 +166,7 @@ func (h *Hub) consume() {
 		var cons jetstream.Consumer
 		if cons, err = st.OrderedConsumer(h.ctx, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{SubjectPrefix + "*"}, DeliverPolicy: jetstream.DeliverNewPolicy}); err == nil {
-			cc, err = cons.Consume(h.receive)
+			cc, err = cons.Consume(h.receive, jetstream.PullHeartbeat(consumerHeartbeat))
 		}
 	}
 	if err != nil {

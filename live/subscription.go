@@ -230,7 +230,7 @@ func (s *Subscription) replayRange(ctx context.Context, st jetstream.Stream, sub
 		return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 	}
 	// At most a buffer's worth of events fetched ahead of the subscriber.
-	it, err := cons.Messages(jetstream.PullMaxMessages(min(s.h.cfg.Buffer, 500)))
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(s.h.cfg.Buffer, 500)), jetstream.PullHeartbeat(consumerHeartbeat))
 	if err != nil {
 		return &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 	}
