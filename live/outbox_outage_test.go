@@ -38,7 +38,7 @@ func TestMutationsDuringAnOutageAnswerAtOnceAndTheirEventsFollowItsEnd(t *testin
 	e := testenv.New(t)
 	web := e.MustSeed(t).Project("Website relaunch")
 	e.Store.PublishTimeout = time.Hour // a mutation that waited for NATS would hang
-	var tick atomic.Int64 // a clock that moves: the outbox is swept in commit order
+	var tick atomic.Int64              // a clock that moves: the outbox is swept in commit order
 	e.Store.Now = func() time.Time { return testenv.Now.Add(time.Duration(tick.Add(1)) * time.Millisecond) }
 	n := newNATS(t, true)
 	n.start(t)
