@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -47,4 +49,116 @@ func TestEveryGoFileIsInTheCodeMap(t *testing.T) {
 			t.Errorf("%s is not in docs/design.md's %q", f, section)
 		}
 	}
+}
+
+// guides are the documents a user follows step by step (the others in
+// docs/ are reference and design): every command block in them says what
+// runs it.
+var guides = []string{"docs/scaling.md", "docs/live-clients.md", "docs/errors.md"}
+
+// block is a fenced block of a guide and the marker above it.
+type block struct {
+	lang, marker, body string
+}
+
+var markerRE = regexp.MustCompile(`<!-- (run by|checked by|excerpt of): ([^ ]+)[^>]*-->\n` + "```" + `(\w*)\n`)
+
+// blocks returns the fenced blocks of doc, each with the marker comment on
+// the line before it ("" when there is none).
+func blocks(doc string) []block {
+	var out []block
+	parts := strings.Split(doc, "```")
+	for i := 1; i+1 < len(parts); i += 2 {
+		lang, body, _ := strings.Cut(parts[i], "\n")
+		b := block{lang: lang, body: body}
+		before := parts[i-1]
+		if j := strings.LastIndex(before, "<!-- "); j >= 0 && strings.Count(before[j:], "\n") == 1 {
+			if m := markerRE.FindStringSubmatch(before[j:] + "```" + lang + "\n"); m != nil {
+				b.marker = m[1] + ": " + m[2]
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestTheGuidesRunWhatTheyShow: every shell block of a guide is run by a
+// test or a script a test runs, or (a deployment's commands, which need a
+// cluster or AWS) names the test that checks the file it applies; a code
+// excerpt is verbatim in the file a test compiles and runs. The scaling
+// recipe is `scripts/cluster recipe`'s output, line for line; the errors
+// guide lists every code of docs/security.md.
+func TestTheGuidesRunWhatTheyShow(t *testing.T) {
+	tests := testNames(t)
+	for _, g := range guides {
+		doc := mustReadFile(t, g)
+		for i, b := range blocks(doc) {
+			kind, what, _ := strings.Cut(b.marker, ": ")
+			switch {
+			case b.lang != "sh" && b.lang != "ts" && b.lang != "js":
+				continue // data shown (JSON, log lines), not commands
+			case b.marker == "":
+				t.Errorf("%s, block %d (%s): no <!-- run by: … --> marker says what runs it", g, i+1, b.lang)
+			case what == "scripts/cluster":
+				out, err := exec.Command("scripts/cluster", "recipe").Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(out) != b.body {
+					t.Errorf("%s, block %d is not `scripts/cluster recipe`'s output:\n%s\nwant:\n%s", g, i+1, b.body, out)
+				}
+			case kind == "excerpt of":
+				if !strings.Contains(mustReadFile(t, what), b.body) {
+					t.Errorf("%s, block %d is not verbatim in %s", g, i+1, what)
+				}
+			case !tests[what]:
+				t.Errorf("%s, block %d: %s %s, which is no test of this repository", g, i+1, kind, what)
+			}
+		}
+	}
+	codes := regexp.MustCompile("`([A-Z][A-Z_]+)`").FindAllStringSubmatch(section(t, "docs/security.md", "Error codes"), -1)
+	errs := mustReadFile(t, "docs/errors.md")
+	for _, c := range codes {
+		if !strings.Contains(errs, "| `"+c[1]+"`") && !strings.Contains(errs, ", `"+c[1]+"`") {
+			t.Errorf("docs/errors.md does not tell what to do about %s", c[1])
+		}
+	}
+}
+
+func mustReadFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// section returns the body of a document's "## title" section.
+func section(t *testing.T, path, title string) string {
+	doc := mustReadFile(t, path)
+	_, rest, ok := strings.Cut(doc, "\n## "+title+"\n")
+	if !ok {
+		t.Fatalf("%s has no section %q", path, title)
+	}
+	body, _, _ := strings.Cut(rest, "\n## ")
+	return body
+}
+
+// testNames returns the names of the repository's Go tests.
+func testNames(t *testing.T) map[string]bool {
+	names := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+	_ = filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && p != "." {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, "_test.go") {
+			for _, m := range re.FindAllStringSubmatch(mustReadFile(t, p), -1) {
+				names[m[1]] = true
+			}
+		}
+		return nil
+	})
+	return names
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -106,6 +107,9 @@ type Hooks struct {
 	// (tests that pin DynamoDB calls run them by hand); Close still
 	// flushes the outbox.
 	NoBackground bool
+	// OutboxInterval and OutboxMinAge replace the outbox sweep's
+	// (dynamo.DefaultOutboxInterval, DefaultOutboxMinAge) when not zero.
+	OutboxInterval, OutboxMinAge time.Duration
 }
 
 // opened records a closer for Close.

@@ -24,7 +24,7 @@ func (a *App) announce(ctx context.Context, p plan) {
 	if a.Broker.Embedded() {
 		nats = "embedded"
 	}
-	a.Log.Info("live updates", "nats", nats, "retention", a.Config.Live.MaxAge, "cursorkey", p.cursorWhere)
+	a.Log.Info("live updates", "nats", nats, "state", a.Broker.State(), "retention", a.Config.Live.MaxAge, "cursorkey", p.cursorWhere)
 	if a.URL != "" {
 		a.Log.Info("serving", "addr", a.URL+"/", "table", a.Store.Table())
 	}

@@ -322,7 +322,7 @@ var envHelp = [][2]string{
 	{"NATS_URL", "the default of -nats-url: a NATS server or cluster with\nJetStream that carries live events between instances"},
 	{"AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, AWS_REGION, AWS_DEFAULT_REGION,\n  AWS_PROFILE, AWS_ACCESS_KEY_ID", "\nany of them: use DynamoDB through the AWS SDK's own\nconfiguration (it reads its AWS_* variables itself) instead\nof the embedded store (-store=auto)"},
 	{"OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT,\n  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "\ntracing on: otlp or console, or an OTLP endpoint\n(docs/operations.md); off by default"},
-	{"OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "\nthe OTLP protocol: http/protobuf (default) or grpc"},
+	{"OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "\nthe OTLP protocol: http/protobuf (the default; grpc is not built in)"},
 	{"OTEL_SDK_DISABLED", "true: no tracing whatever the other OTEL_* say"},
 	{"OTEL_*", "the OpenTelemetry SDK's other standard variables (sampler,\nresource, OTLP headers, …), read by the SDK itself"},
 	{"GOMEMLIMIT, GOGC", "the garbage collector's limit and percentage; unset: 75%\nof the container's memory and 400 (docs/operations.md)"},

@@ -82,7 +82,8 @@ func (a *App) openInstance(ctx context.Context, p plan) (err error) {
 	// instance stopped between commit and publish (dynamo/outbox.go); the
 	// broker's duplicate window (15m) far exceeds interval+minAge (40s).
 	if !a.Hooks.NoBackground {
-		a.wg.Go(func() { a.Store.RunOutbox(bg, dynamo.DefaultOutboxInterval, dynamo.DefaultOutboxMinAge) })
+		interval, minAge := cmp.Or(a.Hooks.OutboxInterval, dynamo.DefaultOutboxInterval), cmp.Or(a.Hooks.OutboxMinAge, dynamo.DefaultOutboxMinAge)
+		a.wg.Go(func() { a.Store.RunOutbox(bg, interval, minAge) })
 	}
 	a.Handler = NewHandler(a.Store, a.Auth, a.handlerOptions(p))
 	if a.ln == nil {

@@ -71,5 +71,6 @@ func OpenLive(ctx context.Context, store *dynamo.Store, c live.Config, h live.Hu
 		return nil, nil, err
 	}
 	store.Events = b
+	b.OnReady(store.KickOutbox) // after an outage, the events left in the outbox go out at once
 	return b, hub, nil
 }

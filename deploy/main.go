@@ -1,4 +1,6 @@
-// Command deploy writes deploy/cloudformation.yaml: taskgraph's DynamoDB
+// Command deploy writes deploy/cloudformation.yaml, and with -k8s and -ecs
+// the Kubernetes manifests (kubernetes.go) and the ECS task definition
+// (ecs.go). The template is taskgraph's DynamoDB
 // table exactly as dynamo.TableDefinition describes it (keys, attributes,
 // indexes, billing), with time to live on dynamo.TTLAttribute, point-in-time
 // recovery, deletion protection and encryption at rest, and the IAM managed
@@ -13,7 +15,7 @@
 // long form (Ref, Fn::GetAtt, Fn::Sub) so that any YAML parser reads them.
 package main
 
-//go:generate go run . -o cloudformation.yaml
+//go:generate go run . -o cloudformation.yaml -k8s kubernetes.yaml -ecs ecs-task-definition.json
 
 import (
 	"bytes"
@@ -56,6 +58,8 @@ var ServerActions = []string{
 
 func main() {
 	out := flag.String("o", "", "write the template to this file instead of stdout")
+	k8s := flag.String("k8s", "", "write the Kubernetes manifests to this file too")
+	ecsOut := flag.String("ecs", "", "write the ECS task definition to this file too")
 	flag.Parse()
 	b, err := Render()
 	if err == nil {
@@ -63,6 +67,16 @@ func main() {
 			_, err = os.Stdout.Write(b)
 		} else {
 			err = os.WriteFile(*out, b, 0o644)
+		}
+	}
+	for _, f := range []struct {
+		path   string
+		render func() ([]byte, error)
+	}{{*k8s, RenderKubernetes}, {*ecsOut, RenderECS}} {
+		if err == nil && f.path != "" {
+			if b, err = f.render(); err == nil {
+				err = os.WriteFile(f.path, b, 0o644)
+			}
 		}
 	}
 	if err != nil {

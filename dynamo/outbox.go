@@ -3,6 +3,8 @@ package dynamo
 import (
 	"cmp"
 	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -47,9 +49,20 @@ const (
 	// maxPendingDeletes bounds the published items waiting for deletion;
 	// past it, items are left to the sweep.
 	maxPendingDeletes = 10_000
+	// kickedAge is the minimum age of a sweep KickOutbox asked for: less
+	// than none, so that it takes every item, those committed this very
+	// moment and those of instances whose clocks run ahead.
+	kickedAge = -time.Minute
+
 	// outboxDeleteTimeout bounds one round of background deletes.
 	outboxDeleteTimeout = 10 * time.Second
 )
+
+// ErrSinkDown is what an EventSink's error wraps when the sink knows that
+// it cannot publish now and did not try (its broker is down, and it said
+// so in its log once): the event waits in the outbox, and neither the
+// mutation nor the sweep logs it again.
+var ErrSinkDown = errors.New("the event sink is down")
 
 // stageEvent adds the outbox item of t's event, if any and if events are
 // on, to t, with token (the transaction's client request token) as the
@@ -76,7 +89,11 @@ func (s *Store) publish(ctx context.Context, ev *domain.Event) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.publishTimeout())
 	defer cancel()
 	if err := s.Events.Publish(pctx, ev); err != nil {
-		s.Log.Warn("publishing an event failed; the outbox sweep will publish it", "event", ev.ID, "kind", ev.Kind,
+		level := slog.LevelWarn
+		if errors.Is(err, ErrSinkDown) { // the sink said so once, not once per event
+			level = slog.LevelDebug
+		}
+		s.Log.Log(pctx, level, "publishing an event failed; the outbox sweep will publish it", "event", ev.ID, "kind", ev.Kind,
 			"project", ev.ProjectID, "err", err)
 		return
 	}
@@ -233,12 +250,20 @@ func (s *Store) queryOutbox(ctx context.Context, pk, before string) ([]item, err
 // publish, is published within about interval+minAge by whichever instance
 // sweeps first (the others' copies are deduplicated by the sink, whose
 // deduplication window must exceed interval+minAge).
+//
+// KickOutbox makes it sweep at once, every item whatever its age: the
+// server calls it when its broker is ready again after an outage, so that
+// the events committed meanwhile are published then, not up to
+// interval+minAge later. An item a mutation is still publishing may then
+// be published twice, which the sink deduplicates.
 func (s *Store) RunOutbox(ctx context.Context, interval, minAge time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	age := minAge
 	for {
-		n, err := s.SweepOutbox(ctx, minAge)
+		n, err := s.SweepOutbox(ctx, age)
 		switch {
+		case errors.Is(err, ErrSinkDown): // said by the sink, once
 		case err != nil && ctx.Err() == nil:
 			s.Log.Warn("sweeping the outbox", "published", n, "err", err)
 		case n > 0:
@@ -248,7 +273,18 @@ func (s *Store) RunOutbox(ctx context.Context, interval, minAge time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			age = minAge
+		case <-s.outboxKick:
+			age = kickedAge
 		}
+	}
+}
+
+// KickOutbox asks RunOutbox for a sweep now, of every item (see RunOutbox).
+func (s *Store) KickOutbox() {
+	select {
+	case s.outboxKick <- struct{}{}:
+	default:
 	}
 }
 

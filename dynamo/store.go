@@ -87,13 +87,14 @@ type Store struct {
 	cleanupMu   sync.Mutex
 	cleanupKick chan struct{}
 
-	outboxDel outboxDeleter
+	outboxDel  outboxDeleter
+	outboxKick chan struct{} // KickOutbox: a sweep now
 }
 
 // New returns a store on the named table.
 func New(db API, table string) *Store {
 	return &Store{db: db, table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 64, CleanupSettle: 10 * time.Second,
-		PublishTimeout: DefaultPublishTimeout, cleanupKick: make(chan struct{}, 1)}
+		PublishTimeout: DefaultPublishTimeout, cleanupKick: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
 }
 
 // Table returns the name of the store's table.

@@ -23,6 +23,12 @@ const (
 	// DefaultEventTimeout bounds the DynamoDB reads of one event: its
 	// visibility check and its recipients' shared loads.
 	DefaultEventTimeout = 10 * time.Second
+	// consumerHeartbeat is how often the NATS server hosting a consumer
+	// says it is alive: a consumer that hears nothing for twice that (its
+	// node killed, its stream's leader moved) is made again where the
+	// stream now is, after the last event received (nats.go's default,
+	// 15 s, held events up to 30 s after a node's loss).
+	consumerHeartbeat = time.Second
 	// feedQueue is how many events of one project an instance may hold
 	// before its visibility check; past it the project's subscribers are
 	// cut off (they resume with their cursors).
@@ -64,7 +70,10 @@ type Hub struct {
 	cfg  HubConfig
 	ctx  context.Context
 	stop context.CancelFunc
-	cc   jetstream.ConsumeContext
+	// consuming is set once the consumer of the live tail runs (consume):
+	// subscriptions are refused until then.
+	consumeMu sync.Mutex
+	consuming atomic.Bool
 
 	cursors *Cursors // makes and reads the cursors (HubConfig.CursorKey)
 
@@ -138,19 +147,37 @@ func (b *Broker) StartHub(ctx context.Context, c HubConfig) (*Hub, error) {
 	}
 	h := &Hub{b: b, cfg: c, cursors: cursors, feeds: map[string]*feed{}, subs: map[*Subscription]struct{}{}}
 	h.ctx, h.stop = context.WithCancel(ctx)
-	cons, err := b.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{SubjectPrefix + "*"}, DeliverPolicy: jetstream.DeliverNewPolicy})
-	if err != nil {
-		h.stop()
-		return nil, fmt.Errorf("consuming the event stream: %w", err)
-	}
-	h.cc, err = cons.Consume(h.receive)
-	if err != nil {
-		h.stop()
-		return nil, fmt.Errorf("consuming the event stream: %w", err)
-	}
-	context.AfterFunc(h.ctx, h.cc.Stop)
+	b.OnReady(h.consume) // now, if the broker is ready; else once it is
 	return h, nil
+}
+
+// consume starts the hub's consumer of the stream's live tail, once: the
+// ordered consumer then rides out reconnects by itself, resuming after
+// the last event it received. A failure is logged and tried again.
+func (h *Hub) consume() {
+	h.consumeMu.Lock()
+	defer h.consumeMu.Unlock()
+	if h.consuming.Load() || h.ctx.Err() != nil {
+		return
+	}
+	st, err := h.b.readyStream()
+	var cc jetstream.ConsumeContext
+	if err == nil {
+		var cons jetstream.Consumer
+		if cons, err = st.OrderedConsumer(h.ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{SubjectPrefix + "*"}, DeliverPolicy: jetstream.DeliverNewPolicy}); err == nil {
+			cc, err = cons.Consume(h.receive, jetstream.PullHeartbeat(consumerHeartbeat))
+		}
+	}
+	if err != nil {
+		if !errors.Is(err, dynamo.ErrSinkDown) {
+			h.cfg.Log.Warn("live: consuming the event stream failed; trying again", "err", err)
+		}
+		time.AfterFunc(h.b.retry, h.consume)
+		return
+	}
+	context.AfterFunc(h.ctx, cc.Stop)
+	h.consuming.Store(true)
 }
 
 // Cursors returns the hub's cursors: what its deliveries carry and what
@@ -160,7 +187,11 @@ func (h *Hub) Cursors() *Cursors { return h.cursors }
 // LastSeq returns the stream's last sequence: a subscription with after
 // at it gets every event published from now on (a sync's token holds it).
 func (h *Hub) LastSeq(ctx context.Context) (uint64, error) {
-	info, err := h.b.stream.Info(ctx)
+	st, err := h.b.readyStream()
+	if err != nil {
+		return 0, errNotReady(err)
+	}
+	info, err := st.Info(ctx)
 	if err != nil {
 		return 0, &domain.Error{Code: domain.EUNAVAILABLE, Message: "the event broker did not answer", Err: err}
 	}

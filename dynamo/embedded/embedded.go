@@ -33,11 +33,12 @@ type Store struct {
 	Endpoint string
 	http     *http.Server
 
-	gate    sync.RWMutex                          // writes hold it shared; HoldWrites exclusively
-	writes  atomic.Uint64                         // write calls served
-	journal atomic.Pointer[journal]               // nil until StartJournal (journal.go)
-	faults  atomic.Pointer[func(op string) error] // InjectJournalFault
-	grown   growth                                // JournalGrowth
+	gate     sync.RWMutex                          // writes hold it shared; HoldWrites exclusively
+	writes   atomic.Uint64                         // write calls served
+	journal  atomic.Pointer[journal]               // nil until StartJournal (journal.go)
+	faults   atomic.Pointer[func(op string) error] // InjectJournalFault
+	stepHook atomic.Pointer[func(step string)]     // OnSnapshotStep
+	grown    growth                                // JournalGrowth
 }
 
 // LoadItems stores items (each an item in DynamoDB's JSON: its attributes'

@@ -20,8 +20,6 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -140,10 +138,11 @@ func tracesExporters(env func(string) string) ([]string, error) {
 	return out, nil
 }
 
-// newExporter makes the named exporter; OTLP over the protocol of
-// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL
-// (http/protobuf by default, or grpc).
-func newExporter(ctx context.Context, name string, env func(string) string) (sdktrace.SpanExporter, error) {
+// newExporter makes the named exporter; OTLP over HTTP with protobuf
+// (otlp.go; OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or
+// OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf, the default, the only one
+// built in).
+func newExporter(_ context.Context, name string, env func(string) string) (sdktrace.SpanExporter, error) {
 	if name == "console" {
 		return stdouttrace.New(stdouttrace.WithWriter(os.Stderr))
 	}
@@ -153,11 +152,11 @@ func newExporter(ctx context.Context, name string, env func(string) string) (sdk
 	}
 	switch proto {
 	case "", "http/protobuf":
-		return otlptracehttp.New(ctx)
+		return newOTLPExporter(env)
 	case "grpc":
-		return otlptracegrpc.New(ctx)
+		return nil, errGRPC
 	}
-	return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: want http/protobuf or grpc", proto)
+	return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: want http/protobuf", proto)
 }
 
 // Tracing reports whether spans are recorded and exported.
