@@ -9,7 +9,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/internal/testenv"
-		"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/live"
 )
 
 // openApp opens an instance (app.App, the server's lifecycle) on the Env's
