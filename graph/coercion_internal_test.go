@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -12,7 +13,7 @@ import (
 // list of lists, and takes every exact name, so an enum added later is
 // strict without more code.
 func TestStrictInputsCoverEveryEnum(t *testing.T) {
-	s := strictInputs{schema: NewExecutableSchema(Config{Resolvers: &Resolver{}}).Schema()}
+	s := strictInputs{schema: exec.NewExecutableSchema(exec.Config{Resolvers: &Resolver{}}).Schema()}
 	enums := 0
 	for _, def := range s.schema.Types {
 		if def.Kind != ast.Enum || strings.HasPrefix(def.Name, "__") {
@@ -56,7 +57,7 @@ func wrap(typ *ast.Type, v any) any {
 // TestStrictInputsNestedInputObjects checks an enum inside an input object
 // inside a list (the schema has no such argument; the check is generic).
 func TestStrictInputsNestedInputObjects(t *testing.T) {
-	s := strictInputs{schema: NewExecutableSchema(Config{Resolvers: &Resolver{}}).Schema()}
+	s := strictInputs{schema: exec.NewExecutableSchema(exec.Config{Resolvers: &Resolver{}}).Schema()}
 	typ := ast.ListType(ast.NonNullNamedType("UpdateTaskInput", nil), nil)
 	ok := []any{map[string]any{"id": "x", "status": "DONE"}}
 	if bad := s.check(typ, ok); bad != nil {

@@ -182,9 +182,12 @@ type incrementalSchema struct{ graphql.ExecutableSchema }
 
 func (s incrementalSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
-	es, ok := s.ExecutableSchema.(*executableSchema)
-	if !ok || oc.Operation == nil || oc.Operation.Operation != ast.Query || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
 		return s.ExecutableSchema.Exec(ctx)
 	}
-	return newIncremental(es, oc, partsOf(ctx)).respond
+	in := newIncremental(s.ExecutableSchema, oc, partsOf(ctx))
+	if in == nil {
+		return s.ExecutableSchema.Exec(ctx)
+	}
+	return in.respond
 }

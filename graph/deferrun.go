@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -30,7 +31,7 @@ import (
 // fragments of a level start, and read, together.
 type incremental struct {
 	oc     *graphql.OperationContext // the operation with the plan's root selection and the spawning middleware
-	ec     *executionContext
+	ex     *exec.Executor
 	schema *ast.Schema
 	plan   *plan
 	format PartFormat
@@ -73,7 +74,7 @@ type groupKey struct {
 // incTask is an execution group at one object.
 type incTask struct {
 	plan   *taskPlan
-	kind   objectKind
+	kind   exec.Object
 	obj    any
 	path   ast.Path
 	groups []*deliveryGroup
@@ -98,7 +99,9 @@ const (
 	taskFailed
 )
 
-func newIncremental(es *executableSchema, oc *graphql.OperationContext, parts *Parts) *incremental {
+// newIncremental returns the execution of the query oc with @defer on
+// es, or nil when es is not the generated schema.
+func newIncremental(es graphql.ExecutableSchema, oc *graphql.OperationContext, parts *Parts) *incremental {
 	in := &incremental{schema: es.Schema(), parts: parts, signal: make(chan struct{}, 1), groups: map[groupKey]*deliveryGroup{}}
 	if parts != nil {
 		in.format = parts.format
@@ -110,7 +113,11 @@ func newIncremental(es *executableSchema, oc *graphql.OperationContext, parts *P
 		Doc: oc.Doc, Extensions: oc.Extensions, Headers: oc.Headers, Operation: &op, DisableIntrospection: oc.DisableIntrospection,
 		RecoverFunc: oc.RecoverFunc, ResolverMiddleware: in.fieldMiddleware(oc.ResolverMiddleware),
 		RootResolverMiddleware: oc.RootResolverMiddleware, Stats: oc.Stats}
-	in.ec = newExecutionContext(in.oc, es, make(chan graphql.DeferredResult))
+	ex, ok := exec.NewExecutor(es, in.oc)
+	if !ok {
+		return nil
+	}
+	in.ex = ex
 	return in
 }
 
@@ -135,8 +142,8 @@ func (in *incremental) initial(ctx context.Context) *graphql.Response {
 	ctx = context.WithValue(graphql.WithOperationContext(ctx, in.oc), incrementalKey{}, in)
 	run := &execRun{root: ast.Path{}}
 	ctx = context.WithValue(ctx, runKey{}, run)
-	in.begin(ctx, run, queryKind, in.plan.root, nil, ast.Path{})
-	data := marshal(in.ec._Query(ctx, in.plan.root.sel))
+	in.begin(ctx, run, exec.Query, in.plan.root, nil, ast.Path{})
+	data := marshal(exec.Query.Exec(in.ex, ctx, in.plan.root.sel, nil))
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.q = &workQueue{groups: map[*deliveryGroup]*groupNode{}, tasks: map[*incTask]*taskNode{}, launch: in.launch}
@@ -188,7 +195,7 @@ func (in *incremental) next(ctx context.Context) *graphql.Response {
 
 // begin opens, at the object obj of kind at path, the delivery groups and
 // tasks of its plan o, for run; ctx is the object's (its path).
-func (in *incremental) begin(ctx context.Context, run *execRun, kind objectKind, o *objectPlan, obj any, path ast.Path) {
+func (in *incremental) begin(ctx context.Context, run *execRun, kind exec.Object, o *objectPlan, obj any, path ast.Path) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, u := range o.usages {
@@ -212,7 +219,7 @@ func (in *incremental) begin(ctx context.Context, run *execRun, kind objectKind,
 func (in *incremental) launch(t *incTask) {
 	ctx := t.ctx
 	if s := StepsOf(ctx); s != nil {
-		ctx, t.end = s.Part(ctx, t.kind.name, t.plan.sel, t.kind.child(in.ec))
+		ctx, t.end = s.Part(ctx, t.kind.Name, t.plan.sel, t.kind.ChildFields(in.ex))
 	}
 	go in.runTask(ctx, t)
 }
@@ -251,11 +258,11 @@ func (in *incremental) runTask(ctx context.Context, t *incTask) {
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				graphql.AddError(ctx, in.ec.Recover(ctx, r))
+				graphql.AddError(ctx, in.ex.Recover(ctx, r))
 				m = graphql.Null
 			}
 		}()
-		m = t.kind.exec(in.ec, ctx, t.plan.sel, t.obj)
+		m = t.kind.Exec(in.ex, ctx, t.plan.sel, t.obj)
 	}()
 	data, errs := marshal(m), graphql.GetErrors(ctx)
 	in.mu.Lock()
@@ -359,8 +366,8 @@ func (in *incremental) walk(ctx context.Context, run *execRun, t *ast.Type, v an
 		}
 		return
 	}
-	kind, obj, ok := kindOfValue(in.schema, t.NamedType, v)
-	if o := plans[kind.name]; ok && o != nil {
+	kind, obj, ok := exec.ObjectOf(in.schema, t.NamedType, v)
+	if o := plans[kind.Name]; ok && o != nil {
 		in.begin(ctx, run, kind, o, obj, slices.Clone(path))
 	}
 }

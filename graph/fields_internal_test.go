@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -16,10 +17,10 @@ import (
 // (notPrefetched). A field added to schema.graphqls without them fails here,
 // by name, instead of costing 1 or a round trip more unseen.
 func TestEveryListFieldIsCostedAndPrefetched(t *testing.T) {
-	var cfg Config
+	var cfg exec.Config
 	cfg.Resolvers = &Resolver{}
 	setComplexity(&cfg.Complexity)
-	es := NewExecutableSchema(cfg)
+	es := exec.NewExecutableSchema(cfg)
 	schema := es.Schema()
 	nodes := map[string]bool{}
 	for _, d := range schema.GetPossibleTypes(schema.Types["Node"]) {

@@ -17,6 +17,7 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -41,9 +42,9 @@ func NewServer(o Options) *handler.Server {
 	o.MaxSubscriptionsPerSocket = cmp.Or(o.MaxSubscriptionsPerSocket, DefaultMaxSubscriptionsPerSocket)
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
 	rl := newRateLimits(o)
-	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl), sync: newSyncer(o)}}
+	cfg := exec.Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl), sync: newSyncer(o)}}
 	setComplexity(&cfg.Complexity)
-	es := NewExecutableSchema(cfg)
+	es := exec.NewExecutableSchema(cfg)
 	// A query's @defer parts end with its request (defer.go).
 	srv := handler.New(incrementalSchema{es})
 	cache := lru.New[*ast.QueryDocument](1000)
@@ -220,7 +221,7 @@ func introspectionOnly(doc *ast.QueryDocument, set ast.SelectionSet) bool {
 // project with its fields and its 20 members' ids is priced.
 const syncProjectCost = 50
 
-func setComplexity(c *ComplexityRoot) {
+func setComplexity(c *exec.ComplexityRoot) {
 	page := func(child int, first, last *int) int {
 		return 1 + child*max(min(pageSize(first, last), dynamo.MaxFirst), 1)
 	}

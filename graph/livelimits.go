@@ -7,6 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -51,7 +52,7 @@ var _ interface {
 
 // newSubscriptionLimits returns the extension for o and the handler's
 // resolvers.
-func newSubscriptionLimits(o Options, res ResolverRoot) subscriptionLimits {
+func newSubscriptionLimits(o Options, res exec.ResolverRoot) subscriptionLimits {
 	l := subscriptionLimits{max: o.MaxSubscriptionComplexity}
 	if l.max <= 0 {
 		l.max = DefaultMaxSubscriptionComplexity

@@ -1,4 +1,4 @@
-package graph
+package exec
 
 import (
 	"slices"
@@ -7,8 +7,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// TestEveryObjectTypeCanBeDeferred holds objectKinds to the schema: every
-// object type but the root types has its kind (a task on an object of a
+// TestEveryObjectTypeCanBeDeferred holds objects to the schema: every
+// object type but the root types has its Object (a task on an object of a
 // type without one would not start), named for its type, refusing nil and
 // any other type's value (what each takes, and how it resolves, the
 // differential test of the corpus shows).
@@ -21,18 +21,18 @@ func TestEveryObjectTypeCanBeDeferred(t *testing.T) {
 		}
 	}
 	var got []string
-	for name, k := range objectKinds {
+	for name, k := range objects {
 		got = append(got, name)
-		if k.name != name {
-			t.Errorf("the kind of %s is named %s", name, k.name)
+		if k.Name != name {
+			t.Errorf("the Object of %s is named %s", name, k.Name)
 		}
 	}
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		t.Fatalf("object kinds %v, want the schema's object types %v", got, want)
+		t.Fatalf("objects %v, want the schema's object types %v", got, want)
 	}
-	for name, k := range objectKinds {
+	for name, k := range objects {
 		if _, ok := k.value(nil); ok {
 			t.Errorf("%s takes nil", name)
 		}
