@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -174,7 +176,7 @@ func TestTooLargeIsAClientError(t *testing.T) {
 	e.MustImport(t, &b.D)
 	before := e.Dump(t)
 	res := e.Query(t, "ann", `mutation($t: ID!) { deleteTask(id: $t) }`, map[string]any{"t": task.ID})
-	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeTooLarge || !strings.Contains(res.Errors[0].Message, "400 KB") {
+	if len(res.Errors) != 1 || res.Errors[0].Code() != codes.TooLarge || !strings.Contains(res.Errors[0].Message, "400 KB") {
 		t.Fatalf("%+v, want TOO_LARGE", res.Errors)
 	}
 	if e.Dump(t) != before {

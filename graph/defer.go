@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -68,7 +70,7 @@ func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.
 		a.status, a.noData = http.StatusNotAcceptable, true
 		a.mu.Unlock()
 	}
-	return &gqlerror.Error{Message: msgDeferNeedsStream, Extensions: map[string]any{"code": CodeBadRequest}}
+	return &gqlerror.Error{Message: msgDeferNeedsStream, Extensions: map[string]any{"code": codes.BadRequest}}
 }
 
 // deferLabels is graphql-js 17's validation of @defer's labels

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -116,7 +118,7 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 		e.Calls.Reset()
 		raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
 		res := raw.Decode(t)
-		if raw.Status != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest ||
+		if raw.Status != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != codes.BadRequest ||
 			!strings.Contains(res.Errors[0].Message, "multipart/mixed;deferSpec=20220824") ||
 			!strings.Contains(res.Errors[0].Message, "text/event-stream") || strings.Contains(string(raw.Body), `"data"`) {
 			t.Errorf("Accept %q: HTTP %d %s; want 406, BAD_REQUEST naming the media types, no data", accept, raw.Status, raw.Body)
@@ -125,7 +127,7 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 			t.Errorf("Accept %q: %d DynamoDB calls, want none", accept, n)
 		}
 	}
-	if n := strings.Count(lb.String(), "outcome="+graph.CodeBadRequest); n != 3 {
+	if n := strings.Count(lb.String(), "outcome="+codes.BadRequest); n != 3 {
 		t.Errorf("%d log lines of the refusals, want 3:\n%s", n, lb)
 	}
 	// @defer(if: false) defers nothing: it runs over plain POST.
@@ -137,7 +139,7 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 	}
 	// Through a fragment spread too.
 	spread := `query { me { projects(first: 1) { nodes { ...T @defer } } } } fragment T on Project { tasks(first: 1) { nodes { id } } }`
-	if res := e.Send(t, map[string]any{"query": spread}, e.As("alice")).Decode(t); len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest {
+	if res := e.Send(t, map[string]any{"query": spread}, e.As("alice")).Decode(t); len(res.Errors) != 1 || res.Errors[0].Code() != codes.BadRequest {
 		t.Errorf("a deferred spread over POST: %+v", res.Errors)
 	}
 }
@@ -173,7 +175,7 @@ func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 			Errors []testenv.Error `json:"errors"`
 		}
 		_ = json.Unmarshal(body, &res)
-		if resp.StatusCode != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest ||
+		if resp.StatusCode != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != codes.BadRequest ||
 			!strings.Contains(res.Errors[0].Message, graph.MediaTypesIncremental) || res.Data != nil {
 			t.Errorf("GET accepting %q: HTTP %d %s %s; want 406, BAD_REQUEST naming %q, no data", accept, resp.StatusCode,
 				resp.Header.Get("Content-Type"), body, graph.MediaTypesIncremental)
@@ -183,7 +185,7 @@ func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 	if n := e.Calls.Total(); n != 0 {
 		t.Errorf("%d DynamoDB calls, want none", n)
 	}
-	if n := strings.Count(lb.String(), "outcome="+graph.CodeBadRequest); n != len(accepts) || strings.Contains(lb.String(), "level=ERROR") {
+	if n := strings.Count(lb.String(), "outcome="+codes.BadRequest); n != len(accepts) || strings.Contains(lb.String(), "level=ERROR") {
 		t.Errorf("%d log lines of %d refused operations, want one each and no error:\n%s", n, len(accepts), lb)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/exec"
@@ -294,7 +296,7 @@ func (in *incremental) nullingError(t *incTask, errs gqlerror.List) *gqlerror.Er
 		return errs[0]
 	}
 	return &gqlerror.Error{Message: "the deferred fields could not be resolved", Path: t.path,
-		Extensions: map[string]any{"code": CodeInternal}}
+		Extensions: map[string]any{"code": codes.Internal}}
 }
 
 // kept returns the tasks run started whose object is still in its data

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -79,7 +81,7 @@ func (l documentLimits) MutateOperationParameters(ctx context.Context, p *graphq
 		return nil // gqlgen parses it again and reports the error
 	}
 	if msg := l.check(doc); msg != "" {
-		return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": CodeComplexity}}
+		return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": codes.Complexity}}
 	}
 	return nil
 }

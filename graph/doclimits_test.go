@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -109,8 +111,8 @@ func TestDocumentLimitsRefuseBeforeValidation(t *testing.T) {
 			e.Calls.Reset()
 			for _, viewer := range []string{"alice", ""} {
 				res := e.Query(t, viewer, tc.query, nil)
-				if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeComplexity || res.Errors[0].Message != tc.message {
-					t.Fatalf("want one %s %q, got %+v", graph.CodeComplexity, tc.message, res.Errors)
+				if len(res.Errors) != 1 || res.Errors[0].Code() != codes.Complexity || res.Errors[0].Message != tc.message {
+					t.Fatalf("want one %s %q, got %+v", codes.Complexity, tc.message, res.Errors)
 				}
 			}
 			if n := e.Calls.Total(); n != 0 {

@@ -6,47 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
-
-// The contract's error codes, in extensions.code.
-const (
-	CodeUnauthenticated    = "UNAUTHENTICATED"
-	CodeForbidden          = "FORBIDDEN"
-	CodeNotFound           = "NOT_FOUND"
-	CodeBadUserInput       = "BAD_USER_INPUT"
-	CodeConflict           = "CONFLICT"
-	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
-	CodeInternal           = "INTERNAL_SERVER_ERROR"
-	CodeComplexity         = "COMPLEXITY_LIMIT_EXCEEDED"
-	CodeSyncTokenExpired   = "SYNC_TOKEN_EXPIRED"
-	// CodeBadRequest extends the contract: an HTTP request that is no
-	// GraphQL request at all (wrong method or media type, a body that is
-	// not JSON, no operation to run).
-	CodeBadRequest = "BAD_REQUEST"
-	// CodeTooLarge extends the contract: DynamoDB refused to store an item
-	// or a transaction as too large (an item over 400 KB, a transaction
-	// over 4 MB). Every item a user's input can grow is bounded well
-	// below (docs/security.md, "Stored items"), so it should not happen;
-	// where it does, nothing was written and retrying the same change
-	// fails the same way.
-	CodeTooLarge = "TOO_LARGE"
-)
-
-var codes = map[string]string{
-	domain.ENOTFOUND:    CodeNotFound,
-	domain.EINVALID:     CodeBadUserInput,
-	domain.EFORBIDDEN:   CodeForbidden,
-	domain.ECONFLICT:    CodeConflict,
-	domain.EUNAVAILABLE: CodeServiceUnavailable,
-	domain.EINTERNAL:    CodeInternal,
-	domain.EEXPIRED:     CodeSyncTokenExpired,
-	domain.ETOOLARGE:    CodeTooLarge,
-}
 
 // ErrorPresenter gives every error an extensions.code and hides the
 // message of internal errors (they are logged instead).
@@ -61,10 +28,10 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		switch {
 		case errors.As(err, &ae):
 			gerr.Message = ae.Error()
-			gerr.Extensions["code"] = CodeUnauthenticated
+			gerr.Extensions["code"] = codes.Unauthenticated
 		case errors.As(err, &de):
 			gerr.Message = domain.ErrorMessage(de)
-			gerr.Extensions["code"] = codes[de.Code]
+			gerr.Extensions["code"] = codes.OfDomain(de.Code)
 			if (de.Code == domain.EINTERNAL || de.Code == domain.EUNAVAILABLE) && !clientLeft(ctx, err) {
 				log.ErrorContext(ctx, "request failed", "path", gerr.Path.String(), "err", de.Error())
 			}
@@ -73,11 +40,11 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case len(gerr.Path) == 0:
 			// gqlgen's request errors (undecodable body, no operation): the
 			// client's mistake, and its message names no internals.
-			gerr.Extensions["code"] = CodeBadRequest
+			gerr.Extensions["code"] = codes.BadRequest
 		default:
 			log.ErrorContext(ctx, "request failed", "path", gerr.Path.String(), "err", err)
 			gerr.Message = "internal server error"
-			gerr.Extensions["code"] = CodeInternal
+			gerr.Extensions["code"] = codes.Internal
 		}
 		return gerr
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -183,7 +185,7 @@ func requireViewer(log *slog.Logger, now func() time.Time) graphql.OperationMidd
 		}
 		if err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
 			res := &graphql.Response{Errors: gqlerror.List{{
-				Message: err.Error(), Extensions: map[string]any{"code": CodeUnauthenticated}}}}
+				Message: err.Error(), Extensions: map[string]any{"code": codes.Unauthenticated}}}}
 			if st := operationState(ctx); st != nil {
 				logOperation(ctx, log, res, st.calls)
 			}

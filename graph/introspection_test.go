@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -113,13 +115,13 @@ func TestIntrospectionAbuseIsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name, query, code string
 	}{
-		{"a 13-level ofType chain", chain(13), graph.CodeComplexity},
-		{"100 aliased __schema reads", manySchemas.String(), graph.CodeComplexity},
-		{"an alias inside introspection", `{ __schema { types { n: name } } }`, graph.CodeComplexity},
+		{"a 13-level ofType chain", chain(13), codes.Complexity},
+		{"100 aliased __schema reads", manySchemas.String(), codes.Complexity},
+		{"an alias inside introspection", `{ __schema { types { n: name } } }`, codes.Complexity},
 		{"fields → type → fields fan-out (gqlparser's MaxIntrospectionDepth)",
 			`{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }`,
 			"GRAPHQL_VALIDATION_FAILED"},
-		{"an introspection query hiding an expensive read", expensive, graph.CodeComplexity},
+		{"an introspection query hiding an expensive read", expensive, codes.Complexity},
 	} {
 		for _, viewer := range []string{"", "alice"} {
 			t.Run(fmt.Sprintf("%s, token %v", tc.name, viewer != ""), func(t *testing.T) {

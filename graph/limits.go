@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -66,7 +68,7 @@ func (l shapeLimits) MutateOperationContext(_ context.Context, oc *graphql.Opera
 	default:
 		return nil
 	}
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": CodeComplexity}}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": codes.Complexity}}
 }
 
 // Limits of introspection subtrees (see shapeLimits). graphql-js 16's

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
@@ -74,7 +76,7 @@ func TestLimitsBodySize(t *testing.T) {
 			if status != tc.status {
 				t.Fatalf("status %d, want %d (%+v)", status, tc.status, res.Errors)
 			}
-			if tc.status != 200 && (len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest) {
+			if tc.status != 200 && (len(res.Errors) != 1 || res.Errors[0].Code() != codes.BadRequest) {
 				t.Fatalf("want one BAD_REQUEST error, got %+v", res.Errors)
 			}
 		})
@@ -100,7 +102,7 @@ func TestLimitsRequestTimeoutIsServiceUnavailable(t *testing.T) {
 	e.MustSeed(t)
 	h := e.NewHandler(graph.Options{Limits: graph.Limits{Timeout: time.Nanosecond}})
 	res := *e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", limQuery("{ me { name } }"))).Decode(t)
-	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeServiceUnavailable {
+	if len(res.Errors) != 1 || res.Errors[0].Code() != codes.ServiceUnavailable {
 		t.Fatalf("want SERVICE_UNAVAILABLE, got %+v %s", res.Errors, res.Data)
 	}
 }

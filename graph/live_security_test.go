@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -419,7 +421,7 @@ func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 			t.Fatalf("event %d: %+v", i, got)
 		}
 	}
-	if msg := mustEndWith(t, c, "1", graph.CodeRateLimited).Message; !strings.Contains(msg, "after") {
+	if msg := mustEndWith(t, c, "1", codes.RateLimited).Message; !strings.Contains(msg, "after") {
 		t.Errorf("message %q does not say to resume", msg)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/taskgraph/taskgraph/graph/exec"
@@ -78,7 +80,7 @@ func (l subscriptionLimits) MutateOperationContext(ctx context.Context, oc *grap
 		return nil
 	}
 	return &gqlerror.Error{Message: fmt.Sprintf("the subscription costs %d, which it would cost again for every event; the limit of a subscription is %d",
-		stats.Complexity, l.max), Extensions: map[string]any{"code": CodeComplexity}}
+		stats.Complexity, l.max), Extensions: map[string]any{"code": codes.Complexity}}
 }
 
 // InterceptResponse runs around each event of a subscription (liveEvents).
@@ -103,5 +105,5 @@ func (l *rateLimits) chargeEvent(viewer string, cost int) time.Duration {
 // budget on events.
 func errEventsRateLimited(wait time.Duration) *gqlerror.Error {
 	return &gqlerror.Error{Message: fmt.Sprintf("rate limit exceeded by the cost of this subscription's events; subscribe again after %d s with after: the last cursor received",
-		retrySeconds(wait)), Extensions: map[string]any{"code": CodeRateLimited}}
+		retrySeconds(wait)), Extensions: map[string]any{"code": codes.RateLimited}}
 }

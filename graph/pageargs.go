@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -38,7 +40,7 @@ func (pageArguments) MutateOperationContext(_ context.Context, oc *graphql.Opera
 		return nil
 	}
 	err := &gqlerror.Error{Message: fmt.Sprintf("%s: first and last cannot be given together: first reads a page forwards (with after), last backwards (with before)", w.bad.Name),
-		Extensions: map[string]any{"code": CodeBadUserInput}}
+		Extensions: map[string]any{"code": codes.BadUserInput}}
 	if w.bad.Position != nil {
 		err.Locations = []gqlerror.Location{{Line: w.bad.Position.Line, Column: w.bad.Position.Column}}
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -229,7 +231,7 @@ func (requireQuery) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (requireQuery) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if strings.TrimSpace(p.Query) == "" {
-		return refusal(ctx, CodeBadRequest, "the request has no query: send query (or documentId) with the GraphQL document to run")
+		return refusal(ctx, codes.BadRequest, "the request has no query: send query (or documentId) with the GraphQL document to run")
 	}
 	return nil
 }

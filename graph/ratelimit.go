@@ -8,17 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"golang.org/x/time/rate"
 )
-
-// CodeRateLimited extends the contract: the viewer (or, without a valid
-// token, the client address) sent more operations, or more query cost, than
-// its token buckets allow. The response is HTTP 429 with Retry-After.
-const CodeRateLimited = "RATE_LIMITED"
 
 // Defaults of the rate limits the server's flags start from (graph.Options
 // leaves them off when zero). A dashboard load costs about 10,000, so a
@@ -182,5 +179,5 @@ func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()
 
 func rateLimitedErrors(d time.Duration) gqlerror.List {
 	return gqlerror.List{{Message: fmt.Sprintf("rate limit exceeded; retry after %d s", retrySeconds(d)),
-		Extensions: map[string]any{"code": CodeRateLimited}}}
+		Extensions: map[string]any{"code": codes.RateLimited}}}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -53,7 +55,7 @@ func (r rateResult) mustPass(t *testing.T) {
 func (r rateResult) mustBeLimited(t *testing.T) {
 	t.Helper()
 	if r.status != http.StatusTooManyRequests || r.retryAfter == "" || len(r.res.Errors) != 1 ||
-		r.res.Errors[0].Code() != graph.CodeRateLimited || r.res.Data != nil || // a request error: no data entry
+		r.res.Errors[0].Code() != codes.RateLimited || r.res.Data != nil || // a request error: no data entry
 		!strings.Contains(r.res.Errors[0].Message, "retry after "+r.retryAfter+" s") {
 		t.Fatalf("want 429 RATE_LIMITED with Retry-After, got %d (Retry-After %q) data %s %+v",
 			r.status, r.retryAfter, r.res.Data, r.res.Errors)

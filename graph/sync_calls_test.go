@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -255,22 +257,22 @@ func TestASyncPageIsPricedByWhatItMayRead(t *testing.T) {
 		RateCost: graph.DefaultRateCost, RateCostBurst: graph.DefaultRateCostBurst}
 	h := e.NewHandler(graph.Options{Limits: graph.Limits{RateLimits: prod}})
 	var wg sync.WaitGroup
-	codes := make([]string, 40)
-	for i := range codes {
+	answered := make([]string, 40)
+	for i := range answered {
 		wg.Go(func() {
 			res := e.Send(t, map[string]any{"query": syncDoc, "variables": map[string]any{"first": 100}}, e.As("alice"), testenv.Via(h)).Decode(t)
 			if len(res.Errors) > 0 {
-				codes[i] = res.Errors[0].Code()
+				answered[i] = res.Errors[0].Code()
 			}
 		})
 	}
 	wg.Wait()
 	ran, limited := 0, 0
-	for _, c := range codes {
+	for _, c := range answered {
 		switch c {
 		case "":
 			ran++
-		case graph.CodeRateLimited:
+		case codes.RateLimited:
 			limited++
 		default:
 			t.Errorf("a page answered %s", c)
@@ -284,7 +286,7 @@ func TestASyncPageIsPricedByWhatItMayRead(t *testing.T) {
 		res := e.Send(t, map[string]any{"query": doc, "variables": map[string]any{"first": first}}, e.As("alice"),
 			testenv.Via(e.NewHandler(graph.Options{Limits: graph.Limits{ComplexityLimit: 1}}))).Decode(t)
 		var n int
-		if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeComplexity {
+		if len(res.Errors) != 1 || res.Errors[0].Code() != codes.Complexity {
 			t.Fatalf("%+v", res.Errors)
 		}
 		fmt.Sscanf(res.Errors[0].Message[strings.Index(res.Errors[0].Message, "complexity ")+len("complexity "):], "%d", &n)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -118,7 +120,7 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 			t.Fatalf("Me: %+v", res.Errors)
 		}
 	}
-	if res := run("", me, nil); !slices.Equal(res.Codes(), []string{graph.CodeUnauthenticated}) {
+	if res := run("", me, nil); !slices.Equal(res.Codes(), []string{codes.Unauthenticated}) {
 		t.Fatalf("Me without a token: %v", res.Codes())
 	}
 	bad := run("alice", "query Bad($d: Date) { me { overdueTasks(asOf: $d) { edges { cursor } } } }", map[string]any{"d": "task#" + marker})
@@ -533,7 +535,7 @@ func TestMetricsLabelFailuresByCode(t *testing.T) {
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
-	e.MustFail(t, "alice", graph.CodeServiceUnavailable, "query Me { me { name } }", nil)
+	e.MustFail(t, "alice", codes.ServiceUnavailable, "query Me { me { name } }", nil)
 
 	fams := scrape(t, tel)
 	if got := sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); !maps.Equal(got,

@@ -11,18 +11,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
-
-// Codes of requests refused by the trusted-documents allow-list.
-const (
-	// CodePersistedQueryNotFound: a documentId (or an automatic persisted
-	// query's hash sent without its text) that the manifest does not hold.
-	CodePersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
-	// CodeTrustedDocumentRequired: in production, a query text that is not
-	// one of the manifest's documents.
-	CodeTrustedDocumentRequired = "TRUSTED_DOCUMENT_REQUIRED"
 )
 
 // TrustedDocuments is an allow-list of GraphQL documents, keyed by the
@@ -172,23 +164,23 @@ func (t trustedDocuments) MutateOperationParameters(ctx context.Context, p *grap
 		s, ok := id.(string)
 		switch {
 		case !ok || s == "":
-			return refusal(ctx, CodeBadRequest, "documentId must be a document's id: sha256:<64 hex digits>")
+			return refusal(ctx, codes.BadRequest, "documentId must be a document's id: sha256:<64 hex digits>")
 		case p.Query != "":
-			return refusal(ctx, CodeBadRequest, "send either query or documentId, not both")
+			return refusal(ctx, codes.BadRequest, "send either query or documentId, not both")
 		}
 		doc, ok := t.docs.lookup(s)
 		if !ok {
-			return refusal(ctx, CodePersistedQueryNotFound, "no trusted document has this documentId")
+			return refusal(ctx, codes.PersistedQueryNotFound, "no trusted document has this documentId")
 		}
 		p.Query = doc
 	case p.Query == "" && hash != "":
 		doc, ok := t.docs.lookup(hash)
 		if !ok {
-			return refusal(ctx, CodePersistedQueryNotFound, "no trusted document has this hash")
+			return refusal(ctx, codes.PersistedQueryNotFound, "no trusted document has this hash")
 		}
 		p.Query = doc
 	case t.enforce && p.Query != "" && !t.docs.trusted(p.Query):
-		return refusal(ctx, CodeTrustedDocumentRequired, "this server runs only its trusted documents: send a documentId from its manifest")
+		return refusal(ctx, codes.TrustedDocumentRequired, "this server runs only its trusted documents: send a documentId from its manifest")
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -173,20 +175,20 @@ func TestTrustedDocumentsRequests(t *testing.T) {
 					"persistedQuery": map[string]any{"version": 1, "sha256Hash": sha(docs["Dashboard"])}}})
 			})
 			t.Run("unknown documentId", func(t *testing.T) {
-				refused(t, map[string]any{"documentId": "sha256:" + sha(untrusted)}, graph.CodePersistedQueryNotFound)
+				refused(t, map[string]any{"documentId": "sha256:" + sha(untrusted)}, codes.PersistedQueryNotFound)
 			})
 			t.Run("APQ hash of an untrusted query without its text", func(t *testing.T) {
 				refused(t, map[string]any{"extensions": map[string]any{
-					"persistedQuery": map[string]any{"version": 1, "sha256Hash": sha(untrusted)}}}, graph.CodePersistedQueryNotFound)
+					"persistedQuery": map[string]any{"version": 1, "sha256Hash": sha(untrusted)}}}, codes.PersistedQueryNotFound)
 			})
 			t.Run("documentId and query together", func(t *testing.T) {
-				refused(t, map[string]any{"documentId": keys["Dashboard"], "QUERY": untrusted}, graph.CodeBadRequest)
+				refused(t, map[string]any{"documentId": keys["Dashboard"], "QUERY": untrusted}, codes.BadRequest)
 			})
 			t.Run("a second JSON value after the request", func(t *testing.T) {
 				e.Calls.Reset()
 				raw := e.Send(t, nil, testenv.Via(h), e.As("alice"), testenv.RawBody(http.MethodPost, "application/json", body(t, map[string]any{"documentId": keys["Dashboard"]})+`{"query":"{ me { email } }"}`))
 				status, res := raw.Status, *raw.Decode(t)
-				if status != http.StatusBadRequest || len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest || e.Calls.Total() != 0 {
+				if status != http.StatusBadRequest || len(res.Errors) != 1 || res.Errors[0].Code() != codes.BadRequest || e.Calls.Total() != 0 {
 					t.Fatalf("status %d, errors %+v, calls %d", status, res.Errors, e.Calls.Total())
 				}
 			})
@@ -201,7 +203,7 @@ func TestTrustedDocumentsRequests(t *testing.T) {
 			for name, req := range untrustedReqs {
 				t.Run(name, func(t *testing.T) {
 					if production {
-						refused(t, req, graph.CodeTrustedDocumentRequired)
+						refused(t, req, codes.TrustedDocumentRequired)
 						return
 					}
 					runs(t, req) // without -production raw queries still pass

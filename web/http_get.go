@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -62,7 +64,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 const msgGETQueriesOnly = "a GET runs queries only: send mutations and subscriptions as POST"
 
 func badRequestError(msg string) *gqlerror.Error {
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": graph.CodeBadRequest}}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": codes.BadRequest}}
 }
 
 // writeResponse writes a response as one JSON body (one write: httpScope's
@@ -70,7 +72,7 @@ func badRequestError(msg string) *gqlerror.Error {
 func writeResponse(w http.ResponseWriter, res *graphql.Response) {
 	b, err := json.Marshal(res)
 	if err != nil { // a response is JSON already: never seen
-		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + graph.CodeInternal + `"}}]}`)
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + codes.Internal + `"}}]}`)
 	}
 	_, _ = w.Write(b)
 }

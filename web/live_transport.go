@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
@@ -102,7 +104,7 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": graph.CodeForbidden}}}})
+			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": codes.Forbidden}}}})
 		return
 	}
 	c := &wsConn{}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -92,7 +94,7 @@ func (pw *partWriter) write(res *graphql.Response) {
 	payload, last := pw.enc.encode(res)
 	b, err := json.Marshal(payload)
 	if err != nil { // a response is JSON already: never seen
-		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + graph.CodeInternal + `"}}],"hasNext":false}`)
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + codes.Internal + `"}}],"hasNext":false}`)
 		last = true
 	}
 	var buf bytes.Buffer

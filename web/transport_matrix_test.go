@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -98,19 +100,19 @@ var jsonAccepts = []string{"", "application/json", "application/graphql-response
 
 var matrixDrivers = map[string]matrixTransport{
 	web.ProtocolPOST: {drive: postDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
-		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
+		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(codes.BadUserInput, http.StatusBadRequest),
 		oneBody: jsonAccepts},
 	// Whatever a GET accepts, it is answered with one JSON body; the URL's
 	// query string is bounded as a body is; what a documentId names is a
 	// subscription: 405.
 	web.ProtocolGET: {drive: getDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
-		tooLarge: http.StatusRequestURITooLong, subscription: refusedAs(graph.CodeBadRequest, http.StatusMethodNotAllowed),
+		tooLarge: http.StatusRequestURITooLong, subscription: refusedAs(codes.BadRequest, http.StatusMethodNotAllowed),
 		oneBody: append(slices.Clone(jsonAccepts), "multipart/mixed;deferSpec=20220824, application/json", "text/event-stream",
 			"multipart/mixed, text/event-stream")},
 	web.ProtocolSSE: {drive: sseDriver, refused: http.StatusOK, limited: http.StatusOK, tooLarge: http.StatusRequestEntityTooLarge},
 	// graphql-js 17's format as Apollo's GraphQL17Alpha9Handler asks.
 	web.ProtocolMultipart: {drive: multipartDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
-		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
+		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(codes.BadUserInput, http.StatusBadRequest),
 		v02Accept: "multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9"},
 	web.ProtocolGraphQLTransportWS: {drive: wsDriver("graphql-transport-ws", "next"), refused: http.StatusSwitchingProtocols,
 		limited: http.StatusSwitchingProtocols},
@@ -395,17 +397,17 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				if len(rs) != 7 {
 					t.Fatalf("%d results: %+v", len(rs), rs)
 				}
-				mustRefuse(t, c, 1, rs[0], graph.CodeTrustedDocumentRequired, c.tr.refused)
-				mustRefuse(t, c, 2, rs[1], graph.CodeTrustedDocumentRequired, c.tr.refused)
-				mustRefuse(t, c, 3, rs[2], graph.CodePersistedQueryNotFound, c.tr.refused)
-				mustRefuse(t, c, 4, rs[3], graph.CodePersistedQueryNotFound, c.tr.refused)
+				mustRefuse(t, c, 1, rs[0], codes.TrustedDocumentRequired, c.tr.refused)
+				mustRefuse(t, c, 2, rs[1], codes.TrustedDocumentRequired, c.tr.refused)
+				mustRefuse(t, c, 3, rs[2], codes.PersistedQueryNotFound, c.tr.refused)
+				mustRefuse(t, c, 4, rs[3], codes.PersistedQueryNotFound, c.tr.refused)
 				for i := 4; i < 7; i++ {
 					mustRun(t, c, i+1, rs[i], "Alice Example")
 				}
 				if strings.Contains(c.e.Dump(t), "Mallory") {
 					t.Fatal("the untrusted mutation committed")
 				}
-				if n := strings.Count(c.log.String(), "outcome="+graph.CodeTrustedDocumentRequired); n != 2 {
+				if n := strings.Count(c.log.String(), "outcome="+codes.TrustedDocumentRequired); n != 2 {
 					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
 				}
 			}},
@@ -429,12 +431,12 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
 					t.Fatalf("want a parse failure, a validation failure, then RATE_LIMITED; got %+v", rs)
 				}
-				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, c.tr.limited)
+				mustRefuse(t, c, 3, rs[2], codes.RateLimited, c.tr.limited)
 			}},
 		{"the deadline holds", web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: time.Nanosecond}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixBigQuery))
-				if rs[0].code() != graph.CodeServiceUnavailable {
+				if rs[0].code() != codes.ServiceUnavailable {
 					t.Fatalf("over %s: want SERVICE_UNAVAILABLE, got %q %s", c.protocol, rs[0].code(), rs[0].res.Data)
 				}
 			}},
@@ -453,8 +455,8 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					q("{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"),
 					q("{ me { projects { nodes { tasks { nodes { project { tasks { nodes { id } } } } } } } } }"))
 				for i, r := range rs {
-					if r.code() != graph.CodeComplexity || r.calls != 0 {
-						t.Errorf("operation %d over %s: %q after %d calls, want %s before any", i+1, c.protocol, r.code(), r.calls, graph.CodeComplexity)
+					if r.code() != codes.Complexity || r.calls != 0 {
+						t.Errorf("operation %d over %s: %q after %d calls, want %s before any", i+1, c.protocol, r.code(), r.calls, codes.Complexity)
 					}
 				}
 			}},
@@ -476,9 +478,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 						ops = append(ops, matrixOp{params: map[string]any{"query": testenv.DeferDashboard}, header: map[string]string{"Accept": accept}})
 					}
 					for i, r := range c.drive(ops...) {
-						mustRefuse(t, c, i+1, r, graph.CodeBadRequest, http.StatusNotAcceptable)
+						mustRefuse(t, c, i+1, r, codes.BadRequest, http.StatusNotAcceptable)
 					}
-					if n := strings.Count(c.log.String(), "outcome="+graph.CodeBadRequest); n != len(ops) || strings.Contains(c.log.String(), "level=ERROR") {
+					if n := strings.Count(c.log.String(), "outcome="+codes.BadRequest); n != len(ops) || strings.Contains(c.log.String(), "level=ERROR") {
 						t.Errorf("%d log lines of %d refusals, want one each and no error:\n%s", n, len(ops), c.log)
 					}
 					return

@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/codes"
+
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/taskgraph/taskgraph/graph"
 )
 
 // CloseDuplicateID is the close code of a WebSocket whose client started a
@@ -75,7 +76,7 @@ func (g *wsGuard) NextReader() (int, io.Reader, error) {
 				}
 				_ = g.WebsocketConn.WriteJSON(map[string]any{"type": "error", "id": env.ID,
 					"payload": map[string]any{"message": "an operation with this id is running",
-						"extensions": map[string]any{"code": graph.CodeBadRequest}}})
+						"extensions": map[string]any{"code": codes.BadRequest}}})
 				continue
 			}
 			if p, err := liftDocumentID(env.Payload); err == nil && !bytes.Equal(p, env.Payload) {
