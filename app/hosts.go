@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 

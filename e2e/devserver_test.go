@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/taskgraph/taskgraph/auth"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )

@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/auth"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 

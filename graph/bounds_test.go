@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -16,6 +14,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 

@@ -227,7 +227,7 @@ var measuredReads = map[string]struct {
 }{"Dashboard": {[]float64{8, 9}, 0}, "TasksByTag": {[]float64{2.5}, 0}}
 
 func TestCapacityPerScreen(t *testing.T) {
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 	var logBuf bytes.Buffer
 	e, c := captureEnv(t, testenv.Dynalite, graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.MustSeed(t)
@@ -257,7 +257,7 @@ func TestCapacityPerScreen(t *testing.T) {
 				t.Errorf("%s consumed %v RCU, %d queries found nothing; docs/operations.md says %v, %d: measure again and update both",
 					sc.name, read, empty, want.rcu, want.empty)
 			}
-			got := values(scrape(t, tel), "taskgraph_graphql_consumed_read_units_total")["operation="+sc.name]
+			got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_graphql_consumed_read_units_total")["operation="+sc.name]
 			if got != read+read2 {
 				t.Errorf("metrics count %v read units for %s, the log lines %v and %v", got, sc.name, read, read2)
 			}

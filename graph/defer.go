@@ -4,10 +4,10 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -54,7 +54,7 @@ func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.
 	if msg := deferLabels(oc.Doc); msg != "" {
 		return refusal(ctx, errcode.ValidationFailed, msg)
 	}
-	if oc.Operation == nil || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
+	if oc.Operation == nil || !incremental.Defers(oc, oc.Operation.SelectionSet) {
 		return nil
 	}
 	switch {
@@ -129,67 +129,4 @@ func deferLabels(doc *ast.QueryDocument) string {
 		}
 	}
 	return ""
-}
-
-// defers reports whether set, or a fragment it spreads, has a fragment
-// that @defer defers (its if argument not false).
-func defers(oc *graphql.OperationContext, set ast.SelectionSet, seen map[string]bool) bool {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if defers(oc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if deferred(oc, s.Directives) || defers(oc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if deferred(oc, s.Directives) {
-				return true
-			}
-			if seen[s.Name] {
-				continue
-			}
-			seen[s.Name] = true
-			if f := oc.Doc.Fragments.ForName(s.Name); f != nil && defers(oc, f.SelectionSet, seen) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// deferred reports whether directives defer their fragment.
-func deferred(oc *graphql.OperationContext, directives ast.DirectiveList) bool {
-	d := directives.ForName("defer")
-	if d == nil {
-		return false
-	}
-	on, ok := d.ArgumentMap(oc.Variables)["if"].(bool)
-	return !ok || on
-}
-
-// incrementalSchema is the generated executable schema, but for a query
-// with @defer, which graphql-js 17's incremental execution answers with
-// gqlgen resolving its fields (incremental, deferrun.go; its plan,
-// deferplan.go), in the format its transport writes (Parts): the initial
-// payload without the deferred fields, each deferred fragment announced
-// with the payload that delivers its parent, its fields delivered once,
-// its null where a non-null field of it failed. None of its parts
-// outlives its request: every run resolves on a context whose DynamoDB
-// calls end with the request, a task's end never waits for its reader,
-// and the transport's wait for the next part ends with its context.
-type incrementalSchema struct{ graphql.ExecutableSchema }
-
-func (s incrementalSchema) Exec(ctx context.Context) graphql.ResponseHandler {
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !defers(oc, oc.Operation.SelectionSet, map[string]bool{}) {
-		return s.ExecutableSchema.Exec(ctx)
-	}
-	in := newIncremental(s.ExecutableSchema, oc, partsOf(ctx))
-	if in == nil {
-		return s.ExecutableSchema.Exec(ctx)
-	}
-	return in.respond
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -19,7 +17,9 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/exec"
+	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -47,8 +47,9 @@ func NewServer(o Options) *handler.Server {
 	cfg := exec.Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl), sync: newSyncer(o)}}
 	setComplexity(&cfg.Complexity)
 	es := exec.NewExecutableSchema(cfg)
-	// A query's @defer parts end with its request (defer.go).
-	srv := handler.New(incrementalSchema{es})
+	// A query with @defer answers in parts (graph/incremental), which end
+	// with its request.
+	srv := handler.New(incremental.New(es, stepsOf))
 	cache := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(cache)
 	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
@@ -250,4 +251,13 @@ func setComplexity(c *exec.ComplexityRoot) {
 	c.Query.Sync = func(child int, _ *string, first *int) int {
 		return 1 + child*max(min(pageSize(first, nil), dynamo.MaxFirst), 1) + syncBatch*max(child, syncProjectCost)
 	}
+}
+
+// stepsOf is the step mode of ctx's operation as the @defer executor
+// meets it (nil outside tests).
+func stepsOf(ctx context.Context) incremental.Steps {
+	if s := StepsOf(ctx); s != nil {
+		return s
+	}
+	return nil
 }

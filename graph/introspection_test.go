@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 

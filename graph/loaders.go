@@ -10,6 +10,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/policy"
 )
 
@@ -329,7 +330,7 @@ func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, 
 // only its id and name (copyFields), else its item.
 func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, error) {
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
-		onlyCopyFields(lookaheadFields(ctx)) {
+		onlyCopyFields(incremental.LookaheadFields(ctx)) {
 		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
 		if u, _ := v.(*domain.User); err == nil {
 			if name, ok := policy.ProjectSeen(u, id); ok && name != "" { // "": a name too long for the copy

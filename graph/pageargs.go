@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )

@@ -5,6 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -23,7 +24,7 @@ func (l *Loaders) prefetch(ctx context.Context, id string) func() bool {
 	if l.cfg.NoBatch || !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return func() bool { return false }
 	}
-	waits := l.prefetchFields(ctx, id, lookaheadFields(ctx))
+	waits := l.prefetchFields(ctx, id, incremental.LookaheadFields(ctx))
 	return func() bool {
 		for _, w := range waits {
 			w()
@@ -129,7 +130,7 @@ func prefetchTasksOfProject(ctx context.Context, l *Loaders, oc *graphql.Operati
 	for _, nf := range nodeFields(oc, f) {
 		// (Not under @defer: a deferred part must not be ready
 		// before the part it is in.)
-		if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !defers(oc, f.SelectionSet, map[string]bool{}) {
+		if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !incremental.Defers(oc, f.SelectionSet) {
 			l.origin.commentsAhead.Store(k, argsOf(oc, nf).pageArgs)
 		}
 	}
@@ -160,7 +161,7 @@ func selects(ctx context.Context, name string) bool {
 	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return false
 	}
-	for _, f := range lookaheadFields(ctx) {
+	for _, f := range incremental.LookaheadFields(ctx) {
 		if f.Name == name {
 			return true
 		}

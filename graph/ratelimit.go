@@ -8,11 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"golang.org/x/time/rate"
 )

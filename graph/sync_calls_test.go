@@ -9,12 +9,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 

@@ -36,7 +36,7 @@ func BenchmarkTelemetry(b *testing.B) {
 		} {
 			var tel *telemetry.Telemetry
 			if c.cfg != nil {
-				c.cfg.Env = noEnv
+				c.cfg.Env = testenv.NoEnv
 				var err error
 				if tel, err = telemetry.New(context.Background(), *c.cfg); err != nil {
 					b.Fatal(err)

@@ -16,95 +16,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// noEnv is an environment with no OTEL_* variable set.
-func noEnv(string) string { return "" }
-
-// mustTelemetry returns telemetry for a test, shut down when it ends.
-func mustTelemetry(t *testing.T, cfg telemetry.Config) *telemetry.Telemetry {
-	t.Helper()
-	if cfg.Env == nil {
-		cfg.Env = noEnv
-	}
-	tel, err := telemetry.New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	return tel
-}
-
-// scrape reads the telemetry's /metrics page into metric families.
-func scrape(t *testing.T, tel *telemetry.Telemetry) map[string]*dto.MetricFamily {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("GET /metrics: %d", rec.Code)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(rec.Body.Bytes()))
-	if err != nil {
-		t.Fatalf("parsing /metrics: %v\n%s", err, rec.Body.String())
-	}
-	return fams
-}
-
-func labelsOf(m *dto.Metric) string {
-	var parts []string
-	for _, l := range m.GetLabel() {
-		parts = append(parts, l.GetName()+"="+l.GetValue())
-	}
-	return strings.Join(parts, ",")
-}
-
-// sampleCounts maps each label set of a histogram (name=value,…) to its
-// sample count.
-func sampleCounts(fams map[string]*dto.MetricFamily, name string) map[string]uint64 {
-	out := map[string]uint64{}
-	for _, m := range fams[name].GetMetric() {
-		out[labelsOf(m)] = m.GetHistogram().GetSampleCount()
-	}
-	return out
-}
-
-// values maps each label set of a counter or gauge to its value.
-func values(fams map[string]*dto.MetricFamily, name string) map[string]float64 {
-	out := map[string]float64{}
-	for _, m := range fams[name].GetMetric() {
-		switch {
-		case m.Counter != nil:
-			out[labelsOf(m)] = m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			out[labelsOf(m)] = m.GetGauge().GetValue()
-		}
-	}
-	return out
-}
-
 const marker = "Zq7Marker"
 
 func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 3})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 3})
 	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 
@@ -133,7 +64,7 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 	}
 	run("alice", "{ me { id } }", nil)
 
-	fams := scrape(t, tel)
+	fams := testenv.Scrape(t, tel)
 	t.Run("operations by name, type and outcome", func(t *testing.T) {
 		want := map[string]uint64{
 			"operation=Me,outcome=OK,type=query":                            2,
@@ -143,14 +74,14 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 			"operation=other,outcome=OK,type=query":                         2,
 			"operation=anonymous,outcome=OK,type=query":                     1,
 		}
-		got := sampleCounts(fams, "taskgraph_graphql_operation_duration_seconds")
+		got := testenv.SampleCounts(fams, "taskgraph_graphql_operation_duration_seconds")
 		if !maps.Equal(got, want) {
 			t.Errorf("operations:\n got %v\nwant %v", got, want)
 		}
 	})
 	t.Run("DynamoDB calls match the client's count", func(t *testing.T) {
 		got := map[string]uint64{}
-		for labels, n := range sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds") {
+		for labels, n := range testenv.SampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds") {
 			op, _, _ := strings.Cut(strings.TrimPrefix(labels, "operation="), ",")
 			if !strings.HasSuffix(labels, "outcome=OK") {
 				t.Errorf("a call failed: %s", labels)
@@ -170,8 +101,8 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 		// malformed date is refused after that) reads one key in one batch
 		// of the point-read loader, and the refused request reads nothing.
 		for _, m := range fams["taskgraph_loader_batch_keys"].GetMetric() {
-			if labelsOf(m) != "loader=objects" {
-				t.Errorf("unexpected batch: %s", labelsOf(m))
+			if testenv.Labels(m) != "loader=objects" {
+				t.Errorf("unexpected batch: %s", testenv.Labels(m))
 				continue
 			}
 			if h := m.GetHistogram(); h.GetSampleCount() != 7 || h.GetSampleSum() != 7 {
@@ -187,20 +118,20 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 		for code, n := range statuses {
 			want[fmt.Sprintf("code=%d", code)] = float64(n)
 		}
-		if got := values(fams, "taskgraph_http_requests_total"); !maps.Equal(got, want) {
+		if got := testenv.Values(fams, "taskgraph_http_requests_total"); !maps.Equal(got, want) {
 			t.Errorf("responses %v, want %v", got, want)
 		}
-		if got := values(fams, "taskgraph_http_requests_in_flight"); got[""] != 0 || len(got) != 1 {
+		if got := testenv.Values(fams, "taskgraph_http_requests_in_flight"); got[""] != 0 || len(got) != 1 {
 			t.Errorf("in flight after the requests: %v", got)
 		}
-		if got := values(fams, "taskgraph_graphql_subscriptions_open"); got[""] != 0 || len(got) != 1 {
+		if got := testenv.Values(fams, "taskgraph_graphql_subscriptions_open"); got[""] != 0 || len(got) != 1 {
 			t.Errorf("open subscriptions: %v", got)
 		}
 	})
 	t.Run("no variables or ids in labels", func(t *testing.T) {
 		for name, f := range fams {
 			for _, m := range f.GetMetric() {
-				if l := labelsOf(m); strings.Contains(l, marker) || strings.Contains(l, "task#") || strings.Contains(l, "alice") {
+				if l := testenv.Labels(m); strings.Contains(l, marker) || strings.Contains(l, "task#") || strings.Contains(l, "alice") {
 					t.Errorf("%s has a label from a request: %s", name, l)
 				}
 			}
@@ -216,11 +147,11 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 }
 
 func TestSubscriptionGauge(t *testing.T) {
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 	tel.SubscriptionOpened()
 	tel.SubscriptionOpened()
 	tel.SubscriptionClosed()
-	if got := values(scrape(t, tel), "taskgraph_graphql_subscriptions_open"); got[""] != 1 {
+	if got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_graphql_subscriptions_open"); got[""] != 1 {
 		t.Errorf("open subscriptions %v, want 1", got)
 	}
 	var off *telemetry.Telemetry // off: nothing to count, nothing panics
@@ -235,7 +166,7 @@ func TestSubscriptionGauge(t *testing.T) {
 }
 
 func TestOperationLabelsAreBounded(t *testing.T) {
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 2})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 2})
 	for _, c := range []struct{ name, want string }{
 		{"", telemetry.LabelAnonymous},
 		{"A", "A"},
@@ -264,7 +195,7 @@ func TestTraceSpanTree(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
-	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
+	tel := testenv.MustTelemetry(t, telemetry.Config{SpanExporter: exp})
 	var logBuf bytes.Buffer
 	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.Calls.Reset()
@@ -420,7 +351,7 @@ func TestTracingOffWithoutOTELEnvironment(t *testing.T) {
 		})
 	}
 	t.Run("metrics on, tracing off: no-op tracer, no traceparent, header's id in the log", func(t *testing.T) {
-		tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+		tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 		_, span := tel.Tracer().Start(context.Background(), "x")
 		if span.IsRecording() || span.SpanContext().IsValid() {
 			t.Errorf("tracer off made a live span: recording %v, valid %v", span.IsRecording(), span.SpanContext().IsValid())
@@ -495,7 +426,7 @@ func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
 	})
 	e := testenv.New(t)
 	e.MustSeed(t)
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 	store := dynamo.New(e.Emb.Client(client.Record, unprocessedOnce, throttleTwice, client.Deadlines,
 		client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -503,7 +434,7 @@ func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
 	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustQuery(t, "alice", "query Me { me { name } }", nil, nil)
 
-	fams := scrape(t, tel)
+	fams := testenv.Scrape(t, tel)
 	for _, c := range []struct {
 		metric string
 		want   float64
@@ -512,11 +443,11 @@ func TestMetricsCountRetriesThrottlesAndUnprocessedKeys(t *testing.T) {
 		{"taskgraph_dynamodb_throttles_total", 2},        // the second call's first two attempts
 		{"taskgraph_dynamodb_retries_total", 2},
 	} {
-		if got := values(fams, c.metric); len(got) != 1 || got["operation=BatchGetItem"] != c.want {
+		if got := testenv.Values(fams, c.metric); len(got) != 1 || got["operation=BatchGetItem"] != c.want {
 			t.Errorf("%s = %v, want BatchGetItem %v", c.metric, got, c.want)
 		}
 	}
-	if got := sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); got["operation=BatchGetItem,outcome=OK"] != 2 {
+	if got := testenv.SampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); got["operation=BatchGetItem,outcome=OK"] != 2 {
 		t.Errorf("calls %v, want 2 BatchGetItem", got)
 	}
 }
@@ -530,23 +461,23 @@ func TestMetricsLabelFailuresByCode(t *testing.T) {
 	})
 	e := testenv.New(t)
 	e.MustSeed(t)
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 	store := dynamo.New(e.Emb.Client(client.Record, throttleAlways, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
 	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.MustFail(t, "alice", codes.ServiceUnavailable, "query Me { me { name } }", nil)
 
-	fams := scrape(t, tel)
-	if got := sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); !maps.Equal(got,
+	fams := testenv.Scrape(t, tel)
+	if got := testenv.SampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds"); !maps.Equal(got,
 		map[string]uint64{"operation=BatchGetItem,outcome=ProvisionedThroughputExceededException": 1}) {
 		t.Errorf("calls %v", got)
 	}
-	if got := sampleCounts(fams, "taskgraph_graphql_operation_duration_seconds"); !maps.Equal(got,
+	if got := testenv.SampleCounts(fams, "taskgraph_graphql_operation_duration_seconds"); !maps.Equal(got,
 		map[string]uint64{"operation=Me,outcome=SERVICE_UNAVAILABLE,type=query": 1}) {
 		t.Errorf("operations %v", got)
 	}
-	if got := values(fams, "taskgraph_dynamodb_throttles_total"); got["operation=BatchGetItem"] != 5 {
+	if got := testenv.Values(fams, "taskgraph_dynamodb_throttles_total"); got["operation=BatchGetItem"] != 5 {
 		t.Errorf("throttles %v, want 5 (every attempt of the retry policy)", got)
 	}
 }

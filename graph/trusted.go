@@ -11,9 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 

@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 

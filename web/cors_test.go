@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )

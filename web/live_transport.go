@@ -8,13 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 )
 
 // The transports of subscriptions: WebSocket on /query (graphql-transport-ws

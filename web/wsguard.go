@@ -8,9 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/taskgraph/taskgraph/graph/codes"
 )
 
 // CloseDuplicateID is the close code of a WebSocket whose client started a

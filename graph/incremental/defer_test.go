@@ -1,4 +1,4 @@
-package graph_test
+package incremental_test
 
 import (
 	"bytes"
@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -68,15 +67,15 @@ func TestDeferPinnedCalls(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	batches := func(tel *telemetry.Telemetry) map[string]uint64 {
-		return sampleCounts(scrape(t, tel), "taskgraph_loader_batch_keys")
+		return testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_loader_batch_keys")
 	}
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	var plain any
 	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
-	tel = mustTelemetry(t, telemetry.Config{Metrics: true})
+	tel = testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 	raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
@@ -84,7 +83,7 @@ func TestDeferPinnedCalls(t *testing.T) {
 	testenv.CheckDeferred(t, testenv.MultipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body)), plain)
 	calls, got := e.Calls.ByOp(), batches(tel)
 	var ops uint64
-	for _, n := range sampleCounts(scrape(t, tel), "taskgraph_graphql_operation_duration_seconds") {
+	for _, n := range testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_graphql_operation_duration_seconds") {
 		ops += n
 	}
 	if ops != 1 {

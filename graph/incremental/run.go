@@ -1,4 +1,4 @@
-package graph
+package incremental
 
 import (
 	"bytes"
@@ -8,10 +8,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/taskgraph/taskgraph/graph/codes"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -49,6 +48,9 @@ type incremental struct {
 	q      *workQueue
 	ready  []queueEvent // the work queue's events not answered yet
 	ids    publisherV02
+
+	// stepsOf finds the tests' step mode (New).
+	stepsOf func(context.Context) Steps
 }
 
 // execRun is one executor's run (the initial one, or a task's): the
@@ -220,10 +222,18 @@ func (in *incremental) begin(ctx context.Context, run *execRun, kind exec.Object
 // launch starts resolving t, released (incremental.mu held).
 func (in *incremental) launch(t *incTask) {
 	ctx := t.ctx
-	if s := StepsOf(ctx); s != nil {
+	if s := in.steps(ctx); s != nil {
 		ctx, t.end = s.Part(ctx, t.kind.Name, t.plan.sel, t.kind.ChildFields(in.ex))
 	}
 	go in.runTask(ctx, t)
+}
+
+// steps returns the step mode of ctx's operation, or nil.
+func (in *incremental) steps(ctx context.Context) Steps {
+	if in.stepsOf == nil {
+		return nil
+	}
+	return in.stepsOf(ctx)
 }
 
 // handle handles the ends of tasks so far (incremental.mu held): the
@@ -372,21 +382,6 @@ func (in *incremental) walk(ctx context.Context, run *execRun, t *ast.Type, v an
 	if o := plans[kind.Name]; ok && o != nil {
 		in.begin(ctx, run, kind, o, obj, slices.Clone(path))
 	}
-}
-
-// lookaheadFields returns the fields that ctx's field selects as the
-// document has them: for a field the plan of a query with @defer
-// synthesized, all its nodes' selections, deferred ones too (what reads
-// ahead look for, as for the query without @defer); else gqlgen's.
-func lookaheadFields(ctx context.Context) []graphql.CollectedField {
-	fc := graphql.GetFieldContext(ctx)
-	sel := fc.Field.Selections
-	if in, _ := ctx.Value(incrementalKey{}).(*incremental); in != nil {
-		if s, ok := in.plan.lookahead[fc.Field.Field]; ok {
-			sel = s
-		}
-	}
-	return graphql.CollectFields(graphql.GetOperationContext(ctx), sel, nil)
 }
 
 // marshal writes m's JSON.

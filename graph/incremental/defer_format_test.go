@@ -1,4 +1,4 @@
-package graph_test
+package incremental_test
 
 import (
 	"bytes"
@@ -226,12 +226,12 @@ func TestDeferPinnedCallsNestedAndAtTheRoot(t *testing.T) {
 	var first map[string]int
 	var firstBatches map[string]uint64
 	for run := range 10 {
-		tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+		tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 		e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
 		e.Calls.Reset()
 		parts := deferParts(t, e, "alice", "incrementalSpec=v0.2", query, nil)
 		hasNextOnAllButLast(t, "incrementalSpec=v0.2", parts)
-		calls, batches := e.Calls.ByOp(), sampleCounts(scrape(t, tel), "taskgraph_loader_batch_keys")
+		calls, batches := e.Calls.ByOp(), testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_loader_batch_keys")
 		if run == 0 {
 			first, firstBatches = calls, batches
 			t.Logf("calls %v, batches %v", calls, batches)
