@@ -61,33 +61,58 @@ func deliveryOf(ctx context.Context) Delivery {
 	return OneResponse
 }
 
-// Answer is the HTTP answer of an operation whose transport answers one
-// JSON body: the status a step of the pipeline chose for an operation it
-// refused (400 before parsing, 406 for @defer it cannot deliver, 429 with
-// Retry-After, 405 for a GET's mutation), and whether the answer is a
-// request error, which has no data entry (GraphQL over HTTP), though
+// Refusal is why a step of the pipeline refused an operation before it
+// ran, as a transport that answers one JSON body must tell it: the HTTP
+// side (web) gives each its status (web/scope.go), the pipeline none.
+type Refusal uint8
+
+const (
+	// NotRefused: no step refused the operation (a request error's answer
+	// is then the transport's, by its media type).
+	NotRefused Refusal = iota
+	// RefusedRequest: there is no operation to run (no document, a
+	// documentId or hash the trusted documents do not hold, a document
+	// production does not trust), or @defer where no part can be
+	// delivered (a mutation, a subscription, a label twice): a request
+	// error.
+	RefusedRequest
+	// RefusedUndeliverable: a query with @defer over a transport that
+	// answers one JSON body; its message names the media types to accept.
+	RefusedUndeliverable
+	// RefusedRateLimited: over a rate limit; the client may retry after
+	// the Answer's wait.
+	RefusedRateLimited
+	// RefusedNeedsStream: a subscription over a transport that does not
+	// stream.
+	RefusedNeedsStream
+)
+
+// Answer is what the pipeline records of an operation whose transport
+// answers one JSON body: why a step refused it, if one did (Refusal), how
+// long the client should wait before retrying, and whether the answer is
+// a request error, which has no data entry (GraphQL over HTTP), though
 // gqlgen writes "data": null. The HTTP side makes one per such request
-// (WithAnswer) and applies it when it writes the status; on a stream or a
-// socket there is none, and the steps record nothing (their refusals are
-// messages of the stream).
+// (WithAnswer) and turns it into the response's status when it writes
+// it; on a stream or a socket there is none, and the steps record nothing
+// (their refusals are messages of the stream).
 type Answer struct {
 	mu         sync.Mutex
-	status     int
+	refusal    Refusal
 	retryAfter time.Duration
 	noData     bool
 }
 
-// Status returns what the pipeline recorded: the status a step chose
-// (zero: the request error's, or gqlgen's own), the seconds the client
-// should wait before retrying, as the refusal's message says them (zero:
-// no Retry-After), and whether the answer is a request error.
-func (a *Answer) Status() (status, retryAfter int, noData bool) {
+// Outcome returns what the pipeline recorded: the refusal (NotRefused:
+// none), the seconds the client should wait before retrying, as the
+// refusal's message says them (zero: no wait), and whether the answer is
+// a request error.
+func (a *Answer) Outcome() (refusal Refusal, retryAfter int, noData bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.retryAfter > 0 {
 		retryAfter = retrySeconds(a.retryAfter)
 	}
-	return a.status, retryAfter, a.noData
+	return a.refusal, retryAfter, a.noData
 }
 
 // NoData reports whether the answer is a request error (no data entry).
@@ -106,21 +131,9 @@ func WithAnswer(ctx context.Context, a *Answer) context.Context {
 	return context.WithValue(ctx, answerKey{}, a)
 }
 
-// SetStatus records the status of an operation a transport refused
-// itself (a GET's mutation: 405); on a nil Answer (a stream, a socket) it
-// does nothing.
-func (a *Answer) SetStatus(status int) {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	a.status = status
-	a.mu.Unlock()
-}
-
-// AnswerOf returns the Answer of ctx's request, or nil on a stream or a
+// answerOf returns the Answer of ctx's request, or nil on a stream or a
 // socket.
-func AnswerOf(ctx context.Context) *Answer {
+func answerOf(ctx context.Context) *Answer {
 	a, _ := ctx.Value(answerKey{}).(*Answer)
 	return a
 }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -47,7 +46,8 @@ const (
 // subscription, GRAPHQL_VALIDATION_FAILED on every transport (as
 // graphql-js's incremental-delivery validation refuses @defer in a
 // subscription); in a query over a transport that answers one JSON body
-// (plain POST, GET, whatever they accept), BAD_REQUEST with HTTP 406,
+// (plain POST, GET, whatever they accept), BAD_REQUEST
+// (RefusedUndeliverable: over HTTP a 406),
 // naming the media types to accept. It is the first operation-context
 // mutator of the pipeline (operationStart's).
 func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
@@ -65,11 +65,7 @@ func deferDelivery(ctx context.Context, oc *graphql.OperationContext) *gqlerror.
 	case deliveryOf(ctx) != OneResponse:
 		return nil
 	}
-	if a := AnswerOf(ctx); a != nil {
-		a.mu.Lock()
-		a.status, a.noData = http.StatusNotAcceptable, true
-		a.mu.Unlock()
-	}
+	refuse(ctx, RefusedUndeliverable, 0, true)
 	return &gqlerror.Error{Message: msgDeferNeedsStream, Extensions: map[string]any{"code": codes.BadRequest}}
 }
 

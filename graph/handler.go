@@ -69,7 +69,7 @@ func NewServer(o Options) *handler.Server {
 	if o.TrustedDocuments != nil {
 		srv.Use(trustedDocuments{docs: o.TrustedDocuments, enforce: o.Production})
 	}
-	srv.Use(requireQuery{})              // a document to run: 400 without
+	srv.Use(requireQuery{})              // a document to run: a request error without
 	srv.Use(newDocumentLimits(o, cache)) // bounds what parsing and validation cost
 	// 2. Parsing and validation (gqlgen's, cached by document text).
 	// 3. After parsing and validation.
@@ -101,7 +101,7 @@ func NewServer(o Options) *handler.Server {
 	}
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	srv.AroundResponses(requestErrors) // a request error: its HTTP status, no data entry
+	srv.AroundResponses(requestErrors) // a request error: no data entry
 	return srv
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,7 +206,7 @@ const CloseTryAgainLater = 1013
 const reasonFellBehind = "subscriber fell behind; resume with your last cursor"
 
 // liveOperations refuses a subscription sent over a transport that does
-// not stream (a plain POST: BAD_USER_INPUT, HTTP 400, at once). It gives a
+// not stream (a plain POST: BAD_USER_INPUT, RefusedNeedsStream, at once). It gives a
 // subscription operation its liveState and, when its stream ended with an
 // error, answers that error (data null) before the end of the stream.
 func liveOperations(o Options) graphql.OperationMiddleware {
@@ -222,7 +221,7 @@ func liveOperations(o Options) graphql.OperationMiddleware {
 			return next(ctx)
 		}
 		if !streams(ctx) {
-			answerStatus(ctx, http.StatusBadRequest, 0)
+			refuse(ctx, RefusedNeedsStream, 0, false)
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, errNotAStream)}})
 		}
 		st := newLiveState()

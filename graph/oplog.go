@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"slices"
 	"time"
 
@@ -39,7 +38,7 @@ func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *grap
 		slog.String("outcome", outcome(res)),
 		slog.Int("errors", len(res.Errors)),
 	}
-	if id, ok := traceID(ctx, oc.Headers); ok {
+	if id, ok := traceID(ctx, oc.Headers.Get("Traceparent")); ok {
 		attrs = append(attrs, slog.String("trace_id", id))
 	}
 	return attrs
@@ -97,12 +96,12 @@ func outcome(res *graphql.Response) string {
 	return "UNKNOWN"
 }
 
-// TraceID returns the trace-id field of the request's W3C traceparent header
-// (version-traceid-parentid-flags, lowercase hex) when the header is valid:
-// version not ff, a trace id and a parent id that are not all zeros; a
-// version 00 header has exactly four fields, later versions may add more.
-func TraceID(h http.Header) (string, bool) {
-	tp := h.Get("Traceparent")
+// TraceID returns the trace-id field of tp, the value of a request's W3C
+// traceparent header (version-traceid-parentid-flags, lowercase hex), when
+// it is valid: version not ff, a trace id and a parent id that are not all
+// zeros; a version 00 header has exactly four fields, later versions may
+// add more.
+func TraceID(tp string) (string, bool) {
 	if len(tp) < 55 || (len(tp) > 55 && tp[55] != '-') {
 		return "", false
 	}

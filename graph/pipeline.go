@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -50,8 +49,9 @@ import (
 // media type, the body's or the URL's size and shape (web's badRequest),
 // CORS, reading the Authorization header and the client's address (web's
 // httpScope, WithClientAddr), and turning a refusal the pipeline recorded
-// (answerStatus, answerNoData, in the request's Answer) into its HTTP
-// status. A WebSocket's transport reads its token from connection_init,
+// (refuse, answerNoData, in the request's Answer: a Refusal, never an HTTP
+// status) into its HTTP status (web's refusalStatus). A WebSocket's
+// transport reads its token from connection_init,
 // bounds its messages by the same body limit and keeps its subscription
 // ids unique (web's wsGuard).
 
@@ -170,24 +170,15 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 	}
 }
 
-// answerStatus records the HTTP status of a refusal, where the operation
-// came in a JSON request; on a stream or a socket it does nothing (their
-// refusals are messages of the stream).
-func answerStatus(ctx context.Context, status int, retryAfter time.Duration) {
-	if a := AnswerOf(ctx); a != nil {
+// refuse records why a step refused the operation, where it came in a
+// request answered with one JSON body (retryAfter: how long the client
+// should wait; noData: the answer is a request error); on a stream or a
+// socket it does nothing (their refusals are messages of the stream).
+func refuse(ctx context.Context, r Refusal, retryAfter time.Duration, noData bool) {
+	if a := answerOf(ctx); a != nil {
 		a.mu.Lock()
-		a.status, a.retryAfter = status, retryAfter
-		a.mu.Unlock()
-	}
-}
-
-// answerRequestError records that the operation was refused as a request
-// error before it was parsed: over HTTP a 400 whose body has no data
-// entry.
-func answerRequestError(ctx context.Context) {
-	if a := AnswerOf(ctx); a != nil {
-		a.mu.Lock()
-		a.status, a.noData = http.StatusBadRequest, true
+		a.refusal, a.retryAfter = r, retryAfter
+		a.noData = a.noData || noData
 		a.mu.Unlock()
 	}
 }
@@ -195,9 +186,9 @@ func answerRequestError(ctx context.Context) {
 // answerNoData records that the operation's answer is a request error: it
 // failed before it ran (parsing, validation, variable coercion, the
 // operation not found, the limits checked after parsing). Its status is
-// then the HTTP side's for a request error, unless a step chose one.
+// then the HTTP side's for a request error, unless a step refused it.
 func answerNoData(ctx context.Context) {
-	if a := AnswerOf(ctx); a != nil {
+	if a := answerOf(ctx); a != nil {
 		a.mu.Lock()
 		a.noData = true
 		a.mu.Unlock()
@@ -215,7 +206,7 @@ func requestErrors(ctx context.Context, next graphql.ResponseHandler) *graphql.R
 	return res
 }
 
-// requireQuery refuses, as a request error (400), an operation with no
+// requireQuery refuses, as a request error (RefusedRequest), an operation with no
 // document to run once the trusted-documents step has had its say: no
 // query, documentId or persisted-query hash at all.
 type requireQuery struct{}

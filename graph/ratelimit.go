@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"sync"
 	"time"
 
@@ -32,8 +31,9 @@ const (
 
 // RateLimits bound each viewer's operations and query cost by token
 // buckets: one pair per viewer, or per client address for requests without
-// a valid token. Over a limit the request gets HTTP 429 with Retry-After and
-// a RATE_LIMITED error, and runs nothing.
+// a valid token. Over a limit the request is refused (RefusedRateLimited:
+// over HTTP a 429 with Retry-After) with a RATE_LIMITED error, and runs
+// nothing.
 type RateLimits struct {
 	// RateOps is the operations per second a viewer may send; 0 turns the
 	// operation limit off. RateOpsBurst is how many it may send at once; 0
@@ -142,7 +142,8 @@ func (l *rateLimits) Validate(graphql.ExecutableSchema) error { return nil }
 // MutateOperationParameters takes one operation token of the operation's
 // key (its viewer, or its client address) before the document is even
 // parsed, on every transport, and refuses the operation when there is
-// none: RATE_LIMITED, over HTTP a 429 with Retry-After.
+// none: RATE_LIMITED (RefusedRateLimited, over HTTP a 429 with
+// Retry-After).
 func (l *rateLimits) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	st := operationState(ctx)
 	if d := take(l.bucketsFor(st.rateKey).ops, l.now(), 1); d > 0 {
@@ -170,7 +171,7 @@ func (c rateCost) MutateOperationContext(ctx context.Context, oc *graphql.Operat
 
 // rateLimited is the refusal of an operation over a limit, retryable after d.
 func rateLimited(ctx context.Context, d time.Duration) *gqlerror.Error {
-	answerStatus(ctx, http.StatusTooManyRequests, d)
+	refuse(ctx, RefusedRateLimited, d, false)
 	return rateLimitedErrors(d)[0]
 }
 

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -111,10 +110,11 @@ func subscriptionOpened(ctx context.Context) *telemetry.Telemetry {
 
 // traceID is the trace id of the operation's log line: the active span's
 // when tracing is on (the same id the request's traceparent carried, if
-// it carried a valid one), else the traceparent header's (TraceID).
-func traceID(ctx context.Context, h http.Header) (string, bool) {
+// it carried a valid one), else that of tp, the traceparent header
+// (TraceID).
+func traceID(ctx context.Context, tp string) (string, bool) {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		return sc.TraceID().String(), true
 	}
-	return TraceID(h)
+	return TraceID(tp)
 }

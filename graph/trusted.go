@@ -184,10 +184,10 @@ func (t trustedDocuments) MutateOperationParameters(ctx context.Context, p *grap
 	return nil
 }
 
-// refusal is a coded error of an operation refused before it is parsed;
-// over HTTP, a 400.
+// refusal is a coded error of an operation refused before it runs, as a
+// request error (RefusedRequest).
 func refusal(ctx context.Context, code, msg string) *gqlerror.Error {
-	answerRequestError(ctx)
+	refuse(ctx, RefusedRequest, 0, true)
 	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
 }
 

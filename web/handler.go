@@ -35,11 +35,12 @@ const DefaultMaxBodyBytes = 64 << 10
 
 // NewHandler returns the /query handler: graph's executor and pipeline
 // (graph.NewServer) behind the transports and HTTP's middleware, in the
-// order a request meets them: telemetry, CORS, the choice of its transport
-// (chooseTransport), the refusals of what is no GraphQL request
-// (badRequest), authentication (the viewer), then the client's address
-// and the refusal status (httpScope) before gqlgen runs the chosen
-// transport.
+// order a request meets them: the choice of its transport
+// (chooseTransport), telemetry (which asks the chosen row whether the
+// request opens a long-lived stream: streamOf), CORS, the refusals of
+// what is no GraphQL request (badRequest), authentication (the viewer),
+// then the client's address and the refusal status (httpScope) before
+// gqlgen runs the chosen transport.
 func NewHandler(o Options) http.Handler {
 	maxBody := cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
 	srv := graph.NewServer(o.Options)
@@ -50,5 +51,5 @@ func NewHandler(o Options) http.Handler {
 		srv.AddTransport(ts[i])
 	}
 	h := o.Auth.Middleware(httpScope(srv))
-	return o.Telemetry.Handler(o.CORS.Handler(chooseTransport(ts, o.Live != nil, badRequest(maxBody, h))))
+	return chooseTransport(ts, o.Live != nil, o.Telemetry.Handler(o.CORS.Handler(badRequest(maxBody, h)), streamOf))
 }

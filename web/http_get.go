@@ -48,7 +48,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	rc, errs := exec.CreateOperationContext(ctx, p)
 	if errs == nil && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", http.MethodPost)
-		graph.AnswerOf(ctx).SetStatus(http.StatusMethodNotAllowed)
+		refuseWith(ctx, http.StatusMethodNotAllowed)
 		errs = gqlerror.List{badRequestError(msgGETQueriesOnly)}
 	}
 	if errs != nil {

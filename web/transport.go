@@ -22,9 +22,9 @@ import (
 func transports(o Options, maxBody int64) []handlerTransport {
 	return []handlerTransport{
 		{protocols: []string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, delivery: graph.ResponseStream, refusals: inStream,
-			operations: fromMessages, upgrades: true, needsLive: true, Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody)},
+			operations: fromMessages, upgrades: true, needsLive: true, stream: "websocket", Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody)},
 		{protocols: []string{ProtocolSSE}, delivery: graph.ResponseStream, refusals: inStream, // before POST, which would take its requests
-			operations: fromBody, Transport: transport.SSE{KeepAlivePingInterval: KeepAliveInterval}},
+			operations: fromBody, stream: "sse", Transport: transport.SSE{KeepAlivePingInterval: KeepAliveInterval}},
 		{protocols: []string{ProtocolMultipart}, delivery: graph.IncrementalParts, refusals: withStatus, // @defer's parts; before POST, which ignores Accept
 			operations: fromBody, Transport: multipartMixed{}},
 		{delivery: graph.OneResponse, refusals: withStatus, operations: fromNothing, Transport: transport.Options{}}, // OPTIONS: no operation
@@ -76,6 +76,10 @@ type handlerTransport struct {
 	upgrades bool
 	// needsLive: served only with live updates on (Options.Live).
 	needsLive bool
+	// stream names the long-lived stream it opens ("websocket", "sse"; ""
+	// for a transport that answers at once), which the telemetry counts
+	// as open connections rather than requests in flight (streamOf).
+	stream string
 	graphql.Transport
 }
 
@@ -116,6 +120,15 @@ func (t *handlerTransport) Delivery() graph.Delivery { return t.delivery }
 func transportOf(ctx context.Context) *handlerTransport {
 	t, _ := graph.TransportOf(ctx).(*handlerTransport)
 	return t
+}
+
+// streamOf names the long-lived stream r opens, by its transport's row
+// (handlerTransport.stream): what the telemetry's handler asks.
+func streamOf(r *http.Request) string {
+	if t := transportOf(r.Context()); t != nil {
+		return t.stream
+	}
+	return ""
 }
 
 // chooseTransport chooses the transport of each request once, before
