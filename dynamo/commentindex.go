@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/cursor"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -264,7 +265,7 @@ func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, 
 		}
 		page.Cursors = make([]string, len(page.Items))
 		for j, it := range page.Items {
-			page.Cursors[j] = encodeCursor(str(it, attrSK))
+			page.Cursors[j] = cursor.List(str(it, attrSK))
 		}
 		res[i], errs[i] = convConn(page, decodeAs[*domain.Comment])
 	}

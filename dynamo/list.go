@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/cursor"
 	"maps"
 	"slices"
 	"sync"
@@ -94,7 +95,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 	}
 	out.Cursors = make([]string, len(out.Items))
 	for i, it := range out.Items {
-		out.Cursors[i] = encodeCursor(str(it, spec.skAttr))
+		out.Cursors[i] = cursor.List(str(it, spec.skAttr))
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/cursor"
 	"slices"
 	"strings"
 	"sync"
@@ -111,7 +112,7 @@ func indexPage(ctx context.Context, entries []tagEntry, after, before string, si
 		c.HasNext = more
 	}
 	for i, sk := range cursors {
-		c.Cursors[i] = encodeCursor(sk)
+		c.Cursors[i] = cursor.List(sk)
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/cursor"
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -22,7 +23,7 @@ import (
 //   - syncout.go: the page's objects;
 //   - syncusers.go: the users who may have stopped being visible;
 //   - syncmark.go: the marks of the projects a page caught up with;
-//   - synctoken.go: the token's body.
+//   - the token: package cursor.
 //
 // A page reads the viewer's partition (one Query: the profile and the
 // marks), then at most syncBatch projects with the profile's copies of them
@@ -46,7 +47,7 @@ const maxPosition = 999_999_999_999
 // syncer is what Query.sync needs besides the request's loaders: the
 // sealing of its tokens, and the live stream's position.
 type syncer struct {
-	cursors *live.Cursors
+	cursors *cursor.Keys
 	hub     *live.Hub // nil: no live updates
 }
 
@@ -54,7 +55,7 @@ func newSyncer(o Options) *syncer {
 	if o.Live != nil {
 		return &syncer{cursors: o.Live.Cursors(), hub: o.Live}
 	}
-	return &syncer{cursors: live.ProcessCursors()}
+	return &syncer{cursors: cursor.Process()}
 }
 
 // page answers one page of Query.sync.
@@ -94,18 +95,19 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		return nil, err
 	}
 	me := pg.profile
-	if me != nil && (since == nil || int64(me.Rev) != tok.profileRev) {
+	if me != nil && (since == nil || int64(me.Rev) != tok.ProfileRev) {
 		pg.out.upsert(l.viewer, me)
 	}
 	pg.mark(ctx)
-	next := &syncToken{epoch: tok.epoch, issued: t0.Unix(), projects: pg.states()}
+	next := &cursor.Sync{Epoch: tok.Epoch, Issued: t0.Unix(), Projects: pg.states()}
 	if me != nil {
-		next.profileRev = int64(me.Rev)
+		next.ProfileRev = int64(me.Rev)
 	}
 	if pg.more && since != nil {
-		next.issued = tok.issued // what is not delivered yet began then
+		next.Issued = tok.Issued // what is not delivered yet began then
 	}
-	return &model.SyncPage{NextToken: s.cursors.SealSync(l.viewer, !pg.more && streamOK, stream, next.encode()), HasMore: pg.more,
+	next.Final, next.StreamSeq = !pg.more && streamOK, stream
+	return &model.SyncPage{NextToken: s.cursors.SealSync(l.viewer, next), HasMore: pg.more,
 		Upserts: pg.out.nodes(), Tombstones: pg.out.tombs()}, nil
 }
 
@@ -113,28 +115,24 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 // of a base sync: SERVICE_UNAVAILABLE on a table without change logs,
 // BAD_USER_INPUT for anything but this viewer's token, SYNC_TOKEN_EXPIRED
 // for one of another epoch or older than the retention.
-func (s *syncer) open(l *Loaders, since *string) (*syncToken, error) {
+func (s *syncer) open(l *Loaders, since *string) (*cursor.Sync, error) {
 	epoch, ok := l.store.ChangeEpoch()
 	if !ok {
 		return nil, domain.Errorf(domain.EUNAVAILABLE,
 			"sync is not available on this table yet: it was written by a version without the change log (an export and import builds it)")
 	}
 	if since == nil {
-		return &syncToken{epoch: epoch}, nil
+		return &cursor.Sync{Epoch: epoch}, nil
 	}
-	_, _, body, err := s.cursors.OpenSync(l.viewer, *since)
+	tok, err := s.cursors.OpenSync(l.viewer, *since)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := decodeToken(body)
-	if err != nil {
-		return nil, domain.Errorf(domain.EINVALID, "since is not a sync token of this viewer")
-	}
 	retention := l.store.Retention()
 	switch {
-	case tok.epoch != epoch:
+	case tok.Epoch != epoch:
 		return nil, domain.Errorf(domain.EEXPIRED, "the server's change log was rebuilt since this token was issued: sync again with since: null")
-	case l.now().Sub(time.Unix(tok.issued, 0)) > retention:
+	case l.now().Sub(time.Unix(tok.Issued, 0)) > retention:
 		return nil, domain.Errorf(domain.EEXPIRED,
 			"this sync token is older than the %d days the server keeps changes for: sync again with since: null", int(retention.Hours()/24))
 	}

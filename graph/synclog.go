@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/cursor"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -73,8 +74,8 @@ func (pg *syncPageRun) readLogs(ctx context.Context) error {
 	ths := make([]func() (changesResult, error), len(pg.works))
 	for i, w := range pg.works {
 		if w.limit > 0 {
-			ths[i] = reads.Load(ctx, changesKey{project: w.st.id, after: w.st.pos, upTo: w.upTo, limit: w.limit,
-				departure: w.st.mode == modeLeave})
+			ths[i] = reads.Load(ctx, changesKey{project: w.st.ID, after: w.st.Pos, upTo: w.upTo, limit: w.limit,
+				departure: w.st.Mode == cursor.Leave})
 		}
 	}
 	for i, w := range pg.works {
@@ -98,29 +99,29 @@ func (pg *syncPageRun) apply(w *syncWork) {
 		pg.more = true
 		return
 	case w.res.more:
-		w.st.pos = w.res.changes[len(w.res.changes)-1].Pos
+		w.st.Pos = w.res.changes[len(w.res.changes)-1].Pos
 		pg.more, done = true, false
 	default:
-		w.st.pos = w.upTo
+		w.st.Pos = w.upTo
 		// An object of a project that still exists may have moved past
 		// upTo while its log was read (a change committed after the
 		// project's read): a leave is done once a read saw the project
 		// at the same seq after it as before, or nothing to read. (A
 		// deleted project's log no longer moves.)
-		done = w.st.mode != modeLeave || w.p == nil || w.limit == 0 || w.res.seqAfter == w.upTo
+		done = w.st.Mode != cursor.Leave || w.p == nil || w.limit == 0 || w.res.seqAfter == w.upTo
 		pg.more = pg.more || !done // read on at once: what moved lies past upTo
 	}
-	if w.st.mode == modeLeave && w.res.left > w.st.skip && w.res.left > w.st.seen {
-		w.st.seen = w.res.left // when they left, kept while the departure itself may expire
+	if w.st.Mode == cursor.Leave && w.res.left > w.st.Skip && w.res.left > w.st.Seen {
+		w.st.Seen = w.res.left // when they left, kept while the departure itself may expire
 	}
 	for _, c := range w.res.changes {
-		if w.st.mode == modeLeave {
+		if w.st.Mode == cursor.Leave {
 			pg.out.leave(w, c)
 		} else {
 			pg.out.change(w, c)
 		}
 	}
-	if w.st.mode == modeLeave && done {
+	if w.st.Mode == cursor.Leave && done {
 		w.st = nil // every tombstone delivered
 	}
 }
@@ -132,7 +133,7 @@ func (pg *syncPageRun) apply(w *syncWork) {
 // other project with them), but where the client never had it (at or
 // below skip: a join).
 func (o *syncOut) change(w *syncWork, c dynamo.Change) {
-	tombstone := c.Gone && c.Pos > w.st.skip
+	tombstone := c.Gone && c.Pos > w.st.Skip
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:
 		switch {
@@ -172,11 +173,11 @@ func (o *syncOut) change(w *syncWork, c dynamo.Change) {
 // below skip is of an earlier membership: the project was deleted while
 // they were in it, and all of it was theirs to see.
 func (o *syncOut) leave(w *syncWork, c dynamo.Change) {
-	if c.Gone && c.Pos <= w.st.skip {
+	if c.Gone && c.Pos <= w.st.Skip {
 		return
 	}
-	out := w.st.seen // the removal's position (see page); 0: none
-	after := func(born int64) bool { return c.Pos > w.st.skip && out > 0 && born > out }
+	out := w.st.Seen // the removal's position (see page); 0: none
+	after := func(born int64) bool { return c.Pos > w.st.Skip && out > 0 && born > out }
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:
 		if !after(c.Born) {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/cursor"
 	"log/slog"
 
 	"github.com/taskgraph/taskgraph/policy"
@@ -22,8 +23,8 @@ func (pg *syncPageRun) mark(ctx context.Context) {
 	}
 	seqs := map[string]int64{}
 	for _, w := range pg.works {
-		if w.visible && w.st != nil && w.st.mode == modeRead && w.st.pos == w.upTo && !markedAt(pg.view, w.st.id, w.upTo) {
-			seqs[w.st.id] = w.upTo
+		if w.visible && w.st != nil && w.st.Mode == cursor.Read && w.st.Pos == w.upTo && !markedAt(pg.view, w.st.ID, w.upTo) {
+			seqs[w.st.ID] = w.upTo
 		}
 	}
 	if len(seqs) == 0 {

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -141,9 +140,4 @@ func (o *syncOut) tombs() []*model.Tombstone {
 		out = append(out, &model.Tombstone{NodeID: id, Typename: o.tombstones[id]})
 	}
 	return out
-}
-
-// String names a project's state, for tests' messages.
-func (p projectState) String() string {
-	return fmt.Sprintf("%s mode %d pos %d skip %d seen %d", p.id, p.mode, p.pos, p.skip, p.seen)
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"context"
+	"github.com/taskgraph/taskgraph/cursor"
 	"slices"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -12,7 +13,7 @@ import (
 
 // syncWork is one project's part of a page.
 type syncWork struct {
-	st      *projectState // as the next token has it; nil: done with the project
+	st      *cursor.Project // as the next token has it; nil: done with the project
 	p       *domain.Project
 	visible bool
 	upTo    int64 // read the log up to (the project's seq)
@@ -35,27 +36,27 @@ type syncWork struct {
 //   - kept: those the token follows that wait for a later page (more).
 type syncPlan struct {
 	read  []string
-	quiet []*projectState
-	kept  []*projectState
+	quiet []*cursor.Project
+	kept  []*cursor.Project
 	// states are the token's, by project id.
-	states map[string]*projectState
+	states map[string]*cursor.Project
 	more   bool
 }
 
 // planPage plans a page of the token tok for the viewer's partition view.
-func planPage(tok *syncToken, view *dynamo.SyncView) syncPlan {
-	plan := syncPlan{states: map[string]*projectState{}}
+func planPage(tok *cursor.Sync, view *dynamo.SyncView) syncPlan {
+	plan := syncPlan{states: map[string]*cursor.Project{}}
 	var leaving, changed, joined []string
-	for i := range tok.projects {
-		st := &tok.projects[i]
-		plan.states[st.id] = st
-		switch seen := policy.SeesProject(view.Profile, st.id); {
+	for i := range tok.Projects {
+		st := &tok.Projects[i]
+		plan.states[st.ID] = st
+		switch seen := policy.SeesProject(view.Profile, st.ID); {
 		case !seen:
-			leaving = append(leaving, st.id)
-		case st.mode == modeRead && markedAt(view, st.id, st.pos):
+			leaving = append(leaving, st.ID)
+		case st.Mode == cursor.Read && markedAt(view, st.ID, st.Pos):
 			plan.quiet = append(plan.quiet, st)
 		default:
-			changed = append(changed, st.id)
+			changed = append(changed, st.ID)
 		}
 	}
 	for _, id := range policy.ProjectsSeen(view.Profile) {
@@ -136,42 +137,42 @@ func (pg *syncPageRun) begin(w *syncWork) {
 	p := w.p
 	switch st := w.st; {
 	case w.visible && st == nil: // joined (or a base sync): the whole log, but what was deleted before
-		w.st = &projectState{id: p.ID, mode: modeRead, skip: p.Seq, seen: p.ProjectSeq}
+		w.st = &cursor.Project{ID: p.ID, Mode: cursor.Read, Skip: p.Seq, Seen: p.ProjectSeq}
 		pg.out.upsert(p.ID, p)
-	case w.visible && st.mode == modeLeave: // back before its tombstones were all delivered
-		w.st = &projectState{id: p.ID, mode: modeRead, skip: st.skip, seen: p.ProjectSeq}
+	case w.visible && st.Mode == cursor.Leave: // back before its tombstones were all delivered
+		w.st = &cursor.Project{ID: p.ID, Mode: cursor.Read, Skip: st.Skip, Seen: p.ProjectSeq}
 		pg.out.upsert(p.ID, p)
 	case w.visible:
-		if p.ProjectSeq > st.seen {
-			st.seen = p.ProjectSeq
+		if p.ProjectSeq > st.Seen {
+			st.Seen = p.ProjectSeq
 			pg.out.upsert(p.ID, p)
 		}
-	case st.mode == modeRead: // left, or deleted: tombstones for all of it
-		pg.out.tomb(st.id, "Project")
-		w.st = &projectState{id: st.id, mode: modeLeave, skip: st.pos}
+	case st.Mode == cursor.Read: // left, or deleted: tombstones for all of it
+		pg.out.tomb(st.ID, "Project")
+		w.st = &cursor.Project{ID: st.ID, Mode: cursor.Leave, Skip: st.Pos}
 	}
 	w.upTo = maxPosition
 	if p != nil {
 		w.upTo = p.Seq
 	}
-	w.st.pos = min(w.st.pos, w.upTo)
-	w.demand = w.upTo - w.st.pos
+	w.st.Pos = min(w.st.Pos, w.upTo)
+	w.demand = w.upTo - w.st.Pos
 }
 
 // states are the next token's projects: those the page read, quiet and
 // kept, in the order of their ids.
-func (pg *syncPageRun) states() []projectState {
-	var out []projectState
+func (pg *syncPageRun) states() []cursor.Project {
+	var out []cursor.Project
 	for _, w := range pg.works {
 		if w.st != nil {
 			out = append(out, *w.st)
 		}
 	}
-	for _, sts := range [][]*projectState{pg.plan.quiet, pg.plan.kept} {
+	for _, sts := range [][]*cursor.Project{pg.plan.quiet, pg.plan.kept} {
 		for _, st := range sts {
 			out = append(out, *st)
 		}
 	}
-	slices.SortFunc(out, func(a, b projectState) int { return cmp.Compare(a.id, b.id) })
+	slices.SortFunc(out, func(a, b cursor.Project) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }

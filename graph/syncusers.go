@@ -17,11 +17,11 @@ func (pg *syncPageRun) weighUsers(ctx context.Context) error {
 	var tracked []sharedProject // the projects this page reads as visible, and the quiet ones
 	for _, w := range pg.works {
 		if w.visible && w.st != nil {
-			tracked = append(tracked, sharedProject{id: w.st.id, upTo: w.upTo})
+			tracked = append(tracked, sharedProject{id: w.st.ID, upTo: w.upTo})
 		}
 	}
 	for _, st := range pg.plan.quiet {
-		tracked = append(tracked, sharedProject{id: st.id, upTo: st.pos})
+		tracked = append(tracked, sharedProject{id: st.ID, upTo: st.Pos})
 	}
 	seen, err := pg.l.stillSeen(ctx, pg.out.candidates, tracked)
 	if err != nil {
