@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"net"
 	"strings"
 	"testing"
@@ -18,8 +19,8 @@ import (
 func TestAnAppClosesGracefully(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	gate := &graph.ReadGate{}
-	a := &app.App{Store: e.Store, Auth: e.Auth, Hooks: app.Hooks{Graph: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}}
+	gate := &loaders.ReadGate{}
+	a := &app.App{Store: e.Store, Auth: e.Auth, Hooks: app.Hooks{Graph: graph.Hooks{Loaders: loaders.Config{Gate: gate}}}}
 	if err := a.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

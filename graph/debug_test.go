@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"encoding/json"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"testing"
 
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -26,7 +27,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 		debug bool
 	}{{"debug mode adds extensions.dynamodb", true}, {"without debug mode there is none", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: store}, Debug: tc.debug, Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Steps: trig}}})
+			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: store}, Debug: tc.debug, Hooks: graph.Hooks{Loaders: loaders.Config{Steps: trig}}})
 			res := e.Query(t, "alice", q, vars)
 			if len(res.Errors) > 0 {
 				t.Fatalf("errors: %+v", res.Errors)

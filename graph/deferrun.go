@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"reflect"
 	"slices"
 	"sync"
@@ -211,7 +212,7 @@ func (in *incremental) begin(ctx context.Context, run *execRun, kind objectKind,
 // launch starts resolving t, released (incremental.mu held).
 func (in *incremental) launch(t *incTask) {
 	ctx := t.ctx
-	if s := StepsOf(ctx); s != nil {
+	if s := loaders.StepsOf(ctx); s != nil {
 		ctx, t.end = s.Part(ctx, t.kind.name, t.plan.sel, t.kind.child(in.ec))
 	}
 	go in.runTask(ctx, t)

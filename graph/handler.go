@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"log/slog"
 	"strings"
 	"time"
@@ -93,7 +94,7 @@ func NewServer(o Options) *handler.Server {
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
 	if o.Loaders.Steps != nil {
-		srv.AroundFields(stepFields) // step mode: counts the fields that run
+		srv.AroundFields(loaders.StepFields) // step mode: counts the fields that run
 	}
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
@@ -222,7 +223,7 @@ const syncProjectCost = 50
 
 func setComplexity(c *ComplexityRoot) {
 	page := func(child int, first, last *int) int {
-		return 1 + child*max(min(pageSize(first, last), dynamo.MaxFirst), 1)
+		return 1 + child*max(min(loaders.PageSize(first, last), dynamo.MaxFirst), 1)
 	}
 	c.User.Projects = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
 	c.User.AssignedTasks = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
@@ -245,6 +246,6 @@ func setComplexity(c *ComplexityRoot) {
 	// changed), each priced as an object of its selection and at least as
 	// a project with its members (syncProjectCost).
 	c.Query.Sync = func(child int, _ *string, first *int) int {
-		return 1 + child*max(min(pageSize(first, nil), dynamo.MaxFirst), 1) + syncBatch*max(child, syncProjectCost)
+		return 1 + child*max(min(loaders.PageSize(first, nil), dynamo.MaxFirst), 1) + syncBatch*max(child, syncProjectCost)
 	}
 }

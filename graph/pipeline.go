@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"net/http"
 	"strings"
 	"sync"
@@ -136,11 +137,11 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 			ctx = client.WithObserver(ctx, st.calls)
 		}
 		if isSubscription(ctx) {
-			return next(context.WithValue(ctx, ctxKey{}, (*Loaders)(nil)))
+			return next(loaders.With(ctx, nil))
 		}
 		viewer, _ := auth.Viewer(ctx)
 		ctx = dynamo.WithConsistency(ctx, readsOf(oc))
-		ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, viewer, o.Loaders, o.Now))
+		ctx = loaders.With(ctx, loaders.New(loaderDeps(o.Store, o.Now), viewer, o.Loaders))
 		start := oc.Stats.OperationStart
 		if start.IsZero() {
 			start = time.Now()

@@ -128,7 +128,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 }
 
 func (r *queryResolver) Me(ctx context.Context) (*domain.User, error) {
-	return For(ctx).me(ctx)
+	return For(ctx).Me(ctx)
 }
 
 func (r *queryResolver) User(ctx context.Context, id string) (*domain.User, error) {
@@ -164,7 +164,7 @@ func (r *taskResolver) Project(ctx context.Context, obj *domain.Task) (*domain.P
 }
 
 func (r *taskResolver) Assignee(ctx context.Context, obj *domain.Task) (*domain.User, error) {
-	return For(ctx).optionalUser(ctx, obj.AssigneeID)
+	return For(ctx).OptionalUser(ctx, obj.AssigneeID)
 }
 
 func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {

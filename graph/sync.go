@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"github.com/taskgraph/taskgraph/cursor"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -59,7 +60,7 @@ func newSyncer(o Options) *syncer {
 }
 
 // page answers one page of Query.sync.
-func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int) (*model.SyncPage, error) {
+func (s *syncer) page(ctx context.Context, l *loaders.Loaders, since *string, first *int) (*model.SyncPage, error) {
 	n := defaultSyncFirst
 	if first != nil {
 		n = *first
@@ -74,8 +75,8 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 	// The stream's position before the visibility read: every change the
 	// sync does not see is published after it (projectEvents' after).
 	stream, streamOK := s.streamPosition(ctx)
-	t0 := l.now()
-	view, err := l.store.SyncView(ctx, l.viewer)
+	t0 := l.Now()
+	view, err := l.Store().SyncView(ctx, l.Viewer())
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 	}
 	me := pg.profile
 	if me != nil && (since == nil || int64(me.Rev) != tok.ProfileRev) {
-		pg.out.upsert(l.viewer, me)
+		pg.out.upsert(l.Viewer(), me)
 	}
 	pg.mark(ctx)
 	next := &cursor.Sync{Epoch: tok.Epoch, Issued: t0.Unix(), Projects: pg.states()}
@@ -107,7 +108,7 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 		next.Issued = tok.Issued // what is not delivered yet began then
 	}
 	next.Final, next.StreamSeq = !pg.more && streamOK, stream
-	return &model.SyncPage{NextToken: s.cursors.SealSync(l.viewer, next), HasMore: pg.more,
+	return &model.SyncPage{NextToken: s.cursors.SealSync(l.Viewer(), next), HasMore: pg.more,
 		Upserts: pg.out.nodes(), Tombstones: pg.out.tombs()}, nil
 }
 
@@ -115,8 +116,8 @@ func (s *syncer) page(ctx context.Context, l *Loaders, since *string, first *int
 // of a base sync: SERVICE_UNAVAILABLE on a table without change logs,
 // BAD_USER_INPUT for anything but this viewer's token, SYNC_TOKEN_EXPIRED
 // for one of another epoch or older than the retention.
-func (s *syncer) open(l *Loaders, since *string) (*cursor.Sync, error) {
-	epoch, ok := l.store.ChangeEpoch()
+func (s *syncer) open(l *loaders.Loaders, since *string) (*cursor.Sync, error) {
+	epoch, ok := l.Store().ChangeEpoch()
 	if !ok {
 		return nil, domain.Errorf(domain.EUNAVAILABLE,
 			"sync is not available on this table yet: it was written by a version without the change log (an export and import builds it)")
@@ -124,15 +125,15 @@ func (s *syncer) open(l *Loaders, since *string) (*cursor.Sync, error) {
 	if since == nil {
 		return &cursor.Sync{Epoch: epoch}, nil
 	}
-	tok, err := s.cursors.OpenSync(l.viewer, *since)
+	tok, err := s.cursors.OpenSync(l.Viewer(), *since)
 	if err != nil {
 		return nil, err
 	}
-	retention := l.store.Retention()
+	retention := l.Store().Retention()
 	switch {
 	case tok.Epoch != epoch:
 		return nil, domain.Errorf(domain.EEXPIRED, "the server's change log was rebuilt since this token was issued: sync again with since: null")
-	case l.now().Sub(time.Unix(tok.Issued, 0)) > retention:
+	case l.Now().Sub(time.Unix(tok.Issued, 0)) > retention:
 		return nil, domain.Errorf(domain.EEXPIRED,
 			"this sync token is older than the %d days the server keeps changes for: sync again with since: null", int(retention.Hours()/24))
 	}
@@ -152,7 +153,7 @@ func (s *syncer) streamPosition(ctx context.Context) (uint64, bool) {
 // syncPageRun is one page being made: what it read, the projects' parts,
 // and what it answers.
 type syncPageRun struct {
-	l    *Loaders
+	l    *loaders.Loaders
 	view *dynamo.SyncView
 	plan syncPlan
 	// profile is the viewer's profile (the view's).

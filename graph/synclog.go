@@ -3,29 +3,11 @@ package graph
 import (
 	"context"
 	"github.com/taskgraph/taskgraph/cursor"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 )
-
-// changesKey is one read of a project's change log (readLogs).
-type changesKey struct {
-	project     string
-	after, upTo int64
-	limit       int
-	// departure: also read when the viewer left the project, and its seq
-	// again after the log.
-	departure bool
-}
-
-type changesResult struct {
-	changes []dynamo.Change
-	more    bool
-	left    int64 // the position of the viewer's last removal (departure), 0: none
-	// seqAfter is the project's seq read again after its log (a leave):
-	// no entry moved past the read when it is still the seq read before.
-	seqAfter int64
-}
 
 // share gives each project a part of the page's first entries: as many as
 // it may have (its demand), the rest split evenly.
@@ -56,26 +38,11 @@ func share(works []*syncWork, budget int) {
 // entries: where the project's state goes, and what they bring to the
 // page.
 func (pg *syncPageRun) readLogs(ctx context.Context) error {
-	l, viewer := pg.l, pg.l.viewer
-	reads := each(l, "changesOf", func(ctx context.Context, k changesKey) (changesResult, error) {
-		var r changesResult
-		var err error
-		if k.departure {
-			if r.left, err = l.store.Departure(ctx, k.project, viewer); err != nil {
-				return r, err
-			}
-		}
-		if r.changes, r.more, err = l.store.Changes(ctx, k.project, k.after, k.upTo, k.limit); err != nil || !k.departure {
-			return r, err
-		}
-		r.seqAfter, err = l.store.ProjectSeq(ctx, k.project)
-		return r, err
-	})
-	ths := make([]func() (changesResult, error), len(pg.works))
+	ths := make([]func() (loaders.Changes, error), len(pg.works))
 	for i, w := range pg.works {
 		if w.limit > 0 {
-			ths[i] = reads.Load(ctx, changesKey{project: w.st.ID, after: w.st.Pos, upTo: w.upTo, limit: w.limit,
-				departure: w.st.Mode == cursor.Leave})
+			ths[i] = pg.l.ChangesOf(ctx, loaders.ChangesKey{Project: w.st.ID, After: w.st.Pos, UpTo: w.upTo, Limit: w.limit,
+				Departure: w.st.Mode == cursor.Leave})
 		}
 	}
 	for i, w := range pg.works {
@@ -98,8 +65,8 @@ func (pg *syncPageRun) apply(w *syncWork) {
 	case w.limit == 0 && w.demand > 0: // no room in this page
 		pg.more = true
 		return
-	case w.res.more:
-		w.st.Pos = w.res.changes[len(w.res.changes)-1].Pos
+	case w.res.More:
+		w.st.Pos = w.res.Changes[len(w.res.Changes)-1].Pos
 		pg.more, done = true, false
 	default:
 		w.st.Pos = w.upTo
@@ -108,13 +75,13 @@ func (pg *syncPageRun) apply(w *syncWork) {
 		// project's read): a leave is done once a read saw the project
 		// at the same seq after it as before, or nothing to read. (A
 		// deleted project's log no longer moves.)
-		done = w.st.Mode != cursor.Leave || w.p == nil || w.limit == 0 || w.res.seqAfter == w.upTo
+		done = w.st.Mode != cursor.Leave || w.p == nil || w.limit == 0 || w.res.SeqAfter == w.upTo
 		pg.more = pg.more || !done // read on at once: what moved lies past upTo
 	}
-	if w.st.Mode == cursor.Leave && w.res.left > w.st.Skip && w.res.left > w.st.Seen {
-		w.st.Seen = w.res.left // when they left, kept while the departure itself may expire
+	if w.st.Mode == cursor.Leave && w.res.Left > w.st.Skip && w.res.Left > w.st.Seen {
+		w.st.Seen = w.res.Left // when they left, kept while the departure itself may expire
 	}
-	for _, c := range w.res.changes {
+	for _, c := range w.res.Changes {
 		if w.st.Mode == cursor.Leave {
 			pg.out.leave(w, c)
 		} else {

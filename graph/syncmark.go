@@ -18,7 +18,7 @@ import (
 // only has the next page read that project. (dynamo.Store.MarkEverySync:
 // every page, for tests on a few projects.)
 func (pg *syncPageRun) mark(ctx context.Context) {
-	if len(policy.ProjectsSeen(pg.view.Profile)) <= syncBatch && !pg.l.store.MarkEverySync {
+	if len(policy.ProjectsSeen(pg.view.Profile)) <= syncBatch && !pg.l.Store().MarkEverySync {
 		return
 	}
 	seqs := map[string]int64{}
@@ -30,7 +30,7 @@ func (pg *syncPageRun) mark(ctx context.Context) {
 	if len(seqs) == 0 {
 		return
 	}
-	if _, err := pg.l.store.Mark(ctx, pg.l.viewer, seqs); err != nil && ctx.Err() == nil {
-		pg.l.store.Log.LogAttrs(ctx, slog.LevelDebug, "sync marks not written", slog.String("err", err.Error()))
+	if _, err := pg.l.Store().Mark(ctx, pg.l.Viewer(), seqs); err != nil && ctx.Err() == nil {
+		pg.l.Store().Log.LogAttrs(ctx, slog.LevelDebug, "sync marks not written", slog.String("err", err.Error()))
 	}
 }

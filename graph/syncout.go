@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"slices"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -57,19 +58,19 @@ func (pg *syncPageRun) readObjects(ctx context.Context) error {
 	l, out := pg.l, pg.out
 	tasks := make([]func() (*domain.Task, error), len(out.tasks))
 	for i, id := range out.tasks {
-		tasks[i] = load[*domain.Task](ctx, l, dynamo.TaskRef(id))
+		tasks[i] = loaders.Load[*domain.Task](ctx, l, dynamo.TaskRef(id))
 	}
 	comments := make([]func() (*domain.Comment, error), len(out.comments))
 	for i, id := range out.comments {
-		comments[i] = load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
+		comments[i] = loaders.Load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
 	}
 	users := make([]func() (*domain.User, error), len(out.users))
 	for i, id := range out.users {
-		users[i] = load[*domain.User](ctx, l, dynamo.UserRef(id))
+		users[i] = loaders.Load[*domain.User](ctx, l, dynamo.UserRef(id))
 	}
 	gone := map[string]bool{} // tasks that no longer exist
 	for i, id := range out.tasks {
-		t, err := notFoundAsNil(tasks[i]())
+		t, err := loaders.NotFoundAsNil(tasks[i]())
 		switch {
 		case err != nil:
 			return err
@@ -81,7 +82,7 @@ func (pg *syncPageRun) readObjects(ctx context.Context) error {
 		}
 	}
 	for i, id := range out.comments {
-		c, err := notFoundAsNil(comments[i]())
+		c, err := loaders.NotFoundAsNil(comments[i]())
 		taskID, _ := domain.ParseCommentID(id)
 		switch {
 		case err != nil:
@@ -93,7 +94,7 @@ func (pg *syncPageRun) readObjects(ctx context.Context) error {
 		}
 	}
 	for i, id := range out.users {
-		u, err := notFoundAsNil(users[i]())
+		u, err := loaders.NotFoundAsNil(users[i]())
 		if err != nil {
 			return err
 		}

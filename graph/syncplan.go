@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"github.com/taskgraph/taskgraph/cursor"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"slices"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -19,7 +20,7 @@ type syncWork struct {
 	upTo    int64 // read the log up to (the project's seq)
 	demand  int64 // how many entries may be left, at most
 	limit   int   // how many this page reads
-	res     changesResult
+	res     loaders.Changes
 }
 
 // syncPlan is which projects a page reads, from the token and the
@@ -104,20 +105,20 @@ func markedAt(view *dynamo.SyncView, id string, pos int64) bool {
 func (pg *syncPageRun) readProjects(ctx context.Context) error {
 	l := pg.l
 	if pg.view.Profile != nil { // for the page's nested fields, read once
-		l.objects.Prime(ctx, dynamo.UserRef(l.viewer), pg.view.Profile)
+		l.Prime(ctx, dynamo.UserRef(l.Viewer()), pg.view.Profile)
 	}
 	pg.profile, pg.more = pg.view.Profile, pg.plan.more
 	if len(pg.plan.read) == 0 {
 		return nil
 	}
-	seen, projects, err := l.store.SyncProjects(ctx, l.viewer, pg.plan.read)
+	seen, projects, err := l.Store().SyncProjects(ctx, l.Viewer(), pg.plan.read)
 	if err != nil {
 		return err
 	}
 	for i, id := range pg.plan.read {
 		p := projects[i]
 		if p != nil { // for the upserts' fields
-			l.objects.Prime(ctx, dynamo.ProjectRef(id), p)
+			l.Prime(ctx, dynamo.ProjectRef(id), p)
 		}
 		// A project listed by the first read and gone by this one's is
 		// left (or deleted); one listed only now comes with the next sync.

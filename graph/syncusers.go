@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/policy"
@@ -23,7 +24,7 @@ func (pg *syncPageRun) weighUsers(ctx context.Context) error {
 	for _, st := range pg.plan.quiet {
 		tracked = append(tracked, sharedProject{id: st.ID, upTo: st.Pos})
 	}
-	seen, err := pg.l.stillSeen(ctx, pg.out.candidates, tracked)
+	seen, err := stillSeen(ctx, pg.l, pg.out.candidates, tracked)
 	if err != nil {
 		return err
 	}
@@ -59,13 +60,13 @@ type sharedProject struct {
 // the join's whole log). The memberships are read strongly consistently,
 // at most 100 a round (one BatchGetItem), each user's next ones until one
 // keeps them or none is left: on the pages that weigh a user only.
-func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []sharedProject) ([]bool, error) {
-	users, err := l.othersProfiles(ctx, ids)
+func stillSeen(ctx context.Context, l *loaders.Loaders, ids []string, tracked []sharedProject) ([]bool, error) {
+	users, err := l.Profiles(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	viewer := &domain.User{ID: l.viewer, Projects: map[string]string{}} // as the page sees them
-	todo := make([][]sharedProject, len(ids))                           // each user's projects shared by their profile
+	viewer := &domain.User{ID: l.Viewer(), Projects: map[string]string{}} // as the page sees them
+	todo := make([][]sharedProject, len(ids))                             // each user's projects shared by their profile
 	for _, p := range tracked {
 		viewer.Projects[p.id] = ""
 		for i, u := range users {
@@ -92,7 +93,7 @@ func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []sharedP
 		if len(pairs) == 0 {
 			break
 		}
-		born, err := l.store.MembershipsBorn(ctx, pairs)
+		born, err := l.Store().MembershipsBorn(ctx, pairs)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +109,7 @@ func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []sharedP
 	}
 	seen := make([]bool, len(ids))
 	for i, id := range ids {
-		seen[i] = policy.SeesUser(l.viewer, viewer, id, kept[i])
+		seen[i] = policy.SeesUser(l.Viewer(), viewer, id, kept[i])
 	}
 	return seen, nil
 }
