@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"net"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 

@@ -2,12 +2,12 @@ package bench
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )

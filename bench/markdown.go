@@ -2,13 +2,13 @@ package bench
 
 import (
 	"fmt"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // The report as Markdown: how it was run, then per scale each mode's

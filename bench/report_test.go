@@ -3,13 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // TestReport runs the full benchmark and prints the Markdown report

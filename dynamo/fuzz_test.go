@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"encoding/base64"
-	"github.com/taskgraph/taskgraph/cursor"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"golang.org/x/text/unicode/norm"
 )

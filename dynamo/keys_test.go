@@ -2,13 +2,13 @@ package dynamo
 
 import (
 	"encoding/base64"
-	"github.com/taskgraph/taskgraph/cursor"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/cursor"
 	"maps"
 	"slices"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 

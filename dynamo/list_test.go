@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"github.com/taskgraph/taskgraph/cursor"
 	"reflect"
 	"slices"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 

@@ -2,11 +2,11 @@ package dynamo
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/cursor"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 

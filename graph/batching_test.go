@@ -2,11 +2,11 @@ package graph_test
 
 import (
 	"fmt"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"testing"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 

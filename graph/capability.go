@@ -2,9 +2,10 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"sync"
 	"time"
+
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // What the operation pipeline knows of the transport an operation came

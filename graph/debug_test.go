@@ -2,12 +2,12 @@ package graph_test
 
 import (
 	"encoding/json"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"testing"
 
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )

@@ -2,11 +2,11 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"sync"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
 )

@@ -1,12 +1,12 @@
 package graph
 
 import (
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"log/slog"
 	"time"
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
 )

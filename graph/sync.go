@@ -2,12 +2,12 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/cursor"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"time"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
 )

@@ -2,11 +2,11 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/cursor"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // share gives each project a part of the page's first entries: as many as

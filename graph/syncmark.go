@@ -2,9 +2,9 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/cursor"
 	"log/slog"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/policy"
 )
 

@@ -2,11 +2,11 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"slices"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
 )
 

@@ -3,12 +3,12 @@ package graph
 import (
 	"cmp"
 	"context"
-	"github.com/taskgraph/taskgraph/cursor"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"slices"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/policy"
 )
 

@@ -2,9 +2,9 @@ package graph
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/policy"
 )
 

@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"github.com/taskgraph/taskgraph/cursor"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"

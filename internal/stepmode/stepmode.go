@@ -5,12 +5,12 @@ package stepmode
 
 import (
 	"context"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // Step mode (loaders.Config.Steps): for tests that pin DynamoDB calls and
