@@ -18,6 +18,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/syncer"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -216,11 +217,6 @@ func introspectionOnly(doc *ast.QueryDocument, set ast.SelectionSet) bool {
 
 // setComplexity makes a connection cost its page size (first, or last when
 // given) times its children.
-// syncProjectCost is the least a project a sync page reads is priced at:
-// a project item (up to 41 KB, its description) read for its seq, as a
-// project with its fields and its 20 members' ids is priced.
-const syncProjectCost = 50
-
 func setComplexity(c *ComplexityRoot) {
 	page := func(child int, first, last *int) int {
 		return 1 + child*max(min(loaders.PageSize(first, last), dynamo.MaxFirst), 1)
@@ -240,12 +236,5 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string, last *int, _ *string) int {
 		return page(child, first, last)
 	}
-	// A sync page: what it may read and answer, its first entries, each
-	// an object of its selection, and the projects it reads (at most
-	// syncBatch, read whole for their seqs, upserts when joined or
-	// changed), each priced as an object of its selection and at least as
-	// a project with its members (syncProjectCost).
-	c.Query.Sync = func(child int, _ *string, first *int) int {
-		return 1 + child*max(min(loaders.PageSize(first, nil), dynamo.MaxFirst), 1) + syncBatch*max(child, syncProjectCost)
-	}
+	c.Query.Sync = func(child int, _ *string, first *int) int { return syncer.Cost(child, first) } // what a page may read and answer
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/syncer"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -15,7 +16,7 @@ import (
 type Resolver struct {
 	Store *dynamo.Store
 	live  *liveResolvers // subscriptions (live.go)
-	sync  *syncer        // Query.sync (sync.go)
+	sync  *syncer.Syncer // Query.sync (package syncer)
 }
 
 // For returns the loaders a field reads through: the operation's
@@ -26,6 +27,16 @@ func For(ctx context.Context) *loaders.Loaders {
 		return s.scope.loaders()
 	}
 	return loaders.For(ctx)
+}
+
+// newSyncer makes Query.sync's Syncer: its tokens sealed with the hub's
+// cursor key, and a final one continued by a subscription, or without a
+// hub (no live updates) with the process's key.
+func newSyncer(o Options) *syncer.Syncer {
+	if o.Live != nil {
+		return syncer.New(o.Live.Cursors(), o.Live)
+	}
+	return syncer.New(nil, nil)
 }
 
 // loaderDeps are what the loaders of an operation or an event work with:

@@ -148,7 +148,7 @@ func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, 
 }
 
 func (r *queryResolver) Sync(ctx context.Context, since *string, first *int) (*model.SyncPage, error) {
-	return r.sync.page(ctx, For(ctx), since, first)
+	return r.sync.Page(ctx, For(ctx), since, first)
 }
 
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {

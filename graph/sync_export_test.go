@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/taskgraph/taskgraph/cursor"
+	"github.com/taskgraph/taskgraph/graph/syncer"
 )
 
 // SyncTokenStates tells, for tests' messages, the per-project states a
@@ -22,4 +23,4 @@ func SyncTokenStates(viewer, token string) string {
 }
 
 // SyncBatch is how many projects a sync page reads at most.
-const SyncBatch = syncBatch
+const SyncBatch = syncer.Batch

@@ -1,4 +1,4 @@
-package graph
+package syncer
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 // share gives each project a part of the page's first entries: as many as
 // it may have (its demand), the rest split evenly.
-func share(works []*syncWork, budget int) {
-	active := make([]*syncWork, 0, len(works))
+func share(works []*work, budget int) {
+	active := make([]*work, 0, len(works))
 	for _, w := range works {
 		if w.demand > 0 {
 			active = append(active, w)
@@ -37,7 +37,7 @@ func share(works []*syncWork, budget int) {
 // strongly consistent Query per project with a share), and applies the
 // entries: where the project's state goes, and what they bring to the
 // page.
-func (pg *syncPageRun) readLogs(ctx context.Context) error {
+func (pg *pageRun) readLogs(ctx context.Context) error {
 	ths := make([]func() (loaders.Changes, error), len(pg.works))
 	for i, w := range pg.works {
 		if w.limit > 0 {
@@ -59,7 +59,7 @@ func (pg *syncPageRun) readLogs(ctx context.Context) error {
 
 // apply moves a project's state past the entries its read returned, and
 // makes them the page's upserts and tombstones.
-func (pg *syncPageRun) apply(w *syncWork) {
+func (pg *pageRun) apply(w *work) {
 	done := true
 	switch {
 	case w.limit == 0 && w.demand > 0: // no room in this page
@@ -99,7 +99,7 @@ func (pg *syncPageRun) apply(w *syncWork) {
 // comments' too; a removed member's, the user's if the viewer shares no
 // other project with them), but where the client never had it (at or
 // below skip: a join).
-func (o *syncOut) change(w *syncWork, c dynamo.Change) {
+func (o *output) change(w *work, c dynamo.Change) {
 	tombstone := c.Gone && c.Pos > w.st.Skip
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:
@@ -139,7 +139,7 @@ func (o *syncOut) change(w *syncWork, c dynamo.Change) {
 // the state keeps in seen), which the viewer never saw. A departure at or
 // below skip is of an earlier membership: the project was deleted while
 // they were in it, and all of it was theirs to see.
-func (o *syncOut) leave(w *syncWork, c dynamo.Change) {
+func (o *output) leave(w *work, c dynamo.Change) {
 	if c.Gone && c.Pos <= w.st.Skip {
 		return
 	}

@@ -1,4 +1,4 @@
-package graph
+package syncer
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 // mark writes the viewer's sync marks (dynamo/syncmark.go) of the
 // projects this page caught up with: read as visible up to the seq its
 // visibility check read, with no mark there yet. Only for a viewer in
-// more projects than one page reads (syncBatch): below, a page reads all
+// more projects than one page reads (Batch): below, a page reads all
 // their projects in its one BatchGetItem anyway, and marks would only cost
 // their projects' next changes a transaction. Best effort: a mark not
 // written (a project changed meanwhile, a store that takes no writes)
 // only has the next page read that project. (dynamo.Store.MarkEverySync:
 // every page, for tests on a few projects.)
-func (pg *syncPageRun) mark(ctx context.Context) {
-	if len(policy.ProjectsSeen(pg.view.Profile)) <= syncBatch && !pg.l.Store().MarkEverySync {
+func (pg *pageRun) mark(ctx context.Context) {
+	if len(policy.ProjectsSeen(pg.view.Profile)) <= Batch && !pg.l.Store().MarkEverySync {
 		return
 	}
 	seqs := map[string]int64{}

@@ -1,4 +1,4 @@
-package graph
+package syncer
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"github.com/taskgraph/taskgraph/graph/model"
 )
 
-// syncOut collects a page's objects: each at most once, as an upsert or a
+// output collects a page's objects: each at most once, as an upsert or a
 // tombstone.
-type syncOut struct {
+type output struct {
 	upserts    map[string]model.Node
 	order      []string
 	tombstones map[string]string // id → typename
@@ -24,18 +24,18 @@ type syncOut struct {
 	want       map[string]bool
 }
 
-func newSyncOut() *syncOut {
-	return &syncOut{upserts: map[string]model.Node{}, tombstones: map[string]string{}, want: map[string]bool{}}
+func newOutput() *output {
+	return &output{upserts: map[string]model.Node{}, tombstones: map[string]string{}, want: map[string]bool{}}
 }
 
-func (o *syncOut) upsert(id string, v model.Node) {
+func (o *output) upsert(id string, v model.Node) {
 	if _, ok := o.upserts[id]; !ok {
 		o.order = append(o.order, id)
 	}
 	o.upserts[id] = v
 }
 
-func (o *syncOut) tomb(id, typename string) {
+func (o *output) tomb(id, typename string) {
 	if _, ok := o.tombstones[id]; !ok {
 		o.tombOrder = append(o.tombOrder, id)
 	}
@@ -44,7 +44,7 @@ func (o *syncOut) tomb(id, typename string) {
 
 // read notes an object to read once (list: tasks, comments, users or
 // candidates).
-func (o *syncOut) read(list *[]string, kind, id string) {
+func (o *output) read(list *[]string, kind, id string) {
 	if !o.want[kind+id] {
 		o.want[kind+id] = true
 		*list = append(*list, id)
@@ -54,7 +54,7 @@ func (o *syncOut) read(list *[]string, kind, id string) {
 // readObjects reads the tasks, comments and users the entries name, in one
 // batch: an object that exists is an upsert, one that does not a
 // tombstone (a comment of a task gone too).
-func (pg *syncPageRun) readObjects(ctx context.Context) error {
+func (pg *pageRun) readObjects(ctx context.Context) error {
 	l, out := pg.l, pg.out
 	tasks := make([]func() (*domain.Task, error), len(out.tasks))
 	for i, id := range out.tasks {
@@ -107,7 +107,7 @@ func (pg *syncPageRun) readObjects(ctx context.Context) error {
 
 // nodes are the page's upserts: projects, users, tasks, then comments, but
 // what is also a tombstone (a task or comment deleted meanwhile).
-func (o *syncOut) nodes() []model.Node {
+func (o *output) nodes() []model.Node {
 	rank := func(v model.Node) int {
 		switch v.(type) {
 		case *domain.Project:
@@ -132,7 +132,7 @@ func (o *syncOut) nodes() []model.Node {
 
 // tombs are the page's tombstones, but users it also upserts (visible
 // through another project).
-func (o *syncOut) tombs() []*model.Tombstone {
+func (o *output) tombs() []*model.Tombstone {
 	out := make([]*model.Tombstone, 0, len(o.tombOrder))
 	for _, id := range o.tombOrder {
 		if _, up := o.upserts[id]; up && domain.KindOf(id) == domain.KindUser {

@@ -1,4 +1,4 @@
-package graph
+package syncer
 
 import (
 	"cmp"
@@ -12,8 +12,8 @@ import (
 	"github.com/taskgraph/taskgraph/policy"
 )
 
-// syncWork is one project's part of a page.
-type syncWork struct {
+// work is one project's part of a page.
+type work struct {
 	st      *cursor.Project // as the next token has it; nil: done with the project
 	p       *domain.Project
 	visible bool
@@ -23,19 +23,19 @@ type syncWork struct {
 	res     loaders.Changes
 }
 
-// syncPlan is which projects a page reads, from the token and the
+// pagePlan is which projects a page reads, from the token and the
 // viewer's partition (dynamo.SyncView), before any project is read:
 //
-//   - read: at most syncBatch projects, in this order: those the token
+//   - read: at most Batch projects, in this order: those the token
 //     follows that the profile no longer lists (their tombstones first),
 //     those the token follows with something to read (no mark, or a mark
 //     past the token's position), then those the profile lists and the
 //     token does not follow yet (joined; all of them in a base sync);
 //   - quiet: those the token follows and the profile lists whose mark
-//     stands at the token's position: nothing changed (syncmark.go), not
+//     stands at the token's position: nothing changed (marks.go), not
 //     read;
 //   - kept: those the token follows that wait for a later page (more).
-type syncPlan struct {
+type pagePlan struct {
 	read  []string
 	quiet []*cursor.Project
 	kept  []*cursor.Project
@@ -45,8 +45,8 @@ type syncPlan struct {
 }
 
 // planPage plans a page of the token tok for the viewer's partition view.
-func planPage(tok *cursor.Sync, view *dynamo.SyncView) syncPlan {
-	plan := syncPlan{states: map[string]*cursor.Project{}}
+func planPage(tok *cursor.Sync, view *dynamo.SyncView) pagePlan {
+	plan := pagePlan{states: map[string]*cursor.Project{}}
 	var leaving, changed, joined []string
 	for i := range tok.Projects {
 		st := &tok.Projects[i]
@@ -69,7 +69,7 @@ func planPage(tok *cursor.Sync, view *dynamo.SyncView) syncPlan {
 		slices.Sort(ids)
 		for _, id := range ids {
 			switch st := plan.states[id]; {
-			case len(plan.read) < syncBatch:
+			case len(plan.read) < Batch:
 				plan.read = append(plan.read, id)
 			case st != nil:
 				plan.kept, plan.more = append(plan.kept, st), true
@@ -102,7 +102,7 @@ func markedAt(view *dynamo.SyncView, id string, pos int64) bool {
 //   - not visible, followed: left (or deleted): its tombstone, then every
 //     entry of its log as a tombstone (leave);
 //   - not visible, being left: the leave goes on.
-func (pg *syncPageRun) readProjects(ctx context.Context) error {
+func (pg *pageRun) readProjects(ctx context.Context) error {
 	l := pg.l
 	if pg.view.Profile != nil { // for the page's nested fields, read once
 		l.Prime(ctx, dynamo.UserRef(l.Viewer()), pg.view.Profile)
@@ -122,7 +122,7 @@ func (pg *syncPageRun) readProjects(ctx context.Context) error {
 		}
 		// A project listed by the first read and gone by this one's is
 		// left (or deleted); one listed only now comes with the next sync.
-		w := &syncWork{st: pg.plan.states[id], p: p, visible: p != nil && policy.SeesProject(seen, id)}
+		w := &work{st: pg.plan.states[id], p: p, visible: p != nil && policy.SeesProject(seen, id)}
 		if w.st == nil && !w.visible { // joined a moment ago, and left or deleted already: nothing to say
 			continue
 		}
@@ -134,7 +134,7 @@ func (pg *syncPageRun) readProjects(ctx context.Context) error {
 
 // begin sets a project's state for this page, as readProjects says, and
 // what its log may hold past it.
-func (pg *syncPageRun) begin(w *syncWork) {
+func (pg *pageRun) begin(w *work) {
 	p := w.p
 	switch st := w.st; {
 	case w.visible && st == nil: // joined (or a base sync): the whole log, but what was deleted before
@@ -162,7 +162,7 @@ func (pg *syncPageRun) begin(w *syncWork) {
 
 // states are the next token's projects: those the page read, quiet and
 // kept, in the order of their ids.
-func (pg *syncPageRun) states() []cursor.Project {
+func (pg *pageRun) states() []cursor.Project {
 	var out []cursor.Project
 	for _, w := range pg.works {
 		if w.st != nil {

@@ -1,4 +1,27 @@
-package graph
+// Package syncer answers Query.sync (docs/sync.md): for the viewer,
+// across their projects, what changed since a token. graph's resolver
+// calls Page with the operation's loaders; the rest is here:
+//
+//   - syncer.go: a page, step by step; its token opened (package cursor
+//     seals it);
+//   - plan.go: which projects a page reads (the viewer's partition: their
+//     profile and their sync marks, dynamo.SyncView), and in what state
+//     each is (joined, followed, left);
+//   - logs.go: the projects' change logs, their entries made upserts and
+//     tombstones;
+//   - out.go: the page's objects;
+//   - users.go: the users who may have stopped being visible;
+//   - marks.go: the marks of the projects a page caught up with.
+//
+// A page reads the viewer's partition (one Query: the profile and the
+// marks), then at most Batch projects with the profile's copies of them
+// (one BatchGetItem: the visibility check beside the projects' seqs), their
+// logs (one Query per project with something to read, all at once), and
+// the objects the entries name (one batch). A project whose mark stands at
+// the token's position has not changed: it is not read. So a page costs
+// what it reads, whatever the number of the viewer's projects. Who may see
+// what is package policy's, asked with the facts the page reads.
+package syncer
 
 import (
 	"context"
@@ -9,59 +32,60 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
-	"github.com/taskgraph/taskgraph/live"
 )
 
-// Query.sync (docs/sync.md): for the viewer, across their projects, what
-// changed since a token. Its code is its own, in the files sync*.go:
-//
-//   - sync.go: a page, step by step;
-//   - syncplan.go: which projects a page reads (the viewer's partition:
-//     their profile and their sync marks, dynamo.SyncView), and in what
-//     state each is (joined, followed, left);
-//   - synclog.go: the projects' change logs, their entries made upserts
-//     and tombstones;
-//   - syncout.go: the page's objects;
-//   - syncusers.go: the users who may have stopped being visible;
-//   - syncmark.go: the marks of the projects a page caught up with;
-//   - the token: package cursor.
-//
-// A page reads the viewer's partition (one Query: the profile and the
-// marks), then at most syncBatch projects with the profile's copies of them
-// (one BatchGetItem: the visibility check beside the projects' seqs), their
-// logs (one Query per project with something to read, all at once), and
-// the objects the entries name (one batch). A project whose mark stands at
-// the token's position has not changed: it is not read. So a page costs
-// what it reads, whatever the number of the viewer's projects.
+// DefaultFirst is sync's first when it is not given.
+const DefaultFirst = 100
 
-// defaultSyncFirst is sync's first when it is not given.
-const defaultSyncFirst = 100
+// Batch is how many projects a page reads at most: with the profile, one
+// BatchGetItem. The rest waits for the next page (hasMore).
+const Batch = 99
 
-// syncBatch is how many projects a page reads at most: with the profile,
-// one BatchGetItem. The rest waits for the next page (hasMore).
-const syncBatch = 99
+// projectCost is the least a project a sync page reads is priced at: a
+// project item (up to 41 KB, its description) read for its seq, as a
+// project with its fields and its 20 members' ids is priced.
+const projectCost = 50
+
+// Cost is a page's price in the complexity limit, before it runs: what
+// it may read and answer, its first entries (at most dynamo.MaxFirst),
+// each an object of its selection (child), and the projects it reads (at
+// most Batch, read whole for their seqs, upserts when joined or changed),
+// each priced as an object of its selection and at least as a project
+// with its members (projectCost).
+func Cost(child int, first *int) int {
+	return 1 + child*max(min(loaders.PageSize(first, nil), dynamo.MaxFirst), 1) + Batch*max(child, projectCost)
+}
 
 // maxPosition bounds the read of a deleted project's log: nothing is added
 // to it any more.
 const maxPosition = 999_999_999_999
 
-// syncer is what Query.sync needs besides the request's loaders: the
-// sealing of its tokens, and the live stream's position.
-type syncer struct {
-	cursors *cursor.Keys
-	hub     *live.Hub // nil: no live updates
+// Stream is the live stream a final token lets a subscription continue
+// (live.Hub): its last sequence.
+type Stream interface {
+	LastSeq(ctx context.Context) (uint64, error)
 }
 
-func newSyncer(o Options) *syncer {
-	if o.Live != nil {
-		return &syncer{cursors: o.Live.Cursors(), hub: o.Live}
+// Syncer is what Query.sync needs besides the operation's loaders: the
+// keys of its tokens, and the live stream's position.
+type Syncer struct {
+	keys   *cursor.Keys
+	stream Stream // nil: no live updates
+}
+
+// New returns the Syncer of the tokens keys seals (nil: the process's,
+// cursor.Process) and of stream (nil: none, so no token starts a
+// subscription).
+func New(keys *cursor.Keys, stream Stream) *Syncer {
+	if keys == nil {
+		keys = cursor.Process()
 	}
-	return &syncer{cursors: cursor.Process()}
+	return &Syncer{keys: keys, stream: stream}
 }
 
-// page answers one page of Query.sync.
-func (s *syncer) page(ctx context.Context, l *loaders.Loaders, since *string, first *int) (*model.SyncPage, error) {
-	n := defaultSyncFirst
+// Page answers one page of Query.sync for l's viewer.
+func (s *Syncer) Page(ctx context.Context, l *loaders.Loaders, since *string, first *int) (*model.SyncPage, error) {
+	n := DefaultFirst
 	if first != nil {
 		n = *first
 	}
@@ -81,7 +105,7 @@ func (s *syncer) page(ctx context.Context, l *loaders.Loaders, since *string, fi
 		return nil, err
 	}
 	plan := planPage(tok, view)
-	pg := &syncPageRun{l: l, view: view, plan: plan, out: newSyncOut()}
+	pg := &pageRun{l: l, view: view, plan: plan, out: newOutput()}
 	if err := pg.readProjects(ctx); err != nil {
 		return nil, err
 	}
@@ -108,7 +132,7 @@ func (s *syncer) page(ctx context.Context, l *loaders.Loaders, since *string, fi
 		next.Issued = tok.Issued // what is not delivered yet began then
 	}
 	next.Final, next.StreamSeq = !pg.more && streamOK, stream
-	return &model.SyncPage{NextToken: s.cursors.SealSync(l.Viewer(), next), HasMore: pg.more,
+	return &model.SyncPage{NextToken: s.keys.SealSync(l.Viewer(), next), HasMore: pg.more,
 		Upserts: pg.out.nodes(), Tombstones: pg.out.tombs()}, nil
 }
 
@@ -116,7 +140,7 @@ func (s *syncer) page(ctx context.Context, l *loaders.Loaders, since *string, fi
 // of a base sync: SERVICE_UNAVAILABLE on a table without change logs,
 // BAD_USER_INPUT for anything but this viewer's token, SYNC_TOKEN_EXPIRED
 // for one of another epoch or older than the retention.
-func (s *syncer) open(l *loaders.Loaders, since *string) (*cursor.Sync, error) {
+func (s *Syncer) open(l *loaders.Loaders, since *string) (*cursor.Sync, error) {
 	epoch, ok := l.Store().ChangeEpoch()
 	if !ok {
 		return nil, domain.Errorf(domain.EUNAVAILABLE,
@@ -125,7 +149,7 @@ func (s *syncer) open(l *loaders.Loaders, since *string) (*cursor.Sync, error) {
 	if since == nil {
 		return &cursor.Sync{Epoch: epoch}, nil
 	}
-	tok, err := s.cursors.OpenSync(l.Viewer(), *since)
+	tok, err := s.keys.OpenSync(l.Viewer(), *since)
 	if err != nil {
 		return nil, err
 	}
@@ -142,24 +166,24 @@ func (s *syncer) open(l *loaders.Loaders, since *string) (*cursor.Sync, error) {
 
 // streamPosition is the live stream's last sequence (false: no stream, or
 // it could not be read: the token then cannot start a subscription).
-func (s *syncer) streamPosition(ctx context.Context) (uint64, bool) {
-	if s.hub == nil {
+func (s *Syncer) streamPosition(ctx context.Context) (uint64, bool) {
+	if s.stream == nil {
 		return 0, false
 	}
-	seq, err := s.hub.LastSeq(ctx)
+	seq, err := s.stream.LastSeq(ctx)
 	return seq, err == nil
 }
 
-// syncPageRun is one page being made: what it read, the projects' parts,
+// pageRun is one page being made: what it read, the projects' parts,
 // and what it answers.
-type syncPageRun struct {
+type pageRun struct {
 	l    *loaders.Loaders
 	view *dynamo.SyncView
-	plan syncPlan
+	plan pagePlan
 	// profile is the viewer's profile (the view's).
 	profile *domain.User
-	works   []*syncWork
-	out     *syncOut
+	works   []*work
+	out     *output
 	// more: the page leaves something to read (hasMore).
 	more bool
 }

@@ -1,4 +1,4 @@
-package graph
+package syncer
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // weighUsers makes a tombstone of each user the page's entries say may
 // have stopped being visible (a removed member, a member of a project
 // left) whom the viewer no longer sees (stillSeen).
-func (pg *syncPageRun) weighUsers(ctx context.Context) error {
+func (pg *pageRun) weighUsers(ctx context.Context) error {
 	if len(pg.out.candidates) == 0 {
 		return nil
 	}
