@@ -159,7 +159,7 @@ type plan struct {
 	// cursorKey is the live cursors' key and cursorWhere where it came
 	// from (for the log, never the key); nil before openAuth when it is
 	// derived from the development secret, and with a given Auth and no
-	// CURSOR_KEY (the process's own random key: live.ProcessCursors).
+	// CURSOR_KEY (the process's own random key: cursor.Process).
 	cursorKey   []byte
 	cursorWhere string
 	// devWhere says where the development secret came from, for the

@@ -21,23 +21,24 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/web"
 )
 
 // Mode is a loader configuration under test.
 type Mode struct {
 	Name    string
-	Loaders graph.LoaderConfig
+	Loaders loaders.Config
 }
 
 // The two modes the report compares: the server as configured in
 // production, and the baseline in which every resolver reads on its own.
 var (
-	Batched   = Mode{Name: "batching on", Loaders: graph.LoaderConfig{}}
-	Unbatched = Mode{Name: "batching off", Loaders: graph.LoaderConfig{NoBatch: true}}
+	Batched   = Mode{Name: "batching on", Loaders: loaders.Config{}}
+	Unbatched = Mode{Name: "batching off", Loaders: loaders.Config{NoBatch: true}}
 )
 
-// BatchWait is the loaders' batch window in mode m: graph.DefaultBatchWait
+// BatchWait is the loaders' batch window in mode m: loaders.DefaultBatchWait
 // (or the configured Wait) with batching on, none with it off (every read
 // leaves at once).
 func (m Mode) BatchWait() time.Duration {
@@ -47,7 +48,7 @@ func (m Mode) BatchWait() time.Duration {
 	case m.Loaders.Wait > 0:
 		return m.Loaders.Wait
 	}
-	return graph.DefaultBatchWait
+	return loaders.DefaultBatchWait
 }
 
 // Secret signs the viewer's token.

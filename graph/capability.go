@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // What the operation pipeline knows of the transport an operation came
@@ -182,6 +184,6 @@ func closeConnection(ctx context.Context, code int, reason string) bool {
 // loaders: a subscription's reads go through each event's loaders
 // (live.go), never through a cache as long-lived as the socket.
 func WithSocket(ctx context.Context) context.Context {
-	ctx = context.WithValue(ctx, ctxKey{}, (*Loaders)(nil))
+	ctx = loaders.With(ctx, nil)
 	return context.WithValue(ctx, socketKey{}, &socketCount{})
 }

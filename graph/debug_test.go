@@ -7,6 +7,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -26,7 +27,7 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 		debug bool
 	}{{"debug mode adds extensions.dynamodb", true}, {"without debug mode there is none", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: store}, Debug: tc.debug, Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Steps: trig}}})
+			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: store}, Debug: tc.debug, Hooks: graph.Hooks{Loaders: loaders.Config{Steps: trig}}})
 			res := e.Query(t, "alice", q, vars)
 			if len(res.Errors) > 0 {
 				t.Fatalf("errors: %+v", res.Errors)

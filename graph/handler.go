@@ -20,6 +20,8 @@ import (
 	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/taskgraph/taskgraph/graph/incremental"
+	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/syncer"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -49,7 +51,7 @@ func NewServer(o Options) *handler.Server {
 	es := exec.NewExecutableSchema(cfg)
 	// A query with @defer answers in parts (graph/incremental), which end
 	// with its request.
-	srv := handler.New(incremental.New(es, stepsOf))
+	srv := handler.New(incremental.New(es))
 	cache := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(cache)
 	srv.SetParserTokenLimit(cmp.Or(o.MaxTokens, DefaultMaxTokens))
@@ -97,7 +99,7 @@ func NewServer(o Options) *handler.Server {
 	srv.AroundRootFields(idempotent)
 	srv.AroundFields(eventFields)
 	if o.Loaders.Steps != nil {
-		srv.AroundFields(stepFields) // step mode: counts the fields that run
+		srv.AroundFields(loaders.StepFields) // step mode: counts the fields that run
 	}
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
@@ -219,14 +221,9 @@ func introspectionOnly(doc *ast.QueryDocument, set ast.SelectionSet) bool {
 
 // setComplexity makes a connection cost its page size (first, or last when
 // given) times its children.
-// syncProjectCost is the least a project a sync page reads is priced at:
-// a project item (up to 41 KB, its description) read for its seq, as a
-// project with its fields and its 20 members' ids is priced.
-const syncProjectCost = 50
-
 func setComplexity(c *exec.ComplexityRoot) {
 	page := func(child int, first, last *int) int {
-		return 1 + child*max(min(pageSize(first, last), dynamo.MaxFirst), 1)
+		return 1 + child*max(min(loaders.PageSize(first, last), dynamo.MaxFirst), 1)
 	}
 	c.User.Projects = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
 	c.User.AssignedTasks = func(child int, first *int, _ *string, last *int, _ *string) int { return page(child, first, last) }
@@ -243,21 +240,5 @@ func setComplexity(c *exec.ComplexityRoot) {
 	c.Query.TasksByTag = func(child int, _ string, first *int, _ *string, last *int, _ *string) int {
 		return page(child, first, last)
 	}
-	// A sync page: what it may read and answer, its first entries, each
-	// an object of its selection, and the projects it reads (at most
-	// syncBatch, read whole for their seqs, upserts when joined or
-	// changed), each priced as an object of its selection and at least as
-	// a project with its members (syncProjectCost).
-	c.Query.Sync = func(child int, _ *string, first *int) int {
-		return 1 + child*max(min(pageSize(first, nil), dynamo.MaxFirst), 1) + syncBatch*max(child, syncProjectCost)
-	}
-}
-
-// stepsOf is the step mode of ctx's operation as the @defer executor
-// meets it (nil outside tests).
-func stepsOf(ctx context.Context) incremental.Steps {
-	if s := StepsOf(ctx); s != nil {
-		return s
-	}
-	return nil
+	c.Query.Sync = func(child int, _ *string, first *int) int { return syncer.Cost(child, first) } // what a page may read and answer
 }

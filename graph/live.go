@@ -16,6 +16,7 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/policy"
@@ -84,20 +85,13 @@ func (s *eventScope) state() *eventShared {
 	return s.shared.Value(func(context.Context) any { return s.mk(s.shared) }).(*eventShared)
 }
 
-func (s *eventScope) loaders() *Loaders { return s.state().view(s.viewer) }
+func (s *eventScope) loaders() *loaders.Loaders { return s.state().view(s.viewer) }
 
 // eventObjects reports whether obj's project, task and comment may be
 // shown (not the final event of a viewer who left the project).
 func eventObjects(obj *model.ProjectEvent) bool {
 	s, _ := obj.Scope.(*eventScope)
 	return s == nil || !s.final
-}
-
-// forViewer returns l's loaders as viewer sees them: the object and list
-// caches that do not depend on who reads them are l's own (shared); the
-// lists filtered by the viewer's memberships are the viewer's.
-func (l *Loaders) forViewer(viewer string) *Loaders {
-	return &Loaders{store: l.store, viewer: viewer, cfg: l.cfg, now: l.now, objects: l.objects, origin: l.origin}
 }
 
 // isSubscription reports whether ctx's operation is a subscription.
@@ -439,7 +433,7 @@ type liveResolvers struct {
 	// loaderCfg configures each event's shared loaders, their reads
 	// bounded by the event's budget (eventShared.ctx), not by any
 	// subscriber's context.
-	loaderCfg LoaderConfig
+	loaderCfg loaders.Config
 	// eventTimeout is Options.EventTimeout: an event's read budget, from
 	// its first resolution; 0: the hub's event timeout.
 	eventTimeout time.Duration

@@ -17,6 +17,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -34,7 +35,7 @@ const projectDataSub = `subscription($p: ID!) { projectEvents(projectId: $p) {
   project { id name tasks(first: 3) { nodes { id title description comments(first: 2) { nodes { body } } } } } } }`
 
 // waitPending waits until a batch read waits for gate.
-func waitPending(t *testing.T, gate *graph.ReadGate) {
+func waitPending(t *testing.T, gate *loaders.ReadGate) {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
 	for gate.Pending() == 0 {
@@ -46,7 +47,7 @@ func waitPending(t *testing.T, gate *graph.ReadGate) {
 }
 
 // flushing opens gate: the held reads, and every later one, go on.
-func flushing(t *testing.T, gate *graph.ReadGate) {
+func flushing(t *testing.T, gate *loaders.ReadGate) {
 	t.Helper()
 	gate.Open()
 }
@@ -81,8 +82,8 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	// The trigger holds every read of the event until the test flushes:
 	// bob's transport has taken the event and waits on its first read, as
 	// a stalled subscriber's would, while bob is removed.
-	gate := &graph.ReadGate{}
-	lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{})
+	gate := &loaders.ReadGate{}
+	lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: loaders.Config{Gate: gate}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob := e.MustDialWS(t, srv, "bob")
 	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
@@ -186,9 +187,9 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 	t.Run("the budget ends while the reads wait (WebSocket)", func(t *testing.T) {
 		e := testenv.New(t)
 		seed := e.MustSeed(t)
-		gate := &graph.ReadGate{}
+		gate := &loaders.ReadGate{}
 		const budget = 300 * time.Millisecond
-		lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{EventTimeout: budget})
+		lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: loaders.Config{Gate: gate}}}, live.HubConfig{EventTimeout: budget})
 		web := seed.Project("Website relaunch")
 		bob := e.MustDialWS(t, srv, "bob")
 		bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
@@ -440,8 +441,8 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			rng := rand.New(rand.NewPCG(seed, 0x11fe))
 			e := testenv.New(t)
 			seed := e.MustSeed(t)
-			gate := &graph.ReadGate{}
-			lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{})
+			gate := &loaders.ReadGate{}
+			lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: loaders.Config{Gate: gate}}}, live.HubConfig{})
 			web := seed.Project("Website relaunch")
 			bob := e.MustDialWS(t, srv, "bob")
 			bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})

@@ -9,6 +9,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -51,11 +52,11 @@ type eventShared struct {
 	// the event timeout, counted from the first resolution on this
 	// instance (not from when it was queued).
 	ctx        context.Context
-	loaders    *Loaders
+	loaders    *loaders.Loaders
 	recipients func() int
 
 	mu    sync.Mutex
-	views map[string]*Loaders
+	views map[string]*loaders.Loaders
 	// taken counts the recipients whose transport took the event (it is
 	// being resolved for them), joined those who joined a re-check.
 	taken, joined int
@@ -97,20 +98,20 @@ func (r *liveResolvers) newEventShared(sh *live.Shared) *eventShared {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(sh.Ctx), budget)
 	time.AfterFunc(budget, cancel)
 	c := r.loaderCfg
-	c.detached = ctx
+	c.Detached = ctx
 	c.Steps = nil // step mode counts an operation's work; an event's loaders serve many
-	return &eventShared{store: r.store, idle: r.recheckIdle, max: r.recheckWait, ctx: ctx, loaders: newLoaders(r.store, "", c, r.now), recipients: sh.Recipients,
-		views: map[string]*Loaders{}}
+	return &eventShared{store: r.store, idle: r.recheckIdle, max: r.recheckWait, ctx: ctx, loaders: loaders.New(loaderDeps(r.store, r.now), "", c), recipients: sh.Recipients,
+		views: map[string]*loaders.Loaders{}}
 }
 
 // view returns the event's loaders as viewer sees them, one per viewer:
 // the subscriptions of one viewer share their reads.
-func (e *eventShared) view(viewer string) *Loaders {
+func (e *eventShared) view(viewer string) *loaders.Loaders {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	v := e.views[viewer]
 	if v == nil {
-		v = e.loaders.forViewer(viewer)
+		v = e.loaders.ForViewer(viewer)
 		e.views[viewer] = v
 	}
 	return v

@@ -6,6 +6,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -95,8 +96,8 @@ type Limits struct {
 // Hooks are for tests and benchmarks: the server leaves them zero.
 type Hooks struct {
 	// Loaders tunes the per-request loaders: step mode, a gate, no
-	// batching (LoaderConfig).
-	Loaders LoaderConfig
+	// batching (loaders.Config).
+	Loaders loaders.Config
 	// EventRecheckWait is the longest a batch of an event's re-checks
 	// waits for the event's other recipients while one of them is
 	// resolving it; 0 means DefaultEventRecheckWait. EventRecheckIdle is

@@ -11,6 +11,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -137,11 +138,11 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 			ctx = client.WithObserver(ctx, st.calls)
 		}
 		if isSubscription(ctx) {
-			return next(context.WithValue(ctx, ctxKey{}, (*Loaders)(nil)))
+			return next(loaders.With(ctx, nil))
 		}
 		viewer, _ := auth.Viewer(ctx)
 		ctx = dynamo.WithConsistency(ctx, readsOf(oc))
-		ctx = context.WithValue(ctx, ctxKey{}, newLoaders(o.Store, viewer, o.Loaders, o.Now))
+		ctx = loaders.With(ctx, loaders.New(loaderDeps(o.Store, o.Now), viewer, o.Loaders))
 		start := oc.Stats.OperationStart
 		if start.IsZero() {
 			start = time.Now()

@@ -129,7 +129,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 }
 
 func (r *queryResolver) Me(ctx context.Context) (*domain.User, error) {
-	return For(ctx).me(ctx)
+	return For(ctx).Me(ctx)
 }
 
 func (r *queryResolver) User(ctx context.Context, id string) (*domain.User, error) {
@@ -149,7 +149,7 @@ func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, 
 }
 
 func (r *queryResolver) Sync(ctx context.Context, since *string, first *int) (*model.SyncPage, error) {
-	return r.sync.page(ctx, For(ctx), since, first)
+	return r.sync.Page(ctx, For(ctx), since, first)
 }
 
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
@@ -165,7 +165,7 @@ func (r *taskResolver) Project(ctx context.Context, obj *domain.Task) (*domain.P
 }
 
 func (r *taskResolver) Assignee(ctx context.Context, obj *domain.Task) (*domain.User, error) {
-	return For(ctx).optionalUser(ctx, obj.AssigneeID)
+	return For(ctx).OptionalUser(ctx, obj.AssigneeID)
 }
 
 func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {

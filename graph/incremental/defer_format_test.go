@@ -212,7 +212,7 @@ func TestDeferNestedNeverBeforeItsParent(t *testing.T) {
 
 // TestDeferPinnedCallsNestedAndAtTheRoot pins, read level by level (step
 // mode, which counts each part resolved apart from the moment its group
-// is released: graph.OperationSteps.Part), the DynamoDB calls and loader
+// is released: loaders.OperationSteps.Part), the DynamoDB calls and loader
 // batches of a query with nested fragments and fragments at the root,
 // each run alike: the fragments of a level read together, in one batch
 // per loader, whatever the goroutines' order (a fragment's children are

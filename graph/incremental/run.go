@@ -12,6 +12,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/exec"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -48,9 +49,6 @@ type incremental struct {
 	q      *workQueue
 	ready  []queueEvent // the work queue's events not answered yet
 	ids    publisherV02
-
-	// stepsOf finds the tests' step mode (New).
-	stepsOf func(context.Context) Steps
 }
 
 // execRun is one executor's run (the initial one, or a task's): the
@@ -222,18 +220,10 @@ func (in *incremental) begin(ctx context.Context, run *execRun, kind exec.Object
 // launch starts resolving t, released (incremental.mu held).
 func (in *incremental) launch(t *incTask) {
 	ctx := t.ctx
-	if s := in.steps(ctx); s != nil {
+	if s := loaders.StepsOf(ctx); s != nil {
 		ctx, t.end = s.Part(ctx, t.kind.Name, t.plan.sel, t.kind.ChildFields(in.ex))
 	}
 	go in.runTask(ctx, t)
-}
-
-// steps returns the step mode of ctx's operation, or nil.
-func (in *incremental) steps(ctx context.Context) Steps {
-	if in.stepsOf == nil {
-		return nil
-	}
-	return in.stepsOf(ctx)
 }
 
 // handle handles the ends of tasks so far (incremental.mu held): the

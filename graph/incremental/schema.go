@@ -18,17 +18,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// Steps is the tests' step mode as the executor meets it (the loaders'
-// OperationSteps is one): each task, a deferred fragment's fields
-// resolved apart on a goroutine of its own, is one part of the
-// operation's steps. Part counts the fields sel selects on a value of
-// type typ, whose field contexts child makes (nil for the root type's),
-// as about to start, and the part itself until end is called; it returns
-// the context to resolve them with.
-type Steps interface {
-	Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (_ context.Context, end func())
-}
-
 // New returns es, the generated executable schema, but for a query with
 // @defer, which graphql-js 17's incremental execution answers with gqlgen
 // resolving its fields (incremental, run.go; its plan, plan.go), in the
@@ -38,16 +27,10 @@ type Steps interface {
 // non-null field of it failed. None of its parts outlives its request:
 // every run resolves on a context whose DynamoDB calls end with the
 // request, a task's end never waits for its reader, and the transport's
-// wait for the next part ends with its context. stepsOf returns the step
-// mode of ctx's operation, or nil (outside tests, always).
-func New(es graphql.ExecutableSchema, stepsOf func(context.Context) Steps) graphql.ExecutableSchema {
-	return schema{ExecutableSchema: es, stepsOf: stepsOf}
-}
+// wait for the next part ends with its context.
+func New(es graphql.ExecutableSchema) graphql.ExecutableSchema { return schema{es} }
 
-type schema struct {
-	graphql.ExecutableSchema
-	stepsOf func(context.Context) Steps
-}
+type schema struct{ graphql.ExecutableSchema }
 
 func (s schema) Exec(ctx context.Context) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
@@ -58,7 +41,6 @@ func (s schema) Exec(ctx context.Context) graphql.ResponseHandler {
 	if in == nil {
 		return s.ExecutableSchema.Exec(ctx)
 	}
-	in.stepsOf = s.stepsOf
 	return in.respond
 }
 

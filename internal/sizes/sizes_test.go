@@ -26,7 +26,6 @@ const (
 // none.
 var stillSplitting = []string{
 	"graph/live.go",
-	"graph/loaders.go",
 	"internal/testenv/",
 }
 

@@ -96,7 +96,7 @@ func rootSteps(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) [
 }
 
 // Part counts the fields of a part of a query with @defer, resolved apart
-// (graph.OperationSteps): those sel selects on a value of type typ, in
+// (loaders.OperationSteps): those sel selects on a value of type typ, in
 // gqlgen's order, in a scope of their own under a context of its own (a
 // marker, which adds nothing to their path); once the scope is done, the
 // part counts as running until end.

@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 // Step mode is the tests' (they pin DynamoDB calls and round trips): an
 // operation's batches are read when all its running work waits on a
 // loader, not after a time. It reaches the handler through one hook,
-// LoaderConfig.Steps, which only tests and the benchmarks set; its
+// Config.Steps, which only tests and the benchmarks set; its
 // implementation is internal/stepmode, a package only they import. Nil,
 // as in production, every call below is a nil check.
 
-// StepMode is the hook of step mode (LoaderConfig.Steps).
+// StepMode is the hook of step mode (Config.Steps).
 type StepMode interface {
 	// Operation starts one operation's step mode.
 	Operation() OperationSteps
@@ -60,9 +60,9 @@ func StepsOf(ctx context.Context) OperationSteps {
 	return nil
 }
 
-// stepFields is the field middleware of step mode (added only with
-// LoaderConfig.Steps set).
-func stepFields(ctx context.Context, next graphql.Resolver) (any, error) {
+// StepFields is the field middleware of step mode (added only with
+// Config.Steps set).
+func StepFields(ctx context.Context, next graphql.Resolver) (any, error) {
 	if s := StepsOf(ctx); s != nil {
 		return s.Field(ctx, next)
 	}

@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 			if tc.step {
 				steps = &heldSteps{}
 			}
-			l := newLoader(LoaderConfig{Wait: time.Hour}, steps, "test", fetch)
+			l := newLoader(Config{Wait: time.Hour}, steps, "test", fetch)
 			n := 3 * inputCapacity
 			ths := make([]func() (int, error), n)
 			for k := range n {
@@ -106,8 +106,8 @@ func lens(batches [][]int) []int {
 // per event), those filtered by the viewer's memberships one per viewer, and
 // concurrent first uses make one loader.
 func TestViewsShareTheListsThatDoNotDependOnTheViewer(t *testing.T) {
-	l := newLoaders(nil, "", LoaderConfig{}, time.Now)
-	v := l.forViewer("viewer")
+	l := New(Deps{}, "", Config{})
+	v := l.ForViewer("viewer")
 	if v.membersOfLoader() != l.membersOfLoader() || v.projectIDsOfUserLoader() != l.projectIDsOfUserLoader() ||
 		v.tasksOfProjectLoader() != l.tasksOfProjectLoader() || v.commentsOfLoader() != l.commentsOfLoader() || v.objects != l.objects {
 		t.Error("a view has a loader of its own for a list that does not depend on the viewer")
@@ -116,8 +116,8 @@ func TestViewsShareTheListsThatDoNotDependOnTheViewer(t *testing.T) {
 		v.overdueOfLoader() == l.overdueOfLoader() || v.tasksByTagLoader() == l.tasksByTagLoader() {
 		t.Error("a view shares a list filtered by the viewer's memberships")
 	}
-	fresh := newLoaders(nil, "", LoaderConfig{}, time.Now)
-	views := []*Loaders{fresh, fresh.forViewer("a"), fresh.forViewer("b")}
+	fresh := New(Deps{}, "", Config{})
+	views := []*Loaders{fresh, fresh.ForViewer("a"), fresh.ForViewer("b")}
 	got := make([]*loader[pageKey, *domain.Conn[*domain.Comment]], 30)
 	var wg sync.WaitGroup
 	for i := range got {

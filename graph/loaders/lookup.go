@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"cmp"
@@ -16,8 +16,8 @@ import (
 // that rule). The viewer's own profile (me) and a task's assignee are looked
 // up here too.
 
-// notFoundAsNil turns ENOTFOUND into a nil result without error.
-func notFoundAsNil[T any](v *T, err error) (*T, error) {
+// NotFoundAsNil turns ENOTFOUND into a nil result without error.
+func NotFoundAsNil[T any](v *T, err error) (*T, error) {
 	if domain.IsNotFound(err) {
 		return nil, nil
 	}
@@ -91,18 +91,18 @@ func (l *Loaders) project(ctx context.Context, id string) (*domain.Project, erro
 	if !ok || err != nil {
 		return nil, err
 	}
-	return notFoundAsNil(l.ProjectByID(ctx, id))
+	return NotFoundAsNil(l.ProjectByID(ctx, id))
 }
 
 // task reads a task (a well-formed id) and checks its project for lookup
 // and comment.
 func (l *Loaders) task(ctx context.Context, id string) (*domain.Task, error) {
 	wait := l.prefetch(ctx, id)
-	t, err := notFoundAsNil(l.TaskByID(ctx, id))
+	t, err := NotFoundAsNil(l.TaskByID(ctx, id))
 	if t == nil || err != nil {
 		return nil, err
 	}
-	if t.AssigneeID != nil && selects(ctx, "assignee") {
+	if t.AssigneeID != nil && l.selects(ctx, "assignee") {
 		l.objects.Load(ctx, dynamo.UserRef(*t.AssigneeID)) // joins the visibility check's batch
 	}
 	wait() // the comments' authors join it too (prefetch)
@@ -120,9 +120,9 @@ func (l *Loaders) comment(ctx context.Context, id string) (*domain.Comment, erro
 	if err != nil {
 		return nil, err
 	}
-	cth := load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
+	cth := Load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
 	t, err := l.task(ctx, taskID) // read together with the comment
-	c, cerr := notFoundAsNil(cth())
+	c, cerr := NotFoundAsNil(cth())
 	if t == nil || err != nil || c == nil || cerr != nil {
 		return nil, cmp.Or(err, cerr)
 	}
@@ -136,15 +136,15 @@ func (l *Loaders) user(ctx context.Context, id string) (*domain.User, error) {
 	if ok, err := l.canSeeUser(ctx, id); !ok || err != nil {
 		return nil, err
 	}
-	return notFoundAsNil(l.UserByID(ctx, id))
+	return NotFoundAsNil(l.UserByID(ctx, id))
 }
 
-// me returns the viewer's profile, ENOTFOUND until it was created. When
+// Me returns the viewer's profile, ENOTFOUND until it was created. When
 // lists are selected under it, their reads start first and the profile is
 // read in their visibility check's batch (profileAhead), not in a call of
 // its own beside them; me waits for them, then takes it from the cache (or
 // reads it, when no list needed a check).
-func (l *Loaders) me(ctx context.Context) (*domain.User, error) {
+func (l *Loaders) Me(ctx context.Context) (*domain.User, error) {
 	l.profileAhead.Store(true)
 	if !l.prefetch(ctx, l.viewer)() {
 		l.profileAhead.Store(false)
@@ -156,13 +156,13 @@ func (l *Loaders) me(ctx context.Context) (*domain.User, error) {
 	return u, err
 }
 
-// optionalUser loads a user that the viewer may see by the path that led
+// OptionalUser loads a user that the viewer may see by the path that led
 // here (an assignee); no id or a missing profile is null.
-func (l *Loaders) optionalUser(ctx context.Context, id *string) (*domain.User, error) {
+func (l *Loaders) OptionalUser(ctx context.Context, id *string) (*domain.User, error) {
 	if id == nil {
 		return nil, nil
 	}
-	return notFoundAsNil(l.UserByID(ctx, *id))
+	return NotFoundAsNil(l.UserByID(ctx, *id))
 }
 
 func isNilPtr(v any) bool {

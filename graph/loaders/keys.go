@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"encoding/json"
@@ -23,9 +23,9 @@ func firstOr(first *int) int {
 	return *first
 }
 
-// pageSize returns the size of the page a connection field asks for: last
+// PageSize returns the size of the page a connection field asks for: last
 // when given, else first (or its default).
-func pageSize(first, last *int) int {
+func PageSize(first, last *int) int {
 	if last != nil {
 		return *last
 	}

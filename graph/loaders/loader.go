@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 // loader is one access pattern's per-operation data loader: a dataloader v7
 // Loader, which caches each key's result and gathers the keys asked for into
 // batches, each read by one call of fetch. A batch opens at its first key
-// and is read when its window ends (LoaderConfig.Wait after that key) or, in
-// step mode (LoaderConfig.Steps), when every running resolver of the
+// and is read when its window ends (Config.Wait after that key) or, in
+// step mode (Config.Steps), when every running resolver of the
 // operation waits on a loader (its hook flushes it).
 type loader[K comparable, V any] struct {
 	dl   *dataloader.Loader[K, V]
 	name string    // for traces and metrics (batchTracer)
-	gate *ReadGate // LoaderConfig.Gate
+	gate *ReadGate // Config.Gate
 
 	// steps is step mode's hook (stephook.go), nil outside step mode.
 	steps LoaderSteps
@@ -41,9 +41,9 @@ const inputCapacity = 32
 // newLoader makes a loader of c whose batches fetch reads; name is its
 // batches' in traces and metrics. In step mode (steps not nil) it joins the
 // operation's loaders, which an operation may make on their first use.
-func newLoader[K comparable, V any](c LoaderConfig, steps OperationSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
+func newLoader[K comparable, V any](c Config, steps OperationSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
 	l := &loader[K, V]{gate: c.Gate, name: name}
-	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.detached}),
+	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.Detached}),
 		dataloader.WithInputCapacity[K, V](inputCapacity)}
 	switch {
 	case c.NoBatch:
@@ -140,7 +140,7 @@ func (l *loader[K, V]) Prime(ctx context.Context, key K, val V) {
 
 // batchTracer is the loaders' dataloader tracer: each batch's span and
 // batch-size metric (telemetry.StartBatch), under the detached context when
-// there is one (LoaderConfig.detached), which then is the batch's context
+// there is one (Config.Detached), which then is the batch's context
 // too.
 type batchTracer[K comparable, V any] struct {
 	l        *loader[K, V]

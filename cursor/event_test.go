@@ -1,4 +1,4 @@
-package live
+package cursor
 
 import (
 	"bytes"
@@ -11,16 +11,16 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 )
 
-func mustCursors(t *testing.T, key []byte) *Cursors {
+func mustKeys(t *testing.T, key []byte) *Keys {
 	t.Helper()
-	c, err := NewCursors(key)
+	c, err := New(key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-var testKey = bytes.Repeat([]byte{7}, MinCursorKey)
+var testKey = bytes.Repeat([]byte{7}, MinKey)
 
 // oldCursor is a cursor as this server made them before they were
 // encrypted: base64url("ev1:" + project + "|" + seq), which anyone could
@@ -30,7 +30,7 @@ func oldCursor(project string, seq uint64) string {
 }
 
 func TestCursorsRoundTripAndAreStable(t *testing.T) {
-	c := mustCursors(t, testKey)
+	c := mustKeys(t, testKey)
 	for _, seq := range []uint64{1, 2, 42, 1 << 40, ^uint64(0)} {
 		cur := c.Cursor("prj#A", seq)
 		if got, err := c.ParseCursor("prj#A", cur); err != nil || got != seq {
@@ -39,14 +39,14 @@ func TestCursorsRoundTripAndAreStable(t *testing.T) {
 		if again := c.Cursor("prj#A", seq); again != cur {
 			t.Errorf("seq %d: two cursors %q and %q; want one per event", seq, cur, again)
 		}
-		if again := mustCursors(t, testKey).Cursor("prj#A", seq); again != cur {
+		if again := mustKeys(t, testKey).Cursor("prj#A", seq); again != cur {
 			t.Errorf("seq %d: another instance with the same key made %q, want %q", seq, again, cur)
 		}
 	}
 }
 
 func TestCursorsRevealNoSequence(t *testing.T) {
-	c := mustCursors(t, testKey)
+	c := mustKeys(t, testKey)
 	const project = "prj#01J0000000000000000000000A"
 	var prev []byte
 	for seq := uint64(1); seq <= 300; seq++ {
@@ -85,8 +85,8 @@ func TestCursorsRevealNoSequence(t *testing.T) {
 }
 
 func TestCursorsRefuseWhatTheyDidNotMake(t *testing.T) {
-	c := mustCursors(t, testKey)
-	other := mustCursors(t, bytes.Repeat([]byte{8}, MinCursorKey))
+	c := mustKeys(t, testKey)
+	other := mustKeys(t, bytes.Repeat([]byte{8}, MinKey))
 	good := c.Cursor("prj#A", 42)
 	raw, _ := base64.RawURLEncoding.DecodeString(good)
 	cases := map[string]string{
@@ -101,7 +101,7 @@ func TestCursorsRefuseWhatTheyDidNotMake(t *testing.T) {
 		"standard base64":             base64.RawStdEncoding.EncodeToString(raw) + "+/",
 		"another key's":               other.Cursor("prj#A", 42),
 		"another key's, same length":  other.Cursor("prj#A", 1),
-		"zeros of the right length":   base64.RawURLEncoding.EncodeToString(make([]byte, cursorLen)),
+		"zeros of the right length":   base64.RawURLEncoding.EncodeToString(make([]byte, eventLen)),
 		"truncated":                   good[:len(good)-1],
 		"one byte short":              base64.RawURLEncoding.EncodeToString(raw[:len(raw)-1]),
 		"one byte more":               base64.RawURLEncoding.EncodeToString(append(append([]byte{}, raw...), 0)),
@@ -140,7 +140,7 @@ func TestCursorsRefuseWhatTheyDidNotMake(t *testing.T) {
 }
 
 func TestACursorKeyShorterThan32BytesIsRefused(t *testing.T) {
-	if _, err := NewCursors(make([]byte, MinCursorKey-1)); err == nil {
+	if _, err := New(make([]byte, MinKey-1)); err == nil {
 		t.Error("a 31-byte key was accepted")
 	}
 }

@@ -1,35 +1,18 @@
-package graph
+package syncer
 
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
-
-// changesKey is one read of a project's change log (readLogs).
-type changesKey struct {
-	project     string
-	after, upTo int64
-	limit       int
-	// departure: also read when the viewer left the project, and its seq
-	// again after the log.
-	departure bool
-}
-
-type changesResult struct {
-	changes []dynamo.Change
-	more    bool
-	left    int64 // the position of the viewer's last removal (departure), 0: none
-	// seqAfter is the project's seq read again after its log (a leave):
-	// no entry moved past the read when it is still the seq read before.
-	seqAfter int64
-}
 
 // share gives each project a part of the page's first entries: as many as
 // it may have (its demand), the rest split evenly.
-func share(works []*syncWork, budget int) {
-	active := make([]*syncWork, 0, len(works))
+func share(works []*work, budget int) {
+	active := make([]*work, 0, len(works))
 	for _, w := range works {
 		if w.demand > 0 {
 			active = append(active, w)
@@ -54,27 +37,12 @@ func share(works []*syncWork, budget int) {
 // strongly consistent Query per project with a share), and applies the
 // entries: where the project's state goes, and what they bring to the
 // page.
-func (pg *syncPageRun) readLogs(ctx context.Context) error {
-	l, viewer := pg.l, pg.l.viewer
-	reads := each(l, "changesOf", func(ctx context.Context, k changesKey) (changesResult, error) {
-		var r changesResult
-		var err error
-		if k.departure {
-			if r.left, err = l.store.Departure(ctx, k.project, viewer); err != nil {
-				return r, err
-			}
-		}
-		if r.changes, r.more, err = l.store.Changes(ctx, k.project, k.after, k.upTo, k.limit); err != nil || !k.departure {
-			return r, err
-		}
-		r.seqAfter, err = l.store.ProjectSeq(ctx, k.project)
-		return r, err
-	})
-	ths := make([]func() (changesResult, error), len(pg.works))
+func (pg *pageRun) readLogs(ctx context.Context) error {
+	ths := make([]func() (loaders.Changes, error), len(pg.works))
 	for i, w := range pg.works {
 		if w.limit > 0 {
-			ths[i] = reads.Load(ctx, changesKey{project: w.st.id, after: w.st.pos, upTo: w.upTo, limit: w.limit,
-				departure: w.st.mode == modeLeave})
+			ths[i] = pg.l.ChangesOf(ctx, loaders.ChangesKey{Project: w.st.ID, After: w.st.Pos, UpTo: w.upTo, Limit: w.limit,
+				Departure: w.st.Mode == cursor.Leave})
 		}
 	}
 	for i, w := range pg.works {
@@ -91,36 +59,36 @@ func (pg *syncPageRun) readLogs(ctx context.Context) error {
 
 // apply moves a project's state past the entries its read returned, and
 // makes them the page's upserts and tombstones.
-func (pg *syncPageRun) apply(w *syncWork) {
+func (pg *pageRun) apply(w *work) {
 	done := true
 	switch {
 	case w.limit == 0 && w.demand > 0: // no room in this page
 		pg.more = true
 		return
-	case w.res.more:
-		w.st.pos = w.res.changes[len(w.res.changes)-1].Pos
+	case w.res.More:
+		w.st.Pos = w.res.Changes[len(w.res.Changes)-1].Pos
 		pg.more, done = true, false
 	default:
-		w.st.pos = w.upTo
+		w.st.Pos = w.upTo
 		// An object of a project that still exists may have moved past
 		// upTo while its log was read (a change committed after the
 		// project's read): a leave is done once a read saw the project
 		// at the same seq after it as before, or nothing to read. (A
 		// deleted project's log no longer moves.)
-		done = w.st.mode != modeLeave || w.p == nil || w.limit == 0 || w.res.seqAfter == w.upTo
+		done = w.st.Mode != cursor.Leave || w.p == nil || w.limit == 0 || w.res.SeqAfter == w.upTo
 		pg.more = pg.more || !done // read on at once: what moved lies past upTo
 	}
-	if w.st.mode == modeLeave && w.res.left > w.st.skip && w.res.left > w.st.seen {
-		w.st.seen = w.res.left // when they left, kept while the departure itself may expire
+	if w.st.Mode == cursor.Leave && w.res.Left > w.st.Skip && w.res.Left > w.st.Seen {
+		w.st.Seen = w.res.Left // when they left, kept while the departure itself may expire
 	}
-	for _, c := range w.res.changes {
-		if w.st.mode == modeLeave {
+	for _, c := range w.res.Changes {
+		if w.st.Mode == cursor.Leave {
 			pg.out.leave(w, c)
 		} else {
 			pg.out.change(w, c)
 		}
 	}
-	if w.st.mode == modeLeave && done {
+	if w.st.Mode == cursor.Leave && done {
 		w.st = nil // every tombstone delivered
 	}
 }
@@ -131,8 +99,8 @@ func (pg *syncPageRun) apply(w *syncWork) {
 // comments' too; a removed member's, the user's if the viewer shares no
 // other project with them), but where the client never had it (at or
 // below skip: a join).
-func (o *syncOut) change(w *syncWork, c dynamo.Change) {
-	tombstone := c.Gone && c.Pos > w.st.skip
+func (o *output) change(w *work, c dynamo.Change) {
+	tombstone := c.Gone && c.Pos > w.st.Skip
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:
 		switch {
@@ -171,12 +139,12 @@ func (o *syncOut) change(w *syncWork, c dynamo.Change) {
 // the state keeps in seen), which the viewer never saw. A departure at or
 // below skip is of an earlier membership: the project was deleted while
 // they were in it, and all of it was theirs to see.
-func (o *syncOut) leave(w *syncWork, c dynamo.Change) {
-	if c.Gone && c.Pos <= w.st.skip {
+func (o *output) leave(w *work, c dynamo.Change) {
+	if c.Gone && c.Pos <= w.st.Skip {
 		return
 	}
-	out := w.st.seen // the removal's position (see page); 0: none
-	after := func(born int64) bool { return c.Pos > w.st.skip && out > 0 && born > out }
+	out := w.st.Seen // the removal's position (see page); 0: none
+	after := func(born int64) bool { return c.Pos > w.st.Skip && out > 0 && born > out }
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:
 		if !after(c.Born) {

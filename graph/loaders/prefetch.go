@@ -1,11 +1,11 @@
-package graph
+package loaders
 
 import (
 	"context"
+	"maps"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -24,7 +24,7 @@ func (l *Loaders) prefetch(ctx context.Context, id string) func() bool {
 	if l.cfg.NoBatch || !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return func() bool { return false }
 	}
-	waits := l.prefetchFields(ctx, id, incremental.LookaheadFields(ctx))
+	waits := l.prefetchFields(ctx, id, l.deps.Lookahead(ctx))
 	return func() bool {
 		for _, w := range waits {
 			w()
@@ -71,6 +71,17 @@ var notPrefetched = map[string]string{
 	"Tag.tasks": "keyed by the viewer's projects, which the tag's id does not give: read when resolved",
 }
 
+// ReadAhead lists the list fields ("Type.field") of objects a lookup by id
+// returns: those read ahead with the object (prefetchers) and those that
+// are not, with why (notPrefetched). TestEveryListFieldIsCostedAndPrefetched
+// (graph) holds both to the schema.
+func ReadAhead() (ahead []string, not map[string]string) {
+	for f := range prefetchers {
+		ahead = append(ahead, f)
+	}
+	return ahead, maps.Clone(notPrefetched)
+}
+
 func init() { // (an initialization cycle otherwise: User.projects recurses into prefetchFields)
 	prefetchers = map[string]prefetcher{
 		"User.projects":      prefetchProjectsOfUser,
@@ -114,7 +125,7 @@ func prefetchOverdueTasks(ctx context.Context, l *Loaders, oc *graphql.Operation
 	if a.badAsOf {
 		return nil
 	}
-	k := overdueKeyOf(id, a.asOf, l.today(), a.pageArgs)
+	k := overdueKeyOf(id, a.asOf, l.Today(), a.pageArgs)
 	l.noteTaskProjects(oc, f, k.pageKey)
 	return waitFor(l.overdueOfLoader().Load(ctx, k))
 }
@@ -130,7 +141,7 @@ func prefetchTasksOfProject(ctx context.Context, l *Loaders, oc *graphql.Operati
 	for _, nf := range nodeFields(oc, f) {
 		// (Not under @defer: a deferred part must not be ready
 		// before the part it is in.)
-		if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !incremental.Defers(oc, f.SelectionSet) {
+		if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !l.deps.Defers(oc, f.SelectionSet) {
 			l.origin.commentsAhead.Store(k, argsOf(oc, nf).pageArgs)
 		}
 	}
@@ -157,11 +168,11 @@ func prefetchComments(ctx context.Context, l *Loaders, oc *graphql.OperationCont
 }
 
 // selects reports whether the current field selects a child of that name.
-func selects(ctx context.Context, name string) bool {
+func (l *Loaders) selects(ctx context.Context, name string) bool {
 	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
 		return false
 	}
-	for _, f := range incremental.LookaheadFields(ctx) {
+	for _, f := range l.deps.Lookahead(ctx) {
 		if f.Name == name {
 			return true
 		}

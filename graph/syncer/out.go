@@ -1,18 +1,18 @@
-package graph
+package syncer
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
 )
 
-// syncOut collects a page's objects: each at most once, as an upsert or a
+// output collects a page's objects: each at most once, as an upsert or a
 // tombstone.
-type syncOut struct {
+type output struct {
 	upserts    map[string]model.Node
 	order      []string
 	tombstones map[string]string // id → typename
@@ -24,18 +24,18 @@ type syncOut struct {
 	want       map[string]bool
 }
 
-func newSyncOut() *syncOut {
-	return &syncOut{upserts: map[string]model.Node{}, tombstones: map[string]string{}, want: map[string]bool{}}
+func newOutput() *output {
+	return &output{upserts: map[string]model.Node{}, tombstones: map[string]string{}, want: map[string]bool{}}
 }
 
-func (o *syncOut) upsert(id string, v model.Node) {
+func (o *output) upsert(id string, v model.Node) {
 	if _, ok := o.upserts[id]; !ok {
 		o.order = append(o.order, id)
 	}
 	o.upserts[id] = v
 }
 
-func (o *syncOut) tomb(id, typename string) {
+func (o *output) tomb(id, typename string) {
 	if _, ok := o.tombstones[id]; !ok {
 		o.tombOrder = append(o.tombOrder, id)
 	}
@@ -44,7 +44,7 @@ func (o *syncOut) tomb(id, typename string) {
 
 // read notes an object to read once (list: tasks, comments, users or
 // candidates).
-func (o *syncOut) read(list *[]string, kind, id string) {
+func (o *output) read(list *[]string, kind, id string) {
 	if !o.want[kind+id] {
 		o.want[kind+id] = true
 		*list = append(*list, id)
@@ -54,23 +54,23 @@ func (o *syncOut) read(list *[]string, kind, id string) {
 // readObjects reads the tasks, comments and users the entries name, in one
 // batch: an object that exists is an upsert, one that does not a
 // tombstone (a comment of a task gone too).
-func (pg *syncPageRun) readObjects(ctx context.Context) error {
+func (pg *pageRun) readObjects(ctx context.Context) error {
 	l, out := pg.l, pg.out
 	tasks := make([]func() (*domain.Task, error), len(out.tasks))
 	for i, id := range out.tasks {
-		tasks[i] = load[*domain.Task](ctx, l, dynamo.TaskRef(id))
+		tasks[i] = loaders.Load[*domain.Task](ctx, l, dynamo.TaskRef(id))
 	}
 	comments := make([]func() (*domain.Comment, error), len(out.comments))
 	for i, id := range out.comments {
-		comments[i] = load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
+		comments[i] = loaders.Load[*domain.Comment](ctx, l, dynamo.CommentRef(id))
 	}
 	users := make([]func() (*domain.User, error), len(out.users))
 	for i, id := range out.users {
-		users[i] = load[*domain.User](ctx, l, dynamo.UserRef(id))
+		users[i] = loaders.Load[*domain.User](ctx, l, dynamo.UserRef(id))
 	}
 	gone := map[string]bool{} // tasks that no longer exist
 	for i, id := range out.tasks {
-		t, err := notFoundAsNil(tasks[i]())
+		t, err := loaders.NotFoundAsNil(tasks[i]())
 		switch {
 		case err != nil:
 			return err
@@ -82,7 +82,7 @@ func (pg *syncPageRun) readObjects(ctx context.Context) error {
 		}
 	}
 	for i, id := range out.comments {
-		c, err := notFoundAsNil(comments[i]())
+		c, err := loaders.NotFoundAsNil(comments[i]())
 		taskID, _ := domain.ParseCommentID(id)
 		switch {
 		case err != nil:
@@ -94,7 +94,7 @@ func (pg *syncPageRun) readObjects(ctx context.Context) error {
 		}
 	}
 	for i, id := range out.users {
-		u, err := notFoundAsNil(users[i]())
+		u, err := loaders.NotFoundAsNil(users[i]())
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (pg *syncPageRun) readObjects(ctx context.Context) error {
 
 // nodes are the page's upserts: projects, users, tasks, then comments, but
 // what is also a tombstone (a task or comment deleted meanwhile).
-func (o *syncOut) nodes() []model.Node {
+func (o *output) nodes() []model.Node {
 	rank := func(v model.Node) int {
 		switch v.(type) {
 		case *domain.Project:
@@ -132,7 +132,7 @@ func (o *syncOut) nodes() []model.Node {
 
 // tombs are the page's tombstones, but users it also upserts (visible
 // through another project).
-func (o *syncOut) tombs() []*model.Tombstone {
+func (o *output) tombs() []*model.Tombstone {
 	out := make([]*model.Tombstone, 0, len(o.tombOrder))
 	for _, id := range o.tombOrder {
 		if _, up := o.upserts[id]; up && domain.KindOf(id) == domain.KindUser {
@@ -141,9 +141,4 @@ func (o *syncOut) tombs() []*model.Tombstone {
 		out = append(out, &model.Tombstone{NodeID: id, Typename: o.tombstones[id]})
 	}
 	return out
-}
-
-// String names a project's state, for tests' messages.
-func (p projectState) String() string {
-	return fmt.Sprintf("%s mode %d pos %d skip %d seen %d", p.id, p.mode, p.pos, p.skip, p.seen)
 }

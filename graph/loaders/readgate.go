@@ -1,9 +1,9 @@
-package graph
+package loaders
 
 import "sync"
 
 // ReadGate holds every batch read of the loaders it is set on
-// (LoaderConfig.Gate) until it opens: for tests that change the table while
+// (Config.Gate) until it opens: for tests that change the table while
 // a resolution waits on its reads, as a stalled subscriber's would. The
 // zero value is closed.
 type ReadGate struct {

@@ -1,29 +1,30 @@
-package graph
+package syncer
 
 import (
 	"context"
 
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/policy"
 )
 
 // weighUsers makes a tombstone of each user the page's entries say may
 // have stopped being visible (a removed member, a member of a project
 // left) whom the viewer no longer sees (stillSeen).
-func (pg *syncPageRun) weighUsers(ctx context.Context) error {
+func (pg *pageRun) weighUsers(ctx context.Context) error {
 	if len(pg.out.candidates) == 0 {
 		return nil
 	}
 	var tracked []sharedProject // the projects this page reads as visible, and the quiet ones
 	for _, w := range pg.works {
 		if w.visible && w.st != nil {
-			tracked = append(tracked, sharedProject{id: w.st.id, upTo: w.upTo})
+			tracked = append(tracked, sharedProject{id: w.st.ID, upTo: w.upTo})
 		}
 	}
 	for _, st := range pg.plan.quiet {
-		tracked = append(tracked, sharedProject{id: st.id, upTo: st.pos})
+		tracked = append(tracked, sharedProject{id: st.ID, upTo: st.Pos})
 	}
-	seen, err := pg.l.stillSeen(ctx, pg.out.candidates, tracked)
+	seen, err := stillSeen(ctx, pg.l, pg.out.candidates, tracked)
 	if err != nil {
 		return err
 	}
@@ -59,13 +60,13 @@ type sharedProject struct {
 // the join's whole log). The memberships are read strongly consistently,
 // at most 100 a round (one BatchGetItem), each user's next ones until one
 // keeps them or none is left: on the pages that weigh a user only.
-func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []sharedProject) ([]bool, error) {
-	users, err := l.othersProfiles(ctx, ids)
+func stillSeen(ctx context.Context, l *loaders.Loaders, ids []string, tracked []sharedProject) ([]bool, error) {
+	users, err := l.Profiles(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	viewer := &domain.User{ID: l.viewer, Projects: map[string]string{}} // as the page sees them
-	todo := make([][]sharedProject, len(ids))                           // each user's projects shared by their profile
+	viewer := &domain.User{ID: l.Viewer(), Projects: map[string]string{}} // as the page sees them
+	todo := make([][]sharedProject, len(ids))                             // each user's projects shared by their profile
 	for _, p := range tracked {
 		viewer.Projects[p.id] = ""
 		for i, u := range users {
@@ -92,7 +93,7 @@ func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []sharedP
 		if len(pairs) == 0 {
 			break
 		}
-		born, err := l.store.MembershipsBorn(ctx, pairs)
+		born, err := l.Store().MembershipsBorn(ctx, pairs)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +109,7 @@ func (l *Loaders) stillSeen(ctx context.Context, ids []string, tracked []sharedP
 	}
 	seen := make([]bool, len(ids))
 	for i, id := range ids {
-		seen[i] = policy.SeesUser(l.viewer, viewer, id, kept[i])
+		seen[i] = policy.SeesUser(l.Viewer(), viewer, id, kept[i])
 	}
 	return seen, nil
 }

@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"context"
@@ -83,7 +83,7 @@ func (l *Loaders) canSeeUser(ctx context.Context, id string) (bool, error) {
 // read in one batch with the viewer's (which visibleProjects reads too).
 func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error) {
 	mine := l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // the viewer's, in the same batch
-	users, err := l.othersProfiles(ctx, ids)
+	users, err := l.Profiles(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +102,10 @@ func (l *Loaders) visibleUsers(ctx context.Context, ids []string) ([]bool, error
 	return out, nil
 }
 
-// othersProfiles reads the profiles of the users ids through the level's
+// Profiles reads the profiles of the users ids through the level's
 // batch, nil for the viewer's own (not read as theirs) and for a user
 // without one.
-func (l *Loaders) othersProfiles(ctx context.Context, ids []string) ([]*domain.User, error) {
+func (l *Loaders) Profiles(ctx context.Context, ids []string) ([]*domain.User, error) {
 	theirs := make([]func() (any, error), len(ids))
 	for i, id := range ids {
 		if id != l.viewer {
