@@ -20,8 +20,8 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -143,14 +143,14 @@ func (e *Env) Close() {
 	}
 }
 
-// HandlerTimeout replaces graph.DefaultTimeout (10 s) in the benchmark: on
+// HandlerTimeout replaces pipeline.DefaultTimeout (10 s) in the benchmark: on
 // the embedded store a dashboard at 4× under 32 clients queues for longer
 // than that, and the benchmark measures the server, not its time limit.
 const HandlerTimeout = 10 * time.Minute
 
 // Handler returns the GraphQL handler (POST /query) in mode m.
 func (e *Env) Handler(m Mode) http.Handler {
-	return app.NewHandler(e.Store, e.auth, web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: HandlerTimeout}, Hooks: graph.Hooks{Loaders: m.Loaders}}})
+	return app.NewHandler(e.Store, e.auth, web.Options{Options: pipeline.Options{Limits: pipeline.Limits{Timeout: HandlerTimeout}, Hooks: pipeline.Hooks{Loaders: m.Loaders}}})
 }
 
 // Recorder is a minimal, reusable http.ResponseWriter for in-process

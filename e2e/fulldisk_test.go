@@ -24,8 +24,8 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -71,7 +71,7 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 	}
 	// The /query handler alone (no live updates: their outbox deletes would
 	// be writes of their own on the full disk).
-	srv := httptest.NewServer(app.NewHandler(store, authn, web.Options{Options: graph.Options{Deps: graph.Deps{Log: logger}}}))
+	srv := httptest.NewServer(app.NewHandler(store, authn, web.Options{Options: pipeline.Options{Deps: pipeline.Deps{Log: logger}}}))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL + "/"
 	return s

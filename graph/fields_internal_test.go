@@ -41,7 +41,7 @@ func TestEveryListFieldIsCostedAndPrefetched(t *testing.T) {
 			field := name + "." + f.Name
 			lists = append(lists, field)
 			if _, ok := es.Complexity(context.Background(), name, f.Name, 1, map[string]any{}); !ok {
-				t.Errorf("%s is a list without a cost: give it one in setComplexity (graph/handler.go)", field)
+				t.Errorf("%s is a list without a cost: give it one in setComplexity (graph/complexity.go)", field)
 			}
 			if !nodes[name] {
 				continue

@@ -18,6 +18,8 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/policy"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -30,13 +32,6 @@ import (
 // by all of this instance's recipients of the event (one read per event per
 // instance, however many subscribers), seen through each subscriber's own
 // viewer for what depends on the viewer.
-
-// Defaults of the subscription limits (Options.MaxSubscriptionsPerSocket,
-// MaxSubscriptionsPerViewer).
-const (
-	DefaultMaxSubscriptionsPerSocket = 20
-	DefaultMaxSubscriptionsPerViewer = 100
-)
 
 // eventSlotKey marks the context of a ProjectEvent field: its resolver puts
 // the event's scope in the slot, and the field's children, which inherit
@@ -186,7 +181,7 @@ var errNotAStream = domain.Errorf(domain.EINVALID,
 // streams reports whether the operation of ctx came over a transport that
 // streams responses (its Delivery: ResponseStream): a WebSocket, or a POST
 // that accepts text/event-stream.
-func streams(ctx context.Context) bool { return deliveryOf(ctx) == ResponseStream }
+func streams(ctx context.Context) bool { return pipeline.DeliveryOf(ctx) == pipeline.ResponseStream }
 
 // CloseTryAgainLater is the WebSocket close code of a connection whose
 // subscriber fell behind (RFC 6455's 1013 Try Again Later): the graphql-ws
@@ -203,19 +198,19 @@ const reasonFellBehind = "subscriber fell behind; resume with your last cursor"
 // not stream (a plain POST: BAD_USER_INPUT, RefusedNeedsStream, at once). It gives a
 // subscription operation its liveState and, when its stream ended with an
 // error, answers that error (data null) before the end of the stream.
-func liveOperations(o Options) graphql.OperationMiddleware {
-	present := ErrorPresenter(o.Log)
+func liveOperations(o pipeline.Options) graphql.OperationMiddleware {
+	present := pipeline.ErrorPresenter(o.Log)
 	// A stream's end (cut off, shut down, token expired) is expected: one
 	// debug line, not the error line of a failed request, which a shutdown
 	// would print once per subscriber.
-	presentEnd := ErrorPresenter(slog.New(slog.DiscardHandler))
+	presentEnd := pipeline.ErrorPresenter(slog.New(slog.DiscardHandler))
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
 		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 			return next(ctx)
 		}
 		if !streams(ctx) {
-			refuse(ctx, RefusedNeedsStream, 0, false)
+			pipeline.Refuse(ctx, pipeline.RefusedNeedsStream)
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, errNotAStream)}})
 		}
 		st := newLiveState()
@@ -247,32 +242,16 @@ type liveLimits struct {
 	byViewer             map[string]int
 }
 
-// socketKey holds a WebSocket connection's count of subscriptions.
-type socketKey struct{}
-
-type socketCount struct {
-	mu sync.Mutex
-	n  int
-}
-
-// acquire counts a new subscription of viewer (and of the socket in ctx),
-// or refuses it past a limit; release undoes it.
+// acquire counts a new subscription of viewer (and of the socket in ctx,
+// pipeline.SocketOf), or refuses it past a limit; release undoes it.
 func (l *liveLimits) acquire(ctx context.Context, viewer string) (release func(), err error) {
-	sock, _ := ctx.Value(socketKey{}).(*socketCount)
-	if sock != nil {
-		sock.mu.Lock()
-		if sock.n >= l.perSocket {
-			sock.mu.Unlock()
-			return nil, domain.Errorf(domain.EINVALID, "a connection may hold at most %d subscriptions", l.perSocket)
-		}
-		sock.n++
-		sock.mu.Unlock()
+	sock := pipeline.SocketOf(ctx)
+	if sock != nil && !sock.Acquire(l.perSocket) {
+		return nil, domain.Errorf(domain.EINVALID, "a connection may hold at most %d subscriptions", l.perSocket)
 	}
 	unSock := func() {
 		if sock != nil {
-			sock.mu.Lock()
-			sock.n--
-			sock.mu.Unlock()
+			sock.Release()
 		}
 	}
 	l.mu.Lock()
@@ -299,9 +278,6 @@ func (l *liveLimits) acquire(ctx context.Context, viewer string) (release func()
 // errLiveOff answers subscriptions on a handler without a hub.
 var errLiveOff = domain.Errorf(domain.EUNAVAILABLE, "live updates are not available on this server")
 
-// errExpired ends subscriptions when the token expires.
-var errExpired = &auth.Error{Err: errors.New("the token has expired; reconnect with a new token and resume with after: the last cursor received")}
-
 // projectEvents subscribes the viewer to a project's events
 // (Subscription.projectEvents).
 func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
@@ -316,11 +292,12 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 	if err != nil {
 		return nil, err
 	}
-	cost := 0 // each event is charged the subscription's cost (rateLimits)
+	cost := 0 // each event is charged the subscription's cost (pipeline.ChargeEvent)
 	if stats := extension.GetComplexityStats(ctx); stats != nil {
 		cost = stats.Complexity
 	}
-	tel := subscriptionOpened(ctx) // metrics: open subscriptions (graph/telemetry.go)
+	tel := telemetry.FromContext(ctx) // metrics: open subscriptions
+	tel.SubscriptionOpened()
 	sub, err := r.live.hub.Subscribe(ctx, viewer, projectID, after)
 	if err != nil {
 		tel.SubscriptionClosed()
@@ -348,7 +325,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 			if err != nil {
 				switch {
 				case expired.Load():
-					st.fail(errExpired)
+					st.fail(pipeline.ErrExpired)
 				case errors.Is(err, live.ErrSlow):
 					cutOff(ctx, st)
 				case err == io.EOF, ctx.Err() != nil, sctx.Err() != nil: // sctx: ended by liveEvents
@@ -358,8 +335,8 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 				return
 			}
 			ev := d.Event
-			if wait := r.live.rates.chargeEvent(viewer, cost); wait > 0 {
-				st.fail(errEventsRateLimited(wait))
+			if err := pipeline.ChargeEvent(ctx, cost); err != nil {
+				st.fail(err)
 				return
 			}
 			pe := &model.ProjectEvent{Cursor: d.Cursor, Kind: ev.Kind, At: ev.At, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
@@ -378,7 +355,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 					break send
 				case <-sctx.Done():
 					if expired.Load() {
-						st.fail(errExpired)
+						st.fail(pipeline.ErrExpired)
 					}
 					return
 				case <-ended:
@@ -402,7 +379,7 @@ func (r *Resolver) projectEvents(ctx context.Context, projectID string, after *s
 // client's subscription for good. Over server-sent events the stream ends
 // with the SERVICE_UNAVAILABLE error live.ErrSlow.
 func cutOff(ctx context.Context, st *liveState) {
-	if closeConnection(ctx, CloseTryAgainLater, reasonFellBehind) {
+	if pipeline.CloseConnection(ctx, CloseTryAgainLater, reasonFellBehind) {
 		<-ctx.Done()
 		return
 	}
@@ -440,13 +417,31 @@ type liveResolvers struct {
 	// recheckWait and recheckIdle are Options.EventRecheckWait and
 	// EventRecheckIdle.
 	recheckWait, recheckIdle time.Duration
-	// rates charges each event's resolution to its subscriber (nil: no
-	// rate limits).
-	rates *rateLimits
+	// operations is the live rules' step around each operation
+	// (liveOperations).
+	operations graphql.OperationMiddleware
 }
 
-func newLiveResolvers(o Options, rl *rateLimits) *liveResolvers {
-	return &liveResolvers{hub: o.Live, now: o.Now, store: o.Store, loaderCfg: o.Loaders, eventTimeout: o.EventTimeout, recheckWait: cmp.Or(o.EventRecheckWait, DefaultEventRecheckWait), recheckIdle: o.EventRecheckIdle, rates: rl,
-		limits: &liveLimits{perSocket: max(o.MaxSubscriptionsPerSocket, 1), perViewer: max(o.MaxSubscriptionsPerViewer, 1),
-			byViewer: map[string]int{}}}
+func newLiveResolvers(o pipeline.Options) *liveResolvers {
+	return &liveResolvers{hub: o.Live, now: o.Now, store: o.Store, loaderCfg: o.Loaders, eventTimeout: o.EventTimeout, recheckWait: cmp.Or(o.EventRecheckWait, DefaultEventRecheckWait), recheckIdle: o.EventRecheckIdle,
+		limits: &liveLimits{perSocket: max(cmp.Or(o.MaxSubscriptionsPerSocket, pipeline.DefaultMaxSubscriptionsPerSocket), 1),
+			perViewer: max(cmp.Or(o.MaxSubscriptionsPerViewer, pipeline.DefaultMaxSubscriptionsPerViewer), 1), byViewer: map[string]int{}},
+		operations: liveOperations(o)}
+}
+
+// The live rules, as the operation pipeline runs them
+// (pipeline.Subscriptions): around each operation (liveOperations),
+// around each event's response (liveEvents), around each field
+// (eventFields).
+
+func (r *liveResolvers) Operation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return r.operations(ctx, next)
+}
+
+func (r *liveResolvers) Event(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return r.liveEvents(ctx, next)
+}
+
+func (r *liveResolvers) Field(ctx context.Context, next graphql.Resolver) (any, error) {
+	return eventFields(ctx, next)
 }

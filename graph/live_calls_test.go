@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -35,7 +35,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	p := b.Project("Board", "", owner, members...)
 	task := b.Task(p, "Move me", domain.StatusTodo, nil, members[7])
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, graph.Options{Debug: true, Hooks: graph.Hooks{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}}, live.HubConfig{}) // the re-check closes when all 200 joined
+	lv, srv := e.StartLive(t, pipeline.Options{Debug: true, Hooks: pipeline.Hooks{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}}, live.HubConfig{}) // the re-check closes when all 200 joined
 
 	clients := make([]*testenv.WSClient, subscribers)
 	for i, m := range members {

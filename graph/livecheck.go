@@ -11,6 +11,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/live"
 )
 
@@ -100,7 +101,7 @@ func (r *liveResolvers) newEventShared(sh *live.Shared) *eventShared {
 	c := r.loaderCfg
 	c.Detached = ctx
 	c.Steps = nil // step mode counts an operation's work; an event's loaders serve many
-	return &eventShared{store: r.store, idle: r.recheckIdle, max: r.recheckWait, ctx: ctx, loaders: loaders.New(loaderDeps(r.store, r.now), "", c), recipients: sh.Recipients,
+	return &eventShared{store: r.store, idle: r.recheckIdle, max: r.recheckWait, ctx: ctx, loaders: loaders.New(pipeline.LoaderDeps(r.store, r.now), "", c), recipients: sh.Recipients,
 		views: map[string]*loaders.Loaders{}}
 }
 
@@ -251,7 +252,7 @@ func (r *liveResolvers) liveEvents(ctx context.Context, next graphql.ResponseHan
 // endLate ends a subscription whose event was resolved too late.
 func (r *liveResolvers) endLate(ctx context.Context, st *liveState) *graphql.Response {
 	st.stopNow()
-	if closeConnection(ctx, CloseTryAgainLater, reasonLate) {
+	if pipeline.CloseConnection(ctx, CloseTryAgainLater, reasonLate) {
 		<-ctx.Done() // as cutOff: no "complete" overtakes the close
 		return nil
 	}

@@ -2,11 +2,12 @@ package graph
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/graph/syncer"
 )
 
@@ -17,6 +18,25 @@ type Resolver struct {
 	live  *liveResolvers // subscriptions (live.go)
 	sync  *syncer.Syncer // Query.sync (package syncer)
 }
+
+// NewResolver returns the resolvers of the server o configures: the
+// store's, the subscriptions' on o.Live (its hub) with their limits, and
+// Query.sync's. The wiring (app.NewHandler) gives them to the schema
+// (NewExecutableSchema) and their live rules to the operation pipeline
+// (Subscriptions).
+func NewResolver(o pipeline.Options) *Resolver {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &Resolver{Store: o.Store, live: newLiveResolvers(o), sync: newSyncer(o)}
+}
+
+// Subscriptions returns the live rules of r's subscriptions, which the
+// operation pipeline runs around them (pipeline.New).
+func (r *Resolver) Subscriptions() pipeline.Subscriptions { return r.live }
 
 // For returns the loaders a field reads through: the operation's
 // (loaders.For) or, below a live event's field, the event's for this
@@ -31,16 +51,9 @@ func For(ctx context.Context) *loaders.Loaders {
 // newSyncer makes Query.sync's Syncer: its tokens sealed with the hub's
 // cursor key, and a final one continued by a subscription, or without a
 // hub (no live updates) with the process's key.
-func newSyncer(o Options) *syncer.Syncer {
+func newSyncer(o pipeline.Options) *syncer.Syncer {
 	if o.Live != nil {
 		return syncer.New(o.Live.Cursors(), o.Live)
 	}
 	return syncer.New(nil, nil)
-}
-
-// loaderDeps are what the loaders of an operation or an event work with:
-// the store, the clock, and the executor's view of the selections (a
-// query with @defer: its plan, graph/incremental).
-func loaderDeps(store *dynamo.Store, now func() time.Time) loaders.Deps {
-	return loaders.Deps{Store: store, Now: now, Lookahead: incremental.LookaheadFields, Defers: incremental.Defers}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
@@ -42,7 +42,7 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{}) // its broker behind tel's counter, as the server's
+	lv, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{}) // its broker behind tel's counter, as the server's
 	web := seed.Project("Website relaunch")
 
 	c := e.MustDialWS(t, srv, "bob")
@@ -90,7 +90,7 @@ func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
@@ -114,7 +114,7 @@ func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-	_, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
+	_, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{})
 	c := e.MustDialWS(t, srv, "alice")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
 	mustEndWith(t, c, "1", "BAD_USER_INPUT")
@@ -130,7 +130,7 @@ func TestSubscriptionSpanCoversItsStartOnly(t *testing.T) {
 	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := testenv.MustTelemetry(t, telemetry.Config{SpanExporter: exp})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
@@ -193,7 +193,7 @@ func TestMetricsOfPublicationsAndTheSweep(t *testing.T) {
 	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true, SpanExporter: exp})
-	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
+	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	e.Store.Events = tel.EventSink(&flakySink{})
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Swept"`)
 	if got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_live_events_published_total"); got["outcome=error,source=commit"] != 1 || len(got) != 1 {

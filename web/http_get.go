@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -119,7 +119,7 @@ func getParams(rawQuery string) (*graphql.RawParams, error) {
 		return nil, errGetParams
 	}
 	p := &graphql.RawParams{}
-	for _, k := range []string{"query", "operationName", "variables", "extensions", graph.DocumentIDExtension} {
+	for _, k := range []string{"query", "operationName", "variables", "extensions", pipeline.DocumentIDExtension} {
 		if len(vals[k]) > 1 {
 			return nil, errGetParams
 		}
@@ -135,11 +135,11 @@ func getParams(rawQuery string) (*graphql.RawParams, error) {
 			return nil, errGetParams
 		}
 	}
-	if id, ok := vals[graph.DocumentIDExtension]; ok {
+	if id, ok := vals[pipeline.DocumentIDExtension]; ok {
 		if p.Extensions == nil {
 			p.Extensions = map[string]any{}
 		}
-		p.Extensions[graph.DocumentIDExtension] = id[0]
+		p.Extensions[pipeline.DocumentIDExtension] = id[0]
 	}
 	return p, nil
 }

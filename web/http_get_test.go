@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -88,11 +88,11 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 	e.MustSeed(t)
 	const rename = `mutation Rename { updateProfile(input: {name: "Mallory"}) { id name } }`
 	manifest := map[string]string{"sha256:" + sha(rename): rename}
-	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
+	trusted, err := pipeline.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
-	withDocs := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}})
+	withDocs := e.NewHandler(pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}})
 	for _, c := range []struct {
 		name    string
 		h       http.Handler
@@ -134,12 +134,12 @@ func TestGETDocumentID(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	const doc = "query Projects($n: Int) { me { name projects(first: $n) { nodes { name } } } }"
-	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, map[string]string{"sha256:" + sha(doc): doc}))
+	trusted, err := pipeline.ParseTrustedDocuments(testenv.MustMarshal(t, map[string]string{"sha256:" + sha(doc): doc}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, prod := range []bool{false, true} {
-		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: prod})
+		h := e.NewHandler(pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: prod})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"documentId": "sha256:" + sha(doc), "variables": map[string]any{"n": 1}})
 		if a.status != http.StatusOK || len(a.res.Errors) != 0 || !strings.Contains(a.body, "Alice Example") || strings.Count(a.body, `"name"`) != 2 {
 			t.Errorf("production %v: HTTP %d: %s; want alice and one project", prod, a.status, a.body)
@@ -150,7 +150,7 @@ func TestGETDocumentID(t *testing.T) {
 		}
 	}
 	t.Run("in production, a text that is not trusted", func(t *testing.T) {
-		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true})
+		h := e.NewHandler(pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: true})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"query": "{ me { id } }"})
 		if a.status != http.StatusBadRequest || a.code() != codes.TrustedDocumentRequired {
 			t.Errorf("HTTP %d: %s; want 400 TRUSTED_DOCUMENT_REQUIRED", a.status, a.body)

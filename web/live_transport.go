@@ -12,8 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/auth"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 )
 
 // The transports of subscriptions: WebSocket on /query (graphql-transport-ws
@@ -30,7 +30,7 @@ const KeepAliveInterval = 15 * time.Second
 type wsConnKey struct{}
 
 // wsConn is a WebSocket connection as its operations can reach it
-// (graph.Connection): to close it with a code of their own (gqlgen closes
+// (pipeline.Connection): to close it with a code of their own (gqlgen closes
 // it only with 1000 once it runs).
 type wsConn struct {
 	mu   sync.Mutex
@@ -107,7 +107,7 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		return
 	}
 	c := &wsConn{}
-	ctx := context.WithValue(graph.WithConnection(r.Context(), c), wsConnKey{}, c)
+	ctx := context.WithValue(pipeline.WithConnection(r.Context(), c), wsConnKey{}, c)
 	t.ws.Do(w, r.WithContext(ctx), exec)
 }
 
@@ -117,7 +117,7 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 // 4403 Forbidden that graphql-transport-ws prescribes (gqlgen's default,
 // 1000, is a normal closure after which the graphql-ws client reconnects
 // at once, without end). The connection's context then carries
-// the viewer (for every operation on it) and what graph.WithSocket gives
+// the viewer (for every operation on it) and what pipeline.WithSocket gives
 // it: a count of its subscriptions, and no request loaders (a
 // subscription's reads go through each event's loaders, never through a
 // cache as long-lived as the socket).
@@ -132,7 +132,7 @@ func wsInit(a *auth.Authenticator) transport.WebsocketInitFunc {
 			return forbidden(ctx), nil, err
 		}
 		ctx = auth.WithToken(ctx, auth.Token{ID: id, Exp: exp})
-		return graph.WithSocket(ctx), nil, nil
+		return pipeline.WithSocket(ctx), nil, nil
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 )
 
 // requestErrorStatus is the HTTP status of a request error (no data entry)
@@ -26,15 +26,15 @@ func requestErrorStatus(mediaType string) int {
 }
 
 // refusalStatus is the HTTP status of an operation the pipeline refused
-// (graph.Refusal), or 0 for none: the one place the pipeline's refusals
+// (pipeline.Refusal), or 0 for none: the one place the pipeline's refusals
 // become statuses.
-func refusalStatus(r graph.Refusal) int {
+func refusalStatus(r pipeline.Refusal) int {
 	switch r {
-	case graph.RefusedRequest, graph.RefusedNeedsStream:
+	case pipeline.RefusedRequest, pipeline.RefusedNeedsStream:
 		return http.StatusBadRequest
-	case graph.RefusedUndeliverable:
+	case pipeline.RefusedUndeliverable:
 		return http.StatusNotAcceptable // names the media types to accept
-	case graph.RefusedRateLimited:
+	case pipeline.RefusedRateLimited:
 		return http.StatusTooManyRequests // with Retry-After
 	}
 	return 0
@@ -67,9 +67,9 @@ func (o *ownStatus) get() int {
 }
 
 // httpScope puts what the pipeline needs of an HTTP request into its
-// context: the client's address (graph.WithClientAddr) and, for a
+// context: the client's address (pipeline.WithClientAddr) and, for a
 // transport whose refusals are an HTTP status and one JSON body (not a
-// stream, not a socket), the graph.Answer where the pipeline records a
+// stream, not a socket), the pipeline.Answer where the pipeline records a
 // refusal, which the response's writer then turns into its status: the
 // transport's own (refuseWith), else the refusal's (refusalStatus), else
 // a request error's (requestErrorStatus, by the response's media type),
@@ -80,7 +80,7 @@ func httpScope(next http.Handler) http.Handler {
 		if err != nil {
 			host = r.RemoteAddr
 		}
-		ctx := graph.WithClientAddr(r.Context(), host)
+		ctx := pipeline.WithClientAddr(r.Context(), host)
 		// A transport whose refusals are messages of its stream (its row's
 		// refusals) writes no status; a multipart/mixed answer (@defer)
 		// keeps the status writer: a refusal is one JSON body, and the
@@ -89,7 +89,7 @@ func httpScope(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		a, own := &graph.Answer{}, &ownStatus{}
+		a, own := &pipeline.Answer{}, &ownStatus{}
 		sw := &statusWriter{ResponseWriter: w, body: func(b []byte) []byte {
 			if a.NoData() {
 				return withoutData(b)
@@ -110,7 +110,7 @@ func httpScope(next http.Handler) http.Handler {
 			}
 			return status
 		}}
-		next.ServeHTTP(sw, r.WithContext(graph.WithAnswer(context.WithValue(ctx, ownStatusKey{}, own), a)))
+		next.ServeHTTP(sw, r.WithContext(pipeline.WithAnswer(context.WithValue(ctx, ownStatusKey{}, own), a)))
 		sw.finish()
 	})
 }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -335,7 +335,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	for _, doc := range []string{matrixMe, matrixEvents} {
 		manifest["sha256:"+sha(doc)] = doc
 	}
-	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
+	trusted, err := pipeline.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		opts web.Options
 		run  func(t *testing.T, c *cell)
 	}{
-		{"production runs only trusted documents", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
+		{"production runs only trusted documents", web.Options{Options: pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixRename), q("{ me { id } }"),
 					op(map[string]any{"documentId": "sha256:" + sha(matrixRename)}),
@@ -410,7 +410,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
 				}
 			}},
-		{"production subscribes to a trusted document by documentId", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
+		{"production subscribes to a trusted document by documentId", web.Options{Options: pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
@@ -424,7 +424,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				testenv.WaitSubscribers(t, c.lv.Hub, web.ID, 1)
 			}},
-		{"operations are charged before they are parsed", web.Options{Options: graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}}},
+		{"operations are charged before they are parsed", web.Options{Options: pipeline.Options{Limits: pipeline.Limits{RateLimits: pipeline.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id "), q("{ me { nosuchfield } }"), q("{ me { id } }"))
 				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
@@ -432,14 +432,14 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				mustRefuse(t, c, 3, rs[2], codes.RateLimited, c.tr.limited)
 			}},
-		{"the deadline holds", web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: time.Nanosecond}}},
+		{"the deadline holds", web.Options{Options: pipeline.Options{Limits: pipeline.Limits{Timeout: time.Nanosecond}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixBigQuery))
 				if rs[0].code() != codes.ServiceUnavailable {
 					t.Fatalf("over %s: want SERVICE_UNAVAILABLE, got %q %s", c.protocol, rs[0].code(), rs[0].res.Data)
 				}
 			}},
-		{"production refuses introspection", web.Options{Options: graph.Options{Production: true}},
+		{"production refuses introspection", web.Options{Options: pipeline.Options{Production: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ __schema { queryType { name } } }"), q("{ __type(name: \"User\") { name } }"))
 				for i, r := range rs {
@@ -448,7 +448,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 			}},
-		{"shape and cost limits hold", web.Options{Options: graph.Options{Limits: graph.Limits{MaxAliases: 2, MaxDepth: 4}}},
+		{"shape and cost limits hold", web.Options{Options: pipeline.Options{Limits: pipeline.Limits{MaxAliases: 2, MaxDepth: 4}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ a: me { id } b: me { id } c: me { id } }"),
 					q("{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"),
@@ -532,7 +532,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d subscriptions of the project, want none", n)
 				}
 			}},
-		{"each operation has its own loaders and call counter", web.Options{Options: graph.Options{Debug: true}},
+		{"each operation has its own loaders and call counter", web.Options{Options: pipeline.Options{Debug: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id } }"), q("{ me { id name } }"))
 				for i, r := range rs {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -227,7 +227,7 @@ func TestDeferPinnedCallsNestedAndAtTheRoot(t *testing.T) {
 	var firstBatches map[string]uint64
 	for run := range 10 {
 		tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-		e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
+		e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 		e.Calls.Reset()
 		parts := deferParts(t, e, "alice", "incrementalSpec=v0.2", query, nil)
 		hasNextOnAllButLast(t, "incrementalSpec=v0.2", parts)

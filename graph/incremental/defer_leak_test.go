@@ -23,7 +23,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -55,7 +55,7 @@ func TestDeferHoldsNoGoroutine(t *testing.T) {
 	lb := &testenv.LogBuffer{}
 	// The operations' deadline is not what this test is about: long enough
 	// for the slowest machine.
-	e.StartLive(t, graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}, Limits: graph.Limits{Timeout: 10 * time.Minute}}, live.HubConfig{})
+	e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}, Limits: pipeline.Limits{Timeout: 10 * time.Minute}}, live.HubConfig{})
 	// A server of its own, whose Close does not wait for its handlers
 	// (httptest's would wait for ever for one that leaked).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -28,7 +28,7 @@ func TestDeferOverMultipart(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
-	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
 	var want any
 	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &want)
 	for _, tc := range []struct{ accept, format string }{
@@ -70,13 +70,13 @@ func TestDeferPinnedCalls(t *testing.T) {
 		return testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_loader_batch_keys")
 	}
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
+	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	var plain any
 	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
 	tel = testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
+	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 	raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
 		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
@@ -112,7 +112,7 @@ func TestDeferRefusedWithoutIncrementalDelivery(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
-	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
 	for _, accept := range []string{"application/json", "", "application/graphql-response+json, application/json"} {
 		e.Calls.Reset()
 		raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"), testenv.Header("Accept", accept))
@@ -152,7 +152,7 @@ func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	lb := &testenv.LogBuffer{}
-	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Log: slog.New(slog.NewTextHandler(lb, nil))}})
 	srv := httptest.NewServer(e.Handler)
 	defer srv.Close()
 	accepts := []string{"multipart/mixed;deferSpec=20220824, application/json", "multipart/mixed", "text/event-stream",
@@ -175,9 +175,9 @@ func TestDeferOverGETIsRefusedLikePOST(t *testing.T) {
 		}
 		_ = json.Unmarshal(body, &res)
 		if resp.StatusCode != http.StatusNotAcceptable || len(res.Errors) != 1 || res.Errors[0].Code() != codes.BadRequest ||
-			!strings.Contains(res.Errors[0].Message, graph.MediaTypesIncremental) || res.Data != nil {
+			!strings.Contains(res.Errors[0].Message, pipeline.MediaTypesIncremental) || res.Data != nil {
 			t.Errorf("GET accepting %q: HTTP %d %s %s; want 406, BAD_REQUEST naming %q, no data", accept, resp.StatusCode,
-				resp.Header.Get("Content-Type"), body, graph.MediaTypesIncremental)
+				resp.Header.Get("Content-Type"), body, pipeline.MediaTypesIncremental)
 		}
 	}
 	srv.Close() // every handler has returned
