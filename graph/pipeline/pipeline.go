@@ -1,8 +1,8 @@
-// Package pipeline is the operation pipeline. Every transport (each a row of web's transports,
-// web/transport.go) turns what it receives into gqlgen's
-// graphql.RawParams and hands them to the one executor; every rule of an
-// operation is a step of that executor, so it applies to every transport
-// alike, and a transport added later writes none of them:
+// Package pipeline is the operation pipeline. Every transport (each a row
+// of web's transports, web/transport.go) turns what it receives into
+// gqlgen's graphql.RawParams and hands them to the one executor; every
+// rule of an operation is a step of that executor, so it applies to every
+// transport alike, and a transport added later writes none of them:
 //
 //  1. before the document is parsed (operation-parameter mutators):
 //     operationStart (the operation's state), the operation rate limit
@@ -12,33 +12,34 @@
 //  2. parsing (the token limit) and validation, cached by document text;
 //  3. before anything runs (operation-context mutators): @defer in a
 //     mutation or a subscription, or over a transport that answers one
-//     JSON body (deferDelivery), the complexity
-//     limit, the shape limits and production's introspection ban
-//     (shapeLimits), strict inputs, a connection given both first and
-//     last (pageArguments), the cost rate limit;
+//     JSON body (deferDelivery), the complexity limit, the shape limits
+//     and production's introspection ban (shapeLimits), strict inputs, a
+//     connection given both first and last (pageArguments), the cost rate
+//     limit, a subscription's own cost limit (subscriptionSteps);
 //  4. around the operation (operation middleware): its telemetry span
 //     (observeOperations), its scope (operationScope: per-operation
 //     loaders, call counter, deadline, idempotency key), its viewer
 //     (requireViewer: a valid token, unexpired at the operation's start)
-//     and the live rules of subscriptions (Subscriptions.Operation);
-//  5. around each response (response middleware): the log line and
-//     -debug's extensions.dynamodb (reportCalls), refusals included (an
-//     operation with @defer answers in parts and logs one line, at its
-//     last part: logOperation), and the record of a request error
-//     (requestErrors).
+//     and the live rules of subscriptions (Subscriptions.Operation; around
+//     each field, Subscriptions.Field);
+//  5. around each response (response middleware): the live rules around
+//     each event (Subscriptions.Event), the log line and -debug's
+//     extensions.dynamodb (reportCalls), refusals included (an operation
+//     with @defer answers in parts and logs one line, at its last part:
+//     logOperation), and the record of a request error (requestErrors).
 //
 // The pipeline wraps an executable schema (New): the generated one
-// (graph/exec) on the resolvers (package graph), which the wiring (app's
-// NewHandler) composes. What stays in HTTP middleware is HTTP's, in
-// package web, which imports the pipeline (never the reverse): the method (a GET runs queries only), the
-// media type, the body's or the URL's size and shape (web's badRequest),
-// CORS, reading the Authorization header and the client's address (web's
-// httpScope, WithClientAddr), and turning a refusal the pipeline recorded
-// (refuse, answerNoData, in the request's Answer: a Refusal, never an HTTP
-// status) into its HTTP status (web's refusalStatus). A WebSocket's
-// transport reads its token from connection_init,
-// bounds its messages by the same body limit and keeps its subscription
-// ids unique (web's wsGuard).
+// (graph/exec) on the resolvers (package graph), which the wiring
+// (app.NewHandler) composes. What stays in HTTP middleware is HTTP's, in
+// package web, which imports the pipeline (never the reverse): the method
+// (a GET runs queries only), the media type, the body's or the URL's size
+// and shape (web's badRequest), CORS, reading the Authorization header
+// and the client's address (web's httpScope, WithClientAddr), and turning
+// a refusal the pipeline recorded (a Refusal in the request's Answer,
+// never an HTTP status) into its HTTP status (web's refusalStatus). A
+// WebSocket's transport reads its token from connection_init, bounds its
+// messages by the same body limit and keeps its subscription ids unique
+// (web's wsGuard).
 package pipeline
 
 import (
