@@ -104,12 +104,6 @@ type Broker struct {
 	stream  jetstream.Stream
 	ready   chan struct{} // closed once the stream first exists
 	onReady []func()      // called, in order, every time the broker becomes ready
-
-	// closed is closed once the connection's last callback (its
-	// ClosedHandler) has run: Close waits for it, so that nothing of the
-	// broker runs, or logs, after Close returns.
-	closed    chan struct{}
-	closeOnce sync.Once
 }
 
 var _ domain.EventSink = (*Broker)(nil)
@@ -136,7 +130,7 @@ func Open(ctx context.Context, c Config) (*Broker, error) {
 		c.Log = slog.Default()
 	}
 	b := &Broker{log: c.Log, retry: c.Retry, poke: make(chan struct{}, 1), ready: make(chan struct{}),
-		since: time.Now(), down: time.Now(), closed: make(chan struct{})}
+		since: time.Now(), down: time.Now()}
 	if b.retry <= 0 {
 		b.retry = DefaultRetry
 	}
@@ -247,7 +241,6 @@ func (b *Broker) Close() {
 	b.mu.Unlock()
 	if nc != nil {
 		nc.Close()
-		<-b.closed // its callbacks have run (connOptions' ClosedHandler)
 	}
 	if b.srv != nil {
 		b.srv.Shutdown()

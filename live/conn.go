@@ -133,10 +133,7 @@ func (b *Broker) connOptions(name string, retry bool) []nats.Option {
 			}
 			b.setState(StateDisconnected, err)
 		}),
-		nats.ClosedHandler(func(*nats.Conn) {
-			b.setState(StateClosed, errors.New("the broker is closed"))
-			b.closeOnce.Do(func() { close(b.closed) }) // the connection's last callback: Close waits for it
-		}),
+		nats.ClosedHandler(func(*nats.Conn) { b.setState(StateClosed, errors.New("the broker is closed")) }),
 	}
 }
 
