@@ -21,7 +21,7 @@ import (
 // the test fails under CI (CI set) and is skipped otherwise.
 func MustIntrospectionQuery(tb testing.TB, options string) string {
 	tb.Helper()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		tb.Fatal(err)
 	}
