@@ -26,7 +26,6 @@ const (
 // none.
 var stillSplitting = []string{
 	"graph/live.go",
-	"internal/testenv/",
 }
 
 // splitting returns the entry of stillSplitting that covers file rel, or
