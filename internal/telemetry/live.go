@@ -89,6 +89,22 @@ func (s countingSink) Publish(ctx context.Context, ev *domain.Event) error {
 	return err
 }
 
+// ConnectionRefused counts a connection refused for want of descriptors
+// (taskgraph_connections_refused_total).
+func (t *Telemetry) ConnectionRefused() {
+	if t != nil && t.m != nil {
+		t.m.refused.Inc()
+	}
+}
+
+// EventsDelivered counts n events sent to subscribers
+// (taskgraph_live_events_delivered_total).
+func (t *Telemetry) EventsDelivered(n int) {
+	if t != nil && t.m != nil && n > 0 {
+		t.m.eventsDelivered.Add(float64(n))
+	}
+}
+
 // EventDelivered counts an event sent to a subscriber
 // (taskgraph_live_events_delivered_total).
 func (t *Telemetry) EventDelivered() {

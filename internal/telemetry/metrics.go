@@ -39,6 +39,7 @@ type metrics struct {
 	streams         *prometheus.GaugeVec   // transport: websocket, sse
 	eventsPublished *prometheus.CounterVec // source (commit, sweep), outcome (OK, error)
 	eventsDelivered prometheus.Counter
+	refused         prometheus.Counter
 }
 
 // Buckets of the histograms.
@@ -96,11 +97,14 @@ func newMetrics() *metrics {
 			"source", "outcome"),
 		eventsDelivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_live_events_delivered_total",
 			Help: "Events sent to subscribers (one per subscriber per event)."}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_connections_refused_total",
+			Help: "Connections refused at accept because the process had no file descriptor left (web.GuardAccept)."}),
 	}
 	f(m.inFlight)
 	f(m.subscriptions)
 	f(m.streams)
 	f(m.eventsDelivered)
+	f(m.refused)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
