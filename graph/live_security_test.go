@@ -330,7 +330,7 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
 	}
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}}, live.HubConfig{}) // re-checks close when every recipient joined
+	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
 	q := heaviestSub()
 
 	one := eventCalls(t, e, lv, srv, q, p, "boss", []string{"viewer0"})

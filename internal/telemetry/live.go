@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
@@ -95,6 +96,19 @@ func (t *Telemetry) ConnectionRefused() {
 	if t != nil && t.m != nil {
 		t.m.refused.Inc()
 	}
+}
+
+// StreamOpened counts a WebSocket connection or server-sent-events stream
+// of transport ("websocket", "sse") as open
+// (taskgraph_live_connections_open) until the returned function is called.
+func (t *Telemetry) StreamOpened(transport string) (closed func()) {
+	if t == nil || t.m == nil {
+		return func() {}
+	}
+	g := t.m.streams.WithLabelValues(transport)
+	g.Inc()
+	var once sync.Once
+	return func() { once.Do(g.Dec) }
 }
 
 // EventsDelivered counts n events sent to subscribers
