@@ -31,7 +31,7 @@ func (a *App) listen() error {
 			return listenError("the API", addr, "-addr, or HOST and PORT", err)
 		}
 		a.ln = web.GuardAccept(ln, a.Log, func() { a.Telemetry.ConnectionRefused() }) // at the descriptor limit: refused, counted, said once
-		a.opened(func() error { _ = ln.Close(); return nil }) // closed already once the server has served
+		a.opened(func() error { _ = ln.Close(); return nil })                         // closed already once the server has served
 		host, _, _ := net.SplitHostPort(addr)
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			host = "localhost"

@@ -341,4 +341,3 @@ func (p *preRead) Read(b []byte) (int, error) {
 	}
 	return p.Conn.Read(b)
 }
-
