@@ -53,7 +53,8 @@ func (c *wsConn) start(id string, payload json.RawMessage) {
 }
 
 // stopOp ends the operation id at the client's request (complete, stop):
-// nothing more of it is sent.
+// nothing more of it is sent (on graphql-transport-ws not even a complete,
+// which could end a new operation that reuses the id).
 func (c *wsConn) stopOp(id string) {
 	c.mu.Lock()
 	op := c.ops[id]
@@ -61,6 +62,9 @@ func (c *wsConn) stopOp(id string) {
 	c.mu.Unlock()
 	if op != nil {
 		op.abandon()
+		if c.proto == subprotocolGraphQLWS { // the legacy protocol answers a stop with complete
+			c.write("complete", id, nil)
+		}
 	}
 }
 
