@@ -123,8 +123,10 @@ func (s *Server) Deliver(d *live.Delivery, to []live.Recipient) {
 			}
 		}
 	}
-	if sent > 0 && len(batches) > 0 {
-		batches[0].owners[0].tel.EventsDelivered(sent)
+	if len(batches) > 0 {
+		tel := batches[0].owners[0].tel
+		tel.EventsResolved(len(batches))
+		tel.EventsDelivered(sent)
 	}
 }
 

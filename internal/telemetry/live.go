@@ -111,6 +111,14 @@ func (t *Telemetry) StreamOpened(transport string) (closed func()) {
 	return func() { once.Do(g.Dec) }
 }
 
+// EventsResolved counts n resolutions of an event
+// (taskgraph_live_event_resolutions_total).
+func (t *Telemetry) EventsResolved(n int) {
+	if t != nil && t.m != nil && n > 0 {
+		t.m.resolutions.Add(float64(n))
+	}
+}
+
 // EventsDelivered counts n events sent to subscribers
 // (taskgraph_live_events_delivered_total).
 func (t *Telemetry) EventsDelivered(n int) {
