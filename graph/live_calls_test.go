@@ -117,7 +117,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	// project and one of the assignee (BatchGetItem), then, once the 200
 	// have resolved the event, the re-check of their memberships, for all
 	// of them together: one Query of the members beside one read of the
-	// project (graph/livecheck.go).
+	// project (graph/subscription/deliver.go).
 	if n := e.Calls.Get("BatchWriteItem"); n != 1 {
 		t.Errorf("%d BatchWriteItem calls, want the outbox delete's one", n)
 	}

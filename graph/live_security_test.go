@@ -21,7 +21,7 @@ import (
 )
 
 // The events of a project are shown to a subscriber by the rule queries
-// follow, checked when the event is resolved for them (graph/livecheck.go),
+// follow, checked when the event is resolved for them (graph/subscription/deliver.go),
 // and their cost is bounded and charged per event (graph/livelimits.go).
 
 // projectDataSub selects what an event can reach of its project, within
