@@ -120,10 +120,10 @@ func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
 }
 
 // serverEnv returns the environment variables the server reads (-h's list
-// in settings.go), and the AWS SDK's.
+// in app/config.go), and the AWS SDK's.
 func serverEnv(t *testing.T) func(string) bool {
 	names := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\{"([A-Z_]+)", "`).FindAllStringSubmatch(mustRead(t, "../settings.go"), -1) {
+	for _, m := range regexp.MustCompile(`\{"([A-Z_]+)", "`).FindAllStringSubmatch(mustRead(t, "../app/config.go"), -1) {
 		names[m[1]] = true
 	}
 	return func(n string) bool { return names[n] || strings.HasPrefix(n, "AWS_") }
