@@ -60,7 +60,9 @@ func TestAnEventIsResolvedOncePerGroupOfSubscribersAnsweredAlike(t *testing.T) {
 	for _, v := range viewers {
 		var n testenv.Next
 		_ = json.Unmarshal([]byte(payloads[v]["o"]), &n)
-		var d struct{ ProjectEvents struct{ Actor struct{ Email *string } } }
+		var d struct {
+			ProjectEvents struct{ Actor struct{ Email *string } }
+		}
 		_ = json.Unmarshal(n.Data, &d)
 		if (d.ProjectEvents.Actor.Email != nil) != (v == "alice") {
 			t.Errorf("%s sees the actor's email %v", v, d.ProjectEvents.Actor.Email)
