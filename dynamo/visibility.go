@@ -32,8 +32,8 @@ import (
 // removed in the same transactions, and a project's deletion removes the
 // copies with the project item, so they answer as the profile's copies
 // answer policy.SeesProject. The live hub's check of each event and each
-// event's re-check once resolved (graph/livecheck.go) call it, by this
-// one name. Returns
+// event's re-check once resolved (graph/subscription/deliver.go) call it,
+// by this one name. Returns
 // EINVALID for a malformed project id, EUNAVAILABLE or EINTERNAL when the
 // table fails.
 func (s *Store) Membership(ctx context.Context, project string, users []string) (exists bool, visible map[string]bool, err error) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 )
 
 // What the operation pipeline knows of the transport an operation came
@@ -138,32 +139,6 @@ func WithClientAddr(ctx context.Context, addr string) context.Context {
 	return context.WithValue(ctx, clientAddrKey{}, addr)
 }
 
-// Connection is the connection an operation came over, as the live rules
-// reach it: a WebSocket, closed with a code of its own (gqlgen closes it
-// only with 1000 once it runs) when a subscriber fell behind or an event
-// came too late.
-type Connection interface {
-	// CloseWith starts the close handshake with code and reason and
-	// reports whether it could.
-	CloseWith(code int, reason string) bool
-}
-
-// connectionKey holds a request's Connection.
-type connectionKey struct{}
-
-// WithConnection returns ctx carrying c, the connection its request
-// opened.
-func WithConnection(ctx context.Context, c Connection) context.Context {
-	return context.WithValue(ctx, connectionKey{}, c)
-}
-
-// closeConnection closes ctx's connection, if it came over one, with code
-// and reason, and reports whether it could.
-func closeConnection(ctx context.Context, code int, reason string) bool {
-	c, _ := ctx.Value(connectionKey{}).(Connection)
-	return c != nil && c.CloseWith(code, reason)
-}
-
 // WithSocket returns the context of a WebSocket connection authenticated
 // at connection_init, for every operation on it: a count of its
 // subscriptions (Options.MaxSubscriptionsPerSocket), no idempotency key
@@ -172,5 +147,5 @@ func closeConnection(ctx context.Context, code int, reason string) bool {
 // (live.go), never through a cache as long-lived as the socket.
 func WithSocket(ctx context.Context) context.Context {
 	ctx = loaders.With(ctx, nil)
-	return context.WithValue(ctx, socketKey{}, &socketCount{})
+	return subscription.WithSocket(ctx)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/taskgraph/taskgraph/graph/syncer"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -43,9 +44,11 @@ func NewServer(o Options) *handler.Server {
 	o.MaxSubscriptionsPerSocket = cmp.Or(o.MaxSubscriptionsPerSocket, DefaultMaxSubscriptionsPerSocket)
 	o.MaxSubscriptionsPerViewer = cmp.Or(o.MaxSubscriptionsPerViewer, DefaultMaxSubscriptionsPerViewer)
 	rl := newRateLimits(o)
-	cfg := Config{Resolvers: &Resolver{Store: o.Store, live: newLiveResolvers(o, rl), sync: newSyncer(o)}}
+	subs := newSubscriptions(o, rl)
+	cfg := Config{Resolvers: &Resolver{Store: o.Store, subs: subs, sync: newSyncer(o)}}
 	setComplexity(&cfg.Complexity)
 	es := NewExecutableSchema(cfg)
+	subs.SetSchema(es)
 	// A query's @defer parts end with its request (defer.go).
 	srv := handler.New(incrementalSchema{es})
 	cache := lru.New[*ast.QueryDocument](1000)
@@ -82,9 +85,8 @@ func NewServer(o Options) *handler.Server {
 	if rl != nil {
 		srv.Use(rateCost{rl})
 	}
-	// Subscriptions' own cost limit (it reads the complexity), and each
-	// event's re-check and charge once resolved.
-	srv.Use(newSubscriptionLimits(o, cfg.Resolvers))
+	// Subscriptions' own cost limit (it reads the complexity).
+	srv.Use(newSubscriptionLimits(o))
 	// 4. Around the operation, outermost first.
 	if o.Telemetry != nil {
 		srv.AroundOperations(observeOperations(o.Telemetry))
@@ -180,7 +182,7 @@ func requireViewer(log *slog.Logger, now func() time.Time) graphql.OperationMidd
 		oc := graphql.GetOperationContext(ctx)
 		_, err := auth.Viewer(ctx)
 		if v := auth.TokenOf(ctx); err == nil && !v.Exp.IsZero() && !now().Before(v.Exp) {
-			err = errExpired
+			err = subscription.ErrExpired
 		}
 		if err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
 			res := &graphql.Response{Errors: gqlerror.List{{

@@ -26,7 +26,8 @@ import (
 //
 // Each event's reads are also shared: by all of the instance's recipients
 // for what does not depend on the viewer, by one viewer's subscriptions for
-// what does (eventShared.view).
+// what does (eventShared.view); and resolved once for all the
+// subscribers answered alike (graph/subscription).
 
 // DefaultMaxSubscriptionComplexity bounds a subscription's cost (see
 // Options.MaxSubscriptionComplexity). The usual event selections cost 5 to
@@ -34,30 +35,23 @@ import (
 // the project with a page of 20 tasks.
 const DefaultMaxSubscriptionComplexity = 100
 
-// subscriptionLimits is the executor extension of subscriptions' limits:
-// their cost bound (MutateOperationContext, after the complexity limit,
-// which computes the cost) and the re-check of each event once resolved
-// (InterceptResponse, liveEvents).
+// subscriptionLimits is the executor extension of subscriptions' cost
+// bound (MutateOperationContext, after the complexity limit, which
+// computes the cost).
 type subscriptionLimits struct {
-	max  int
-	live *liveResolvers
+	max int
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-	graphql.ResponseInterceptor
 } = subscriptionLimits{}
 
-// newSubscriptionLimits returns the extension for o and the handler's
-// resolvers.
-func newSubscriptionLimits(o Options, res ResolverRoot) subscriptionLimits {
+// newSubscriptionLimits returns the extension for o.
+func newSubscriptionLimits(o Options) subscriptionLimits {
 	l := subscriptionLimits{max: o.MaxSubscriptionComplexity}
 	if l.max <= 0 {
 		l.max = DefaultMaxSubscriptionComplexity
-	}
-	if r, ok := res.(*Resolver); ok {
-		l.live = r.live
 	}
 	return l
 }
@@ -78,14 +72,6 @@ func (l subscriptionLimits) MutateOperationContext(ctx context.Context, oc *grap
 	}
 	return &gqlerror.Error{Message: fmt.Sprintf("the subscription costs %d, which it would cost again for every event; the limit of a subscription is %d",
 		stats.Complexity, l.max), Extensions: map[string]any{"code": CodeComplexity}}
-}
-
-// InterceptResponse runs around each event of a subscription (liveEvents).
-func (l subscriptionLimits) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if l.live == nil {
-		return next(ctx)
-	}
-	return l.live.liveEvents(ctx, next)
 }
 
 // chargeEvent takes an event's cost from the viewer's cost bucket (as a

@@ -12,6 +12,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -151,7 +152,7 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 		ctx = client.WithDeadline(ctx, start.Add(timeout))
 		// A WebSocket's operations all carry its upgrade request's headers:
 		// a key there is no one operation's.
-		if k := oc.Headers.Get(IdempotencyHeader); k != "" && ctx.Value(socketKey{}) == nil {
+		if k := oc.Headers.Get(IdempotencyHeader); k != "" && !subscription.OnSocket(ctx) {
 			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
 		}
 		responses, st := next(ctx), operationState(ctx)

@@ -7,6 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/taskgraph/taskgraph/graph/syncer"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -15,8 +16,8 @@ import (
 // reads go through the operation's loaders (For), which hold the clock.
 type Resolver struct {
 	Store *dynamo.Store
-	live  *liveResolvers // subscriptions (live.go)
-	sync  *syncer.Syncer // Query.sync (package syncer)
+	subs  *subscription.Server // Subscription.projectEvents (graph/subscription)
+	sync  *syncer.Syncer       // Query.sync (package syncer)
 }
 
 // For returns the loaders a field reads through: the operation's

@@ -20,11 +20,12 @@ import (
 
 // transports are the handler's transports, in the order they are tried.
 func transports(o Options, maxBody int64) []handlerTransport {
+	keep := newKeepAlives(KeepAliveInterval) // one wheel for the handler's long-lived connections
 	return []handlerTransport{
 		{protocols: []string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, delivery: graph.ResponseStream, refusals: inStream,
-			operations: fromMessages, upgrades: true, needsLive: true, Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody)},
+			operations: fromMessages, upgrades: true, needsLive: true, Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody, o.Live, keep)},
 		{protocols: []string{ProtocolSSE}, delivery: graph.ResponseStream, refusals: inStream, // before POST, which would take its requests
-			operations: fromBody, Transport: transport.SSE{KeepAlivePingInterval: KeepAliveInterval}},
+			operations: fromBody, Transport: sseTransport{buffer: hubBuffer(o.Live), keep: keep}},
 		{protocols: []string{ProtocolMultipart}, delivery: graph.IncrementalParts, refusals: withStatus, // @defer's parts; before POST, which ignores Accept
 			operations: fromBody, Transport: multipartMixed{}},
 		{delivery: graph.OneResponse, refusals: withStatus, operations: fromNothing, Transport: transport.Options{}}, // OPTIONS: no operation

@@ -198,7 +198,8 @@ func FromContext(ctx context.Context) *Telemetry {
 // server-sent-events stream (streamTransport) lasts as long as its
 // subscriptions: it gets no span of its own (its traceparent, if any, is
 // still the parent of its operations' spans) and counts in
-// taskgraph_live_connections_open instead of the in-flight requests.
+// taskgraph_live_connections_open instead of the in-flight requests, from
+// its transport (StreamOpened): it outlives its handler.
 func (t *Telemetry) Handler(next http.Handler) http.Handler {
 	if t == nil {
 		return next
@@ -212,11 +213,7 @@ func (t *Telemetry) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		if tr := streamTransport(r); tr != "" {
-			g := t.m.streams.WithLabelValues(tr)
-			g.Inc()
-			defer g.Dec()
-		} else {
+		if streamTransport(r) == "" { // a stream is counted by its transport while it lasts (StreamOpened)
 			t.m.inFlight.Inc()
 			defer t.m.inFlight.Dec()
 		}
