@@ -43,7 +43,7 @@ func (pg *pageRun) weighUsers(ctx context.Context) error {
 // log up to (policy.MembershipBegunBy). The facts: the users' profiles
 // (which projects of read may be theirs), then those memberships, where
 // they began in their logs (their entries' born,
-// dynamo.Store.MembershipsBorn), read strongly consistently, at most 100
+// dynamo.Store.MembershipsBegun), read strongly consistently, at most 100
 // a round (one BatchGetItem), each user's next ones until one keeps them
 // or none is left: on the pages that weigh a user only. A user judged
 // gone who is in fact shared comes back with the project's entries past
@@ -82,12 +82,14 @@ func stillSeen(ctx context.Context, l *loaders.Loaders, ids, order []string, rea
 		if len(pairs) == 0 {
 			return kept, nil
 		}
-		born, err := l.Store().MembershipsBorn(ctx, pairs)
+		begun, err := l.Store().MembershipsBegun(ctx, pairs)
 		if err != nil {
 			return nil, err
 		}
-		for j, b := range born {
-			ms[of[j]] = append(ms[of[j]], policy.Membership{ProjectID: pairs[j][0], UserID: pairs[j][1], Began: b})
+		for j, m := range begun {
+			if m != nil {
+				ms[of[j]] = append(ms[of[j]], *m)
+			}
 		}
 		for i, id := range ids {
 			kept[i] = kept[i] || policy.SyncKeepsUser(l.Viewer(), id, read, ms[i])
