@@ -30,8 +30,8 @@ func (a *App) listen() error {
 		if err != nil {
 			return listenError("the API", addr, "-addr, or HOST and PORT", err)
 		}
-		a.ln = ln
-		a.opened(func() error { _ = ln.Close(); return nil }) // closed already once the server has served
+		a.ln = web.GuardAccept(ln, a.Log, func() { a.Telemetry.ConnectionRefused() }) // at the descriptor limit: refused, counted, said once
+		a.opened(func() error { _ = ln.Close(); return nil })                         // closed already once the server has served
 		host, _, _ := net.SplitHostPort(addr)
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			host = "localhost"

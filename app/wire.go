@@ -43,7 +43,9 @@ func NewStore(db dynamo.API, table string, log *slog.Logger, now func() time.Tim
 // clock and log default to the store's (o.Now, o.Log): the resolvers
 // (graph.NewResolver) in the generated executor (graph.NewExecutableSchema),
 // wrapped in the operation pipeline with the subscriptions' live rules
-// (pipeline.New), behind the HTTP side's transports (web.NewHandler). The
+// (pipeline.New), both charging the same rate limits' buckets
+// (pipeline.NewRateLimiter), behind the HTTP side's transports
+// (web.NewHandler). The
 // App's handler is made here, and so are the tests' and the benchmarks'.
 func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o web.Options) http.Handler {
 	o.Store, o.Auth = store, authn
@@ -53,8 +55,9 @@ func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o web.Options) h
 	if o.Log == nil {
 		o.Log = store.Log
 	}
-	r := graph.NewResolver(o.Options)
-	return web.NewHandler(pipeline.New(graph.NewExecutableSchema(r), o.Options, r.Subscriptions()), o)
+	rates := pipeline.NewRateLimiter(o.Options) // queries' and subscriptions' events' buckets alike
+	r := graph.NewResolver(o.Options, rates)
+	return web.NewHandler(pipeline.New(graph.NewExecutableSchema(r), o.Options, rates, r.Subscriptions()), o)
 }
 
 // OpenLive opens the live-updates broker c names (NATS_URL, or the

@@ -37,8 +37,8 @@ type Sync struct {
 	Issued int64
 	// ProfileRev is the viewer's profile as the client has it.
 	ProfileRev int64
-	// Projects are where the client stands in each project's change log.
-	Projects []Project
+	// States are where the client stands in each project's change log.
+	States []Project
 }
 
 // Mode is how a project of a sync token is read.
@@ -111,14 +111,14 @@ func (k *Keys) OpenSync(viewer, token string) (*Sync, error) {
 
 // body is t's body (doc.go).
 func (t *Sync) body() []byte {
-	b := make([]byte, 0, 32+len(t.Epoch)+24*len(t.Projects))
+	b := make([]byte, 0, 32+len(t.Epoch)+24*len(t.States))
 	b = append(b, syncBodyVersion)
 	b = binary.AppendUvarint(b, uint64(len(t.Epoch)))
 	b = append(b, t.Epoch...)
 	b = binary.AppendVarint(b, t.Issued)
 	b = binary.AppendUvarint(b, uint64(t.ProfileRev))
-	b = binary.AppendUvarint(b, uint64(len(t.Projects)))
-	for _, p := range t.Projects {
+	b = binary.AppendUvarint(b, uint64(len(t.States)))
+	for _, p := range t.States {
 		u := ulid.MustParseStrict(p.ID[len(p.ID)-26:])
 		b = append(b, u[:]...)
 		b = append(b, byte(p.Mode))
@@ -142,7 +142,7 @@ func readBody(b []byte) (*Sync, bool) {
 	if r.bad || n > uint64(len(b)) {
 		return nil, false
 	}
-	t.Projects = make([]Project, 0, n)
+	t.States = make([]Project, 0, n)
 	for range n {
 		var u ulid.ULID
 		copy(u[:], r.bytes(16))
@@ -151,7 +151,7 @@ func readBody(b []byte) (*Sync, bool) {
 		if p.Mode > Leave || p.Pos < 0 || p.Skip < 0 || p.Seen < 0 {
 			return nil, false
 		}
-		t.Projects = append(t.Projects, p)
+		t.States = append(t.States, p)
 	}
 	return t, !r.bad && len(r.b) == 0
 }

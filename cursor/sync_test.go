@@ -12,7 +12,7 @@ import (
 
 // aToken is a sync token's content with a project in each mode.
 func aToken() *Sync {
-	return &Sync{Final: true, StreamSeq: 99, Epoch: "ep1", Issued: 1767225600, ProfileRev: 3, Projects: []Project{
+	return &Sync{Final: true, StreamSeq: 99, Epoch: "ep1", Issued: 1767225600, ProfileRev: 3, States: []Project{
 		{ID: "prj#01J0000000000000000000000A", Mode: Read, Pos: 12, Skip: 3, Seen: 9},
 		{ID: "prj#01J0000000000000000000000B", Mode: Leave, Pos: 7, Skip: 7, Seen: 5},
 	}}
@@ -20,13 +20,13 @@ func aToken() *Sync {
 
 func TestSyncTokensRoundTrip(t *testing.T) {
 	k := mustKeys(t, testKey)
-	for _, tok := range []*Sync{aToken(), {Epoch: "e", Projects: []Project{}}, {Issued: -5, StreamSeq: 1 << 60}} {
+	for _, tok := range []*Sync{aToken(), {Epoch: "e", States: []Project{}}, {Issued: -5, StreamSeq: 1 << 60}} {
 		got, err := mustKeys(t, testKey).OpenSync("u1", k.SealSync("u1", tok))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tok.Projects) == 0 {
-			tok.Projects = []Project{}
+		if len(tok.States) == 0 {
+			tok.States = []Project{}
 		}
 		if !reflect.DeepEqual(got, tok) {
 			t.Errorf("opened %+v, sealed %+v", got, tok)

@@ -11,11 +11,16 @@ import (
 
 // NewExecutableSchema returns the schema's generated executor (graph/exec)
 // on the resolvers r, each list priced for the complexity limit
-// (setComplexity): what the operation pipeline wraps (pipeline.New).
+// (setComplexity): what the operation pipeline wraps (pipeline.New), and
+// what r's subscriptions resolve their events with.
 func NewExecutableSchema(r *Resolver) graphql.ExecutableSchema {
 	cfg := exec.Config{Resolvers: r}
 	setComplexity(&cfg.Complexity)
-	return exec.NewExecutableSchema(cfg)
+	es := exec.NewExecutableSchema(cfg)
+	if r.subs != nil {
+		r.subs.SetSchema(es)
+	}
+	return es
 }
 
 // Assumed sizes of lists that take no `first`, for the cost estimate.

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
@@ -35,7 +34,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	p := b.Project("Board", "", owner, members...)
 	task := b.Task(p, "Move me", domain.StatusTodo, nil, members[7])
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, pipeline.Options{Debug: true, Hooks: pipeline.Hooks{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}}, live.HubConfig{}) // the re-check closes when all 200 joined
+	lv, srv := e.StartLive(t, pipeline.Options{Debug: true}, live.HubConfig{})
 
 	clients := make([]*testenv.WSClient, subscribers)
 	for i, m := range members {
@@ -118,7 +117,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	// project and one of the assignee (BatchGetItem), then, once the 200
 	// have resolved the event, the re-check of their memberships, for all
 	// of them together: one Query of the members beside one read of the
-	// project (graph/livecheck.go).
+	// project (graph/subscription/deliver.go).
 	if n := e.Calls.Get("BatchWriteItem"); n != 1 {
 		t.Errorf("%d BatchWriteItem calls, want the outbox delete's one", n)
 	}

@@ -24,7 +24,7 @@ import (
 )
 
 // The events of a project are shown to a subscriber by the rule queries
-// follow, checked when the event is resolved for them (graph/livecheck.go),
+// follow, checked when the event is resolved for them (graph/subscription/deliver.go),
 // and their cost is bounded and charged per event (graph/pipeline/subscriptions.go).
 
 // projectDataSub selects what an event can reach of its project, within
@@ -333,7 +333,7 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
 	}
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, pipeline.Options{Hooks: pipeline.Hooks{EventRecheckWait: time.Minute, EventRecheckIdle: time.Minute}}, live.HubConfig{}) // re-checks close when every recipient joined
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	q := heaviestSub()
 
 	one := eventCalls(t, e, lv, srv, q, p, "boss", []string{"viewer0"})

@@ -8,6 +8,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/taskgraph/taskgraph/graph/syncer"
 )
 
@@ -15,23 +16,25 @@ import (
 // reads go through the operation's loaders (For), which hold the clock.
 type Resolver struct {
 	Store *dynamo.Store
-	live  *liveResolvers // subscriptions (live.go)
-	sync  *syncer.Syncer // Query.sync (package syncer)
+	subs  *subscription.Server // Subscription.projectEvents (graph/subscription)
+	live  liveRules            // what the pipeline runs for subscriptions (live.go)
+	sync  *syncer.Syncer       // Query.sync (package syncer)
 }
 
 // NewResolver returns the resolvers of the server o configures: the
-// store's, the subscriptions' on o.Live (its hub) with their limits, and
-// Query.sync's. The wiring (app.NewHandler) gives them to the schema
-// (NewExecutableSchema) and their live rules to the operation pipeline
-// (Subscriptions).
-func NewResolver(o pipeline.Options) *Resolver {
+// store's, the subscriptions' on o.Live (its hub) with their limits, their
+// events charged to rates (the pipeline's token buckets,
+// pipeline.NewRateLimiter; nil: none), and Query.sync's. The wiring
+// (app.NewHandler) gives them to the schema (NewExecutableSchema) and
+// their live rules to the operation pipeline (Subscriptions).
+func NewResolver(o pipeline.Options, rates *pipeline.RateLimiter) *Resolver {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &Resolver{Store: o.Store, live: newLiveResolvers(o), sync: newSyncer(o)}
+	return &Resolver{Store: o.Store, subs: newSubscriptions(o, rates), live: liveRules{operations: liveOperations(o)}, sync: newSyncer(o)}
 }
 
 // Subscriptions returns the live rules of r's subscriptions, which the

@@ -153,7 +153,7 @@ func (r *queryResolver) Sync(ctx context.Context, since *string, first *int) (*m
 }
 
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
-	return r.projectEvents(ctx, projectID, after)
+	return r.subs.ProjectEvents(ctx, projectID, after)
 }
 
 func (r *tagResolver) Tasks(ctx context.Context, obj *domain.Tag, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {

@@ -16,7 +16,7 @@ func SyncTokenStates(viewer, token string) string {
 	}
 	var b strings.Builder
 	b.WriteString(strings.Join([]string{"final", map[bool]string{true: "yes", false: "no"}[t.Final]}, " "))
-	for _, p := range t.Projects {
+	for _, p := range t.States {
 		b.WriteString("; " + p.String())
 	}
 	return b.String()

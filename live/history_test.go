@@ -49,7 +49,7 @@ func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, want := in.hub.Subscribe(context.Background(), "alice", web.ID, ptr("not-a-cursor"))
+	_, want := in.hub.Subscribe(context.Background(), "alice", web.ID, ptr("not-a-cursor"), newQueue(0))
 	if domain.ErrorCode(want) != domain.EINVALID {
 		t.Fatalf("a malformed cursor: %v, want EINVALID", want)
 	}
@@ -65,7 +65,7 @@ func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e.Calls.Reset()
-			sub, err := in.hub.Subscribe(context.Background(), "alice", web.ID, &c)
+			sub, err := in.hub.Subscribe(context.Background(), "alice", web.ID, &c, newQueue(0))
 			if sub != nil || domain.ErrorCode(err) != domain.EINVALID || err.Error() != want.Error() {
 				t.Errorf("got %v, %v; want EINVALID %q, as a malformed cursor", sub, err, want)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,15 @@ type Hub struct {
 	mu    sync.Mutex
 	feeds map[string]*feed // by project id
 	subs  map[*Subscription]struct{}
+	recv  Receiver // SetReceiver; nil: events go nowhere
+}
+
+// SetReceiver sets where the hub's events go once checked: the GraphQL
+// side, made after the hub.
+func (h *Hub) SetReceiver(r Receiver) {
+	h.mu.Lock()
+	h.recv = r
+	h.mu.Unlock()
 }
 
 // feed is one project's events on this instance, in stream order: one
@@ -113,9 +123,6 @@ type Shared struct {
 	Ctx  context.Context
 	once sync.Once
 	v    any
-	// recipients counts the recipients that will re-check their
-	// membership when they resolve the event (Recipients).
-	recipients atomic.Int64
 }
 
 // Value returns the shared value, made by mk on the first call.
@@ -292,12 +299,12 @@ func (h *Hub) newShared() *Shared {
 
 // deliver is the only way an event reaches a subscriber: it checks, once
 // for all of subs (subscribers of the event's project), that the project
-// exists and which of them are members, and hands the event to those who
-// may see it. The event that removes a subscriber from the project reaches
-// them, then their subscription ends; the event that deletes the project
-// reaches every subscriber, then every subscription ends. A subscriber who
-// is no longer a member otherwise gets nothing and their subscription ends
-// with NOT_FOUND.
+// exists and which of them are members, and hands the event to the
+// Receiver for those who may see it. The event that removes a subscriber
+// from the project reaches them, then their subscription ends; the event
+// that deletes the project reaches every subscriber, then every
+// subscription ends. A subscriber who is no longer a member otherwise gets
+// nothing and their subscription ends with NOT_FOUND.
 func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 	viewers := make([]string, 0, len(subs))
 	seen := map[string]bool{}
@@ -331,20 +338,26 @@ func (h *Hub) deliver(subs []*Subscription, d *Delivery) {
 	// Who sees it: the members (policy.SeesProject, through Membership;
 	// none when it deletes the project), and whoever it is the final event
 	// of (policy.FinalEvent).
-	sees := func(s *Subscription) bool { return exists && member[s.viewer] }
-	for _, s := range subs { // counted before any is pushed: none resolves it before all are counted
-		if sees(s) && !policy.FinalEvent(s.viewer, ev) && s.keepingUp() {
-			d.Shared.recipients.Add(1)
+	to := make([]Recipient, 0, len(subs))
+	for _, s := range subs {
+		sees := exists && member[s.viewer]
+		switch {
+		case !sees && !policy.FinalEvent(s.viewer, ev):
+			s.end(ErrGone)
+		case s.take(d):
+			to = append(to, Recipient{Sub: s, Last: !sees})
 		}
 	}
-	for _, s := range subs {
-		switch {
-		case sees(s):
-			s.push(d, false, nil)
-		case policy.FinalEvent(s.viewer, ev):
-			s.push(d, true, nil)
-		default:
-			s.end(ErrGone)
+	h.mu.Lock()
+	recv := h.recv
+	h.mu.Unlock()
+	if len(to) == 0 || recv == nil {
+		return
+	}
+	recv.Deliver(d, to)
+	for _, r := range to {
+		if r.Last {
+			r.Sub.end(io.EOF)
 		}
 	}
 }
@@ -364,3 +377,11 @@ func (h *Hub) Subscribers(project string) int {
 	}
 	return 0
 }
+
+// EventTimeout returns the bound of one event's reads
+// (HubConfig.EventTimeout).
+func (h *Hub) EventTimeout() time.Duration { return h.cfg.EventTimeout }
+
+// Buffer returns how many events a subscriber may fall behind before it is
+// cut off (HubConfig.Buffer).
+func (h *Hub) Buffer() int { return h.cfg.Buffer }

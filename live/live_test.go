@@ -59,6 +59,7 @@ func newInstance(t *testing.T, store *dynamo.Store, url string, hc live.HubConfi
 		b.Close()
 		t.Fatal(err)
 	}
+	h.SetReceiver(queues{}) // the tests read what the hub delivers
 	t.Cleanup(func() { h.Close(); cancel(); b.Close() })
 	return instance{b, h}
 }
@@ -78,7 +79,7 @@ func mustPublish(t *testing.T, b *live.Broker, ev *domain.Event) {
 	}
 }
 
-func next(t *testing.T, s *live.Subscription) *live.Delivery {
+func next(t *testing.T, s *testSub) *live.Delivery {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -89,14 +90,16 @@ func next(t *testing.T, s *live.Subscription) *live.Delivery {
 	return d
 }
 
-func subscribe(t *testing.T, h *live.Hub, viewer string, p *domain.Project, after *string) *live.Subscription {
+func subscribe(t *testing.T, h *live.Hub, viewer string, p *domain.Project, after *string) *testSub {
 	t.Helper()
-	s, err := h.Subscribe(context.Background(), viewer, p.ID, after)
+	h.SetReceiver(queues{}) // the tests read what the hub delivers
+	q := newQueue(h.Buffer())
+	s, err := h.Subscribe(context.Background(), viewer, p.ID, after, q)
 	if err != nil {
 		t.Fatalf("subscribing %s to %s: %v", viewer, p.Name, err)
 	}
 	t.Cleanup(s.Close)
-	return s
+	return &testSub{s, q}
 }
 
 func TestAnEventPublishedTwiceIsStoredAndDeliveredOnce(t *testing.T) {
@@ -191,7 +194,7 @@ func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 	}
 	d1, d2, d3 := next(t, s), next(t, s), next(t, s)
 	valid := d3.Cursor
-	if _, err := in.hub.Subscribe(context.Background(), "alice", web.ID, &valid); err != nil {
+	if _, err := in.hub.Subscribe(context.Background(), "alice", web.ID, &valid, newQueue(0)); err != nil {
 		t.Fatalf("a current cursor: %v", err)
 	}
 	// Purge what precedes the third event, as max-age would: the first
@@ -211,7 +214,7 @@ func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 	}
 	// The second cursor's own event is gone, but every later one is kept:
 	// nothing can be missing.
-	if _, err := in.hub.Subscribe(context.Background(), "alice", web.ID, &d2.Cursor); err != nil {
+	if _, err := in.hub.Subscribe(context.Background(), "alice", web.ID, &d2.Cursor, newQueue(0)); err != nil {
 		t.Errorf("a cursor whose next event is kept: %v", err)
 	}
 	for name, c := range map[string]struct {
@@ -224,7 +227,7 @@ func TestCursorsAreCheckedAgainstTheProjectAndTheStream(t *testing.T) {
 		"older than what is kept":        {web.ID, d1.Cursor},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := in.hub.Subscribe(context.Background(), "alice", c.project, &c.cursor)
+			_, err := in.hub.Subscribe(context.Background(), "alice", c.project, &c.cursor, newQueue(0))
 			var de *domain.Error
 			if !errors.As(err, &de) || de.Code != domain.EINVALID {
 				t.Errorf("got %v, want EINVALID", err)

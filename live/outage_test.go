@@ -148,7 +148,7 @@ func TestABrokerLogsAnOutageOnceAndPublishesAgainAfterIt(t *testing.T) {
 	n.stop()
 	waitState(t, b, live.StateDisconnected)
 	mustFailDown(t, b, event(web, domain.EventTaskUpdated, "during"))
-	if _, err := hub.Subscribe(context.Background(), "bob", web.ID, nil); domain.ErrorCode(err) != domain.EUNAVAILABLE {
+	if _, err := hub.Subscribe(context.Background(), "bob", web.ID, nil, newQueue(0)); domain.ErrorCode(err) != domain.EUNAVAILABLE {
 		t.Fatalf("subscribing during the outage: %v, want UNAVAILABLE at once", err)
 	}
 	if h := b.Health(); h.Ready() || !strings.Contains(h.Detail, "outbox") {

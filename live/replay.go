@@ -13,7 +13,7 @@ import (
 // consumer of the project's subject, up to the last one the stream held
 // when it started, then the live events that arrived meanwhile (those not
 // replayed already), then switches to live delivery. It goes at the
-// subscriber's pace: each event waits for room in the queue (waitRoom), so
+// subscriber's pace: each event waits for room at the subscriber (waitRoom), so
 // a replay longer than the buffer is not mistaken for a slow consumer;
 // live events that arrive meanwhile are held, bounded by the buffer too.
 func (s *Subscription) replay(ctx context.Context, st jetstream.Stream, subj string, from uint64) {
@@ -155,26 +155,13 @@ func (s *Subscription) admit(d *Delivery) bool {
 	return true
 }
 
-// waitRoom waits until the queue has room for one more event; false when
-// the subscription ended or ctx did first. Only the replay waits: live
-// delivery never waits for a subscriber (push cuts it off instead).
+// waitRoom waits until the subscriber has room for one more event (its
+// owner's Room); false when the subscription ended or ctx did first. Only
+// the replay waits: live delivery never waits for a subscriber (its owner
+// cuts it off instead).
 func (s *Subscription) waitRoom(ctx context.Context) bool {
-	for {
-		s.mu.Lock()
-		done, full := s.done, len(s.queue) >= s.h.cfg.Buffer
-		s.mu.Unlock()
-		switch {
-		case done:
-			return false
-		case !full:
-			return true
-		}
-		select {
-		case <-s.room:
-		case <-s.ended:
-			return false
-		case <-ctx.Done():
-			return false
-		}
-	}
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	return !done && s.owner.Room(ctx)
 }

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 	"time"
 
@@ -12,24 +11,23 @@ import (
 	"github.com/taskgraph/taskgraph/policy"
 )
 
-// Subscription is one subscriber's stream of a project's events. Its
-// buffer is bounded (HubConfig.Buffer): a subscriber that falls further
-// behind is cut off with ErrSlow and may resume from its last cursor.
+// Subscription is one subscriber's registration for a project's events.
+// The hub hands each event to its Receiver with the subscriptions it is
+// for (Hub.deliver); the subscriber's side (its Subscriber, the owner)
+// takes it from there, and learns of the subscription's end through
+// Ended.
 type Subscription struct {
 	h       *Hub
 	viewer  string
 	project string
+	owner   Subscriber
 
 	mu      sync.Mutex
-	queue   []*Delivery // delivered, not yet read
-	wake    chan struct{}
-	room    chan struct{} // signalled by Next when it takes an event: the replay may go on
-	last    uint64        // the stream sequence of the last event queued
-	live    bool          // false while replaying: live events wait in pending
-	pending []*Delivery   // live events that arrived during the replay
+	last    uint64      // the stream sequence of the last event handed on
+	live    bool        // false while replaying: live events wait in pending
+	pending []*Delivery // live events that arrived during the replay
 	done    bool
 	err     error // why it ended; io.EOF: the stream ended normally
-	ended   chan struct{}
 	// checked is when a check found the viewer a member, during the
 	// replay (recentlyChecked).
 	checked time.Time
@@ -42,6 +40,39 @@ type Subscription struct {
 	since time.Time
 	gated uint64
 	out   bool
+}
+
+// A Subscriber is the receiving side of a subscription (Hub.Subscribe's
+// owner): where the Receiver sends its events, at a pace it sets.
+type Subscriber interface {
+	// Ended is called once, when the subscription ends, with why: io.EOF
+	// when the stream ended normally (the viewer's removal, the project's
+	// deletion, after that event), ErrSlow, ErrGone, ErrUnchecked, the
+	// shutdown's EUNAVAILABLE, or the error given to End.
+	Ended(err error)
+	// Room waits until the subscriber can take one more event without
+	// falling behind; false when it never will (it ended, or ctx did). A
+	// replay waits for it before each event; live delivery never waits.
+	Room(ctx context.Context) bool
+}
+
+// A Receiver takes the events the hub delivers (Hub.SetReceiver): the
+// GraphQL side, which resolves and sends them.
+type Receiver interface {
+	// Deliver hands d to the subscriptions to, all of its project, all of
+	// which passed its visibility check (or whose final event it is), in
+	// stream order for each. It returns once each has been sent what it
+	// may see, or ended; the hub then ends those whose stream the event
+	// ends (Recipient.Last).
+	Deliver(d *Delivery, to []Recipient)
+}
+
+// Recipient is one subscription an event is delivered to.
+type Recipient struct {
+	Sub *Subscription
+	// Last: the event ends the subscription normally once delivered (the
+	// viewer's own removal, the project's deletion).
+	Last bool
 }
 
 // replayRecheck is how long, during a replay, one visibility check of the
@@ -88,7 +119,7 @@ func (s *Subscription) noteCheck(member bool) {
 // followed it, which may have been one of this project's). ENOTFOUND when
 // the project does not exist or viewer is no member; EUNAVAILABLE when the
 // table or the broker fails, or the hub shuts down.
-func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *string) (*Subscription, error) {
+func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *string, owner Subscriber) (*Subscription, error) {
 	subj, err := subject(project)
 	if err != nil {
 		return nil, err
@@ -146,8 +177,7 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 				"after is older than the events this server keeps; fetch the project again and subscribe without after")
 		}
 	}
-	s := &Subscription{h: h, viewer: viewer, project: project, wake: make(chan struct{}, 1), room: make(chan struct{}, 1), ended: make(chan struct{}),
-		live: after == nil, last: from, since: membershipStart(p, m), gated: from}
+	s := &Subscription{h: h, viewer: viewer, project: project, owner: owner, live: after == nil, last: from, since: membershipStart(p, m), gated: from}
 	h.mu.Lock()
 	if h.ctx.Err() != nil {
 		h.mu.Unlock()
@@ -187,34 +217,21 @@ func (s *Subscription) hold(d *Delivery) bool {
 	return true
 }
 
-// push queues an event unless it is one the subscription already has (by
-// stream sequence), then ends the subscription normally when last is set;
-// a full queue cuts the subscriber off.
-func (s *Subscription) push(d *Delivery, last bool, _ error) {
+// take reports whether d is one the subscription has not been handed yet
+// (by stream sequence: an event both replayed and held goes once) while it
+// runs, and records it as handed.
+func (s *Subscription) take(d *Delivery) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.done || d.Seq <= s.last {
-		s.mu.Unlock()
-		return
+		return false
 	}
-	if len(s.queue) >= s.h.cfg.Buffer {
-		s.mu.Unlock()
-		s.end(ErrSlow)
-		return
-	}
-	s.queue = append(s.queue, d)
 	s.last = d.Seq
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-	if last {
-		s.end(io.EOF)
-	}
+	return true
 }
 
-// end ends the subscription with err (io.EOF: normally); what was queued
-// before stays readable, except after ErrSlow and shutdown, which drop it.
+// end ends the subscription with err (io.EOF: normally) and tells its
+// owner, once.
 func (s *Subscription) end(err error) {
 	s.mu.Lock()
 	if s.done {
@@ -222,14 +239,16 @@ func (s *Subscription) end(err error) {
 		return
 	}
 	s.done, s.err = true, err
-	if err != io.EOF && err != ErrGone {
-		s.queue = nil
-	}
 	s.pending = nil
-	close(s.ended)
 	s.mu.Unlock()
 	s.h.drop(s)
+	s.owner.Ended(err)
 }
+
+// End ends the subscription with err, which its owner's Ended gets (the
+// subscriber fell behind: ErrSlow; its viewer is no longer a member:
+// ErrGone; the check failed: ErrUnchecked; or its own reasons).
+func (s *Subscription) End(err error) { s.end(err) }
 
 // Close ends the subscription (the subscriber left).
 func (s *Subscription) Close() { s.end(errClosed) }
@@ -250,56 +269,8 @@ func (h *Hub) drop(s *Subscription) {
 	}
 }
 
-// Next returns the next event. At the end it returns io.EOF when the
-// stream ended normally (the viewer was removed, the project deleted), or
-// the reason it was ended: ErrSlow, ENOTFOUND (no longer a member),
-// EUNAVAILABLE (shutdown, the table or the broker failed), or ctx's error.
-func (s *Subscription) Next(ctx context.Context) (*Delivery, error) {
-	for {
-		s.mu.Lock()
-		if len(s.queue) > 0 {
-			d := s.queue[0]
-			s.queue[0] = nil
-			s.queue = s.queue[1:]
-			s.mu.Unlock()
-			select {
-			case s.room <- struct{}{}:
-			default:
-			}
-			return d, nil
-		}
-		if s.done {
-			err := s.err
-			s.mu.Unlock()
-			return nil, err
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.wake:
-		case <-s.ended:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// Ended is closed when the subscription ends; Err then tells why.
-func (s *Subscription) Ended() <-chan struct{} { return s.ended }
-
-// Err returns why the subscription ended (see Next), or nil while it runs.
-func (s *Subscription) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-// Queued returns how many events wait for the subscriber to read them
-// (for tests and metrics).
-func (s *Subscription) Queued() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
-}
-
 // Viewer returns the subscriber's user id.
 func (s *Subscription) Viewer() string { return s.viewer }
+
+// Owner returns the subscription's Subscriber.
+func (s *Subscription) Owner() Subscriber { return s.owner }

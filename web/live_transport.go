@@ -1,96 +1,63 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
+	"github.com/taskgraph/taskgraph/live"
 )
 
 // The transports of subscriptions: WebSocket on /query (graphql-transport-ws
 // and the legacy graphql-ws subprotocol; the token in connection_init's
-// payload) and server-sent events (POST /query with Accept:
-// text/event-stream, graphql-sse's distinct connections mode; the token in
-// the Authorization header).
+// payload; wsconn.go, wsops.go) and server-sent events (POST /query with
+// Accept: text/event-stream, graphql-sse's distinct connections mode; the
+// token in the Authorization header; sse.go). Both are ours, over the
+// connection taken from net/http: one goroutine per connection (its
+// reader), writes made by whoever has something to send (wire.go), one
+// keep-alive goroutine for all (keepalive.go), and each subscription a
+// Stream its events are pushed to (graph/subscription). gqlgen's own
+// transports hold a goroutine per subscription and three or four per
+// connection, and two 4 KiB buffers per socket, which an idle subscriber
+// should not cost.
 
 // KeepAliveInterval is how often an idle subscription connection gets a
 // keep-alive message, well inside common proxies' idle timeouts.
 const KeepAliveInterval = 15 * time.Second
 
-// wsConnKey holds a WebSocket request's *wsConn.
-type wsConnKey struct{}
+// initTimeout is how long a WebSocket may take to send connection_init.
+const initTimeout = 10 * time.Second
 
-// wsConn is a WebSocket connection as its operations can reach it
-// (pipeline.Connection): to close it with a code of their own (gqlgen closes
-// it only with 1000 once it runs).
-type wsConn struct {
-	mu   sync.Mutex
-	conn transport.WebsocketConn
-}
-
-// CloseWith starts the close handshake with code and reason and reports
-// whether it could. The close frame follows what the connection has sent
-// already; once it is sent nothing else is.
-func (c *wsConn) CloseWith(code int, reason string) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	conn := c.conn
-	c.mu.Unlock()
-	return conn != nil && conn.WriteClose(code, reason) == nil
-}
-
-// liveAccept is gqlgen's coder/websocket implementation that also hands the
-// accepted connection to the request's wsConn.
-type liveAccept struct {
-	transport.CoderWebsocketImplementation
-}
-
-func (a liveAccept) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
-	conn, err := a.CoderWebsocketImplementation.Accept(w, r, o)
-	if err != nil {
-		return nil, err
-	}
-	conn = newWSGuard(conn)
-	if c, ok := r.Context().Value(wsConnKey{}).(*wsConn); ok {
-		c.mu.Lock()
-		c.conn = conn
-		c.mu.Unlock()
-	}
-	return conn, err
-}
-
-// liveWebsocket is gqlgen's WebSocket transport behind the CORS origin rule
-// of /query, authenticating at connection_init.
+// liveWebsocket is the WebSocket transport, behind the CORS origin rule of
+// /query, authenticating at connection_init.
 type liveWebsocket struct {
-	ws      transport.Websocket
-	origins Origins
+	auth       *auth.Authenticator
+	origins    Origins
+	maxMessage int64 // a message is bounded as a POST's body is (-max-body)
+	buffer     int   // messages a subscriber may fall behind (the hub's buffer)
+	keep       *keepAlives
 }
 
-func newLiveWebsocket(a *auth.Authenticator, origins Origins, maxMessage int64) liveWebsocket {
-	return liveWebsocket{origins: origins, ws: transport.Websocket{
-		// A message is bounded as a POST's body is (-max-body).
-		PayloadReadLimit: &maxMessage,
-		// The origin is checked before (Do), by the CORS rule.
-		Implementation: liveAccept{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}}},
-		// graphql-ws (legacy) gets "ka" messages; graphql-transport-ws gets
-		// pings, and a client that answers no pong for two intervals is
-		// dropped (its subscriptions with it).
-		KeepAlivePingInterval: KeepAliveInterval,
-		PingPongInterval:      KeepAliveInterval,
-		InitTimeout:           10 * time.Second,
-		InitFunc:              wsInit(a),
-	}}
+func newLiveWebsocket(a *auth.Authenticator, origins Origins, maxMessage int64, hub *live.Hub, keep *keepAlives) liveWebsocket {
+	return liveWebsocket{auth: a, origins: origins, maxMessage: maxMessage, buffer: hubBuffer(hub), keep: keep}
+}
+
+// hubBuffer is the hub's subscription buffer (live.DefaultBuffer without
+// a hub).
+func hubBuffer(h *live.Hub) int {
+	if h == nil {
+		return live.DefaultBuffer
+	}
+	return h.Buffer()
 }
 
 // Supports takes a GET that asks to upgrade to a WebSocket.
@@ -98,6 +65,13 @@ func (t liveWebsocket) Supports(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
+// The subprotocols.
+const (
+	subprotocolTransportWS = "graphql-transport-ws"
+	subprotocolGraphQLWS   = "graphql-ws"
+)
+
+// Do upgrades the request and leaves the connection to its reader.
 func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if o := r.Header.Get("Origin"); o != "" && !t.origins.AllowedOrigin(o) {
 		w.Header().Set("Content-Type", "application/json")
@@ -106,41 +80,82 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": codes.Forbidden}}}})
 		return
 	}
-	c := &wsConn{}
-	ctx := context.WithValue(pipeline.WithConnection(r.Context(), c), wsConnKey{}, c)
-	t.ws.Do(w, r.WithContext(ctx), exec)
+	up := ws.HTTPUpgrader{Protocol: func(p string) bool { return p == subprotocolTransportWS || p == subprotocolGraphQLWS }}
+	nc, rw, hs, err := up.Upgrade(r, w)
+	if err != nil {
+		if nc != nil {
+			_ = nc.Close()
+		}
+		return // the upgrader answered the handshake's error
+	}
+	_ = nc.SetDeadline(time.Time{}) // the HTTP server's request deadlines
+	c := &wsConn{t: t, exec: exec, proto: hs.Protocol, ctx: context.WithoutCancel(r.Context()), headers: traceHeaders(r.Header),
+		ops: map[string]*wsOp{}}
+	if c.proto == "" {
+		c.proto = subprotocolGraphQLWS // as gqlgen: a client that names none speaks the legacy protocol
+	}
+	c.wire = wire{nc: nc, limit: t.buffer}
+	c.src = nc
+	if n := rw.Reader.Buffered(); n > 0 { // sent right behind the upgrade request
+		b, _ := rw.Reader.Peek(n)
+		c.src = &preRead{pre: bytes.Clone(b), Conn: nc}
+	}
+	c.closedStream = telemetry.FromContext(r.Context()).StreamOpened(streamOf(r)) // its row's name: "websocket"
+	go c.serve()
 }
+
+// traceHeaders keeps of an upgrade request's headers those its operations
+// read (their trace id), not the whole request's for the socket's life.
+func traceHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	for _, k := range []string{"Traceparent", "Tracestate"} {
+		if v := h.Values(k); len(v) > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// The WebSocket close codes of the protocol (graphql-transport-ws).
+const (
+	// CloseForbidden: a connection refused at connection_init (a missing
+	// or bad token).
+	CloseForbidden = 4403
+	// CloseDuplicateID: a subscribe with the id of an operation still
+	// running ("Subscriber for <id> already exists").
+	CloseDuplicateID = 4409
+	// closeBadRequest: a message that is not one of the protocol's.
+	closeBadRequest = 4400
+	// closeUnauthorized: a subscribe before the connection was
+	// acknowledged.
+	closeUnauthorized = 4401
+	// closeInitTimeout: no connection_init within initTimeout.
+	closeInitTimeout = 4408
+	// closeTooManyInits: a second connection_init.
+	closeTooManyInits = 4429
+)
 
 // wsInit authenticates a WebSocket connection by the token of its
-// connection_init payload, {"Authorization": "Bearer <JWT>"}; a missing or
-// bad token refuses the connection: a connection_error, then the close
-// 4403 Forbidden that graphql-transport-ws prescribes (gqlgen's default,
-// 1000, is a normal closure after which the graphql-ws client reconnects
-// at once, without end). The connection's context then carries
-// the viewer (for every operation on it) and what pipeline.WithSocket gives
-// it: a count of its subscriptions, and no request loaders (a
-// subscription's reads go through each event's loaders, never through a
-// cache as long-lived as the socket).
-func wsInit(a *auth.Authenticator) transport.WebsocketInitFunc {
-	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		h := p.Authorization()
-		if h == "" {
-			return forbidden(ctx), nil, auth.ErrNoToken
-		}
-		id, exp, err := a.Check(h)
-		if err != nil {
-			return forbidden(ctx), nil, err
-		}
-		ctx = auth.WithToken(ctx, auth.Token{ID: id, Exp: exp})
-		return pipeline.WithSocket(ctx), nil, nil
+// connection_init payload, {"Authorization": "Bearer <JWT>"}. The
+// connection's context then carries the viewer (for every operation on
+// it) and what pipeline.WithSocket gives it: a count of its subscriptions, and
+// no request loaders (a subscription's reads go through each event's
+// loaders, never through a cache as long-lived as the socket).
+func wsInit(ctx context.Context, a *auth.Authenticator, payload json.RawMessage) (context.Context, error) {
+	var p map[string]any
+	if len(payload) > 0 && json.Unmarshal(payload, &p) != nil {
+		return nil, auth.ErrNoToken
 	}
-}
-
-// CloseForbidden is the WebSocket close code of a connection refused at
-// connection_init (graphql-transport-ws: 4403 Forbidden).
-const CloseForbidden = 4403
-
-// forbidden makes gqlgen close a refused connection with 4403 Forbidden.
-func forbidden(ctx context.Context) context.Context {
-	return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, CloseForbidden), "Forbidden")
+	h, _ := p["Authorization"].(string)
+	if h == "" {
+		h, _ = p["authorization"].(string)
+	}
+	if h == "" {
+		return nil, auth.ErrNoToken
+	}
+	id, exp, err := a.Check(h)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.WithSocket(auth.WithToken(ctx, auth.Token{ID: id, Exp: exp})), nil
 }

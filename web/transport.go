@@ -20,11 +20,12 @@ import (
 
 // transports are the handler's transports, in the order they are tried.
 func transports(o Options, maxBody int64) []handlerTransport {
+	keep := newKeepAlives(KeepAliveInterval) // one wheel for the handler's long-lived connections
 	return []handlerTransport{
 		{protocols: []string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, delivery: pipeline.ResponseStream, refusals: inStream,
-			operations: fromMessages, upgrades: true, needsLive: true, stream: "websocket", Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody)},
+			operations: fromMessages, upgrades: true, needsLive: true, stream: "websocket", Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody, o.Live, keep)},
 		{protocols: []string{ProtocolSSE}, delivery: pipeline.ResponseStream, refusals: inStream, // before POST, which would take its requests
-			operations: fromBody, stream: "sse", Transport: transport.SSE{KeepAlivePingInterval: KeepAliveInterval}},
+			operations: fromBody, stream: "sse", Transport: sseTransport{buffer: hubBuffer(o.Live), keep: keep}},
 		{protocols: []string{ProtocolMultipart}, delivery: pipeline.IncrementalParts, refusals: withStatus, // @defer's parts; before POST, which ignores Accept
 			operations: fromBody, Transport: multipartMixed{}},
 		{delivery: pipeline.OneResponse, refusals: withStatus, operations: fromNothing, Transport: transport.Options{}}, // OPTIONS: no operation

@@ -13,6 +13,7 @@ import (
 	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -26,10 +27,8 @@ type opState struct {
 	// calls counts the operation's DynamoDB calls (reportCalls, -debug).
 	calls *client.Calls
 	// rateKey is whose token buckets pay for it: the viewer's, or the
-	// client address's without a valid token; rates are the buckets (nil:
-	// no rate limits).
+	// client address's without a valid token.
 	rateKey string
-	rates   *rateLimits
 
 	mu sync.Mutex
 	// parts and partErrors count the parts answered so far of an operation
@@ -53,7 +52,7 @@ func operationState(ctx context.Context) *opState {
 
 // operationStart is the pipeline's first step: it gives the operation its
 // state.
-type operationStart struct{ rates *rateLimits }
+type operationStart struct{}
 
 var _ interface {
 	graphql.HandlerExtension
@@ -64,8 +63,8 @@ var _ interface {
 func (operationStart) ExtensionName() string                   { return "OperationStart" }
 func (operationStart) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (s operationStart) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
-	graphql.GetOperationContext(ctx).Stats.SetExtension(opStateName, &opState{calls: &client.Calls{}, rateKey: rateKeyOf(ctx), rates: s.rates})
+func (operationStart) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+	graphql.GetOperationContext(ctx).Stats.SetExtension(opStateName, &opState{calls: &client.Calls{}, rateKey: rateKeyOf(ctx)})
 	return nil
 }
 
@@ -115,7 +114,7 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 		ctx = client.WithDeadline(ctx, start.Add(timeout))
 		// A WebSocket's operations all carry its upgrade request's headers:
 		// a key there is no one operation's.
-		if k := oc.Headers.Get(IdempotencyHeader); k != "" && SocketOf(ctx) == nil {
+		if k := oc.Headers.Get(IdempotencyHeader); k != "" && !subscription.OnSocket(ctx) {
 			ctx = context.WithValue(ctx, idemHeaderKey{}, k)
 		}
 		responses, st := next(ctx), operationState(ctx)

@@ -99,14 +99,6 @@ type Hooks struct {
 	// Loaders tunes the per-request loaders: step mode, a gate, no
 	// batching (loaders.Config).
 	Loaders loaders.Config
-	// EventRecheckWait is the longest a batch of an event's re-checks
-	// waits for the event's other recipients while one of them is
-	// resolving it; 0 means DefaultEventRecheckWait. EventRecheckIdle is
-	// how long it waits for one more while none is (default 0: it is read
-	// at once, so that a stalled subscriber delays no one). Tests that pin
-	// calls set both long: a batch then closes when every recipient has
-	// joined.
-	EventRecheckWait, EventRecheckIdle time.Duration
 }
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×

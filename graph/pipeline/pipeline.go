@@ -6,7 +6,7 @@
 //
 //  1. before the document is parsed (operation-parameter mutators):
 //     operationStart (the operation's state), the operation rate limit
-//     (rateLimits), trusted documents and persisted-query hashes
+//     (RateLimiter), trusted documents and persisted-query hashes
 //     (trustedDocuments), a document to run (requireQuery), then the
 //     document's size limits;
 //  2. parsing (the token limit) and validation, cached by document text;
@@ -22,11 +22,11 @@
 //     (requireViewer: a valid token, unexpired at the operation's start)
 //     and the live rules of subscriptions (Subscriptions.Operation; around
 //     each field, Subscriptions.Field);
-//  5. around each response (response middleware): the live rules around
-//     each event (Subscriptions.Event), the log line and -debug's
-//     extensions.dynamodb (reportCalls), refusals included (an operation
-//     with @defer answers in parts and logs one line, at its last part:
-//     logOperation), and the record of a request error (requestErrors).
+//  5. around each response (response middleware): the log line and
+//     -debug's extensions.dynamodb (reportCalls), refusals included (an
+//     operation with @defer answers in parts and logs one line, at its
+//     last part: logOperation), and the record of a request error
+//     (requestErrors).
 //
 // The pipeline wraps an executable schema (New): the generated one
 // (graph/exec) on the resolvers (package graph), which the wiring
@@ -61,17 +61,17 @@ import (
 // resolvers, graph.NewExecutableSchema) with the operation pipeline, every
 // step in the order it runs, and no transport: the HTTP side
 // (web.NewHandler) adds its transports, each of which hands its
-// operations to this one pipeline, and its own middleware. subs are the
-// live rules of subscriptions, run in their places among the steps (nil:
-// none).
-func New(es graphql.ExecutableSchema, o Options, subs Subscriptions) *handler.Server {
+// operations to this one pipeline, and its own middleware. rates are the
+// token buckets of o's rate limits (NewRateLimiter; nil: none), which the
+// subscriptions' events are charged to as well; subs are the live rules
+// of subscriptions, run in their places among the steps (nil: none).
+func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscriptions) *handler.Server {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	rl := newRateLimits(o)
 	// A query with @defer answers in parts (graph/incremental), which end
 	// with its request.
 	srv := handler.New(incremental.New(es))
@@ -87,9 +87,9 @@ func New(es graphql.ExecutableSchema, o Options, subs Subscriptions) *handler.Se
 	// The operation pipeline, in the order it runs: every transport's
 	// operations pass through all of it.
 	// 1. Before parsing.
-	srv.Use(operationStart{rates: rl})
-	if rl != nil {
-		srv.Use(rl) // one operation token before parsing; its cost comes after the complexity limit
+	srv.Use(operationStart{})
+	if rates != nil {
+		srv.Use(rates) // one operation token before parsing; its cost comes after the complexity limit
 	}
 	if o.TrustedDocuments != nil {
 		srv.Use(trustedDocuments{docs: o.TrustedDocuments, enforce: o.Production})
@@ -106,12 +106,11 @@ func New(es graphql.ExecutableSchema, o Options, subs Subscriptions) *handler.Se
 		NoIntrospection: o.Production})
 	srv.Use(strictInputs{schema: es.Schema()})
 	srv.Use(pageArguments{}) // first with last: BAD_USER_INPUT, nothing read
-	if rl != nil {
-		srv.Use(rateCost{rl})
+	if rates != nil {
+		srv.Use(rateCost{rates})
 	}
-	// Subscriptions' own cost limit (it reads the complexity), and the
-	// live rules around each event once resolved (its re-check).
-	srv.Use(subscriptionSteps{max: cmp.Or(o.MaxSubscriptionComplexity, DefaultMaxSubscriptionComplexity), subs: subs})
+	// Subscriptions' own cost limit (it reads the complexity).
+	srv.Use(subscriptionSteps{max: cmp.Or(o.MaxSubscriptionComplexity, DefaultMaxSubscriptionComplexity)})
 	// 4. Around the operation, outermost first.
 	if o.Telemetry != nil {
 		srv.AroundOperations(observeOperations(o.Telemetry))

@@ -51,9 +51,13 @@ type RateLimits struct {
 	RateKeys int
 }
 
-// rateLimits holds the token buckets, one pair per viewer or address,
-// in an LRU cache so that many addresses cannot grow memory without bound.
-type rateLimits struct {
+// RateLimiter holds the token buckets of RateLimits, one pair per viewer
+// or address, in an LRU cache so that many addresses cannot grow memory
+// without bound: the pipeline's two steps (operations before parsing,
+// cost after the complexity limit) and the subscriptions' events
+// (ChargeEvent) take from the same buckets. The wiring makes one
+// (NewRateLimiter) and gives it to both (app.NewHandler).
+type RateLimiter struct {
 	ops, cost           rate.Limit
 	opsBurst, costBurst int
 	now                 func() time.Time
@@ -64,8 +68,9 @@ type rateLimits struct {
 
 type rateBuckets struct{ ops, cost *rate.Limiter }
 
-// newRateLimits returns the limits of o, or nil when both are off.
-func newRateLimits(o Options) *rateLimits {
+// NewRateLimiter returns the token buckets of o's RateLimits, or nil when
+// both limits are off.
+func NewRateLimiter(o Options) *RateLimiter {
 	if o.RateOps <= 0 && o.RateCost <= 0 {
 		return nil
 	}
@@ -75,7 +80,7 @@ func newRateLimits(o Options) *rateLimits {
 		}
 		return max(1, int(math.Ceil(2*r)))
 	}
-	l := &rateLimits{ops: rate.Inf, cost: rate.Inf, now: o.Now}
+	l := &RateLimiter{ops: rate.Inf, cost: rate.Inf, now: o.Now}
 	if o.RateOps > 0 {
 		l.ops, l.opsBurst = rate.Limit(o.RateOps), burst(o.RateOpsBurst, o.RateOps)
 	}
@@ -93,7 +98,7 @@ func newRateLimits(o Options) *rateLimits {
 	return l
 }
 
-func (l *rateLimits) bucketsFor(key string) *rateBuckets {
+func (l *RateLimiter) bucketsFor(key string) *rateBuckets {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if b, ok := l.buckets.Get(key); ok {
@@ -122,7 +127,7 @@ func take(lim *rate.Limiter, now time.Time, n int) time.Duration {
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
-} = (*rateLimits)(nil)
+} = (*RateLimiter)(nil)
 
 var _ interface {
 	graphql.HandlerExtension
@@ -131,20 +136,20 @@ var _ interface {
 
 // rateCost is the cost side of the rate limits: a step of its own, after
 // the complexity limit has computed the operation's cost.
-type rateCost struct{ l *rateLimits }
+type rateCost struct{ l *RateLimiter }
 
 func (rateCost) ExtensionName() string                   { return "RateCost" }
 func (rateCost) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (l *rateLimits) ExtensionName() string                   { return "RateLimits" }
-func (l *rateLimits) Validate(graphql.ExecutableSchema) error { return nil }
+func (l *RateLimiter) ExtensionName() string                   { return "RateLimits" }
+func (l *RateLimiter) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters takes one operation token of the operation's
 // key (its viewer, or its client address) before the document is even
 // parsed, on every transport, and refuses the operation when there is
 // none: RATE_LIMITED (RefusedRateLimited, over HTTP a 429 with
 // Retry-After).
-func (l *rateLimits) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+func (l *RateLimiter) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	st := operationState(ctx)
 	if d := take(l.bucketsFor(st.rateKey).ops, l.now(), 1); d > 0 {
 		return rateLimited(ctx, d)

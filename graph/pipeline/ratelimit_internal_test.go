@@ -19,7 +19,7 @@ func TestRateLimitBucketsStayBounded(t *testing.T) {
 		{"the default cap", 0, DefaultRateKeys, DefaultRateKeys + 1_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newRateLimits(Options{Limits: Limits{RateLimits: RateLimits{RateOps: 1, RateKeys: tc.keys}}})
+			l := NewRateLimiter(Options{Limits: Limits{RateLimits: RateLimits{RateOps: 1, RateKeys: tc.keys}}})
 			for i := range tc.requests {
 				addr := fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
 				ctx := graphql.WithOperationContext(context.WithValue(context.Background(), clientAddrKey{}, addr), &graphql.OperationContext{})

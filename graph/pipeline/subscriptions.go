@@ -12,17 +12,15 @@ import (
 )
 
 // Subscriptions are the live rules the pipeline runs for subscriptions
-// (package graph's, on the hub of package live), each in its place among
-// the steps (New): the pipeline's own rules apply to a subscription as to
-// any operation, these add what a stream of events needs.
+// (package graph's, over graph/subscription and the hub of package live),
+// each in its place among the steps (New): the pipeline's own rules apply
+// to a subscription as to any operation, these add what a stream of
+// events needs.
 type Subscriptions interface {
 	// Operation runs around each operation (after its viewer is
-	// required): a subscription's stream, refused where its transport
-	// cannot stream it (Refuse, RefusedNeedsStream), and its end.
+	// required): a subscription over a transport that cannot stream it is
+	// refused (Refuse, RefusedNeedsStream).
 	Operation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler
-	// Event runs around each response of an operation, outermost: for a
-	// subscription, each event's, re-checked once resolved.
-	Event(ctx context.Context, next graphql.ResponseHandler) *graphql.Response
 	// Field runs around each field (after the root fields' steps): an
 	// event's fields find the event's loaders.
 	Field(ctx context.Context, next graphql.Resolver) (any, error)
@@ -36,28 +34,24 @@ type Subscriptions interface {
 //     at most Options.MaxSubscriptionComplexity: far below a query's
 //     limit, since it is paid per event (subscriptionSteps);
 //   - every event resolved for a subscriber is charged that cost against
-//     the subscriber's cost bucket (rateLimits), as a query of that
-//     selection would be (ChargeEvent); a viewer whose bucket is empty
-//     has their subscription ended with RATE_LIMITED (retry later with
-//     after: the last cursor received), rather than events piling up.
+//     the subscriber's cost bucket, as a query of that selection would be
+//     (RateLimiter.ChargeEvent); a viewer whose bucket is empty has their
+//     subscription ended with RATE_LIMITED (retry later with after: the
+//     last cursor received), rather than events piling up.
 //
 // Each event's reads are also shared: by all of the instance's recipients
-// for what does not depend on the viewer, by one viewer's subscriptions for
-// what does (package graph's live rules).
+// for what does not depend on the viewer, by one viewer's subscriptions
+// for what does (package graph's live rules), and resolved once for all
+// the subscribers answered alike (graph/subscription).
 
-// subscriptionSteps is the executor extension of subscriptions: their
-// cost bound (MutateOperationContext, after the complexity limit, which
-// computes the cost) and the live rules around each event
-// (InterceptResponse: Subscriptions.Event).
-type subscriptionSteps struct {
-	max  int
-	subs Subscriptions
-}
+// subscriptionSteps is the executor extension of a subscription's cost
+// bound (MutateOperationContext, after the complexity limit, which
+// computes the cost).
+type subscriptionSteps struct{ max int }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-	graphql.ResponseInterceptor
 } = subscriptionSteps{}
 
 func (subscriptionSteps) ExtensionName() string { return "SubscriptionSteps" }
@@ -78,25 +72,16 @@ func (l subscriptionSteps) MutateOperationContext(ctx context.Context, oc *graph
 		stats.Complexity, l.max), Extensions: map[string]any{"code": codes.Complexity}}
 }
 
-// InterceptResponse runs the live rules around each event of a
-// subscription (Subscriptions.Event).
-func (l subscriptionSteps) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if l.subs == nil {
-		return next(ctx)
-	}
-	return l.subs.Event(ctx, next)
-}
-
-// ChargeEvent takes the cost of an event resolved for ctx's subscription
-// (its complexity, as a query's) from its viewer's cost bucket, and
-// returns the RATE_LIMITED error that ends the subscription when the
-// bucket holds too little (nil: charged, or no rate limits).
-func ChargeEvent(ctx context.Context, cost int) *gqlerror.Error {
-	st := operationState(ctx)
-	if st == nil || st.rates == nil || cost <= 0 {
+// ChargeEvent takes the cost of an event resolved for viewer's
+// subscription (its complexity, as a query's) from the viewer's cost
+// bucket, and returns the RATE_LIMITED error that ends the subscription
+// when the bucket holds too little (nil: charged; on a nil RateLimiter,
+// always).
+func (l *RateLimiter) ChargeEvent(viewer string, cost int) error {
+	if l == nil || cost <= 0 {
 		return nil
 	}
-	if wait := take(st.rates.bucketsFor(st.rateKey).cost, st.rates.now(), cost); wait > 0 {
+	if wait := take(l.bucketsFor("viewer:"+viewer).cost, l.now(), cost); wait > 0 {
 		return &gqlerror.Error{Message: fmt.Sprintf("rate limit exceeded by the cost of this subscription's events; subscribe again after %d s with after: the last cursor received",
 			retrySeconds(wait)), Extensions: map[string]any{"code": codes.RateLimited}}
 	}

@@ -2,9 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"sync"
 
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 )
 
 // What the operation pipeline knows of the transport an operation came
@@ -73,76 +73,13 @@ func WithClientAddr(ctx context.Context, addr string) context.Context {
 	return context.WithValue(ctx, clientAddrKey{}, addr)
 }
 
-// Connection is the connection an operation came over, as the live rules
-// reach it: a WebSocket, closed with a code of its own (gqlgen closes it
-// only with 1000 once it runs) when a subscriber fell behind or an event
-// came too late.
-type Connection interface {
-	// CloseWith starts the close handshake with code and reason and
-	// reports whether it could.
-	CloseWith(code int, reason string) bool
-}
-
-// connectionKey holds a request's Connection.
-type connectionKey struct{}
-
-// WithConnection returns ctx carrying c, the connection its request
-// opened.
-func WithConnection(ctx context.Context, c Connection) context.Context {
-	return context.WithValue(ctx, connectionKey{}, c)
-}
-
-// CloseConnection closes ctx's connection, if it came over one, with code
-// and reason, and reports whether it could.
-func CloseConnection(ctx context.Context, code int, reason string) bool {
-	c, _ := ctx.Value(connectionKey{}).(Connection)
-	return c != nil && c.CloseWith(code, reason)
-}
-
 // WithSocket returns the context of a WebSocket connection authenticated
-// at connection_init, for every operation on it: its Socket (a count of
-// its subscriptions, Options.MaxSubscriptionsPerSocket), no idempotency
-// key (its operations all carry its upgrade request's headers), and no
-// request loaders: a subscription's reads go through each event's loaders
-// (package graph's live rules), never through a cache as long-lived as the
-// socket.
+// at connection_init, for every operation on it: its subscriptions counted
+// together (subscription.WithSocket, Options.MaxSubscriptionsPerSocket),
+// no idempotency key (its operations all carry its upgrade request's
+// headers), and no request loaders: a subscription's reads go through
+// each event's loaders (package graph's live rules), never through a
+// cache as long-lived as the socket.
 func WithSocket(ctx context.Context) context.Context {
-	ctx = loaders.With(ctx, nil)
-	return context.WithValue(ctx, socketKey{}, &Socket{})
-}
-
-// socketKey holds a WebSocket connection's Socket.
-type socketKey struct{}
-
-// Socket is a WebSocket connection as the live rules count it: how many
-// subscriptions it holds.
-type Socket struct {
-	mu sync.Mutex
-	n  int
-}
-
-// SocketOf returns the socket ctx's operation came over, or nil for a
-// request of its own.
-func SocketOf(ctx context.Context) *Socket {
-	s, _ := ctx.Value(socketKey{}).(*Socket)
-	return s
-}
-
-// Acquire counts one more subscription on the socket, unless it holds max
-// already, and reports whether it did; Release undoes it.
-func (s *Socket) Acquire(max int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.n >= max {
-		return false
-	}
-	s.n++
-	return true
-}
-
-// Release counts one subscription fewer on the socket.
-func (s *Socket) Release() {
-	s.mu.Lock()
-	s.n--
-	s.mu.Unlock()
+	return subscription.WithSocket(loaders.With(ctx, nil))
 }

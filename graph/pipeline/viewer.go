@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -10,13 +9,10 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
-
-// ErrExpired refuses an operation, and ends a subscription, whose token
-// has expired.
-var ErrExpired = &auth.Error{Err: errors.New("the token has expired; reconnect with a new token and resume with after: the last cursor received")}
 
 // requireViewer refuses, as a whole, any operation but pure introspection
 // that comes without a valid token, or whose token has expired by the
@@ -28,7 +24,7 @@ func requireViewer(log *slog.Logger, now func() time.Time) graphql.OperationMidd
 		oc := graphql.GetOperationContext(ctx)
 		_, err := auth.Viewer(ctx)
 		if v := auth.TokenOf(ctx); err == nil && !v.Exp.IsZero() && !now().Before(v.Exp) {
-			err = ErrExpired
+			err = subscription.ErrExpired // the message that ends a subscription too
 		}
 		if err != nil && !introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
 			res := &graphql.Response{Errors: gqlerror.List{{

@@ -7,6 +7,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // share gives each project a part of the page's first entries: as many as
@@ -136,32 +137,36 @@ func (o *output) change(w *work, c dynamo.Change) {
 // tombstone of its object, but for a gone entry the client had (at or
 // below skip: delivered already), and for an object made after the viewer
 // was removed (born after the removal's position, the departure's, which
-// the state keeps in seen), which the viewer never saw. A departure at or
-// below skip is of an earlier membership: the project was deleted while
-// they were in it, and all of it was theirs to see.
+// the state keeps in seen), which the viewer never saw
+// (policy.KnownBeforeLeaving). A departure at or below skip is of an
+// earlier membership: the project was deleted while they were in it, and
+// all of it was theirs to see.
 func (o *output) leave(w *work, c dynamo.Change) {
 	if c.Gone && c.Pos <= w.st.Skip {
 		return
 	}
-	out := w.st.Seen // the removal's position (see page); 0: none
-	after := func(born int64) bool { return c.Pos > w.st.Skip && out > 0 && born > out }
+	left := w.st.Seen // the removal's position (see apply); 0: none
+	if c.Pos <= w.st.Skip {
+		left = 0 // an entry of an earlier membership's time
+	}
+	known := func(born int64) bool { return policy.KnownBeforeLeaving(born, left) }
 	switch domain.KindOf(c.ID) {
 	case domain.KindUser:
-		if !after(c.Born) {
+		if known(c.Born) {
 			o.read(&o.candidates, "c", c.ID)
 		}
 	case domain.KindTask:
-		if after(c.Born) {
+		if !known(c.Born) {
 			return
 		}
 		o.tomb(c.ID, "Task")
 		for i, cm := range c.Comments {
-			if !after(c.CommentsBorn[i]) {
+			if known(c.CommentsBorn[i]) {
 				o.tomb(cm, "Comment")
 			}
 		}
 	case domain.KindComment:
-		if !after(c.Born) {
+		if known(c.Born) {
 			o.tomb(c.ID, "Comment")
 		}
 	}

@@ -48,8 +48,8 @@ type pagePlan struct {
 func planPage(tok *cursor.Sync, view *dynamo.SyncView) pagePlan {
 	plan := pagePlan{states: map[string]*cursor.Project{}}
 	var leaving, changed, joined []string
-	for i := range tok.Projects {
-		st := &tok.Projects[i]
+	for i := range tok.States {
+		st := &tok.States[i]
 		plan.states[st.ID] = st
 		switch seen := policy.SeesProject(view.Profile, st.ID); {
 		case !seen:

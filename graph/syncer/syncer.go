@@ -124,7 +124,7 @@ func (s *Syncer) Page(ctx context.Context, l *loaders.Loaders, since *string, fi
 		pg.out.upsert(l.Viewer(), me)
 	}
 	pg.mark(ctx)
-	next := &cursor.Sync{Epoch: tok.Epoch, Issued: t0.Unix(), Projects: pg.states()}
+	next := &cursor.Sync{Epoch: tok.Epoch, Issued: t0.Unix(), States: pg.states()}
 	if me != nil {
 		next.ProfileRev = int64(me.Rev)
 	}

@@ -3,7 +3,6 @@ package syncer
 import (
 	"context"
 
-	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/policy"
 )
@@ -15,16 +14,17 @@ func (pg *pageRun) weighUsers(ctx context.Context) error {
 	if len(pg.out.candidates) == 0 {
 		return nil
 	}
-	var tracked []sharedProject // the projects this page reads as visible, and the quiet ones
+	read := policy.LogsRead{} // the projects this page reads as visible, and the quiet ones
+	var order []string        // the same, in that order
 	for _, w := range pg.works {
 		if w.visible && w.st != nil {
-			tracked = append(tracked, sharedProject{id: w.st.ID, upTo: w.upTo})
+			read[w.st.ID], order = w.upTo, append(order, w.st.ID)
 		}
 	}
 	for _, st := range pg.plan.quiet {
-		tracked = append(tracked, sharedProject{id: st.ID, upTo: st.Pos})
+		read[st.ID], order = st.Pos, append(order, st.ID) // unchanged since
 	}
-	seen, err := stillSeen(ctx, pg.l, pg.out.candidates, tracked)
+	seen, err := stillSeen(ctx, pg.l, pg.out.candidates, order, read)
 	if err != nil {
 		return err
 	}
@@ -36,80 +36,63 @@ func (pg *pageRun) weighUsers(ctx context.Context) error {
 	return nil
 }
 
-// sharedProject is a project a page counts as the viewer's when it weighs
-// a user: read as visible up to upTo (a quiet one: unchanged since upTo).
-type sharedProject struct {
-	id   string
-	upTo int64
-}
-
 // stillSeen reports which of the users who may have stopped being visible
-// the viewer still sees (policy.SeesUser), counting only the projects this
-// page reads as visible or knows unchanged (tracked) and, of each, only a
-// membership of the user that began at or before the position the page
-// reads its log up to (its entry's born, dynamo.Store.MembershipsBorn).
-// Then viewer and user were both members when the page read the viewer's
-// profile, and any later loss is met by a later read of that project's
-// log: the user's removal lies past this page's read, the viewer's
-// departure past the user's born. Anything looser keeps a user for good: a
-// user who joined after the viewer left (their born is past the
-// departure, which a leave passes over), or shared through a project the
-// token does not follow yet (joined after the page's read: no leave of it
-// would ever weigh them). A user judged gone who is in fact shared comes
-// back with the project's entries past the read (their membership's, or
-// the join's whole log). The memberships are read strongly consistently,
-// at most 100 a round (one BatchGetItem), each user's next ones until one
-// keeps them or none is left: on the pages that weigh a user only.
-func stillSeen(ctx context.Context, l *loaders.Loaders, ids []string, tracked []sharedProject) ([]bool, error) {
+// the viewer still sees, as policy.SyncKeepsUser decides: through a
+// membership of a project this page reads as visible or knows unchanged
+// (read, in the order of order), begun by the position the page reads its
+// log up to (policy.MembershipBegunBy). The facts: the users' profiles
+// (which projects of read may be theirs), then those memberships, where
+// they began in their logs (their entries' born,
+// dynamo.Store.MembershipsBegun), read strongly consistently, at most 100
+// a round (one BatchGetItem), each user's next ones until one keeps them
+// or none is left: on the pages that weigh a user only. A user judged
+// gone who is in fact shared comes back with the project's entries past
+// the read (their membership's, or the join's whole log).
+func stillSeen(ctx context.Context, l *loaders.Loaders, ids, order []string, read policy.LogsRead) ([]bool, error) {
 	users, err := l.Profiles(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	viewer := &domain.User{ID: l.Viewer(), Projects: map[string]string{}} // as the page sees them
-	todo := make([][]sharedProject, len(ids))                             // each user's projects shared by their profile
-	for _, p := range tracked {
-		viewer.Projects[p.id] = ""
+	todo := make([][]string, len(ids)) // each user's projects of read by their profile
+	for _, p := range order {
 		for i, u := range users {
-			if policy.SeesProject(u, p.id) {
+			if policy.SeesProject(u, p) {
 				todo[i] = append(todo[i], p)
 			}
 		}
 	}
-	kept := make([]*domain.User, len(ids)) // each user as the page may count them: memberships born by its reads
+	kept := make([]bool, len(ids))
+	ms := make([][]policy.Membership, len(ids)) // each user's memberships read
+	for i, id := range ids {
+		kept[i] = policy.SyncKeepsUser(l.Viewer(), id, read, nil) // the viewer, with no read
+	}
 	for {
 		var pairs [][2]string
 		var of []int
-		var in []sharedProject
 		for i := range ids {
-			if kept[i] != nil || len(todo[i]) == 0 {
+			if kept[i] || len(todo[i]) == 0 {
 				continue
 			}
 			take := min(len(todo[i]), max(1, 100/len(ids)), 100-len(pairs))
 			for _, p := range todo[i][:take] {
-				pairs, of, in = append(pairs, [2]string{p.id, ids[i]}), append(of, i), append(in, p)
+				pairs, of = append(pairs, [2]string{p, ids[i]}), append(of, i)
 			}
 			todo[i] = todo[i][take:]
 		}
 		if len(pairs) == 0 {
-			break
+			return kept, nil
 		}
-		born, err := l.Store().MembershipsBorn(ctx, pairs)
+		begun, err := l.Store().MembershipsBegun(ctx, pairs)
 		if err != nil {
 			return nil, err
 		}
-		for j, b := range born {
-			if !policy.MembershipBegunBy(b, in[j].upTo) {
-				continue
+		for j, m := range begun {
+			if m != nil {
+				ms[of[j]] = append(ms[of[j]], *m)
 			}
-			if kept[of[j]] == nil {
-				kept[of[j]] = &domain.User{ID: ids[of[j]], Projects: map[string]string{}}
-			}
-			kept[of[j]].Projects[pairs[j][0]] = ""
+		}
+		for i, id := range ids {
+			kept[i] = kept[i] || policy.SyncKeepsUser(l.Viewer(), id, read, ms[i])
 		}
 	}
-	seen := make([]bool, len(ids))
-	for i, id := range ids {
-		seen[i] = policy.SeesUser(l.Viewer(), viewer, id, kept[i])
-	}
-	return seen, nil
 }

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"sync"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
@@ -85,6 +86,43 @@ func (s countingSink) Publish(ctx context.Context, ev *domain.Event) error {
 	}
 	s.t.m.eventsPublished.WithLabelValues(source, outcome).Inc()
 	return err
+}
+
+// ConnectionRefused counts a connection refused for want of descriptors
+// (taskgraph_connections_refused_total).
+func (t *Telemetry) ConnectionRefused() {
+	if t != nil && t.m != nil {
+		t.m.refused.Inc()
+	}
+}
+
+// StreamOpened counts a WebSocket connection or server-sent-events stream
+// of transport ("websocket", "sse") as open
+// (taskgraph_live_connections_open) until the returned function is called.
+func (t *Telemetry) StreamOpened(transport string) (closed func()) {
+	if t == nil || t.m == nil {
+		return func() {}
+	}
+	g := t.m.streams.WithLabelValues(transport)
+	g.Inc()
+	var once sync.Once
+	return func() { once.Do(g.Dec) }
+}
+
+// EventsResolved counts n resolutions of an event
+// (taskgraph_live_event_resolutions_total).
+func (t *Telemetry) EventsResolved(n int) {
+	if t != nil && t.m != nil && n > 0 {
+		t.m.resolutions.Add(float64(n))
+	}
+}
+
+// EventsDelivered counts n events sent to subscribers
+// (taskgraph_live_events_delivered_total).
+func (t *Telemetry) EventsDelivered(n int) {
+	if t != nil && t.m != nil && n > 0 {
+		t.m.eventsDelivered.Add(float64(n))
+	}
 }
 
 // EventDelivered counts an event sent to a subscriber

@@ -39,6 +39,8 @@ type metrics struct {
 	streams         *prometheus.GaugeVec   // transport: websocket, sse
 	eventsPublished *prometheus.CounterVec // source (commit, sweep), outcome (OK, error)
 	eventsDelivered prometheus.Counter
+	refused         prometheus.Counter
+	resolutions     prometheus.Counter
 }
 
 // Buckets of the histograms.
@@ -96,11 +98,17 @@ func newMetrics() *metrics {
 			"source", "outcome"),
 		eventsDelivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_live_events_delivered_total",
 			Help: "Events sent to subscribers (one per subscriber per event)."}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_connections_refused_total",
+			Help: "Connections refused at accept because the process had no file descriptor left (web.GuardAccept)."}),
+		resolutions: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_live_event_resolutions_total",
+			Help: "Events resolved and encoded for subscribers: once per event for every group of its recipients answered alike."}),
 	}
 	f(m.inFlight)
 	f(m.subscriptions)
 	f(m.streams)
 	f(m.eventsDelivered)
+	f(m.refused)
+	f(m.resolutions)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

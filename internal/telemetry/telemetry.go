@@ -199,9 +199,9 @@ func FromContext(ctx context.Context) *Telemetry {
 // the HTTP side) says: "websocket", "sse", or "" for a request answered
 // at once (nil: none opens one). Such a stream lasts as long as its
 // subscriptions (hours): it gets no span of its own (its traceparent, if
-// any, is still the parent of its operations' spans) and counts in
-// taskgraph_live_connections_open, by that name, instead of the
-// in-flight requests.
+// any, is still the parent of its operations' spans) and is no request in
+// flight; its transport counts it in taskgraph_live_connections_open while
+// it lasts (StreamOpened, by the same name): it outlives its handler.
 func (t *Telemetry) Handler(next http.Handler, streamOf func(*http.Request) string) http.Handler {
 	if t == nil {
 		return next
@@ -221,11 +221,7 @@ func (t *Telemetry) Handler(next http.Handler, streamOf func(*http.Request) stri
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		if tr := stream(r); tr != "" {
-			g := t.m.streams.WithLabelValues(tr)
-			g.Inc()
-			defer g.Dec()
-		} else {
+		if stream(r) == "" { // a stream is counted by its transport while it lasts (StreamOpened)
 			t.m.inFlight.Inc()
 			defer t.m.inFlight.Dec()
 		}

@@ -1,0 +1,189 @@
+package web
+
+import (
+	"context"
+	"net"
+	"sync"
+	"time"
+)
+
+// wire is the writing side of a long-lived connection (a WebSocket, a
+// server-sent-events stream): writes are made by whichever goroutine has
+// something to send (the one delivering an event, the keep-alive wheel,
+// an operation's), under the connection's lock, without waiting on the
+// client: what the socket does not take at once waits in a backlog that
+// a goroutine of the connection's own, started for the time it takes,
+// writes out. An idle connection holds no buffer and no goroutine here.
+type wire struct {
+	nc net.Conn
+	// limit is how many messages the backlog may hold before the
+	// connection counts as too far behind (the subscription buffer).
+	limit int
+
+	mu       sync.Mutex
+	backlog  []byte // written, not yet sent
+	queued   int    // messages in the backlog
+	flushing bool   // a goroutine writes the backlog out
+	closing  bool   // the last message is queued: nothing more is taken
+	closed   bool
+	room     chan struct{} // made by Room's waiters; closed when the backlog drains
+	onDrain  func()        // once closing and drained (the close handshake's next step)
+}
+
+// maxBacklog bounds a backlog's bytes, whatever its messages: a client
+// that reads nothing costs at most this much.
+const maxBacklog = 4 << 20
+
+// closeGrace is how long a closing connection's last bytes may take to
+// reach a client that does not read, before the connection is dropped.
+const closeGrace = 5 * time.Second
+
+// send writes b (one message), or queues what the socket does not take at
+// once; false when the connection is closing, closed, or (unless always)
+// too far behind: its backlog full.
+func (w *wire) send(b []byte, always bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing || w.closed {
+		return false
+	}
+	if len(w.backlog) == 0 && !w.flushing {
+		n, err := tryWrite(w.nc, b)
+		if err != nil {
+			w.fail()
+			return false
+		}
+		if n == len(b) {
+			return true
+		}
+		b = b[n:]
+	}
+	if !always && (w.queued >= w.limit || len(w.backlog)+len(b) > maxBacklog) {
+		return false
+	}
+	w.backlog = append(w.backlog, b...)
+	w.queued++
+	w.flushLocked()
+	return true
+}
+
+// flushLocked starts the goroutine that writes the backlog out, unless it
+// runs; w.mu held.
+func (w *wire) flushLocked() {
+	if !w.flushing && len(w.backlog) > 0 {
+		w.flushing = true
+		go w.flush()
+	}
+}
+
+func (w *wire) flush() {
+	for {
+		w.mu.Lock()
+		if w.closed || len(w.backlog) == 0 {
+			w.flushing = false
+			w.drainedLocked()
+			w.mu.Unlock()
+			return
+		}
+		b := w.backlog
+		w.backlog, w.queued = nil, 0
+		w.signalLocked()
+		w.mu.Unlock()
+		if _, err := w.nc.Write(b); err != nil {
+			w.mu.Lock()
+			w.flushing = false
+			w.fail()
+			w.mu.Unlock()
+			return
+		}
+	}
+}
+
+// drainedLocked runs once the backlog is written out: wakes Room's
+// waiters and, when closing, takes the close's next step; w.mu held.
+func (w *wire) drainedLocked() {
+	w.signalLocked()
+	if w.closing && w.onDrain != nil {
+		f := w.onDrain
+		w.onDrain = nil
+		go f()
+	}
+}
+
+func (w *wire) signalLocked() {
+	if w.room != nil {
+		close(w.room)
+		w.room = nil
+	}
+}
+
+// Room waits until the backlog has room for one more message; false when
+// the connection closed, or ctx ended, first.
+func (w *wire) Room(ctx context.Context) bool {
+	for {
+		w.mu.Lock()
+		switch {
+		case w.closing || w.closed:
+			w.mu.Unlock()
+			return false
+		case w.queued < w.limit:
+			w.mu.Unlock()
+			return true
+		}
+		if w.room == nil {
+			w.room = make(chan struct{})
+		}
+		room := w.room
+		w.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// last queues b as the connection's last message: nothing is taken after
+// it, and then (once it is written, within closeGrace) runs.
+func (w *wire) last(b []byte, then func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing || w.closed {
+		return
+	}
+	_ = w.nc.SetWriteDeadline(time.Now().Add(closeGrace))
+	w.backlog = append(w.backlog, b...)
+	w.queued++
+	w.closing, w.onDrain = true, then
+	if !w.flushing {
+		n, err := tryWrite(w.nc, w.backlog)
+		if err != nil {
+			w.fail()
+			return
+		}
+		w.backlog = w.backlog[n:]
+		if len(w.backlog) == 0 {
+			w.backlog, w.queued = nil, 0
+			w.drainedLocked()
+			return
+		}
+	}
+	w.flushLocked()
+}
+
+// fail closes the connection after a write failed; w.mu held.
+func (w *wire) fail() {
+	if !w.closed {
+		w.closed = true
+		w.backlog = nil
+		w.signalLocked()
+		_ = w.nc.Close()
+	}
+}
+
+// close closes the connection at once.
+func (w *wire) close() {
+	w.mu.Lock()
+	w.fail()
+	w.mu.Unlock()
+}

@@ -1,0 +1,343 @@
+package web
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/gobwas/ws"
+)
+
+// wsConn is one WebSocket connection: its reader (serve, the one goroutine
+// it holds), its operations by id, its writing side (wire), and its place
+// in the keep-alive wheel. The frames are RFC 6455's, read and checked with
+// gobwas/ws (no buffer, no goroutine of its own: the connection reads its
+// frame headers straight off the socket and allocates a message only for
+// the time it is handled).
+type wsConn struct {
+	t       liveWebsocket
+	exec    graphql.GraphExecutor
+	proto   string
+	ctx     context.Context // the upgrade request's; then the authenticated viewer's
+	headers http.Header
+	src     io.Reader // the socket, after what the upgrade had read ahead
+	wire    wire
+
+	closedStream func() // the connection's metric
+	unkeep       func() // out of the keep-alive wheel
+
+	mu      sync.Mutex
+	ops     map[string]*wsOp
+	acked   bool
+	unpong  int  // pings sent since the last pong
+	closing bool // a close frame is sent or queued
+}
+
+// errTooBig ends a connection whose message is over -max-body.
+var errTooBig = errors.New("message too big")
+
+// serve reads the client's messages until the connection ends, then ends
+// its operations.
+func (c *wsConn) serve() {
+	defer c.shutdown()
+	_ = c.wire.nc.SetReadDeadline(time.Now().Add(initTimeout))
+	for {
+		msg, err := c.readMessage()
+		var ne net.Error
+		switch {
+		case errors.Is(err, errTooBig):
+			c.closeWith(int(ws.StatusMessageTooBig), "message too big")
+			continue // read on until the client answers the close
+		case err != nil && !c.acked && errors.As(err, &ne) && ne.Timeout():
+			c.closeWith(closeInitTimeout, "Connection initialisation timeout")
+			return
+		case err != nil:
+			return
+		}
+		if c.isClosing() {
+			continue // after a close: only the client's close is awaited
+		}
+		c.handle(msg)
+	}
+}
+
+// readMessage returns the next data message, answering the control frames
+// that come before it.
+func (c *wsConn) readMessage() ([]byte, error) {
+	var msg []byte
+	for {
+		h, err := ws.ReadHeader(c.src)
+		if err != nil {
+			return nil, err
+		}
+		if h.OpCode.IsControl() {
+			if h.Length > 125 || !h.Fin {
+				return nil, ws.ErrProtocolControlPayloadOverflow
+			}
+			p := make([]byte, h.Length)
+			if _, err := io.ReadFull(c.src, p); err != nil {
+				return nil, err
+			}
+			ws.Cipher(p, h.Mask, 0)
+			switch h.OpCode {
+			case ws.OpPing:
+				c.wire.send(frame(ws.OpPong, p), true)
+			case ws.OpClose: // answered with the same code; then the connection ends
+				code, _ := ws.ParseCloseFrameData(p)
+				c.closeWith(int(code), "")
+				return nil, io.EOF
+			}
+			continue
+		}
+		if int64(len(msg))+h.Length > c.t.maxMessage {
+			if _, err := io.CopyN(io.Discard, c.src, h.Length); err != nil {
+				return nil, err
+			}
+			return nil, errTooBig
+		}
+		start := len(msg)
+		msg = append(msg, make([]byte, h.Length)...)
+		if _, err := io.ReadFull(c.src, msg[start:]); err != nil {
+			return nil, err
+		}
+		ws.Cipher(msg[start:], h.Mask, 0)
+		if h.Fin {
+			return msg, nil
+		}
+	}
+}
+
+// wsEnvelope is a protocol message as the connection reads it.
+type wsEnvelope struct {
+	Type    string          `json:"type"`
+	ID      string          `json:"id"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// handle acts on one client message.
+func (c *wsConn) handle(msg []byte) {
+	var m wsEnvelope
+	legacy := c.proto == subprotocolGraphQLWS
+	if json.Unmarshal(msg, &m) != nil {
+		c.protocolError("Invalid message received")
+		return
+	}
+	c.mu.Lock()
+	acked := c.acked
+	c.mu.Unlock()
+	switch m.Type {
+	case "connection_init":
+		if acked {
+			if !legacy {
+				c.closeWith(closeTooManyInits, "Too many initialisation requests")
+			}
+			return
+		}
+		c.init(m.Payload)
+	case "subscribe", "start":
+		if (m.Type == "start") != legacy {
+			c.protocolError("Invalid message received")
+			return
+		}
+		if !acked {
+			if !legacy {
+				c.closeWith(closeUnauthorized, "Unauthorized")
+			}
+			return
+		}
+		c.start(m.ID, m.Payload)
+	case "complete", "stop":
+		c.stopOp(m.ID)
+	case "ping":
+		c.write("pong", "", m.Payload)
+	case "pong":
+		c.mu.Lock()
+		c.unpong = 0
+		c.mu.Unlock()
+	case "connection_terminate":
+		c.closeWith(int(ws.StatusNormalClosure), "terminated")
+	default:
+		c.protocolError("Invalid message received")
+	}
+}
+
+// protocolError refuses a message the protocol does not know: the close
+// 4400 on graphql-transport-ws, a connection_error on the legacy protocol.
+func (c *wsConn) protocolError(reason string) {
+	if c.proto == subprotocolGraphQLWS {
+		b, _ := json.Marshal(map[string]string{"message": reason})
+		c.write("connection_error", "", b)
+		return
+	}
+	c.closeWith(closeBadRequest, reason)
+}
+
+// init authenticates the connection (wsInit) and acknowledges it; a
+// missing or bad token refuses it with the close 4403 Forbidden that
+// graphql-transport-ws prescribes (a normal closure would make the
+// graphql-ws client reconnect at once, without end).
+func (c *wsConn) init(payload json.RawMessage) {
+	ctx, err := wsInit(c.ctx, c.t.auth, payload)
+	if err != nil {
+		b, _ := json.Marshal(map[string]string{"message": err.Error()})
+		if c.proto == subprotocolGraphQLWS {
+			c.write("connection_error", "", b)
+		}
+		c.closeWith(CloseForbidden, "Forbidden")
+		return
+	}
+	c.mu.Lock()
+	c.ctx, c.acked = ctx, true
+	c.mu.Unlock()
+	_ = c.wire.nc.SetReadDeadline(time.Time{})
+	c.write("connection_ack", "", nil)
+	if c.proto == subprotocolGraphQLWS {
+		c.write("ka", "", nil)
+	}
+	c.unkeep = c.t.keep.add(c)
+}
+
+// keepAlive sends graphql-transport-ws's ping (a client that answered
+// none of the last two is dropped, its subscriptions with it) or the
+// legacy protocol's ka.
+func (c *wsConn) keepAlive(time.Time) {
+	if c.proto == subprotocolGraphQLWS {
+		c.write("ka", "", nil)
+		return
+	}
+	c.mu.Lock()
+	c.unpong++
+	dead := c.unpong > 2
+	c.mu.Unlock()
+	if dead {
+		c.wire.close()
+		return
+	}
+	c.write("ping", "", nil)
+}
+
+// write sends one protocol message (always: it never counts as falling
+// behind).
+func (c *wsConn) write(typ, id string, payload []byte) {
+	c.wire.send(c.message(typ, id, payload), true)
+}
+
+// message is the frame of a protocol message {"id", "type", "payload"}.
+func (c *wsConn) message(typ, id string, payload []byte) []byte {
+	b := make([]byte, maxFrameHeader, maxFrameHeader+len(payload)+len(id)+40)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, '"')
+	if id != "" {
+		b = append(b, `,"id":`...)
+		q, _ := json.Marshal(id)
+		b = append(b, q...)
+	}
+	if len(payload) > 0 {
+		b = append(b, `,"payload":`...)
+		b = append(b, payload...)
+	}
+	b = append(b, '}')
+	return framed(ws.OpText, b)
+}
+
+// maxFrameHeader is the longest header of a server's frame (unmasked).
+const maxFrameHeader = 10
+
+// framed writes the header of a frame of op in front of b[maxFrameHeader:]
+// and returns the frame.
+func framed(op ws.OpCode, b []byte) []byte {
+	n := len(b) - maxFrameHeader
+	var h []byte
+	switch {
+	case n < 126:
+		h = []byte{0x80 | byte(op), byte(n)}
+	case n <= 0xffff:
+		h = []byte{0x80 | byte(op), 126, 0, 0}
+		binary.BigEndian.PutUint16(h[2:], uint16(n))
+	default:
+		h = []byte{0x80 | byte(op), 127, 0, 0, 0, 0, 0, 0, 0, 0}
+		binary.BigEndian.PutUint64(h[2:], uint64(n))
+	}
+	start := maxFrameHeader - len(h)
+	copy(b[start:], h)
+	return b[start:]
+}
+
+// frame is a whole frame of op with payload p.
+func frame(op ws.OpCode, p []byte) []byte {
+	return framed(op, append(make([]byte, maxFrameHeader, maxFrameHeader+len(p)), p...))
+}
+
+// closeWith sends the close frame with code and reason, after what the
+// connection has sent already, and half-closes the socket once it is out;
+// the reader then waits (closeGrace at most) for the client's end.
+func (c *wsConn) closeWith(code int, reason string) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.closing = true
+	c.mu.Unlock()
+	body := ws.NewCloseFrameBody(ws.StatusCode(code), reason)
+	c.wire.last(frame(ws.OpClose, body), func() {
+		if tc, ok := c.wire.nc.(interface{ CloseWrite() error }); ok {
+			_ = tc.CloseWrite()
+		}
+		_ = c.wire.nc.SetReadDeadline(time.Now().Add(closeGrace))
+	})
+	_ = c.wire.nc.SetReadDeadline(time.Now().Add(closeGrace))
+}
+
+func (c *wsConn) isClosing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closing
+}
+
+// CloseWith closes the connection with code and reason (a subscriber fell
+// behind: 1013) and reports whether it could.
+func (c *wsConn) CloseWith(code int, reason string) bool {
+	c.closeWith(code, reason)
+	return true
+}
+
+// shutdown ends the connection's operations and the connection.
+func (c *wsConn) shutdown() {
+	c.mu.Lock()
+	ops := c.ops
+	c.ops = map[string]*wsOp{}
+	c.closing = true
+	c.mu.Unlock()
+	for _, op := range ops {
+		op.abandon()
+	}
+	if c.unkeep != nil {
+		c.unkeep()
+	}
+	c.wire.close()
+	c.closedStream()
+}
+
+// preRead is a socket with the bytes its upgrade read ahead of it.
+type preRead struct {
+	pre []byte
+	net.Conn
+}
+
+func (p *preRead) Read(b []byte) (int, error) {
+	if len(p.pre) > 0 {
+		n := copy(b, p.pre)
+		p.pre = p.pre[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
