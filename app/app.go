@@ -20,7 +20,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
@@ -65,7 +65,7 @@ type App struct {
 	Store            *dynamo.Store
 	Auth             *auth.Authenticator
 	Telemetry        *telemetry.Telemetry
-	TrustedDocuments *graph.TrustedDocuments
+	TrustedDocuments *pipeline.TrustedDocuments
 
 	// Hooks are for tests and benchmarks: the binary leaves them zero.
 	Hooks Hooks
@@ -100,7 +100,7 @@ type App struct {
 type Hooks struct {
 	// Graph are the handler's hooks (step mode, a read gate, no batching,
 	// the event re-checks' waits).
-	Graph graph.Hooks
+	Graph pipeline.Hooks
 	// NoListen: no HTTP server; the caller serves Handler (httptest).
 	NoListen bool
 	// NoBackground: neither the cleanup worker nor the outbox sweep runs
@@ -159,7 +159,7 @@ type plan struct {
 	// cursorKey is the live cursors' key and cursorWhere where it came
 	// from (for the log, never the key); nil before openAuth when it is
 	// derived from the development secret, and with a given Auth and no
-	// CURSOR_KEY (the process's own random key: live.ProcessCursors).
+	// CURSOR_KEY (the process's own random key: cursor.Process).
 	cursorKey   []byte
 	cursorWhere string
 	// devWhere says where the development secret came from, for the
@@ -186,7 +186,7 @@ func (a *App) check() (plan, error) {
 		return p, err
 	}
 	if a.TrustedDocuments == nil && c.TrustedDocuments != "" {
-		if a.TrustedDocuments, err = graph.LoadTrustedDocuments(c.TrustedDocuments); err != nil {
+		if a.TrustedDocuments, err = pipeline.LoadTrustedDocuments(c.TrustedDocuments); err != nil {
 			return p, err // names the file
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -31,17 +31,17 @@ type Config struct {
 	Debug            bool
 	Secret           string // JWT_SECRET
 	Production       bool
-	TrustedDocuments string        // -trusted-documents: a manifest's path
-	TokenTTL         time.Duration // the longest token lifetime accepted
-	Limits           graph.Limits  // the operations' limits
-	MaxBodyBytes     int64         // -max-body: the transports' limit on a request (web.Options)
-	DataDir          string        // the embedded store's files and the development secret; "": memory only
-	Command          string        // token, export or import; "": serve
-	Args             []string      // the command's arguments
-	LogFormat        string        // text or json
-	LogLevel         string        // debug, info, warn or error
-	MetricsAddr      string        // -metrics-addr: where GET /metrics listens; "": no metrics
-	Live             live.Config   // the broker: NATS_URL (empty: the embedded server), retention, duplicate window, replicas
+	TrustedDocuments string          // -trusted-documents: a manifest's path
+	TokenTTL         time.Duration   // the longest token lifetime accepted
+	Limits           pipeline.Limits // the operations' limits
+	MaxBodyBytes     int64           // -max-body: the transports' limit on a request (web.Options)
+	DataDir          string          // the embedded store's files and the development secret; "": memory only
+	Command          string          // token, export or import; "": serve
+	Args             []string        // the command's arguments
+	LogFormat        string          // text or json
+	LogLevel         string          // debug, info, warn or error
+	MetricsAddr      string          // -metrics-addr: where GET /metrics listens; "": no metrics
+	Live             live.Config     // the broker: NATS_URL (empty: the embedded server), retention, duplicate window, replicas
 	Hub              live.HubConfig
 	// SyncRetention is how long the change log keeps deletions (sync).
 	SyncRetention time.Duration
@@ -134,26 +134,26 @@ func (c *Config) define(fs *flag.FlagSet, env Env) {
 	fs.DurationVar(&c.TokenTTL, "max-token-lifetime", 0, "longest bearer token lifetime accepted (exp - iat, and exp - now); the demo and token-command tokens get it; default 24h with -production, 720h (30 days) otherwise")
 }
 
-// defineLimits defines the flags of the operations' limits (graph.Limits)
+// defineLimits defines the flags of the operations' limits (pipeline.Limits)
 // and of the body limit.
 func (c *Config) defineLimits(fs *flag.FlagSet) {
 	l := &c.Limits
-	fs.IntVar(&l.ComplexityLimit, "max-complexity", graph.DefaultComplexityLimit, "largest query cost (connections count their first)")
-	fs.IntVar(&l.MaxDepth, "max-depth", graph.DefaultMaxDepth, "most object levels in an operation (edges/node/nodes/pageInfo not counted)")
-	fs.IntVar(&l.MaxAliases, "max-aliases", graph.DefaultMaxAliases, "most aliased fields in an operation")
-	fs.IntVar(&l.MaxTokens, "max-tokens", graph.DefaultMaxTokens, "most tokens the parser reads")
-	fs.IntVar(&l.MaxNodes, "max-nodes", graph.DefaultMaxNodes, "most nodes in a document, each fragment counted every time it is spread")
-	fs.IntVar(&l.MaxRepeats, "max-repeats", graph.DefaultMaxRepeats, "most fields of one response name merged into one selection set")
-	fs.IntVar(&l.MaxFragments, "max-fragments", graph.DefaultMaxFragments, "most fragment definitions in a document")
+	fs.IntVar(&l.ComplexityLimit, "max-complexity", pipeline.DefaultComplexityLimit, "largest query cost (connections count their first)")
+	fs.IntVar(&l.MaxDepth, "max-depth", pipeline.DefaultMaxDepth, "most object levels in an operation (edges/node/nodes/pageInfo not counted)")
+	fs.IntVar(&l.MaxAliases, "max-aliases", pipeline.DefaultMaxAliases, "most aliased fields in an operation")
+	fs.IntVar(&l.MaxTokens, "max-tokens", pipeline.DefaultMaxTokens, "most tokens the parser reads")
+	fs.IntVar(&l.MaxNodes, "max-nodes", pipeline.DefaultMaxNodes, "most nodes in a document, each fragment counted every time it is spread")
+	fs.IntVar(&l.MaxRepeats, "max-repeats", pipeline.DefaultMaxRepeats, "most fields of one response name merged into one selection set")
+	fs.IntVar(&l.MaxFragments, "max-fragments", pipeline.DefaultMaxFragments, "most fragment definitions in a document")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body", web.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
-	fs.DurationVar(&l.Timeout, "timeout", graph.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
-	fs.Float64Var(&l.RateOps, "rate-ops", 0, fmt.Sprintf("operations per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", graph.DefaultRateOps))
-	fs.IntVar(&l.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", graph.DefaultRateOpsBurst))
-	fs.Float64Var(&l.RateCost, "rate-cost", 0, fmt.Sprintf("query cost per second per viewer (the -max-complexity measure); 0: no limit (default %v with -production, no limit otherwise)", graph.DefaultRateCost))
-	fs.IntVar(&l.RateCostBurst, "rate-cost-burst", 0, fmt.Sprintf("query cost a viewer may spend at once (default %d with -production, twice -rate-cost otherwise)", graph.DefaultRateCostBurst))
-	fs.IntVar(&l.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", graph.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
-	fs.IntVar(&l.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", graph.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
-	fs.IntVar(&l.MaxSubscriptionComplexity, "max-subscription-complexity", graph.DefaultMaxSubscriptionComplexity, "largest cost of a subscription's selection (the -max-complexity measure), paid again for every event")
+	fs.DurationVar(&l.Timeout, "timeout", pipeline.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
+	fs.Float64Var(&l.RateOps, "rate-ops", 0, fmt.Sprintf("operations per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateOps))
+	fs.IntVar(&l.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", pipeline.DefaultRateOpsBurst))
+	fs.Float64Var(&l.RateCost, "rate-cost", 0, fmt.Sprintf("query cost per second per viewer (the -max-complexity measure); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateCost))
+	fs.IntVar(&l.RateCostBurst, "rate-cost-burst", 0, fmt.Sprintf("query cost a viewer may spend at once (default %d with -production, twice -rate-cost otherwise)", pipeline.DefaultRateCostBurst))
+	fs.IntVar(&l.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", pipeline.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
+	fs.IntVar(&l.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", pipeline.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
+	fs.IntVar(&l.MaxSubscriptionComplexity, "max-subscription-complexity", pipeline.DefaultMaxSubscriptionComplexity, "largest cost of a subscription's selection (the -max-complexity measure), paid again for every event")
 }
 
 // resolve completes c once fs is parsed: the defaults from env of the
@@ -210,21 +210,21 @@ func (c *Config) resolve(fs *flag.FlagSet, env Env) error {
 }
 
 // rateDefaults sets the rate limits whose flags are not set to the
-// production defaults (graph.DefaultRateOps, …). Outside production a
+// production defaults (pipeline.DefaultRateOps, …). Outside production a
 // limit is on only when its flag sets it: a seed script or a frontend's
 // end-to-end suite against a development server is never refused.
-func rateDefaults(set map[string]bool, r *graph.RateLimits) {
+func rateDefaults(set map[string]bool, r *pipeline.RateLimits) {
 	if !set["rate-ops"] {
-		r.RateOps = graph.DefaultRateOps
+		r.RateOps = pipeline.DefaultRateOps
 	}
 	if !set["rate-ops-burst"] {
-		r.RateOpsBurst = graph.DefaultRateOpsBurst
+		r.RateOpsBurst = pipeline.DefaultRateOpsBurst
 	}
 	if !set["rate-cost"] {
-		r.RateCost = graph.DefaultRateCost
+		r.RateCost = pipeline.DefaultRateCost
 	}
 	if !set["rate-cost-burst"] {
-		r.RateCostBurst = graph.DefaultRateCostBurst
+		r.RateCostBurst = pipeline.DefaultRateCostBurst
 	}
 }
 

@@ -1,29 +1,21 @@
 package app
 
 import (
-	"crypto/hkdf"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/taskgraph/taskgraph/live"
+	"github.com/taskgraph/taskgraph/cursor"
 )
-
-// cursorKeyLabel separates the cursor key derived from a secret from every
-// other use of that secret (the secret itself signs tokens).
-const cursorKeyLabel = "taskgraph live cursor key v1"
 
 // errNeedCursorKey: -production with JWT_JWKS_URL only has no secret to
 // derive the cursor key from.
 var errNeedCursorKey = errors.New("-production with JWT_JWKS_URL and no JWT_SECRET needs CURSOR_KEY (or -cursor-key): " +
 	"at least 32 random bytes, base64 or hex, the same on every instance (e.g. openssl rand -base64 32)")
 
-// configuredCursorKey returns the key of the live events' cursors
-// (live.HubConfig.CursorKey) that the configuration gives, and where it
-// came from (for the start-up log; never the key):
+// configuredCursorKey returns the cursor key (package cursor: the live
+// events' cursors and the sync tokens; live.HubConfig.CursorKey) that the
+// configuration gives, and where it came from (for the start-up log; never
+// the key):
 //
 //   - CURSOR_KEY / -cursor-key, base64 or hex, at least 32 bytes;
 //   - else derived from JWT_SECRET (HKDF-SHA256, its own label), so that
@@ -43,7 +35,7 @@ func configuredCursorKey(c Config, own bool) ([]byte, string, error) {
 		}
 		return k, "CURSOR_KEY", nil
 	case c.Secret != "":
-		return deriveCursorKey([]byte(c.Secret)), "derived from JWT_SECRET", nil
+		return cursor.DeriveKey([]byte(c.Secret)), "derived from JWT_SECRET", nil
 	case !own:
 		return nil, "", nil
 	case c.Production:
@@ -56,7 +48,7 @@ func configuredCursorKey(c Config, own bool) ([]byte, string, error) {
 // one kept in -data-dir, so restarts keep cursors valid; random per
 // process with -data-dir=), which devWhere names.
 func devCursorKey(dev []byte, devWhere string) ([]byte, string) {
-	return deriveCursorKey(dev), "derived from " + devWhere
+	return cursor.DeriveKey(dev), "derived from " + devWhere
 }
 
 // needsDevSecret reports whether the server uses the development secret:
@@ -66,33 +58,12 @@ func needsDevSecret(c Config) bool {
 	return !c.Production && c.Secret == "" && (c.JWKSURL == "" || c.CursorKey == "")
 }
 
-// deriveCursorKey derives a 32-byte cursor key from a secret.
-func deriveCursorKey(secret []byte) []byte {
-	k, err := hkdf.Key(sha256.New, secret, nil, cursorKeyLabel, 32)
-	if err != nil {
-		panic(err) // 32 bytes of SHA-256 are always available
-	}
-	return k
-}
-
-// parseCursorKey reads CURSOR_KEY: hex (an even number of hex digits), or
-// else base64 (standard or URL alphabet, padded or not); at least
-// live.MinCursorKey bytes.
+// parseCursorKey reads CURSOR_KEY (cursor.ParseKey: hex or base64, at
+// least cursor.MinKey bytes).
 func parseCursorKey(v string) ([]byte, error) {
-	v = strings.TrimSpace(v)
-	k, err := hex.DecodeString(v)
+	k, err := cursor.ParseKey(v)
 	if err != nil {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			if k, err = enc.DecodeString(v); err == nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		return nil, errors.New("CURSOR_KEY (-cursor-key) must be base64 or hex")
-	}
-	if len(k) < live.MinCursorKey {
-		return nil, fmt.Errorf("CURSOR_KEY (-cursor-key) holds %d bytes; it needs at least %d", len(k), live.MinCursorKey)
+		return nil, fmt.Errorf("CURSOR_KEY (-cursor-key) %w", err)
 	}
 	return k, nil
 }

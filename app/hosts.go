@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -154,7 +154,7 @@ func (c *hostCheck) handler(next http.Handler) http.Handler {
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{{
 			Message: fmt.Sprintf("this server does not answer to the host %q: it answers to localhost, IP addresses, "+
 				"the machine's name and those of -allowed-hosts (ALLOWED_HOSTS)", host),
-			Extensions: map[string]any{"code": graph.CodeBadRequest}}}})
+			Extensions: map[string]any{"code": codes.BadRequest}}}})
 	})
 }
 

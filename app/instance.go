@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -102,8 +102,8 @@ func (a *App) openInstance(ctx context.Context, p plan) (err error) {
 func (a *App) handlerOptions(p plan) web.Options {
 	c := a.Config
 	return web.Options{
-		Options: graph.Options{
-			Deps: graph.Deps{Store: a.Store, Auth: a.Auth, Log: a.Log, Now: a.Store.Now, Live: a.Hub,
+		Options: pipeline.Options{
+			Deps: pipeline.Deps{Store: a.Store, Auth: a.Auth, Log: a.Log, Now: a.Store.Now, Live: a.Hub,
 				Telemetry: a.Telemetry, TrustedDocuments: a.TrustedDocuments},
 			Limits: c.Limits, Production: c.Production, Debug: c.Debug, Hooks: a.Hooks.Graph,
 		},

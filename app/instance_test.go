@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/app"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -18,8 +19,8 @@ import (
 func TestAnAppClosesGracefully(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	gate := &graph.ReadGate{}
-	a := &app.App{Store: e.Store, Auth: e.Auth, Hooks: app.Hooks{Graph: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}}
+	gate := &loaders.ReadGate{}
+	a := &app.App{Store: e.Store, Auth: e.Auth, Hooks: app.Hooks{Graph: pipeline.Hooks{Loaders: loaders.Config{Gate: gate}}}}
 	if err := a.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

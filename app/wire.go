@@ -18,6 +18,8 @@ import (
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -37,9 +39,14 @@ func NewStore(db dynamo.API, table string, log *slog.Logger, now func() time.Tim
 }
 
 // NewHandler returns the GraphQL handler (/query) on store, its tokens
-// checked by authn: web.NewHandler with o, whose Store and Auth it sets and
-// whose clock and log default to the store's (o.Now, o.Log). The App's
-// handler is made here, and so are the tests' and the benchmarks'.
+// checked by authn, its options o, whose Store and Auth it sets and whose
+// clock and log default to the store's (o.Now, o.Log): the resolvers
+// (graph.NewResolver) in the generated executor (graph.NewExecutableSchema),
+// wrapped in the operation pipeline with the subscriptions' live rules
+// (pipeline.New), both charging the same rate limits' buckets
+// (pipeline.NewRateLimiter), behind the HTTP side's transports
+// (web.NewHandler). The
+// App's handler is made here, and so are the tests' and the benchmarks'.
 func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o web.Options) http.Handler {
 	o.Store, o.Auth = store, authn
 	if o.Now == nil {
@@ -48,7 +55,9 @@ func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o web.Options) h
 	if o.Log == nil {
 		o.Log = store.Log
 	}
-	return web.NewHandler(o)
+	rates := pipeline.NewRateLimiter(o.Options) // queries' and subscriptions' events' buckets alike
+	r := graph.NewResolver(o.Options, rates)
+	return web.NewHandler(pipeline.New(graph.NewExecutableSchema(r), o.Options, rates, r.Subscriptions()), o)
 }
 
 // OpenLive opens the live-updates broker c names (NATS_URL, or the

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -15,7 +15,7 @@ import (
 // pinnedWait is the batch window of the report's count-only "wide" mode:
 // long enough that every level is one batch on a machine that is not
 // overloaded. TestCallsAndRoundTrips does not rely on a window: with the
-// production window (graph.DefaultBatchWait, 1 ms), and even with this one,
+// production window (loaders.DefaultBatchWait, 1 ms), and even with this one,
 // a busy machine can split a level (the dashboard's comment lists, its
 // member and assignee users) into several batches, or the gate's quiet
 // window can split a level's calls into two releases, so counts would vary
@@ -136,7 +136,7 @@ func steppedEnv(t *testing.T, release func(*Gate) func() int) (*Env, http.Handle
 	t.Helper()
 	env, _ := newEnv(t, 1, DefaultQuiet)
 	trig := &stepmode.Trigger{}
-	h := env.Handler(Mode{Name: "stepped", Loaders: graph.LoaderConfig{Steps: trig}})
+	h := env.Handler(Mode{Name: "stepped", Loaders: loaders.Config{Steps: trig}})
 	env.Gate.SetManual(true)
 	rel := env.Gate.Release
 	if release != nil {

@@ -20,24 +20,25 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/web"
 )
 
 // Mode is a loader configuration under test.
 type Mode struct {
 	Name    string
-	Loaders graph.LoaderConfig
+	Loaders loaders.Config
 }
 
 // The two modes the report compares: the server as configured in
 // production, and the baseline in which every resolver reads on its own.
 var (
-	Batched   = Mode{Name: "batching on", Loaders: graph.LoaderConfig{}}
-	Unbatched = Mode{Name: "batching off", Loaders: graph.LoaderConfig{NoBatch: true}}
+	Batched   = Mode{Name: "batching on", Loaders: loaders.Config{}}
+	Unbatched = Mode{Name: "batching off", Loaders: loaders.Config{NoBatch: true}}
 )
 
-// BatchWait is the loaders' batch window in mode m: graph.DefaultBatchWait
+// BatchWait is the loaders' batch window in mode m: loaders.DefaultBatchWait
 // (or the configured Wait) with batching on, none with it off (every read
 // leaves at once).
 func (m Mode) BatchWait() time.Duration {
@@ -47,7 +48,7 @@ func (m Mode) BatchWait() time.Duration {
 	case m.Loaders.Wait > 0:
 		return m.Loaders.Wait
 	}
-	return graph.DefaultBatchWait
+	return loaders.DefaultBatchWait
 }
 
 // Secret signs the viewer's token.
@@ -142,14 +143,14 @@ func (e *Env) Close() {
 	}
 }
 
-// HandlerTimeout replaces graph.DefaultTimeout (10 s) in the benchmark: on
+// HandlerTimeout replaces pipeline.DefaultTimeout (10 s) in the benchmark: on
 // the embedded store a dashboard at 4× under 32 clients queues for longer
 // than that, and the benchmark measures the server, not its time limit.
 const HandlerTimeout = 10 * time.Minute
 
 // Handler returns the GraphQL handler (POST /query) in mode m.
 func (e *Env) Handler(m Mode) http.Handler {
-	return app.NewHandler(e.Store, e.auth, web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: HandlerTimeout}, Hooks: graph.Hooks{Loaders: m.Loaders}}})
+	return app.NewHandler(e.Store, e.auth, web.Options{Options: pipeline.Options{Limits: pipeline.Limits{Timeout: HandlerTimeout}, Hooks: pipeline.Hooks{Loaders: m.Loaders}}})
 }
 
 // Recorder is a minimal, reusable http.ResponseWriter for in-process

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/app"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/live"
 )
 
@@ -25,7 +25,7 @@ func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
 	store := app.NewStore(e.Client, e.Store.Table(), e.log, func() time.Time { return Now })
 	a := &app.App{Store: store, Auth: e.auth, Hooks: app.Hooks{NoListen: true, NoBackground: true},
 		Config: app.Config{Live: live.Config{URL: natsURL, Name: "bench"},
-			Limits: graph.Limits{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}}
+			Limits: pipeline.Limits{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}}
 	if err := a.Open(context.Background()); err != nil {
 		tb.Fatalf("starting live updates: %v", err)
 	}

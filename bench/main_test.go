@@ -28,7 +28,7 @@ var (
 	repsFlag     = flag.Int("reps", 3, "report: gated runs per operation (batching on at every scale, other modes at 1×)")
 	wideFlag     = flag.Bool("wide", true, "report: also count calls and round trips with a 20 ms batch window (every level one batch, as TestCallsAndRoundTrips)")
 	opsFlag      = flag.String("ops", "", "report: regexp selecting operations by name (default: all)")
-	baseline     = flag.Bool("baseline", true, "report: also measure with batching off (graph.LoaderConfig{NoBatch: true})")
+	baseline     = flag.Bool("baseline", true, "report: also measure with batching off (loaders.Config{NoBatch: true})")
 	baselineLoad = flag.Int("baselineload", 1, "report: largest scale at which batching off gets load runs too (0: every scale); above it, gated counts only")
 	outFlag      = flag.String("out", "", "report: also write the Markdown report to this file (relative to bench/)")
 	scaleFlag    = flag.Int("scale", 1, "benchmarks: dataset scale")

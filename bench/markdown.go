@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // The report as Markdown: how it was run, then per scale each mode's
@@ -55,7 +55,7 @@ func (r *Report) writeHeader(p printf) {
 	p("- load average (1, 5, 15 min) at start: %s; at end: %s\n", r.LoadBefore, r.LoadAfter)
 	p("- store: %s\n", store)
 	p("- gate quiet window %v; modelled latency = round trips × (%v + batch window) + server CPU/op; batch window %v with batching on, 0 off\n",
-		o.Quiet, Latency, graph.DefaultBatchWait)
+		o.Quiet, Latency, loaders.DefaultBatchWait)
 	p("- load runs: %d clients; each starts operations for %v and at least %d/scale of them (at most %d); an operation slower alone than %v ÷ (%d/scale) runs exactly %d/scale times, all at once (so its concurrency is %d/scale)",
 		o.Clients, o.Budget, o.MinOps, o.MaxOps, o.Budget, o.MinOps, o.MinOps, o.MinOps)
 	if len(o.Modes) > 1 && o.BaselineLoadScale > 0 {

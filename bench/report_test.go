@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
 // TestReport runs the full benchmark and prints the Markdown report
@@ -27,7 +27,7 @@ func TestReport(t *testing.T) {
 		o.Modes = append(o.Modes, Unbatched)
 	}
 	if *wideFlag {
-		o.CountOnly = append(o.CountOnly, Mode{Name: "batching on, 20 ms window", Loaders: graph.LoaderConfig{Wait: pinnedWait}})
+		o.CountOnly = append(o.CountOnly, Mode{Name: "batching on, 20 ms window", Loaders: loaders.Config{Wait: pinnedWait}})
 	}
 	for _, s := range strings.Split(*scalesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // numberOf reads an integer attribute of an item (0 when absent).
@@ -112,11 +113,12 @@ func (s *Store) Departure(ctx context.Context, projectID, user string) (int64, e
 	return numberOf(it, "pos"), nil
 }
 
-// MembershipsBorn reads, for each pair of a project and a user, where the
-// user's current membership of the project began in the project's change
-// log (its entry's born; 0: no membership), in one strongly consistent
-// BatchGetItem per 100 pairs. Returns EINVALID, EUNAVAILABLE.
-func (s *Store) MembershipsBorn(ctx context.Context, pairs [][2]string) ([]int64, error) {
+// MembershipsBegun reads, for each pair of a project and a user, the
+// user's current membership of the project as policy's fact, with where it
+// began in the project's change log (its entry's born; nil: no
+// membership), in one strongly consistent BatchGetItem per 100 pairs.
+// Returns EINVALID, EUNAVAILABLE.
+func (s *Store) MembershipsBegun(ctx context.Context, pairs [][2]string) ([]*policy.Membership, error) {
 	if len(pairs) == 0 {
 		return nil, nil
 	}
@@ -135,13 +137,13 @@ func (s *Store) MembershipsBorn(ctx context.Context, pairs [][2]string) ([]int64
 	if err != nil {
 		return nil, err
 	}
-	born := make([]int64, len(pairs))
+	ms := make([]*policy.Membership, len(pairs))
 	for i, it := range items {
 		if it != nil {
-			born[i] = entryOf(it).born
+			ms[i] = &policy.Membership{ProjectID: pairs[i][0], UserID: pairs[i][1], Began: entryOf(it).born}
 		}
 	}
-	return born, nil
+	return ms, nil
 }
 
 // ProjectSeq reads a project's seq, the last position of its change log,

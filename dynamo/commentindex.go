@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -264,7 +265,7 @@ func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, 
 		}
 		page.Cursors = make([]string, len(page.Items))
 		for j, it := range page.Items {
-			page.Cursors[j] = encodeCursor(str(it, attrSK))
+			page.Cursors[j] = cursor.List(str(it, attrSK))
 		}
 		res[i], errs[i] = convConn(page, decodeAs[*domain.Comment])
 	}

@@ -1,9 +1,7 @@
 package dynamo
 
 import (
-	"encoding/base64"
-	"strings"
-
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -14,25 +12,10 @@ import (
 // backwards (last).
 const MaxFirst = 100
 
-const cursorVersion = "c1:"
-
-// A cursor is the sort key of an item of a page. The partition is never in
-// it: the connection supplies its own, so a cursor cannot lead a read into
-// another partition. Each list checks the sort key's shape before using it.
-func encodeCursor(sk string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + sk))
-}
-
-func decodeCursor(c string, valid func(string) bool) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	sk, ok := strings.CutPrefix(string(b), cursorVersion)
-	// Only the canonical encoding is a cursor: the decoder would also take
-	// line breaks and stray trailing bits.
-	if err != nil || !ok || !valid(sk) || encodeCursor(sk) != c {
-		return "", domain.Errorf(domain.EINVALID, "%q is not a cursor of this list", domain.Clip(c))
-	}
-	return sk, nil
-}
+// A list's cursor is the sort key of an item of a page (cursor.List). The
+// partition is never in it: the connection supplies its own, so a cursor
+// cannot lead a read into another partition. Each list checks the sort
+// key's shape before using it (cursor.OpenList's valid).
 
 // cursorArg decodes the optional cursor argument arg ("after", "before"):
 // "" when it is absent.
@@ -40,7 +23,7 @@ func cursorArg(arg string, c *string, valid func(string) bool) (string, error) {
 	if c == nil {
 		return "", nil
 	}
-	sk, err := decodeCursor(*c, valid)
+	sk, err := cursor.OpenList(*c, valid)
 	if err != nil {
 		return "", domain.Errorf(domain.EINVALID, "%s: %s", arg, domain.ErrorMessage(err))
 	}

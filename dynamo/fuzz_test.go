@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"golang.org/x/text/unicode/norm"
 )
@@ -196,9 +197,9 @@ func FuzzDecodeCursor(f *testing.F) {
 	keys := []string{dueSK(&d, u), dueSK(nil, u), userProjectsSK(u), commentSK(u), duePrefix + "2026-02-30#" + u,
 		duePrefix + rangeEnd, commentPrefix, commentSK(u) + "#" + taskPK(u), duePrefix + "~#" + strings.ToLower(u)}
 	for _, k := range keys {
-		f.Add(encodeCursor(k))
-		f.Add(base64.URLEncoding.EncodeToString([]byte(cursorVersion + k)))
-		f.Add(base64.RawStdEncoding.EncodeToString([]byte(cursorVersion + k)))
+		f.Add(cursor.List(k))
+		f.Add(base64.URLEncoding.EncodeToString([]byte("c1:" + k)))
+		f.Add(base64.RawStdEncoding.EncodeToString([]byte("c1:" + k)))
 		f.Add(base64.RawURLEncoding.EncodeToString([]byte(k)))
 		f.Add(k)
 	}
@@ -207,21 +208,21 @@ func FuzzDecodeCursor(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, c string) {
 		for _, l := range fzCursorLists {
-			sk, err := decodeCursor(c, l.valid)
+			sk, err := cursor.OpenList(c, l.valid)
 			if err != nil {
 				if domain.ErrorCode(err) != domain.EINVALID {
-					t.Errorf("%s list: decodeCursor(%q) error code %q, want %q", l.name, c, domain.ErrorCode(err), domain.EINVALID)
+					t.Errorf("%s list: cursor.OpenList(%q) error code %q, want %q", l.name, c, domain.ErrorCode(err), domain.EINVALID)
 				}
 				if sk != "" {
-					t.Errorf("%s list: decodeCursor(%q) refused the cursor but returned %q", l.name, c, sk)
+					t.Errorf("%s list: cursor.OpenList(%q) refused the cursor but returned %q", l.name, c, sk)
 				}
 				continue
 			}
-			if got := encodeCursor(sk); got != c {
-				t.Errorf("%s list: decodeCursor(%q) = %q, which encodes to %q: the cursor is not canonical", l.name, c, sk, got)
+			if got := cursor.List(sk); got != c {
+				t.Errorf("%s list: cursor.OpenList(%q) = %q, which encodes to %q: the cursor is not canonical", l.name, c, sk, got)
 			}
 			if !l.shape.MatchString(sk) {
-				t.Errorf("%s list: decodeCursor(%q) = %q, not the shape of the list's sort keys", l.name, c, sk)
+				t.Errorf("%s list: cursor.OpenList(%q) = %q, not the shape of the list's sort keys", l.name, c, sk)
 			}
 			if l.name == "due date" {
 				tu, ok := taskOfDueSK(sk)

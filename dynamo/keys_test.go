@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -164,15 +165,15 @@ func TestCursors(t *testing.T) {
 			valid func(string) bool
 		}{{dueKey, validDueCursor}, {dueSK(nil, ids[0]), validDueCursor}, {commentKey, validULIDCursor(commentPrefix)},
 			{userProjectsSK(ids[0]), validULIDCursor(projectPrefix)}} {
-			got, err := decodeCursor(encodeCursor(c.sk), c.valid)
+			got, err := cursor.OpenList(cursor.List(c.sk), c.valid)
 			if err != nil || got != c.sk {
-				t.Errorf("decodeCursor(encodeCursor(%q)) = %q, %v", c.sk, got, err)
+				t.Errorf("cursor.OpenList(cursor.List(%q)) = %q, %v", c.sk, got, err)
 			}
 		}
 	})
 	t.Run("the cursor is opaque: no raw key in it", func(t *testing.T) {
 		// (Not "DUE" alone: base64 of a random ULID may spell it.)
-		if c := encodeCursor(dueKey); strings.Contains(c, dueKey) || strings.Contains(c, duePrefix) || strings.Contains(c, "#") {
+		if c := cursor.List(dueKey); strings.Contains(c, dueKey) || strings.Contains(c, duePrefix) || strings.Contains(c, "#") {
 			t.Errorf("cursor %q shows the key", c)
 		}
 	})
@@ -183,26 +184,26 @@ func TestCursors(t *testing.T) {
 	}{
 		{"empty", "", validDueCursor},
 		{"garbage", "not a cursor!", validDueCursor},
-		{"padded base64", base64.URLEncoding.EncodeToString([]byte(cursorVersion + "DUE#2026-08-25#" + ids[0])), validDueCursor},
-		{"standard base64 alphabet", base64.StdEncoding.EncodeToString([]byte(cursorVersion + dueKey + "\xfb\xff")), validDueCursor},
+		{"padded base64", base64.URLEncoding.EncodeToString([]byte("c1:" + "DUE#2026-08-25#" + ids[0])), validDueCursor},
+		{"standard base64 alphabet", base64.StdEncoding.EncodeToString([]byte("c1:" + dueKey + "\xfb\xff")), validDueCursor},
 		{"no version", raw(dueKey), validDueCursor},
 		{"other version", raw("c2:" + dueKey), validDueCursor},
-		{"version only", raw(cursorVersion), validDueCursor},
+		{"version only", raw("c1:"), validDueCursor},
 		{"raw sort key", dueKey, validDueCursor},
-		{"comment cursor on a due-date list", encodeCursor(commentKey), validDueCursor},
-		{"due-date cursor on a comment list", encodeCursor(dueKey), validULIDCursor(commentPrefix)},
-		{"project cursor on a comment list", encodeCursor(userProjectsSK(ids[0])), validULIDCursor(commentPrefix)},
-		{"bad date in the key", encodeCursor(duePrefix + "2026-13-01#" + ids[0]), validDueCursor},
-		{"lower-case ULID in the key", encodeCursor(commentPrefix + strings.ToLower(ids[1])), validULIDCursor(commentPrefix)},
-		{"smuggled partition", encodeCursor(commentKey + "#" + taskPK(ids[0])), validULIDCursor(commentPrefix)},
-		{"range end", encodeCursor(duePrefix + rangeEnd), validDueCursor},
-		{"prefix only", encodeCursor(commentPrefix), validULIDCursor(commentPrefix)},
+		{"comment cursor on a due-date list", cursor.List(commentKey), validDueCursor},
+		{"due-date cursor on a comment list", cursor.List(dueKey), validULIDCursor(commentPrefix)},
+		{"project cursor on a comment list", cursor.List(userProjectsSK(ids[0])), validULIDCursor(commentPrefix)},
+		{"bad date in the key", cursor.List(duePrefix + "2026-13-01#" + ids[0]), validDueCursor},
+		{"lower-case ULID in the key", cursor.List(commentPrefix + strings.ToLower(ids[1])), validULIDCursor(commentPrefix)},
+		{"smuggled partition", cursor.List(commentKey + "#" + taskPK(ids[0])), validULIDCursor(commentPrefix)},
+		{"range end", cursor.List(duePrefix + rangeEnd), validDueCursor},
+		{"prefix only", cursor.List(commentPrefix), validULIDCursor(commentPrefix)},
 	}
 	for _, c := range bad {
 		t.Run("rejects "+c.name, func(t *testing.T) {
-			got, err := decodeCursor(c.cursor, c.valid)
+			got, err := cursor.OpenList(c.cursor, c.valid)
 			if err == nil {
-				t.Fatalf("decodeCursor(%q) = %q, want an error", c.cursor, got)
+				t.Fatalf("cursor.OpenList(%q) = %q, want an error", c.cursor, got)
 			}
 			wantCode(t, "decodeCursor", err, domain.EINVALID)
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -94,7 +95,7 @@ func (s *Store) list(ctx context.Context, spec listSpec, page domain.Page) (*dom
 	}
 	out.Cursors = make([]string, len(out.Items))
 	for i, it := range out.Items {
-		out.Cursors[i] = encodeCursor(str(it, spec.skAttr))
+		out.Cursors[i] = cursor.List(str(it, spec.skAttr))
 	}
 	return out, nil
 }

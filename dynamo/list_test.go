@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -327,13 +328,13 @@ func TestListMergesPartitions(t *testing.T) {
 			{"x", projectIDs, domain.Page{First: 0}},
 			{"x", projectIDs, domain.Page{First: MaxFirst + 1}},
 			{"x", projectIDs, domain.Page{First: 1, After: aws.String("garbage")}},
-			{"x", projectIDs, domain.Page{First: 1, After: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
+			{"x", projectIDs, domain.Page{First: 1, After: aws.String(cursor.List(commentSK(ulidOf(tagged[0].ID))))}},
 			{"x", projectIDs, domain.Page{Last: aws.Int(0)}},
 			{"x", projectIDs, domain.Page{Last: aws.Int(-1)}},
 			{"x", projectIDs, domain.Page{Last: aws.Int(MaxFirst + 1)}},
 			{"x", projectIDs, domain.Page{First: 1, Last: aws.Int(1)}},
 			{"x", projectIDs, domain.Page{Last: aws.Int(1), Before: aws.String("garbage")}},
-			{"x", projectIDs, domain.Page{First: 1, Before: aws.String(encodeCursor(commentSK(ulidOf(tagged[0].ID))))}},
+			{"x", projectIDs, domain.Page{First: 1, Before: aws.String(cursor.List(commentSK(ulidOf(tagged[0].ID))))}},
 		} {
 			_, err := ts.TasksByTag(ctx, c.tag, c.pids, c.page, nil, nil)
 			wantCode(t, fmt.Sprintf("TasksByTag(%q, %v, %+v)", c.tag, c.pids, c.page), err, domain.EINVALID)

@@ -10,10 +10,7 @@ import (
 	"github.com/taskgraph/taskgraph/policy"
 )
 
-var (
-	errNotAssignable = domain.Errorf(domain.EINVALID, "assigneeId: the assignee must be a member of the project")
-	errAlreadyMember = errors.New("already a member")
-)
+var errAlreadyMember = errors.New("already a member")
 
 // A single membership is read by reference (MemberRef, Get).
 
@@ -297,20 +294,28 @@ func (s *Store) memberGuard(t *txn, pu, viewer string, onFail error) {
 	t.check(s.table, memberKey(pu, viewer), exists(), onFail)
 }
 
-// memberChecks adds the checks that the viewer is a member (memberGuard)
-// and, when a task is being assigned to someone, that they are a member
-// too; an assignment bumps the assignee's assignSeq so that a concurrent
-// removal notices it (the viewer's own, as their guard: one action per
-// item).
+// memberChecks adds the viewer's guard (memberGuard) and, when a task is
+// being assigned to someone, the assignee's (assigneeGuard: policy.MayAssign
+// answers its failure); for an assignee who is the viewer, the one action
+// on their membership item is both (one action per item).
 func (s *Store) memberChecks(t *txn, pu, viewer string, assignee *string) {
-	bump := expression.Add(expression.Name("assignSeq"), expression.Value(1))
 	switch {
 	case assignee == nil:
 		s.memberGuard(t, pu, viewer, errProjectNotFound)
 	case *assignee == viewer:
-		t.update(s.table, memberKey(pu, viewer), bump, ptr(exists()), errProjectNotFound)
+		s.assigneeGuard(t, pu, viewer, errProjectNotFound)
 	default:
 		s.memberGuard(t, pu, viewer, errProjectNotFound)
-		t.update(s.table, memberKey(pu, *assignee), bump, ptr(exists()), errNotAssignable)
+		s.assigneeGuard(t, pu, *assignee, policy.MayAssign(assignee, nil))
 	}
+}
+
+// assigneeGuard adds to t the write-time guard of policy.MayAssign (only
+// a member is assigned a task): the assignee's membership item still
+// exists when t commits (onFail otherwise: the rule's answer to no
+// membership), its assignSeq bumped so that a concurrent removal of the
+// member notices the assignment (removeOnce's condition on it).
+func (s *Store) assigneeGuard(t *txn, pu, assignee string, onFail error) {
+	bump := expression.Add(expression.Name("assignSeq"), expression.Value(1))
+	t.update(s.table, memberKey(pu, assignee), bump, ptr(exists()), onFail)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -111,7 +112,7 @@ func indexPage(ctx context.Context, entries []tagEntry, after, before string, si
 		c.HasNext = more
 	}
 	for i, sk := range cursors {
-		c.Cursors[i] = encodeCursor(sk)
+		c.Cursors[i] = cursor.List(sk)
 	}
 	return c, nil
 }

@@ -23,15 +23,17 @@ import (
 // (memberGuard).
 
 // Membership reads whether the project exists and which of users may see
-// it (policy.SeesProject), strongly consistent (EventCheck): the project
-// and the users' membership items, one BatchGetItem for up to 99 users,
-// else one Query of the project's members beside a read of the project
-// (cheaper than a profile each for an event's many recipients). A
+// it, strongly consistent (EventCheck): the project and the users'
+// membership items, one BatchGetItem for up to 99 users, else one Query
+// of the project's members beside a read of the project (cheaper than a
+// profile each for an event's many recipients), given to
+// policy.MemberSees as they are (the project, a policy.Membership). A
 // membership item and the copy on its user's profile are written and
 // removed in the same transactions, and a project's deletion removes the
-// copies with the project item, so the fact they give (memberFact) is the
-// profile's. The live hub's check of each event and each event's re-check
-// once resolved (graph/subscription/deliver.go) call it, by this one name. Returns
+// copies with the project item, so they answer as the profile's copies
+// answer policy.SeesProject. The live hub's check of each event and each
+// event's re-check once resolved (graph/subscription/deliver.go) call it,
+// by this one name. Returns
 // EINVALID for a malformed project id, EUNAVAILABLE or EINTERNAL when the
 // table fails.
 func (s *Store) Membership(ctx context.Context, project string, users []string) (exists bool, visible map[string]bool, err error) {
@@ -78,16 +80,15 @@ func (s *Store) Membership(ctx context.Context, project string, users []string) 
 	}
 	visible = make(map[string]bool, len(users))
 	for _, u := range users {
-		visible[u] = policy.SeesProject(memberFact(p, ms[u]), project)
+		visible[u] = policy.MemberSees(p, membershipOf(ms[u]))
 	}
 	return p != nil, visible, nil
 }
 
-// memberFact is the fact a profile's copy gives (a user whose projects are
-// p, or none), from the project and the user's membership item.
-func memberFact(p *domain.Project, m *domain.Member) *domain.User {
-	if p == nil || m == nil {
+// membershipOf is the policy's fact of a membership item (nil: none).
+func membershipOf(m *domain.Member) *policy.Membership {
+	if m == nil {
 		return nil
 	}
-	return &domain.User{ID: m.UserID, Projects: map[string]string{p.ID: p.Name}}
+	return &policy.Membership{ProjectID: m.ProjectID, UserID: m.UserID}
 }

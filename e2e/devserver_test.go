@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/auth"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -62,9 +62,9 @@ func sendMany(t *testing.T, url, token string, n, parallel int, stopAtLimit bool
 				if i > int64(n) || (stopAtLimit && lim.Load() > 0) {
 					return
 				}
-				codes, _ := postGraphQL(t, url, token, op(i))
-				for _, c := range codes {
-					if c == graph.CodeRateLimited {
+				got, _ := postGraphQL(t, url, token, op(i))
+				for _, c := range got {
+					if c == codes.RateLimited {
 						lim.Add(1)
 					} else {
 						bad.Add(1)

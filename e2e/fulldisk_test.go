@@ -24,7 +24,8 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -70,7 +71,7 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 	}
 	// The /query handler alone (no live updates: their outbox deletes would
 	// be writes of their own on the full disk).
-	srv := httptest.NewServer(app.NewHandler(store, authn, web.Options{Options: graph.Options{Deps: graph.Deps{Log: logger}}}))
+	srv := httptest.NewServer(app.NewHandler(store, authn, web.Options{Options: pipeline.Options{Deps: pipeline.Deps{Log: logger}}}))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL + "/"
 	return s
@@ -131,24 +132,24 @@ func (s *diskServer) titles(t *testing.T, project string) []string {
 // read-only, and takes writes again by itself once it can.
 func aFullDisk(t *testing.T, dir string, fill, free func(t *testing.T, s *diskServer)) {
 	s := mustDiskServer(t, dir)
-	data, codes, _ := s.graphQL(t, `mutation { createProject(input: {name: "On a full disk"}) { id } }`, nil)
+	data, errCodes, _ := s.graphQL(t, `mutation { createProject(input: {name: "On a full disk"}) { id } }`, nil)
 	var p struct{ CreateProject struct{ ID string } }
-	if err := json.Unmarshal(data, &p); err != nil || len(codes) > 0 {
-		t.Fatalf("createProject: %v %v", codes, err)
+	if err := json.Unmarshal(data, &p); err != nil || len(errCodes) > 0 {
+		t.Fatalf("createProject: %v %v", errCodes, err)
 	}
 	project := p.CreateProject.ID
 	var answered []string // titles answered OK
 	create := func(title string) (ok bool) {
 		t.Helper()
-		codes, messages := s.createTask(t, project, title)
+		got, messages := s.createTask(t, project, title)
 		switch {
-		case len(codes) == 0:
+		case len(got) == 0:
 			answered = append(answered, title)
 			return true
-		case len(codes) == 1 && codes[0] == graph.CodeServiceUnavailable && messages[0] == "the data store takes no writes for now; retry later":
+		case len(got) == 1 && got[0] == codes.ServiceUnavailable && messages[0] == "the data store takes no writes for now; retry later":
 			return false
 		}
-		t.Fatalf("createTask %q answered %v %q; want OK or SERVICE_UNAVAILABLE", title, codes, messages)
+		t.Fatalf("createTask %q answered %v %q; want OK or SERVICE_UNAVAILABLE", title, got, messages)
 		return false
 	}
 	for i := range 3 {
@@ -200,7 +201,7 @@ func aFullDisk(t *testing.T, dir string, fill, free func(t *testing.T, s *diskSe
 	if !strings.Contains(logs, "takes writes again") {
 		t.Fatalf("the store did not say it takes writes again:\n%s", logs)
 	}
-	if strings.Contains(logs, graph.CodeConflict) {
+	if strings.Contains(logs, codes.Conflict) {
 		t.Fatalf("a refused write became a CONFLICT:\n%s", logs)
 	}
 

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/auth"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -164,7 +164,7 @@ func mustBeMisdirected(t *testing.T, status int, body, token string) {
 		}
 	}
 	if err := json.Unmarshal([]byte(body), &out); err != nil || status != http.StatusMisdirectedRequest ||
-		len(out.Errors) != 1 || out.Errors[0].Extensions.Code != graph.CodeBadRequest || out.Data != nil {
+		len(out.Errors) != 1 || out.Errors[0].Extensions.Code != codes.BadRequest || out.Data != nil {
 		t.Fatalf("HTTP %d %.300s; want 421 with one BAD_REQUEST error", status, body)
 	}
 	if strings.Contains(body, token) || strings.Contains(body, "Alice") {

@@ -26,6 +26,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -138,7 +139,7 @@ func TestLiveClientsInProduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trusted, err := graph.ParseTrustedDocuments(data)
+	trusted, err := pipeline.ParseTrustedDocuments(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -33,7 +34,7 @@ func seedWide(tb testing.TB, e *testenv.Env, n int) *domain.Project {
 func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 	e := testenv.New(t)
 	p := seedWide(t, e, 20)
-	e.StepLevels(t, graph.Options{})
+	e.StepLevels(t, pipeline.Options{})
 	var got struct {
 		Project struct {
 			Tasks struct {
@@ -74,13 +75,13 @@ func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 	}
 }
 
-// With batching off (graph.LoaderConfig.NoBatch, the benchmark's baseline)
+// With batching off (loaders.Config.NoBatch, the benchmark's baseline)
 // every key is read on its own and nothing is cached: each point read is a
 // call of its own, and each comment list too.
 func TestBatchingOffReadsEveryKeyAlone(t *testing.T) {
 	e := testenv.New(t)
 	p := seedWide(t, e, 5)
-	e.Handler = e.NewHandler(graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{NoBatch: true}}})
+	e.Handler = e.NewHandler(pipeline.Options{Hooks: pipeline.Hooks{Loaders: loaders.Config{NoBatch: true}}})
 	e.MustQuery(t, "owner", `query($id: ID!) { project(id: $id) { tasks(first: 5) { nodes {
 		assignee { name } comments(first: 5) { nodes { author { name } } } } } } }`, map[string]any{"id": p.ID}, nil)
 	calls := e.Calls.ByOp()

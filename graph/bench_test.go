@@ -36,9 +36,8 @@ func seedScale(tb testing.TB, e *testenv.Env, projects, tasks int) int {
 	return n
 }
 
-const dashboard = `{ me { projects(first: 10) { nodes { name members { role user { name } }
-	tasks(first: 20) { nodes { title dueDate assignee { name } tags { name }
-	comments(first: 5) { nodes { body author { name } } } } } } } } }`
+// dashboard is the contract's dashboard query.
+const dashboard = testenv.Dashboard
 
 // BenchmarkDashboard runs the contract's dashboard query on the embedded
 // store at two table sizes: the embedded store's cost grows with the table

@@ -13,7 +13,8 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -174,7 +175,7 @@ func TestTooLargeIsAClientError(t *testing.T) {
 	e.MustImport(t, &b.D)
 	before := e.Dump(t)
 	res := e.Query(t, "ann", `mutation($t: ID!) { deleteTask(id: $t) }`, map[string]any{"t": task.ID})
-	if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeTooLarge || !strings.Contains(res.Errors[0].Message, "400 KB") {
+	if len(res.Errors) != 1 || res.Errors[0].Code() != codes.TooLarge || !strings.Contains(res.Errors[0].Message, "400 KB") {
 		t.Fatalf("%+v, want TOO_LARGE", res.Errors)
 	}
 	if e.Dump(t) != before {
@@ -253,7 +254,7 @@ func TestALongAliasIsIdempotent(t *testing.T) {
 	var first string
 	for i := range 2 {
 		res := e.Send(t, map[string]any{"query": doc, "variables": map[string]any{"p": s.Project("Website relaunch").ID}},
-			e.As("alice"), testenv.Header(graph.IdempotencyHeader, "K1")).Decode(t)
+			e.As("alice"), testenv.Header(pipeline.IdempotencyHeader, "K1")).Decode(t)
 		if len(res.Errors) > 0 {
 			t.Fatalf("call %d: %+v", i+1, res.Errors)
 		}

@@ -22,7 +22,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -101,7 +101,7 @@ func (s *acceptingSink) len() int {
 // event sink, as the server's has (app.OpenLive): every mutation writes
 // its event's outbox item in its transaction, and the item is deleted in
 // the background once published.
-func captureEnv(t *testing.T, b testenv.Backend, o graph.Options) (*testenv.Env, *capture) {
+func captureEnv(t *testing.T, b testenv.Backend, o pipeline.Options) (*testenv.Env, *capture) {
 	t.Helper()
 	e := &testenv.Env{Calls: &testenv.Calls{}}
 	c := &capture{wide: e.Calls}
@@ -136,7 +136,7 @@ type screen struct {
 // the other mutations, on the seeded data, in an order that works.
 func screens(t *testing.T, e *testenv.Env) []screen {
 	t.Helper()
-	_, docs := mustManifest(t)
+	_, docs := testenv.Manifest(t, "../clients/ts/src/gql/persisted-documents.json")
 	s := e.Seed(t)
 	task := s.Task("Write the landing page copy")
 	return []screen{
@@ -163,7 +163,7 @@ func mustRun(t *testing.T, e *testenv.Env, sc screen) *testenv.Response {
 }
 
 func TestEveryStoreRequestAsksForCapacity(t *testing.T) {
-	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
+	e, c := captureEnv(t, testenv.EmbeddedStore, pipeline.Options{})
 	e.MustSeed(t)
 	for _, sc := range screens(t, e) {
 		mustRun(t, e, sc)
@@ -227,9 +227,9 @@ var measuredReads = map[string]struct {
 }{"Dashboard": {[]float64{8, 9}, 0}, "TasksByTag": {[]float64{2.5}, 0}}
 
 func TestCapacityPerScreen(t *testing.T) {
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
 	var logBuf bytes.Buffer
-	e, c := captureEnv(t, testenv.Dynalite, graph.Options{Deps: graph.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
+	e, c := captureEnv(t, testenv.Dynalite, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.MustSeed(t)
 	for _, sc := range screens(t, e)[:2] {
 		t.Run(sc.name, func(t *testing.T) {
@@ -243,7 +243,7 @@ func TestCapacityPerScreen(t *testing.T) {
 				}
 			}
 			mustRun(t, e, sc)
-			lines := mustOpLines(t, &logBuf)
+			lines := testenv.OpLines(t, &logBuf)
 			if len(lines) != 2 {
 				t.Fatalf("%d log lines, want 2", len(lines))
 			}
@@ -257,7 +257,7 @@ func TestCapacityPerScreen(t *testing.T) {
 				t.Errorf("%s consumed %v RCU, %d queries found nothing; docs/operations.md says %v, %d: measure again and update both",
 					sc.name, read, empty, want.rcu, want.empty)
 			}
-			got := values(scrape(t, tel), "taskgraph_graphql_consumed_read_units_total")["operation="+sc.name]
+			got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_graphql_consumed_read_units_total")["operation="+sc.name]
 			if got != read+read2 {
 				t.Errorf("metrics count %v read units for %s, the log lines %v and %v", got, sc.name, read, read2)
 			}
@@ -392,7 +392,7 @@ var computedCapacity = map[string][][3]float64{
 }
 
 func TestComputedCapacityPerScreen(t *testing.T) {
-	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
+	e, c := captureEnv(t, testenv.EmbeddedStore, pipeline.Options{})
 	e.MustSeed(t)
 	ctx := context.Background()
 	sink := e.Store.Events.(*acceptingSink)
@@ -464,7 +464,7 @@ func TestComputedCapacityPerScreen(t *testing.T) {
 // read screens, but for a Query that finds nothing: DynamoDB charges it the
 // least unit, dynalite nothing.
 func TestCapacityRulesMatchDynalite(t *testing.T) {
-	e, c := captureEnv(t, testenv.Dynalite, graph.Options{})
+	e, c := captureEnv(t, testenv.Dynalite, pipeline.Options{})
 	e.MustSeed(t)
 	empty := 0
 	for _, sc := range screens(t, e)[:2] {
@@ -536,7 +536,7 @@ func TestItemSizeRulesAgainstDynalite(t *testing.T) {
 var pinnedReadUnits = map[string]float64{"Q1": 0.5, "Q2": 2, "Q3": 2.5, "Q4": 1.5, "Q5": 2.5, "Q6": 3.5, "Q7": 1, "DASH": 6.5}
 
 func TestReadUnitsPerScreenArePinned(t *testing.T) {
-	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
+	e, c := captureEnv(t, testenv.EmbeddedStore, pipeline.Options{})
 	s := e.MustSeed(t)
 	task := s.Task("Fix the broken signup form")
 	queries := []struct {

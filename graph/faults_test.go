@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"sync"
@@ -10,13 +9,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go/middleware"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -29,33 +26,13 @@ func faultEnv(t *testing.T, inject func(*dynamodb.Options)) *testenv.Env {
 	store := dynamo.New(e.Emb.Client(inject, client.Deadlines, client.RetryPolicy(5, 5*time.Millisecond)), e.Store.Table())
 	store.Now, store.Log = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.Store = store
-	e.Handler = e.NewHandler(graph.Options{}) // on e's store, now the faulty one
+	e.Handler = e.NewHandler(pipeline.Options{}) // on e's store, now the faulty one
 	return e
 }
 
-// faultAt adds middleware that may answer a call itself with an error.
-// In the Initialize step it runs once per call (outside the SDK's retries);
-// in the Finalize step, after the retryer, once per attempt.
-func faultAt(step string, fail func(op string, in any) error) func(*dynamodb.Options) {
-	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			if step == "attempt" {
-				return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("fault", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-					if err := fail(awsmiddleware.GetOperationName(ctx), nil); err != nil {
-						return middleware.FinalizeOutput{}, middleware.Metadata{}, err
-					}
-					return next.HandleFinalize(ctx, in)
-				}), middleware.After)
-			}
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("fault", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				if err := fail(awsmiddleware.GetOperationName(ctx), in.Parameters); err != nil {
-					return middleware.InitializeOutput{}, middleware.Metadata{}, err
-				}
-				return next.HandleInitialize(ctx, in)
-			}), middleware.Before)
-		})
-	}
-}
+// faultAt adds middleware that may answer a call itself with an error
+// (testenv.FaultAt).
+var faultAt = testenv.FaultAt
 
 const faultCreate = `mutation($p: ID!) { createTask(input: {projectId: $p, title: "Survives", tags: ["bug", "urgent"]}) { id } }` // tags the project has: their indexes exist
 

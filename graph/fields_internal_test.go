@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskgraph/taskgraph/graph/exec"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -16,16 +18,17 @@ import (
 // (notPrefetched). A field added to schema.graphqls without them fails here,
 // by name, instead of costing 1 or a round trip more unseen.
 func TestEveryListFieldIsCostedAndPrefetched(t *testing.T) {
-	var cfg Config
+	var cfg exec.Config
 	cfg.Resolvers = &Resolver{}
 	setComplexity(&cfg.Complexity)
-	es := NewExecutableSchema(cfg)
+	es := exec.NewExecutableSchema(cfg)
 	schema := es.Schema()
 	nodes := map[string]bool{}
 	for _, d := range schema.GetPossibleTypes(schema.Types["Node"]) {
 		nodes[d.Name] = true
 	}
 	var lists []string
+	prefetchers, notPrefetched := loaders.ReadAhead()
 	for name, def := range schema.Types {
 		if def.Kind != ast.Object || strings.HasPrefix(name, "__") || strings.HasSuffix(name, "Connection") ||
 			strings.HasSuffix(name, "Edge") || name == "SyncPage" || name == "Subscription" {
@@ -38,22 +41,22 @@ func TestEveryListFieldIsCostedAndPrefetched(t *testing.T) {
 			field := name + "." + f.Name
 			lists = append(lists, field)
 			if _, ok := es.Complexity(context.Background(), name, f.Name, 1, map[string]any{}); !ok {
-				t.Errorf("%s is a list without a cost: give it one in setComplexity (graph/handler.go)", field)
+				t.Errorf("%s is a list without a cost: give it one in setComplexity (graph/complexity.go)", field)
 			}
 			if !nodes[name] {
 				continue
 			}
-			_, ahead := prefetchers[field]
+			ahead := slices.Contains(prefetchers, field)
 			why, not := notPrefetched[field]
 			switch {
 			case ahead && not:
 				t.Errorf("%s is both read ahead and in notPrefetched (%q)", field, why)
 			case !ahead && !not:
-				t.Errorf("%s is a list under an object looked up by id: read it ahead in prefetchers (graph/prefetch.go), or say why not in notPrefetched", field)
+				t.Errorf("%s is a list under an object looked up by id: read it ahead in prefetchers (graph/loaders/prefetch.go), or say why not in notPrefetched", field)
 			}
 		}
 	}
-	for field := range prefetchers {
+	for _, field := range prefetchers {
 		if !slices.Contains(lists, field) {
 			t.Errorf("prefetchers reads ahead %s, which is no list field of the schema", field)
 		}

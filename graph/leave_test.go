@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -38,7 +38,7 @@ type leaveOutcome struct {
 func leaveWebsite(t *testing.T, byHimself bool) leaveOutcome {
 	e := testenv.New(t)
 	s := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := s.Project("Website relaunch")
 	bob := newReplica("bob")
 	bob.sync(t, e, 100)
@@ -185,7 +185,7 @@ func TestWhoMayLeave(t *testing.T) {
 func TestLeaveOnEveryTransport(t *testing.T) {
 	e := testenv.New(t)
 	s := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web, app := s.Project("Website relaunch"), s.Project("Mobile app")
 	vars := func(p string) map[string]any { return map[string]any{"p": p} }
 
@@ -194,7 +194,7 @@ func TestLeaveOnEveryTransport(t *testing.T) {
 	aliceWS.Subscribe(t, "a", leaveWatched, vars(web.ID))
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	for i := range 2 {
-		res := e.Send(t, map[string]any{"query": mutLeave, "variables": vars(web.ID)}, e.As("carol"), testenv.Header(graph.IdempotencyHeader, "leave-1")).Decode(t)
+		res := e.Send(t, map[string]any{"query": mutLeave, "variables": vars(web.ID)}, e.As("carol"), testenv.Header(pipeline.IdempotencyHeader, "leave-1")).Decode(t)
 		if len(res.Errors) > 0 || !strings.Contains(string(res.Data), web.ID) {
 			t.Fatalf("POST, call %d: %s %+v", i+1, res.Data, res.Errors)
 		}

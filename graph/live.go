@@ -1,16 +1,18 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -25,39 +27,30 @@ import (
 // answers are sent only if they pass it again once resolved), seen
 // through each recipient's viewer for what depends on the viewer.
 
-// Defaults of the subscription limits (Options.MaxSubscriptionsPerSocket,
-// MaxSubscriptionsPerViewer).
-const (
-	DefaultMaxSubscriptionsPerSocket = 20
-	DefaultMaxSubscriptionsPerViewer = 100
-)
-
 // CloseTryAgainLater is the WebSocket close code of a connection whose
 // subscriber fell behind (subscription.CloseTryAgainLater).
 const CloseTryAgainLater = subscription.CloseTryAgainLater
 
-// newSubscriptions returns the handler's subscription server.
-func newSubscriptions(o Options, rl *rateLimits) *subscription.Server {
+// newSubscriptions returns the handler's subscription server: its events
+// charged to rates, the pipeline's token buckets (nil: no rate limits).
+func newSubscriptions(o pipeline.Options, rates *pipeline.RateLimiter) *subscription.Server {
 	var charge func(string, int) error
-	if rl != nil {
-		charge = func(viewer string, cost int) error {
-			if wait := rl.chargeEvent(viewer, cost); wait > 0 {
-				return errEventsRateLimited(wait)
-			}
-			return nil
-		}
+	if rates != nil {
+		charge = rates.ChargeEvent
 	}
 	shared := eventLoaders{store: o.Store, cfg: o.Loaders, now: o.Now, timeout: o.EventTimeout, hub: o.Live}
 	return subscription.New(subscription.Config{Hub: o.Live, Store: o.Store, Log: o.Log, Now: o.Now,
-		Present: ErrorPresenter(o.Log), Recover: Recover(o.Log),
+		Present: pipeline.ErrorPresenter(o.Log), Recover: pipeline.Recover(o.Log),
 		// A stream's end (cut off, shut down, token expired) is expected:
 		// one debug line, not the error line of a failed request, which a
 		// shutdown would print once per subscriber.
-		PresentEnd: ErrorPresenter(slog.New(slog.DiscardHandler)),
+		PresentEnd: pipeline.ErrorPresenter(slog.New(slog.DiscardHandler)),
 		Scope: func(sh *live.Shared, viewer string, final bool) subscription.Scope {
 			return &eventScope{shared: sh, mk: shared.make, viewer: viewer, final: final}
 		},
-		Charge: charge, MaxPerSocket: o.MaxSubscriptionsPerSocket, MaxPerViewer: o.MaxSubscriptionsPerViewer})
+		Charge:       charge,
+		MaxPerSocket: cmp.Or(o.MaxSubscriptionsPerSocket, pipeline.DefaultMaxSubscriptionsPerSocket),
+		MaxPerViewer: cmp.Or(o.MaxSubscriptionsPerViewer, pipeline.DefaultMaxSubscriptionsPerViewer)})
 }
 
 // eventSlotKey marks the context of a ProjectEvent field: its resolver puts
@@ -103,7 +96,7 @@ func (s *eventScope) state() *eventShared {
 	return s.shared.Value(func(context.Context) any { return s.mk(s.shared) }).(*eventShared)
 }
 
-func (s *eventScope) loaders() *Loaders { return s.state().view(s.viewer) }
+func (s *eventScope) loaders() *loaders.Loaders { return s.state().view(s.viewer) }
 
 // Late reports whether the event's read budget is spent
 // (subscription.Scope): its answer is then not sent.
@@ -116,13 +109,6 @@ func eventObjects(obj *model.ProjectEvent) bool {
 	return s == nil || !s.final
 }
 
-// forViewer returns l's loaders as viewer sees them: the object and list
-// caches that do not depend on who reads them are l's own (shared); the
-// lists filtered by the viewer's memberships are the viewer's.
-func (l *Loaders) forViewer(viewer string) *Loaders {
-	return &Loaders{store: l.store, viewer: viewer, cfg: l.cfg, now: l.now, objects: l.objects, origin: l.origin}
-}
-
 // eventShared is what this instance's resolutions of one event share: the
 // event's loaders (objects and lists that do not depend on the viewer),
 // one view of them per viewer (the lists filtered by the viewer's
@@ -131,19 +117,19 @@ type eventShared struct {
 	// ctx bounds every read made for the event: the event timeout,
 	// counted from the first resolution on this instance.
 	ctx     context.Context
-	loaders *Loaders
+	loaders *loaders.Loaders
 
 	mu    sync.Mutex
-	views map[string]*Loaders
+	views map[string]*loaders.Loaders
 }
 
 // view returns the event's loaders as viewer sees them, one per viewer.
-func (e *eventShared) view(viewer string) *Loaders {
+func (e *eventShared) view(viewer string) *loaders.Loaders {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	v := e.views[viewer]
 	if v == nil {
-		v = e.loaders.forViewer(viewer)
+		v = e.loaders.ForViewer(viewer)
 		e.views[viewer] = v
 	}
 	return v
@@ -152,7 +138,7 @@ func (e *eventShared) view(viewer string) *Loaders {
 // eventLoaders makes each event's shared part.
 type eventLoaders struct {
 	store   *dynamo.Store
-	cfg     LoaderConfig
+	cfg     loaders.Config
 	now     func() time.Time
 	timeout time.Duration // Options.EventTimeout; 0: the hub's
 	hub     *live.Hub
@@ -173,9 +159,9 @@ func (m eventLoaders) make(sh *live.Shared) *eventShared {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(sh.Ctx), budget)
 	time.AfterFunc(budget, cancel)
 	c := m.cfg
-	c.detached = ctx
+	c.Detached = ctx
 	c.Steps = nil // step mode counts an operation's work; an event's loaders serve many
-	return &eventShared{ctx: ctx, loaders: newLoaders(m.store, "", c, m.now), views: map[string]*Loaders{}}
+	return &eventShared{ctx: ctx, loaders: loaders.New(pipeline.LoaderDeps(m.store, m.now), "", c), views: map[string]*loaders.Loaders{}}
 }
 
 // isSubscription reports whether ctx's operation is a subscription.
@@ -187,17 +173,32 @@ func isSubscription(ctx context.Context) bool {
 // streams reports whether the operation of ctx came over a transport that
 // streams responses (its Delivery: ResponseStream): a WebSocket, or a POST
 // that accepts text/event-stream.
-func streams(ctx context.Context) bool { return deliveryOf(ctx) == ResponseStream }
+func streams(ctx context.Context) bool { return pipeline.DeliveryOf(ctx) == pipeline.ResponseStream }
+
+// liveRules are the live rules as the operation pipeline runs them
+// (pipeline.Subscriptions): around each operation, a subscription over a
+// transport that cannot stream refused (liveOperations); around each
+// field, an event's fields given their slot (eventFields).
+type liveRules struct{ operations graphql.OperationMiddleware }
+
+func (l liveRules) Operation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return l.operations(ctx, next)
+}
+
+func (liveRules) Field(ctx context.Context, next graphql.Resolver) (any, error) {
+	return eventFields(ctx, next)
+}
 
 // liveOperations refuses a subscription sent over a transport that does
-// not stream (a plain POST: BAD_USER_INPUT, HTTP 400, at once).
-func liveOperations(o Options) graphql.OperationMiddleware {
-	present := ErrorPresenter(o.Log)
+// not stream (a plain POST: BAD_USER_INPUT, pipeline.RefusedNeedsStream,
+// at once).
+func liveOperations(o pipeline.Options) graphql.OperationMiddleware {
+	present := pipeline.ErrorPresenter(o.Log)
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		if !isSubscription(ctx) || streams(ctx) {
 			return next(ctx)
 		}
-		answerStatus(ctx, http.StatusBadRequest, 0)
+		pipeline.Refuse(ctx, pipeline.RefusedNeedsStream)
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{present(ctx, subscription.ErrNotAStream)}})
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -34,7 +34,7 @@ func TestOneUpdateFannedOutTo200SubscribersCostsAtMostTenCalls(t *testing.T) {
 	p := b.Project("Board", "", owner, members...)
 	task := b.Task(p, "Move me", domain.StatusTodo, nil, members[7])
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, graph.Options{Debug: true}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{Debug: true}, live.HubConfig{})
 
 	clients := make([]*testenv.WSClient, subscribers)
 	for i, m := range members {

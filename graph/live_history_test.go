@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -109,7 +109,7 @@ func oldCursor(project string, seq uint64) string {
 func TestAForgedCursorIsRefusedOverWebSocketAndSSEAndDeliversNothing(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	alice := e.MustDialWS(t, srv, "alice")
 	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
@@ -164,7 +164,7 @@ func TestAMemberAddedAfterActivityReplaysNothingFromBeforeTheyJoined(t *testing.
 	e := testenv.New(t)
 	tickingClock(e)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	alice := e.MustDialWS(t, srv, "alice")
 	alice.Subscribe(t, "a", taskEventsSub, map[string]any{"p": web.ID})
@@ -225,7 +225,7 @@ func TestAMemberRemovedAndAddedBackReplaysNothingFromWhileTheyWereOut(t *testing
 	e := testenv.New(t)
 	tickingClock(e)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := seed.Task("Write the landing page copy")
 	alice := e.MustDialWS(t, srv, "alice")

@@ -16,13 +16,16 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/loaders"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
 
 // The events of a project are shown to a subscriber by the rule queries
 // follow, checked when the event is resolved for them (graph/subscription/deliver.go),
-// and their cost is bounded and charged per event (graph/livelimits.go).
+// and their cost is bounded and charged per event (graph/pipeline/subscriptions.go).
 
 // projectDataSub selects what an event can reach of its project, within
 // the subscription cost limit.
@@ -33,7 +36,7 @@ const projectDataSub = `subscription($p: ID!) { projectEvents(projectId: $p) {
   project { id name tasks(first: 3) { nodes { id title description comments(first: 2) { nodes { body } } } } } } }`
 
 // waitPending waits until a batch read waits for gate.
-func waitPending(t *testing.T, gate *graph.ReadGate) {
+func waitPending(t *testing.T, gate *loaders.ReadGate) {
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
 	for gate.Pending() == 0 {
@@ -45,7 +48,7 @@ func waitPending(t *testing.T, gate *graph.ReadGate) {
 }
 
 // flushing opens gate: the held reads, and every later one, go on.
-func flushing(t *testing.T, gate *graph.ReadGate) {
+func flushing(t *testing.T, gate *loaders.ReadGate) {
 	t.Helper()
 	gate.Open()
 }
@@ -80,8 +83,8 @@ func TestLiveEventResolvedAfterTheSubscribersRemovalIsNotSent(t *testing.T) {
 	// The trigger holds every read of the event until the test flushes:
 	// bob's transport has taken the event and waits on its first read, as
 	// a stalled subscriber's would, while bob is removed.
-	gate := &graph.ReadGate{}
-	lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{})
+	gate := &loaders.ReadGate{}
+	lv, srv := e.StartLive(t, pipeline.Options{Hooks: pipeline.Hooks{Loaders: loaders.Config{Gate: gate}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob := e.MustDialWS(t, srv, "bob")
 	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
@@ -144,7 +147,7 @@ type finalEvent struct {
 func TestLiveRemovedMembersOwnEventShowsNoProjectData(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob, carol := e.MustDialWS(t, srv, "bob"), e.MustDialWS(t, srv, "carol")
 	bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
@@ -185,9 +188,9 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 	t.Run("the budget ends while the reads wait (WebSocket)", func(t *testing.T) {
 		e := testenv.New(t)
 		seed := e.MustSeed(t)
-		gate := &graph.ReadGate{}
+		gate := &loaders.ReadGate{}
 		const budget = 300 * time.Millisecond
-		lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{EventTimeout: budget})
+		lv, srv := e.StartLive(t, pipeline.Options{Hooks: pipeline.Hooks{Loaders: loaders.Config{Gate: gate}}}, live.HubConfig{EventTimeout: budget})
 		web := seed.Project("Website relaunch")
 		bob := e.MustDialWS(t, srv, "bob")
 		bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})
@@ -211,7 +214,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 	t.Run("no budget left at all (server-sent events)", func(t *testing.T) {
 		e := testenv.New(t)
 		seed := e.MustSeed(t)
-		lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{EventTimeout: time.Nanosecond}}, live.HubConfig{})
+		lv, srv := e.StartLive(t, pipeline.Options{Limits: pipeline.Limits{EventTimeout: time.Nanosecond}}, live.HubConfig{})
 		web := seed.Project("Website relaunch")
 		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
@@ -240,7 +243,7 @@ func TestLiveEventResolvedTooLateEndsTheStreamRetryably(t *testing.T) {
 func heaviestSub() string {
 	var b strings.Builder
 	b.WriteString(`subscription($p: ID!) { projectEvents(projectId: $p) { kind actor { id overdueTasks(asOf: "2031-01-01", first: 1) { nodes { id } }`)
-	for i := range graph.DefaultMaxAliases {
+	for i := range pipeline.DefaultMaxAliases {
 		fmt.Fprintf(&b, ` o%d: overdueTasks(asOf: "2030-01-%02d", first: 1) { nodes { id } }`, i, i+1)
 	}
 	b.WriteString(` } } }`)
@@ -330,7 +333,7 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
 	}
 	e.MustImport(t, &b.D)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	q := heaviestSub()
 
 	one := eventCalls(t, e, lv, srv, q, p, "boss", []string{"viewer0"})
@@ -342,7 +345,7 @@ func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *t
 		t.Errorf("one subscriber: %d calls, the bound is %d", total(one), maxEventCallsPerSubscriber)
 	}
 
-	same := make([]string, graph.DefaultMaxSubscriptionsPerSocket)
+	same := make([]string, pipeline.DefaultMaxSubscriptionsPerSocket)
 	for i := range same {
 		same[i] = "viewer0"
 	}
@@ -371,12 +374,12 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 	web := seed.Project("Website relaunch")
 	heavy := `subscription($p: ID!) { projectEvents(projectId: $p) { project { tasks(first: 50) { nodes { id title } } } } }`
 	t.Run("default", func(t *testing.T) {
-		lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+		lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 		c := e.MustDialWS(t, srv, "alice")
 		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
 		m := c.MustRead(t)
 		if (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"COMPLEXITY_LIMIT_EXCEEDED"`) ||
-			!strings.Contains(string(m.Payload), fmt.Sprintf("the limit of a subscription is %d", graph.DefaultMaxSubscriptionComplexity)) {
+			!strings.Contains(string(m.Payload), fmt.Sprintf("the limit of a subscription is %d", pipeline.DefaultMaxSubscriptionComplexity)) {
 			t.Errorf("got %s %s, want COMPLEXITY_LIMIT_EXCEEDED naming the subscription limit", m.Type, m.Payload)
 		}
 		if got := lv.Hub.Subscribers(web.ID); got != 0 {
@@ -389,7 +392,7 @@ func TestLiveSubscriptionAboveItsCostLimitIsRefused(t *testing.T) {
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
 	})
 	t.Run("raised by the option", func(t *testing.T) {
-		lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{MaxSubscriptionComplexity: 1000}}, live.HubConfig{})
+		lv, srv := e.StartLive(t, pipeline.Options{Limits: pipeline.Limits{MaxSubscriptionComplexity: 1000}}, live.HubConfig{})
 		c := e.MustDialWS(t, srv, "alice")
 		c.Subscribe(t, "1", heavy, map[string]any{"p": web.ID})
 		testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
@@ -405,7 +408,7 @@ func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 	// The clock stands still: no token comes back. The subscription costs
 	// 2 (projectEvents and kind): 2 to open, then 2 per event; 10 in all
 	// pays for the opening and 4 events.
-	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateCost: 1, RateCostBurst: 10}}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{Limits: pipeline.Limits{RateLimits: pipeline.RateLimits{RateCost: 1, RateCostBurst: 10}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", `subscription($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
@@ -419,7 +422,7 @@ func TestLiveEventsAreChargedToTheSubscribersCostBucket(t *testing.T) {
 			t.Fatalf("event %d: %+v", i, got)
 		}
 	}
-	if msg := mustEndWith(t, c, "1", graph.CodeRateLimited).Message; !strings.Contains(msg, "after") {
+	if msg := mustEndWith(t, c, "1", codes.RateLimited).Message; !strings.Contains(msg, "after") {
 		t.Errorf("message %q does not say to resume", msg)
 	}
 }
@@ -439,8 +442,8 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			rng := rand.New(rand.NewPCG(seed, 0x11fe))
 			e := testenv.New(t)
 			seed := e.MustSeed(t)
-			gate := &graph.ReadGate{}
-			lv, srv := e.StartLive(t, graph.Options{Hooks: graph.Hooks{Loaders: graph.LoaderConfig{Gate: gate}}}, live.HubConfig{})
+			gate := &loaders.ReadGate{}
+			lv, srv := e.StartLive(t, pipeline.Options{Hooks: pipeline.Hooks{Loaders: loaders.Config{Gate: gate}}}, live.HubConfig{})
 			web := seed.Project("Website relaunch")
 			bob := e.MustDialWS(t, srv, "bob")
 			bob.Subscribe(t, "b", projectDataSub, map[string]any{"p": web.ID})

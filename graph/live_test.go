@@ -13,7 +13,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -76,7 +76,7 @@ func decodeEvent(t *testing.T, n testenv.Next) eventData {
 func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "bob"))
 	if err != nil {
@@ -105,7 +105,7 @@ func TestSubscriptionOverWebSocketDeliversTheEventAsTheChangeLeftIt(t *testing.T
 func TestSubscribingToAProjectOfWhichOneIsNoMemberIsNotFound(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	lab := seed.Project("Research")
 	for name, project := range map[string]string{"not a member": lab.ID, "no such project": "prj#" + ulid.Make().String()} {
 		t.Run(name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func TestSubscribingToAProjectOfWhichOneIsNoMemberIsNotFound(t *testing.T) {
 func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	bob, err := testenv.DialWS(t, srv, "Bearer "+e.Token(t, "bob"))
 	if err != nil {
@@ -165,7 +165,7 @@ func TestRemovedMembersStreamEndsAfterMemberRemoved(t *testing.T) {
 func TestSubscriptionOverServerSentEvents(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
@@ -216,7 +216,7 @@ func mustEndWith(t *testing.T, c *testenv.WSClient, id, code string) testenv.Err
 func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web, app := seed.Project("Website relaunch"), seed.Project("Mobile app")
 	for name, cursor := range map[string]string{
 		"malformed":               "bm90IGEgY3Vyc29y",
@@ -234,7 +234,7 @@ func TestSubscribingWithABadCursorIsBadUserInput(t *testing.T) {
 func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	clients := map[string]*testenv.WSClient{}
 	for _, v := range []string{"alice", "bob", "carol"} {
@@ -261,7 +261,7 @@ func TestDeletingTheProjectEndsEveryStreamAfterTheEvent(t *testing.T) {
 func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	_, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	tok, err := e.Auth.Sign("bob", time.Second) // the clock stands still; the timer runs for a second
 	if err != nil {
@@ -290,7 +290,7 @@ func TestAnExpiredTokenEndsTheConnectionsSubscriptions(t *testing.T) {
 func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{Limits: pipeline.Limits{MaxDepth: 3, MaxSubscriptionsPerSocket: 2, MaxSubscriptionsPerViewer: 3}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	t.Run("depth", func(t *testing.T) {
 		c := e.MustDialWS(t, srv, "alice")
@@ -328,7 +328,7 @@ func TestSubscriptionsObeyTheQueryLimitsAndTheirOwn(t *testing.T) {
 func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	q := `subscription($p: ID!) { projectEvents(projectId: $p) { task { assignee { id email projects { nodes { name } } } } } }`
 	alice, carol := e.MustDialWS(t, srv, "alice"), e.MustDialWS(t, srv, "carol")
@@ -371,7 +371,7 @@ func TestEventFieldsShowEachSubscriberWhatTheyMaySee(t *testing.T) {
 func TestResumingOverWebSocketReplaysExactlyTheMissedEvents(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	task := *seed.Task("Set up analytics")
 	c := e.MustDialWS(t, srv, "bob")
@@ -407,7 +407,7 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	// The clock stands still: no token comes back during the test.
-	lv, srv := e.StartLive(t, graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateOps: 1, RateOpsBurst: 2}}}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{Limits: pipeline.Limits{RateLimits: pipeline.RateLimits{RateOps: 1, RateOpsBurst: 2}}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	// The socket runs its operations concurrently: whichever comes third
@@ -425,7 +425,7 @@ func TestOperationsOnAWebSocketAreRateLimited(t *testing.T) {
 func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	_, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	c := e.MustDialWS(t, srv, "alice")
 	c.Subscribe(t, "q", `{ me { name projects(first: 5) { nodes { name } } } }`, nil)
 	if n := c.MustNext(t, "q"); len(n.Errors) > 0 || !strings.Contains(string(n.Data), "Alice Example") || !strings.Contains(string(n.Data), "Mobile app") {
@@ -445,7 +445,7 @@ func TestQueriesAndMutationsRunOnAWebSocketToo(t *testing.T) {
 func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
@@ -459,7 +459,7 @@ func TestShuttingDownEndsSubscriptionsSoThatClientsResume(t *testing.T) {
 func TestASubscriptionOverATransportThatCannotStreamIsRefusedAtOnce(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	_, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	params := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": seed.Project("Website relaunch").ID}}
 	// A guard only: before the fix, a plain POST waited for the first event.
 	client := &http.Client{Timeout: 30 * time.Second}

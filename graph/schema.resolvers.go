@@ -11,6 +11,7 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/policy"
 )
@@ -128,7 +129,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 }
 
 func (r *queryResolver) Me(ctx context.Context) (*domain.User, error) {
-	return For(ctx).me(ctx)
+	return For(ctx).Me(ctx)
 }
 
 func (r *queryResolver) User(ctx context.Context, id string) (*domain.User, error) {
@@ -148,7 +149,7 @@ func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, 
 }
 
 func (r *queryResolver) Sync(ctx context.Context, since *string, first *int) (*model.SyncPage, error) {
-	return r.sync.page(ctx, For(ctx), since, first)
+	return r.sync.Page(ctx, For(ctx), since, first)
 }
 
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
@@ -164,7 +165,7 @@ func (r *taskResolver) Project(ctx context.Context, obj *domain.Task) (*domain.P
 }
 
 func (r *taskResolver) Assignee(ctx context.Context, obj *domain.Task) (*domain.User, error) {
-	return For(ctx).optionalUser(ctx, obj.AssigneeID)
+	return For(ctx).OptionalUser(ctx, obj.AssigneeID)
 }
 
 func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
@@ -190,25 +191,25 @@ func (r *userResolver) OverdueTasks(ctx context.Context, obj *domain.User, asOf 
 	return taskConn(For(ctx).OverdueByAssignee(ctx, obj.ID, asOf, first, after, last, before))
 }
 
-func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
+func (r *Resolver) Comment() exec.CommentResolver { return &commentResolver{r} }
 
-func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
+func (r *Resolver) Mutation() exec.MutationResolver { return &mutationResolver{r} }
 
-func (r *Resolver) Project() ProjectResolver { return &projectResolver{r} }
+func (r *Resolver) Project() exec.ProjectResolver { return &projectResolver{r} }
 
-func (r *Resolver) ProjectEvent() ProjectEventResolver { return &projectEventResolver{r} }
+func (r *Resolver) ProjectEvent() exec.ProjectEventResolver { return &projectEventResolver{r} }
 
-func (r *Resolver) ProjectMember() ProjectMemberResolver { return &projectMemberResolver{r} }
+func (r *Resolver) ProjectMember() exec.ProjectMemberResolver { return &projectMemberResolver{r} }
 
-func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
+func (r *Resolver) Query() exec.QueryResolver { return &queryResolver{r} }
 
-func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+func (r *Resolver) Subscription() exec.SubscriptionResolver { return &subscriptionResolver{r} }
 
-func (r *Resolver) Tag() TagResolver { return &tagResolver{r} }
+func (r *Resolver) Tag() exec.TagResolver { return &tagResolver{r} }
 
-func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }
+func (r *Resolver) Task() exec.TaskResolver { return &taskResolver{r} }
 
-func (r *Resolver) User() UserResolver { return &userResolver{r} }
+func (r *Resolver) User() exec.UserResolver { return &userResolver{r} }
 
 type (
 	commentResolver       struct{ *Resolver }

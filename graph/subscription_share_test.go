@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/exec"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -19,8 +20,8 @@ import (
 func TestAnEventIsResolvedOncePerGroupOfSubscribersAnsweredAlike(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
+	lv, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	const shared = `subscription($p: ID!) { projectEvents(projectId: $p) { kind actor { id name } task { id title assignee { id name } } } }`
 	const own = `subscription($p: ID!) { projectEvents(projectId: $p) { kind actor { id email } } }`
@@ -37,7 +38,7 @@ func TestAnEventIsResolvedOncePerGroupOfSubscribersAnsweredAlike(t *testing.T) {
 		conns[v] = c
 	}
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 3*len(viewers))
-	before := values(scrape(t, tel), "taskgraph_live_event_resolutions_total")[""]
+	before := testenv.Values(testenv.Scrape(t, tel), "taskgraph_live_event_resolutions_total")[""]
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Shared"`)
 	payloads := map[string]map[string]string{}
 	for _, v := range viewers {
@@ -79,7 +80,7 @@ func TestAnEventIsResolvedOncePerGroupOfSubscribersAnsweredAlike(t *testing.T) {
 // the other.
 func TestEveryFieldIsClassifiedForSharing(t *testing.T) {
 	perViewer := map[string]string{"User": "email projects assignedTasks overdueTasks", "Tag": "tasks"}
-	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	schema := exec.NewExecutableSchema(exec.Config{}).Schema()
 	seen := map[string]bool{}
 	queue := []string{"ProjectEvent"}
 	for len(queue) > 0 {

@@ -13,6 +13,8 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -59,7 +61,7 @@ func (c syncCost) String() string {
 // sync after 0, 1 and 100 changes. The reads follow the changes and the
 // projects, not the data: docs/sync.md ("Cost").
 func TestSyncCalls(t *testing.T) {
-	e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
+	e, c := captureEnv(t, testenv.EmbeddedStore, pipeline.Options{})
 	b := e.Store.NewDataset(testenv.Now)
 	v := b.User("viewer", "Viewer", "")
 	var others []*domain.User
@@ -158,7 +160,7 @@ func TestSyncCalls(t *testing.T) {
 func TestSyncCallsAtOneAndFiveHundredProjects(t *testing.T) {
 	type pages struct{ base, none, one syncCost }
 	run := func(t *testing.T, n int) pages {
-		e, c := captureEnv(t, testenv.EmbeddedStore, graph.Options{})
+		e, c := captureEnv(t, testenv.EmbeddedStore, pipeline.Options{})
 		b := e.Store.NewDataset(testenv.Now)
 		v, o := b.User("viewer", "Viewer", ""), b.User("other", "Other", "")
 		var tasks []*domain.Task
@@ -251,26 +253,26 @@ func TestSyncCallsAtOneAndFiveHundredProjects(t *testing.T) {
 func TestASyncPageIsPricedByWhatItMayRead(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	prod := graph.RateLimits{RateOps: graph.DefaultRateOps, RateOpsBurst: graph.DefaultRateOpsBurst,
-		RateCost: graph.DefaultRateCost, RateCostBurst: graph.DefaultRateCostBurst}
-	h := e.NewHandler(graph.Options{Limits: graph.Limits{RateLimits: prod}})
+	prod := pipeline.RateLimits{RateOps: pipeline.DefaultRateOps, RateOpsBurst: pipeline.DefaultRateOpsBurst,
+		RateCost: pipeline.DefaultRateCost, RateCostBurst: pipeline.DefaultRateCostBurst}
+	h := e.NewHandler(pipeline.Options{Limits: pipeline.Limits{RateLimits: prod}})
 	var wg sync.WaitGroup
-	codes := make([]string, 40)
-	for i := range codes {
+	answered := make([]string, 40)
+	for i := range answered {
 		wg.Go(func() {
 			res := e.Send(t, map[string]any{"query": syncDoc, "variables": map[string]any{"first": 100}}, e.As("alice"), testenv.Via(h)).Decode(t)
 			if len(res.Errors) > 0 {
-				codes[i] = res.Errors[0].Code()
+				answered[i] = res.Errors[0].Code()
 			}
 		})
 	}
 	wg.Wait()
 	ran, limited := 0, 0
-	for _, c := range codes {
+	for _, c := range answered {
 		switch c {
 		case "":
 			ran++
-		case graph.CodeRateLimited:
+		case codes.RateLimited:
 			limited++
 		default:
 			t.Errorf("a page answered %s", c)
@@ -282,9 +284,9 @@ func TestASyncPageIsPricedByWhatItMayRead(t *testing.T) {
 	// Their price, as the complexity limit weighs them (a limit of 1 names it).
 	price := func(doc string, first int) int {
 		res := e.Send(t, map[string]any{"query": doc, "variables": map[string]any{"first": first}}, e.As("alice"),
-			testenv.Via(e.NewHandler(graph.Options{Limits: graph.Limits{ComplexityLimit: 1}}))).Decode(t)
+			testenv.Via(e.NewHandler(pipeline.Options{Limits: pipeline.Limits{ComplexityLimit: 1}}))).Decode(t)
 		var n int
-		if len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeComplexity {
+		if len(res.Errors) != 1 || res.Errors[0].Code() != codes.Complexity {
 			t.Fatalf("%+v", res.Errors)
 		}
 		fmt.Sscanf(res.Errors[0].Message[strings.Index(res.Errors[0].Message, "complexity ")+len("complexity "):], "%d", &n)
@@ -292,8 +294,8 @@ func TestASyncPageIsPricedByWhatItMayRead(t *testing.T) {
 	}
 	full, lean := price(syncDoc, 100), price(syncLeanDoc, 1)
 	t.Logf("a replica's page of 100 costs %d; a lean page of 1 %d", full, lean)
-	if full > graph.DefaultComplexityLimit || full < 100*(100+graph.SyncBatch) || lean < graph.SyncBatch*50 {
-		t.Errorf("a replica's page of 100 costs %d (the limit: %d), a lean page of 1 %d", full, graph.DefaultComplexityLimit, lean)
+	if full > pipeline.DefaultComplexityLimit || full < 100*(100+graph.SyncBatch) || lean < graph.SyncBatch*50 {
+		t.Errorf("a replica's page of 100 costs %d (the limit: %d), a lean page of 1 %d", full, pipeline.DefaultComplexityLimit, lean)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -108,7 +108,7 @@ func TestSyncWeighsAUserByMembershipsBegunBeforeItsRead(t *testing.T) {
 				clock := &testClock{t: time.Now()}
 				e.Store.Now = clock.Now
 				e.Store.MarkEverySync = marks
-				e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Store: e.Store, Now: clock.Now}})
+				e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Store: e.Store, Now: clock.Now}})
 				s := e.Seed(t)
 				dave := newReplica("dave")
 				dave.sync(t, e, 100)

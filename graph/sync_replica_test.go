@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -75,7 +76,7 @@ func newSyncEnv(t testing.TB) (*testenv.Env, *testClock) {
 			t.Logf("the server's log:\n%s", logs.String())
 		}
 	})
-	e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Now: c.Now}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Now: c.Now}})
 	return e, c
 }
 
@@ -194,7 +195,7 @@ func fullRead(t testing.TB, e *testenv.Env, viewer string) map[string]string {
 	}
 	// Every object at once, past the query cost limit that protects the
 	// server from such reads.
-	res := e.Send(t, map[string]any{"query": fullDoc}, e.As(viewer), testenv.Via(e.NewHandler(graph.Options{Limits: graph.Limits{ComplexityLimit: 1 << 40}}))).Decode(t)
+	res := e.Send(t, map[string]any{"query": fullDoc}, e.As(viewer), testenv.Via(e.NewHandler(pipeline.Options{Limits: pipeline.Limits{ComplexityLimit: 1 << 40}}))).Decode(t)
 	if len(res.Errors) > 0 || json.Unmarshal(res.Data, &d) != nil || d.Me == nil {
 		t.Fatalf("%s: the full read failed: %s %+v", viewer, res.Data, res.Errors)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -305,7 +305,7 @@ func TestSyncGivesNothingMadeAfterTheViewerLeft(t *testing.T) {
 func TestSyncThenLiveFromTheTokenMissesNothing(t *testing.T) {
 	e := testenv.New(t)
 	s := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	web := s.Project("Website relaunch").ID
 	task := s.Task("Set up analytics").ID
 	mustUpdateTask(t, e, "bob", task, `title: "before the sync"`)

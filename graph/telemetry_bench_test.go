@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -36,13 +36,13 @@ func BenchmarkTelemetry(b *testing.B) {
 		} {
 			var tel *telemetry.Telemetry
 			if c.cfg != nil {
-				c.cfg.Env = noEnv
+				c.cfg.Env = testenv.NoEnv
 				var err error
 				if tel, err = telemetry.New(context.Background(), *c.cfg); err != nil {
 					b.Fatal(err)
 				}
 			}
-			e.Handler = e.NewHandler(graph.Options{Deps: graph.Deps{Telemetry: tel}})
+			e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 			b.Run(q.name+"/"+c.name, func(b *testing.B) {
 				for b.Loop() {
 					e.MustQuery(b, "u0", q.doc, nil, nil)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
@@ -23,7 +23,7 @@ func waitMetric(t *testing.T, tel *telemetry.Telemetry, name, labels string, wan
 	t.Helper()
 	deadline := time.Now().Add(testTimeout)
 	for {
-		got, ok := values(scrape(t, tel), name)[labels]
+		got, ok := testenv.Values(testenv.Scrape(t, tel), name)[labels]
 		if ok && got == want || !ok && want == 0 {
 			return
 		}
@@ -41,21 +41,21 @@ func waitMetric(t *testing.T, tel *telemetry.Telemetry, name, labels string, wan
 func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{}) // its broker behind tel's counter, as the server's
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
+	lv, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{}) // its broker behind tel's counter, as the server's
 	web := seed.Project("Website relaunch")
 
 	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
-	fams := scrape(t, tel)
-	if got := values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
+	fams := testenv.Scrape(t, tel)
+	if got := testenv.Values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
 		t.Errorf("open subscriptions %v, want 1", got)
 	}
-	if got := values(fams, "taskgraph_live_connections_open")["transport=websocket"]; got != 1 {
+	if got := testenv.Values(fams, "taskgraph_live_connections_open")["transport=websocket"]; got != 1 {
 		t.Errorf("open WebSocket connections %v, want 1", got)
 	}
-	if got := values(fams, "taskgraph_http_requests_in_flight")[""]; got != 0 {
+	if got := testenv.Values(fams, "taskgraph_http_requests_in_flight")[""]; got != 0 {
 		t.Errorf("in-flight requests %v with only a WebSocket open, want 0", got)
 	}
 
@@ -63,24 +63,24 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	if got := decodeEvent(t, c.MustNext(t, "1")).ProjectEvents; got.Kind != "TASK_UPDATED" {
 		t.Fatalf("event %+v", got)
 	}
-	fams = scrape(t, tel)
-	if got := values(fams, "taskgraph_live_events_published_total"); got["outcome=OK,source=commit"] != 1 || len(got) != 1 {
+	fams = testenv.Scrape(t, tel)
+	if got := testenv.Values(fams, "taskgraph_live_events_published_total"); got["outcome=OK,source=commit"] != 1 || len(got) != 1 {
 		t.Errorf("events published %v, want one by its commit", got)
 	}
-	if got := values(fams, "taskgraph_live_events_delivered_total")[""]; got != 1 {
+	if got := testenv.Values(fams, "taskgraph_live_events_delivered_total")[""]; got != 1 {
 		t.Errorf("events delivered %v, want 1", got)
 	}
 
 	c.Send(t, testenv.WSMessage{ID: "1", Type: "complete"})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 0)
 	waitMetric(t, tel, "taskgraph_graphql_subscriptions_open", "", 0) // counted out after the hub lets go
-	if got := values(scrape(t, tel), "taskgraph_live_connections_open")["transport=websocket"]; got != 1 {
+	if got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_live_connections_open")["transport=websocket"]; got != 1 {
 		t.Errorf("open WebSocket connections %v with the socket still open, want 1", got)
 	}
 	_ = c.Conn.CloseNow()
 	waitMetric(t, tel, "taskgraph_live_connections_open", "transport=websocket", 0)
 	// The subscription counts as an operation once, when it ended.
-	if got := sampleCounts(scrape(t, tel), "taskgraph_graphql_operation_duration_seconds")["operation=anonymous,outcome=OK,type=subscription"]; got != 1 {
+	if got := testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_graphql_operation_duration_seconds")["operation=anonymous,outcome=OK,type=subscription"]; got != 1 {
 		t.Errorf("subscription operations counted %d times, want once", got)
 	}
 }
@@ -89,16 +89,16 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
+	lv, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "carol"), taskEventsSub, map[string]any{"p": web.ID})
 	testenv.WaitSubscribers(t, lv.Hub, web.ID, 1)
-	fams := scrape(t, tel)
-	if got := values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
+	fams := testenv.Scrape(t, tel)
+	if got := testenv.Values(fams, "taskgraph_graphql_subscriptions_open")[""]; got != 1 {
 		t.Errorf("open subscriptions %v, want 1", got)
 	}
-	if got := values(fams, "taskgraph_live_connections_open")["transport=sse"]; got != 1 {
+	if got := testenv.Values(fams, "taskgraph_live_connections_open")["transport=sse"]; got != 1 {
 		t.Errorf("open SSE streams %v, want 1", got)
 	}
 	res.Body.Close() // the client goes away
@@ -113,12 +113,12 @@ func TestMetricsOfSubscriptionsOverServerSentEvents(t *testing.T) {
 func TestRefusedSubscriptionIsNeverOpen(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true})
-	_, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
+	_, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{})
 	c := e.MustDialWS(t, srv, "alice")
 	c.Subscribe(t, "1", taskEventsSub, map[string]any{"p": seed.Project("Website relaunch").ID, "after": "bm90IGEgY3Vyc29y"})
 	mustEndWith(t, c, "1", "BAD_USER_INPUT")
-	if got := values(scrape(t, tel), "taskgraph_graphql_subscriptions_open")[""]; got != 0 {
+	if got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_graphql_subscriptions_open")[""]; got != 0 {
 		t.Errorf("open subscriptions %v after a refused one, want 0", got)
 	}
 }
@@ -129,8 +129,8 @@ func TestSubscriptionSpanCoversItsStartOnly(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
-	tel := mustTelemetry(t, telemetry.Config{SpanExporter: exp})
-	lv, srv := e.StartLive(t, graph.Options{Deps: graph.Deps{Telemetry: tel}}, live.HubConfig{})
+	tel := testenv.MustTelemetry(t, telemetry.Config{SpanExporter: exp})
+	lv, srv := e.StartLive(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}}, live.HubConfig{})
 	web := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	c.Subscribe(t, "1", `subscription Watch($p: ID!) { projectEvents(projectId: $p) { kind } }`, map[string]any{"p": web.ID})
@@ -192,11 +192,11 @@ func TestMetricsOfPublicationsAndTheSweep(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
-	tel := mustTelemetry(t, telemetry.Config{Metrics: true, SpanExporter: exp})
-	e.StepLevels(t, graph.Options{Deps: graph.Deps{Telemetry: tel}})
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true, SpanExporter: exp})
+	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	e.Store.Events = tel.EventSink(&flakySink{})
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Swept"`)
-	if got := values(scrape(t, tel), "taskgraph_live_events_published_total"); got["outcome=error,source=commit"] != 1 || len(got) != 1 {
+	if got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_live_events_published_total"); got["outcome=error,source=commit"] != 1 || len(got) != 1 {
 		t.Fatalf("events published %v, want one failed at commit", got)
 	}
 	exp.Reset()
@@ -205,11 +205,11 @@ func TestMetricsOfPublicationsAndTheSweep(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("sweep: %d published, %v", n, err)
 	}
-	fams := scrape(t, tel)
-	if got := values(fams, "taskgraph_live_events_published_total"); got["outcome=OK,source=sweep"] != 1 || got["outcome=error,source=commit"] != 1 {
+	fams := testenv.Scrape(t, tel)
+	if got := testenv.Values(fams, "taskgraph_live_events_published_total"); got["outcome=OK,source=sweep"] != 1 || got["outcome=error,source=commit"] != 1 {
 		t.Errorf("events published %v, want the commit's failure and the sweep's success", got)
 	}
-	calls := sampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds")
+	calls := testenv.SampleCounts(fams, "taskgraph_dynamodb_call_duration_seconds")
 	if calls["operation=Query,outcome=OK"] < 16 || calls["operation=BatchWriteItem,outcome=OK"] < 1 {
 		t.Errorf("DynamoDB calls %v: want the sweep's 16 Queries and its delete", calls)
 	}

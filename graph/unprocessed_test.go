@@ -15,7 +15,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -107,7 +107,7 @@ func throttledStore(tb testing.TB, e *testenv.Env, held func(int) int, count *at
 	store.Now, store.Log, store.CleanupSettle = e.Store.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), 0
 	f := *e
 	f.Store = store
-	f.Handler = f.NewHandler(graph.Options{Limits: graph.Limits{Timeout: timeout}}) // on f's store
+	f.Handler = f.NewHandler(pipeline.Options{Limits: pipeline.Limits{Timeout: timeout}}) // on f's store
 	return store, &f
 }
 

@@ -94,6 +94,11 @@ type Broker struct {
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
 	poke     chan struct{} // wakes the background loop
+	// closed is closed by the connection's closed handler, its last
+	// callback: Close waits for it, so that no callback of NATS's runs
+	// (and logs) after Close returns.
+	closed     chan struct{}
+	closedOnce sync.Once
 
 	mu      sync.Mutex
 	state   State
@@ -129,7 +134,7 @@ func Open(ctx context.Context, c Config) (*Broker, error) {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-	b := &Broker{log: c.Log, retry: c.Retry, poke: make(chan struct{}, 1), ready: make(chan struct{}),
+	b := &Broker{log: c.Log, retry: c.Retry, poke: make(chan struct{}, 1), ready: make(chan struct{}), closed: make(chan struct{}),
 		since: time.Now(), down: time.Now()}
 	if b.retry <= 0 {
 		b.retry = DefaultRetry
@@ -241,6 +246,10 @@ func (b *Broker) Close() {
 	b.mu.Unlock()
 	if nc != nil {
 		nc.Close()
+		select { // its callbacks, the closed handler last, have run
+		case <-b.closed:
+		case <-time.After(5 * time.Second): // (nats.go always calls it; never hang a shutdown on it)
+		}
 	}
 	if b.srv != nil {
 		b.srv.Shutdown()

@@ -133,7 +133,10 @@ func (b *Broker) connOptions(name string, retry bool) []nats.Option {
 			}
 			b.setState(StateDisconnected, err)
 		}),
-		nats.ClosedHandler(func(*nats.Conn) { b.setState(StateClosed, errors.New("the broker is closed")) }),
+		nats.ClosedHandler(func(*nats.Conn) {
+			b.setState(StateClosed, errors.New("the broker is closed"))
+			b.closedOnce.Do(func() { close(b.closed) })
+		}),
 	}
 }
 

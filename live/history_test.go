@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
@@ -44,7 +45,7 @@ func TestForgedCursorsAreRefusedAlikeBeforeAnyRead(t *testing.T) {
 	raw, _ := base64.RawURLEncoding.DecodeString(good)
 	tampered := append([]byte{}, raw...)
 	tampered[len(tampered)/2] ^= 0x01
-	otherKey, err := live.NewCursors(bytes.Repeat([]byte{9}, live.MinCursorKey))
+	otherKey, err := cursor.New(bytes.Repeat([]byte{9}, cursor.MinKey))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/policy"
@@ -54,8 +55,8 @@ type HubConfig struct {
 	Buffer int
 	// EventTimeout is DefaultEventTimeout when 0.
 	EventTimeout time.Duration
-	// CursorKey encrypts and authenticates the cursors (Cursors): at
-	// least MinCursorKey bytes, the same on every instance that shares
+	// CursorKey encrypts and authenticates the cursors (cursor.Keys): at
+	// least cursor.MinKey bytes, the same on every instance that shares
 	// the stream, so that a client resumes anywhere. Empty: a random key
 	// made once per process (cursors then hold only within the process).
 	CursorKey []byte
@@ -76,7 +77,7 @@ type Hub struct {
 	consumeMu sync.Mutex
 	consuming atomic.Bool
 
-	cursors *Cursors // makes and reads the cursors (HubConfig.CursorKey)
+	cursors *cursor.Keys // makes and reads the cursors (HubConfig.CursorKey)
 
 	mu    sync.Mutex
 	feeds map[string]*feed // by project id
@@ -105,7 +106,7 @@ type feed struct {
 // Delivery is one event for a subscriber.
 type Delivery struct {
 	// Seq is the event's stream sequence; Cursor is its cursor
-	// (Cursors.Cursor: the sequence encrypted, bound to the project).
+	// (cursor.Keys.Cursor: the sequence encrypted, bound to the project).
 	Seq    uint64
 	Cursor string
 	Event  *domain.Event
@@ -145,10 +146,10 @@ func (b *Broker) StartHub(ctx context.Context, c HubConfig) (*Hub, error) {
 	if c.Log == nil {
 		c.Log = b.log
 	}
-	cursors := processCursors()
+	cursors := cursor.Process()
 	if len(c.CursorKey) > 0 {
 		var err error
-		if cursors, err = NewCursors(c.CursorKey); err != nil {
+		if cursors, err = cursor.New(c.CursorKey); err != nil {
 			return nil, fmt.Errorf("live: %w", err)
 		}
 	}
@@ -189,7 +190,7 @@ func (h *Hub) consume() {
 
 // Cursors returns the hub's cursors: what its deliveries carry and what
 // Subscribe reads.
-func (h *Hub) Cursors() *Cursors { return h.cursors }
+func (h *Hub) Cursors() *cursor.Keys { return h.cursors }
 
 // LastSeq returns the stream's last sequence: a subscription with after
 // at it gets every event published from now on (a sync's token holds it).

@@ -105,7 +105,7 @@ func (s *Subscription) noteCheck(member bool) {
 
 // Subscribe checks that the project exists and that viewer is a member
 // (ENOTFOUND otherwise) and subscribes to its events. With after (a cursor
-// of this project, Cursors.ParseCursor), every kept event after it is
+// of this project, cursor.Keys.ParseCursor), every kept event after it is
 // replayed first, then the live ones follow with none missed and none
 // repeated. The replay starts no earlier than the viewer's current
 // membership (membershipStart): the events before it are skipped, as if
@@ -129,15 +129,15 @@ func (h *Hub) Subscribe(ctx context.Context, viewer, project string, after *stri
 		if from, err = h.cursors.ParseCursor(project, *after); err != nil {
 			// Or the token of a sync (Query.sync) the client made: the stream
 			// goes on where that sync read the project (docs/sync.md).
-			final, seq, _, serr := h.cursors.OpenSync(viewer, *after)
+			tok, serr := h.cursors.OpenSync(viewer, *after)
 			switch {
 			case serr != nil:
 				return nil, err
-			case !final:
+			case !tok.Final:
 				return nil, domain.Errorf(domain.EINVALID,
 					"after is the token of a sync that has more pages: ask for them first, then subscribe with the last nextToken")
 			}
-			from = seq
+			from = tok.StreamSeq
 		}
 	}
 	st, err := h.b.readyStream() // no subscription while the broker is down: its client would wait for nothing

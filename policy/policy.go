@@ -8,9 +8,16 @@
 // as its condition (dynamo's guards). Its errors carry the messages clients
 // see.
 //
+// The facts are domain types (a profile with its copies of its user's
+// projects, a project, a comment, an event) and, where no domain type
+// holds one, policy's own (facts.go: a Membership with where it began,
+// the LogsRead of a sync page): each as its caller reads it, never one
+// made out of another.
+//
 // A test (oneplace_test.go) parses the server's Go files and fails when one
-// outside policy/ and domain/ compares a project's OwnerID or a comment's
-// AuthorID, or reads a profile's Projects by index: a copy of a rule.
+// outside policy/ and domain/ compares a project's OwnerID, a comment's
+// AuthorID, a membership's Began or an object's Born, or reads a profile's
+// Projects by index: a copy of a rule.
 package policy
 
 import (
@@ -26,6 +33,7 @@ var (
 	errOwnerStays = domain.Errorf(domain.EINVALID, "userId: the project's owner cannot be removed")
 	errLeaveSelf  = domain.Errorf(domain.EFORBIDDEN, "only the project's owner may remove members; to leave the project yourself, use leaveProject")
 	errOwnerLeave = domain.Errorf(domain.EINVALID, "projectId: the project's owner cannot leave it; delete the project instead")
+	errAssignee   = domain.Errorf(domain.EINVALID, "assigneeId: the assignee must be a member of the project")
 )
 
 // SeesProject reports whether the viewer, whose profile is viewer (nil:
@@ -35,6 +43,17 @@ var (
 func SeesProject(viewer *domain.User, projectID string) bool {
 	_, ok := ProjectSeen(viewer, projectID)
 	return ok
+}
+
+// MemberSees is SeesProject read from other facts: the project (nil: it
+// does not exist) and the user's membership item (nil: none), for many
+// users of one project at once (the live hub's check of an event's
+// recipients, dynamo.Store.Membership). A membership item and its copy on
+// the user's profile are written and removed in the same transactions,
+// and a project's deletion removes the copies with the project, so both
+// facts answer alike.
+func MemberSees(p *domain.Project, m *Membership) bool {
+	return p != nil && m != nil && m.ProjectID == p.ID
 }
 
 // ProjectSeen is SeesProject with the project's name as the viewer's copy
@@ -79,15 +98,60 @@ func SeesUser(viewerID string, viewer *domain.User, userID string, user *domain.
 	return false
 }
 
-// MembershipBegunBy reports whether a user's membership of a project,
-// whose entry in the project's change log was born at position born (0:
-// no membership), counts for a sync that read that log up to upTo: it
-// began by that read. A sync keeps a user the viewer may have stopped
-// seeing only through such a membership (SeesUser over the memberships
-// that count; graph's stillSeen): one begun after the read may have begun
-// after the viewer left, where the leave's tombstones never weigh it.
-func MembershipBegunBy(born, upTo int64) bool {
-	return born != 0 && born <= upTo
+// MembershipBegunBy reports whether a user's membership m counts for a
+// sync page that read its project's log (read): the page reads the
+// project as visible and the membership began at or before the position
+// it reads the log up to. Anything looser keeps a user for good: one who
+// joined after the viewer left (their membership began past the
+// departure, which a leave passes over), or shared through a project the
+// token does not follow yet (joined after the page's read: no leave of it
+// would ever weigh them).
+func MembershipBegunBy(m Membership, read LogsRead) bool {
+	upTo, ok := read[m.ProjectID]
+	return ok && m.Began != 0 && m.Began <= upTo
+}
+
+// SyncKeepsUser reports whether a sync page of the viewer keeps the user
+// userID, whom its entries say the viewer may have stopped seeing (a
+// removed member, a member of a project left): themselves always; anyone
+// else only through one of their memberships (ms, those read) that counts
+// for the page (MembershipBegunBy): SeesUser over the projects the page
+// vouches for. Then viewer and user were both members when the page read
+// the viewer's profile, and any later loss is met by a later read of that
+// project's log (docs/sync.md, "What a sync reads", 6).
+func SyncKeepsUser(viewerID, userID string, read LogsRead, ms []Membership) bool {
+	if userID == viewerID {
+		return true
+	}
+	for _, m := range ms {
+		if m.UserID == userID && MembershipBegunBy(m, read) {
+			return true
+		}
+	}
+	return false
+}
+
+// KnownBeforeLeaving reports whether a viewer removed from a project at
+// position left of its change log (0: never removed; the project was
+// deleted while they were in it) may be told that an object of it, born
+// at position born, is gone: only what was made while they could see the
+// project. What was made after they left they never saw, and its id is
+// not theirs to learn (a sync's leave, docs/sync.md).
+func KnownBeforeLeaving(born, left int64) bool {
+	return left == 0 || born <= left
+}
+
+// MayAssign reports whether a task of a project may be assigned to
+// assigneeID (nil: unassigned, always), whose membership of the project
+// is m (nil: none): only to a member, else EINVALID. The store reads no
+// membership for it: the write keeps the fact as its condition (dynamo's
+// assigneeGuard: the membership item exists), and a failed condition is
+// answered with MayAssign of no membership.
+func MayAssign(assigneeID *string, m *Membership) error {
+	if assigneeID == nil || m != nil && m.UserID == *assigneeID {
+		return nil
+	}
+	return errAssignee
 }
 
 // SeesEmail reports whether the viewer may see u's email: their own only

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -90,19 +91,116 @@ func TestAUserIsSeenByThemselvesAndByWhoeverSeesOneOfTheirProjects(t *testing.T)
 }
 
 func TestAMembershipCountsForASyncWhenItBeganByItsRead(t *testing.T) {
+	read := LogsRead{"p1": 7}
 	for _, c := range []struct {
-		name       string
-		born, upTo int64
-		want       bool
+		name    string
+		project string
+		began   int64
+		want    bool
 	}{
-		{"began before the read", 3, 7, true},
-		{"began at the read's last position", 7, 7, true},
-		{"began after the read", 8, 7, false},
-		{"no membership", 0, 7, false},
+		{"began before the read", "p1", 3, true},
+		{"began at the read's last position", "p1", 7, true},
+		{"began after the read", "p1", 8, false},
+		{"not read (0)", "p1", 0, false},
+		{"of a project the page does not vouch for", "p2", 3, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := MembershipBegunBy(c.born, c.upTo); got != c.want {
-				t.Errorf("MembershipBegunBy(%d, %d) = %v, want %v", c.born, c.upTo, got, c.want)
+			m := Membership{ProjectID: c.project, UserID: "bob", Began: c.began}
+			if got := MembershipBegunBy(m, read); got != c.want {
+				t.Errorf("MembershipBegunBy(%+v, %v) = %v, want %v", m, read, got, c.want)
+			}
+		})
+	}
+}
+
+func TestASyncKeepsAUserThroughAMembershipBegunByItsRead(t *testing.T) {
+	read := LogsRead{"p1": 7, "p2": 4}
+	for _, c := range []struct {
+		name   string
+		userID string
+		ms     []Membership
+		want   bool
+	}{
+		{"the viewer, with nothing read", "ann", nil, true},
+		{"one membership begun by the read", "bob", []Membership{{"p1", "bob", 9}, {"p2", "bob", 4}}, true},
+		{"every membership begun after", "bob", []Membership{{"p1", "bob", 8}, {"p2", "bob", 5}}, false},
+		{"none read", "bob", nil, false},
+		{"another user's membership", "bob", []Membership{{"p1", "cid", 3}}, false},
+		{"a project the page does not vouch for", "bob", []Membership{{"p3", "bob", 1}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := SyncKeepsUser("ann", c.userID, read, c.ms); got != c.want {
+				t.Errorf("SyncKeepsUser = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestALeaverIsToldOfWhatWasMadeWhileTheyCouldSeeIt(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		born, left int64
+		want       bool
+	}{
+		{"made before they left", 3, 7, true},
+		{"made by the removal's own change", 7, 7, true},
+		{"made after they left", 8, 7, false},
+		{"the project deleted while they were in it", 99, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := KnownBeforeLeaving(c.born, c.left); got != c.want {
+				t.Errorf("KnownBeforeLeaving(%d, %d) = %v, want %v", c.born, c.left, got, c.want)
+			}
+		})
+	}
+}
+
+func TestAProjectIsSeenByTheMembersItsMembershipItemsList(t *testing.T) {
+	p := &domain.Project{ID: "p1"}
+	for _, c := range []struct {
+		name string
+		p    *domain.Project
+		m    *Membership
+		want bool
+	}{
+		{"a member", p, &Membership{ProjectID: "p1", UserID: "ann"}, true},
+		{"no membership", p, nil, false},
+		{"a project deleted", nil, &Membership{ProjectID: "p1", UserID: "ann"}, false},
+		{"a membership of another project", p, &Membership{ProjectID: "p2", UserID: "ann"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := MemberSees(c.p, c.m); got != c.want {
+				t.Errorf("MemberSees = %v, want %v", got, c.want)
+			}
+			// The same rule as the profile's copies answer it.
+			var viewer *domain.User
+			if c.p != nil && c.m != nil {
+				viewer = profile(c.m.UserID, c.m.ProjectID)
+			}
+			if SeesProject(viewer, "p1") != c.want {
+				t.Errorf("SeesProject of the same facts as a profile's copies = %v, want %v", !c.want, c.want)
+			}
+		})
+	}
+}
+
+func TestOnlyAMemberIsAssignedATask(t *testing.T) {
+	ann, bob := "ann", "bob"
+	for _, c := range []struct {
+		name     string
+		assignee *string
+		m        *Membership
+		wantErr  bool
+	}{
+		{"unassigned", nil, nil, false},
+		{"a member", &ann, &Membership{ProjectID: "p1", UserID: "ann"}, false},
+		{"no member", &ann, nil, true},
+		{"another user's membership", &bob, &Membership{ProjectID: "p1", UserID: "ann"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := MayAssign(c.assignee, c.m)
+			if c.wantErr != (err != nil) || err != nil && (domain.ErrorCode(err) != domain.EINVALID || !strings.HasPrefix(domain.ErrorMessage(err), "assigneeId:")) {
+				t.Errorf("MayAssign = %v, want an error %v (EINVALID, naming assigneeId)", err, c.wantErr)
 			}
 		})
 	}

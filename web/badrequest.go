@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -70,7 +70,7 @@ func badRequest(maxBody int64, next http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{{Message: msg,
-			Extensions: map[string]any{"code": graph.CodeBadRequest}}}})
+			Extensions: map[string]any{"code": codes.BadRequest}}}})
 	})
 }
 

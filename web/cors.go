@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/rs/cors"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 )
 
 // Origins is the cross-origin policy of /query: which web origins' pages
@@ -91,7 +91,7 @@ func (o Origins) AllowedOrigin(origin string) bool {
 func (o Origins) Handler(h http.Handler) http.Handler {
 	opts := cors.Options{
 		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders:   []string{"Authorization", "Content-Type", graph.IdempotencyHeader},
+		AllowedHeaders:   []string{"Authorization", "Content-Type", pipeline.IdempotencyHeader},
 		AllowCredentials: false,
 		MaxAge:           600,
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -200,7 +200,7 @@ func TestCORSGET(t *testing.T) {
 	}
 	t.Run("a foreign page's simple GET runs as nobody, its answer unreadable there", func(t *testing.T) {
 		rec := get("https://evil.example", "", "{ me { name } }")
-		if !strings.Contains(rec.Body.String(), graph.CodeUnauthenticated) || strings.Contains(rec.Body.String(), "Alice") {
+		if !strings.Contains(rec.Body.String(), codes.Unauthenticated) || strings.Contains(rec.Body.String(), "Alice") {
 			t.Errorf("%d %s", rec.Code, rec.Body)
 		}
 		if got := rec.Header().Get("Access-Control-Allow-Origin"); got != "" {

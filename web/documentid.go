@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 )
 
 // liftDocumentID returns the GraphQL request parameters in params (one JSON
@@ -66,7 +66,7 @@ func liftDecoded(params []byte) ([]byte, error) {
 	}
 	var idKey string
 	for k := range raw {
-		if strings.EqualFold(k, graph.DocumentIDExtension) {
+		if strings.EqualFold(k, pipeline.DocumentIDExtension) {
 			idKey = k
 		}
 	}
@@ -86,7 +86,7 @@ func liftDecoded(params []byte) ([]byte, error) {
 			delete(raw, k)
 		}
 	}
-	ext[graph.DocumentIDExtension] = id
+	ext[pipeline.DocumentIDExtension] = id
 	b, err := json.Marshal(ext)
 	if err != nil {
 		return nil, errNotParams

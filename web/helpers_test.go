@@ -6,7 +6,7 @@ import (
 )
 
 // The helpers below are the same as graph's tests' (graph/live_test.go,
-// graph/trusted_test.go), for the transports' tests here.
+// graph/pipeline/trusted_test.go), for the transports' tests here.
 
 // taskEventsSub subscribes to a project's events, with their tasks.
 const taskEventsSub = `subscription($p: ID!, $after: String) { projectEvents(projectId: $p, after: $after) {

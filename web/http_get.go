@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -47,7 +48,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	rc, errs := exec.CreateOperationContext(ctx, p)
 	if errs == nil && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", http.MethodPost)
-		graph.AnswerOf(ctx).SetStatus(http.StatusMethodNotAllowed)
+		refuseWith(ctx, http.StatusMethodNotAllowed)
 		errs = gqlerror.List{badRequestError(msgGETQueriesOnly)}
 	}
 	if errs != nil {
@@ -62,7 +63,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 const msgGETQueriesOnly = "a GET runs queries only: send mutations and subscriptions as POST"
 
 func badRequestError(msg string) *gqlerror.Error {
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": graph.CodeBadRequest}}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": codes.BadRequest}}
 }
 
 // writeResponse writes a response as one JSON body (one write: httpScope's
@@ -70,7 +71,7 @@ func badRequestError(msg string) *gqlerror.Error {
 func writeResponse(w http.ResponseWriter, res *graphql.Response) {
 	b, err := json.Marshal(res)
 	if err != nil { // a response is JSON already: never seen
-		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + graph.CodeInternal + `"}}]}`)
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + codes.Internal + `"}}]}`)
 	}
 	_, _ = w.Write(b)
 }
@@ -118,7 +119,7 @@ func getParams(rawQuery string) (*graphql.RawParams, error) {
 		return nil, errGetParams
 	}
 	p := &graphql.RawParams{}
-	for _, k := range []string{"query", "operationName", "variables", "extensions", graph.DocumentIDExtension} {
+	for _, k := range []string{"query", "operationName", "variables", "extensions", pipeline.DocumentIDExtension} {
 		if len(vals[k]) > 1 {
 			return nil, errGetParams
 		}
@@ -134,11 +135,11 @@ func getParams(rawQuery string) (*graphql.RawParams, error) {
 			return nil, errGetParams
 		}
 	}
-	if id, ok := vals[graph.DocumentIDExtension]; ok {
+	if id, ok := vals[pipeline.DocumentIDExtension]; ok {
 		if p.Extensions == nil {
 			p.Extensions = map[string]any{}
 		}
-		p.Extensions[graph.DocumentIDExtension] = id[0]
+		p.Extensions[pipeline.DocumentIDExtension] = id[0]
 	}
 	return p, nil
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -76,7 +77,7 @@ func TestGETRunsAQueryWithAToken(t *testing.T) {
 	}
 	t.Run("without a token, UNAUTHENTICATED as over POST", func(t *testing.T) {
 		a := sendHTTP(t, e, e.Handler, http.MethodGet, "", "", map[string]any{"query": "{ me { name } }"})
-		if a.code() != graph.CodeUnauthenticated {
+		if a.code() != codes.Unauthenticated {
 			t.Fatalf("HTTP %d: %s", a.status, a.body)
 		}
 	})
@@ -87,11 +88,11 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 	e.MustSeed(t)
 	const rename = `mutation Rename { updateProfile(input: {name: "Mallory"}) { id name } }`
 	manifest := map[string]string{"sha256:" + sha(rename): rename}
-	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
+	trusted, err := pipeline.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
-	withDocs := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}})
+	withDocs := e.NewHandler(pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}})
 	for _, c := range []struct {
 		name    string
 		h       http.Handler
@@ -109,7 +110,7 @@ func TestGETMutationIs405BeforeAnyRead(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e.Calls.Reset()
 			a := sendHTTP(t, e, c.h, http.MethodGet, "alice", "application/json", c.params)
-			if a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != http.MethodPost || a.code() != graph.CodeBadRequest ||
+			if a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != http.MethodPost || a.code() != codes.BadRequest ||
 				!strings.Contains(a.res.Errors[0].Message, "POST") || a.res.Data != nil {
 				t.Errorf("HTTP %d, Allow %q: %s; want 405, Allow: POST, one BAD_REQUEST and no data", a.status, a.header.Get("Allow"), a.body)
 			}
@@ -133,25 +134,25 @@ func TestGETDocumentID(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	const doc = "query Projects($n: Int) { me { name projects(first: $n) { nodes { name } } } }"
-	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, map[string]string{"sha256:" + sha(doc): doc}))
+	trusted, err := pipeline.ParseTrustedDocuments(testenv.MustMarshal(t, map[string]string{"sha256:" + sha(doc): doc}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, prod := range []bool{false, true} {
-		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: prod})
+		h := e.NewHandler(pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: prod})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"documentId": "sha256:" + sha(doc), "variables": map[string]any{"n": 1}})
 		if a.status != http.StatusOK || len(a.res.Errors) != 0 || !strings.Contains(a.body, "Alice Example") || strings.Count(a.body, `"name"`) != 2 {
 			t.Errorf("production %v: HTTP %d: %s; want alice and one project", prod, a.status, a.body)
 		}
 		a = sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"documentId": "sha256:" + sha("{ me { id } }")})
-		if a.status != http.StatusBadRequest || a.code() != graph.CodePersistedQueryNotFound || a.res.Data != nil {
+		if a.status != http.StatusBadRequest || a.code() != codes.PersistedQueryNotFound || a.res.Data != nil {
 			t.Errorf("production %v, an unknown id: HTTP %d: %s; want 400 PERSISTED_QUERY_NOT_FOUND", prod, a.status, a.body)
 		}
 	}
 	t.Run("in production, a text that is not trusted", func(t *testing.T) {
-		h := e.NewHandler(graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true})
+		h := e.NewHandler(pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: true})
 		a := sendHTTP(t, e, h, http.MethodGet, "alice", "", map[string]any{"query": "{ me { id } }"})
-		if a.status != http.StatusBadRequest || a.code() != graph.CodeTrustedDocumentRequired {
+		if a.status != http.StatusBadRequest || a.code() != codes.TrustedDocumentRequired {
 			t.Errorf("HTTP %d: %s; want 400 TRUSTED_DOCUMENT_REQUIRED", a.status, a.body)
 		}
 	})
@@ -191,7 +192,7 @@ func TestGETParametersAndURLLength(t *testing.T) {
 			if rec.Code != c.status {
 				t.Fatalf("HTTP %d: %s; want %d", rec.Code, rec.Body, c.status)
 			}
-			if c.status != http.StatusOK && (len(res.Errors) != 1 || res.Errors[0].Code() != graph.CodeBadRequest || e.Calls.Total() != 0) {
+			if c.status != http.StatusOK && (len(res.Errors) != 1 || res.Errors[0].Code() != codes.BadRequest || e.Calls.Total() != 0) {
 				t.Errorf("%s after %d calls; want one BAD_REQUEST and none", rec.Body, e.Calls.Total())
 			}
 		})
@@ -220,8 +221,8 @@ func TestRequestErrorStatusesByAccept(t *testing.T) {
 			"GRAPHQL_VALIDATION_FAILED", http.StatusOK},
 		{"a cost past the limit", map[string]any{"query": strings.Repeat("{ a: me { id } b: me { id } ", 1) + strings.Repeat(" ", 1) +
 			"c: me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"},
-			graph.CodeComplexity, http.StatusOK},
-		{"no query", map[string]any{"qeury": "{ me { id } }"}, graph.CodeBadRequest, http.StatusBadRequest},
+			codes.Complexity, http.StatusOK},
+		{"no query", map[string]any{"qeury": "{ me { id } }"}, codes.BadRequest, http.StatusBadRequest},
 	}
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		for _, c := range cases {
@@ -246,7 +247,7 @@ func TestRequestErrorStatusesByAccept(t *testing.T) {
 	t.Run("a field error keeps its data and 200 with either", func(t *testing.T) {
 		for _, accept := range []string{"application/json", "application/graphql-response+json"} {
 			a := sendHTTP(t, e, e.Handler, http.MethodPost, "alice", accept, map[string]any{"query": `{ tasksByTag(tag: "no such tag!") { edges { cursor } } }`})
-			if a.status != http.StatusOK || a.res.Data == nil || a.code() != graph.CodeBadUserInput {
+			if a.status != http.StatusOK || a.res.Data == nil || a.code() != codes.BadUserInput {
 				t.Errorf("accepting %s: HTTP %d: %s; want 200, data and BAD_USER_INPUT", accept, a.status, a.body)
 			}
 		}

@@ -11,7 +11,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/gobwas/ws"
 	"github.com/taskgraph/taskgraph/auth"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -76,7 +77,7 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": graph.CodeForbidden}}}})
+			"message": "this origin may not open subscriptions", "extensions": map[string]any{"code": codes.Forbidden}}}})
 		return
 	}
 	up := ws.HTTPUpgrader{Protocol: func(p string) bool { return p == subprotocolTransportWS || p == subprotocolGraphQLWS }}
@@ -99,7 +100,7 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		b, _ := rw.Reader.Peek(n)
 		c.src = &preRead{pre: bytes.Clone(b), Conn: nc}
 	}
-	c.closedStream = telemetry.FromContext(r.Context()).StreamOpened("websocket")
+	c.closedStream = telemetry.FromContext(r.Context()).StreamOpened(streamOf(r)) // its row's name: "websocket"
 	go c.serve()
 }
 
@@ -137,7 +138,7 @@ const (
 // wsInit authenticates a WebSocket connection by the token of its
 // connection_init payload, {"Authorization": "Bearer <JWT>"}. The
 // connection's context then carries the viewer (for every operation on
-// it) and what graph.WithSocket gives it: a count of its subscriptions, and
+// it) and what pipeline.WithSocket gives it: a count of its subscriptions, and
 // no request loaders (a subscription's reads go through each event's
 // loaders, never through a cache as long-lived as the socket).
 func wsInit(ctx context.Context, a *auth.Authenticator, payload json.RawMessage) (context.Context, error) {
@@ -156,5 +157,5 @@ func wsInit(ctx context.Context, a *auth.Authenticator, payload json.RawMessage)
 	if err != nil {
 		return nil, err
 	}
-	return graph.WithSocket(auth.WithToken(ctx, auth.Token{ID: id, Exp: exp})), nil
+	return pipeline.WithSocket(auth.WithToken(ctx, auth.Token{ID: id, Exp: exp})), nil
 }

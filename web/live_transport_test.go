@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
@@ -17,7 +17,7 @@ import (
 func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	_, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	_, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	for name, authorization := range map[string]string{"none": "", "malformed": "Bearer nope", "not bearer": "Basic " + e.Token(t, "bob")} {
 		t.Run(name+" is closed with 4403 Forbidden", func(t *testing.T) {
 			_, err := testenv.DialWS(t, srv, authorization)
@@ -37,7 +37,7 @@ func TestWebSocketInitRefusesAMissingOrBadToken(t *testing.T) {
 func TestWebSocketsFollowTheCORSOrigins(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
-	a := e.App(graph.Options{})
+	a := e.App(pipeline.Options{})
 	a.Config.CORSOrigins = "https://app.example.com" // CORS_ORIGINS
 	_, srv := e.StartApp(t, a)
 	if _, err := testenv.DialWSFrom(t, srv, "https://app.example.com", "Bearer "+e.Token(t, "bob")); err != nil {

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -63,8 +64,8 @@ func (multipartMixed) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	format := incrementalFormatOf(r)
 	w.Header().Set("Content-Type", `multipart/mixed;boundary="`+multipartBoundary+`";`+format.mediaTypeParam)
 	w.Header().Set("Cache-Control", "no-cache")
-	parts := graph.NewParts(format.parts)
-	responses, ctx := exec.DispatchOperation(graph.WithParts(ctx, parts), rc)
+	parts := incremental.NewParts(format.parts)
+	responses, ctx := exec.DispatchOperation(incremental.WithParts(ctx, parts), rc)
 	pw := &partWriter{w: w, rc: http.NewResponseController(w), enc: format.newEncoder(parts)}
 	for res := responses(ctx); res != nil; res = responses(ctx) {
 		// Once a write fails (the client is gone) the rest is only
@@ -92,7 +93,7 @@ func (pw *partWriter) write(res *graphql.Response) {
 	payload, last := pw.enc.encode(res)
 	b, err := json.Marshal(payload)
 	if err != nil { // a response is JSON already: never seen
-		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + graph.CodeInternal + `"}}],"hasNext":false}`)
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"` + codes.Internal + `"}}],"hasNext":false}`)
 		last = true
 	}
 	var buf bytes.Buffer
@@ -122,17 +123,19 @@ func (pw *partWriter) write(res *graphql.Response) {
 // Accept and the answer's Content-Type). Two are served, chosen by the
 // request's Accept (incrementalFormatOf): the 2022-08-24 format
 // (deferSpec20220824) and graphql-js 17's (incrementalSpecV02). The
-// pipeline answers in the format the transport names (graph.Parts): what
+// pipeline answers in the format the transport names (incremental.Parts): what
 // each payload holds is graphql-js 17's, the encoder only writes it.
 type incrementalFormat struct {
 	mediaTypeParam string
-	parts          graph.PartFormat
+	parts          incremental.PartFormat
 	newEncoder     func(payloads) partEncoder
 }
 
 // payloads is where an encoder of graphql-js 17's format reads what each
-// payload has besides its response (graph.Parts).
-type payloads interface{ Take() *graph.PayloadV02 }
+// payload has besides its response (incremental.Parts).
+type payloads interface {
+	Take() *incremental.PayloadV02
+}
 
 // partEncoder turns the responses of one operation, in order, into the
 // payloads of its parts; last: no part follows.
@@ -146,7 +149,7 @@ type partEncoder interface {
 // (its data at its path, with its label and errors; data null, with the
 // error, for a fragment a non-null field of which failed), hasNext on
 // every payload. It is the default.
-var deferSpec20220824 = incrementalFormat{mediaTypeParam: "deferSpec=20220824", parts: graph.Parts20220824,
+var deferSpec20220824 = incrementalFormat{mediaTypeParam: "deferSpec=20220824", parts: incremental.Parts20220824,
 	newEncoder: func(payloads) partEncoder { return &encoder20220824{} }}
 
 // incrementalSpecV02 is graphql-js 17's format
@@ -156,7 +159,7 @@ var deferSpec20220824 = incrementalFormat{mediaTypeParam: "deferSpec=20220824", 
 // that delivers its parent; its fields in incremental under that id (and
 // a subPath below its path), once; its end in completed, with the error
 // that nulled it if one did; hasNext on every payload.
-var incrementalSpecV02 = incrementalFormat{mediaTypeParam: "incrementalSpec=v0.2", parts: graph.PartsV02,
+var incrementalSpecV02 = incrementalFormat{mediaTypeParam: "incrementalSpec=v0.2", parts: incremental.PartsV02,
 	newEncoder: func(p payloads) partEncoder { return &encoderV02{parts: p} }}
 
 // incrementalFormatOf is the format r's Accept asks for: the first
@@ -226,18 +229,18 @@ type encoderV02 struct {
 // The payloads of graphql-js 17's format.
 type (
 	initialV02 struct {
-		Data       json.RawMessage    `json:"data"`
-		Errors     gqlerror.List      `json:"errors,omitempty"`
-		Pending    []graph.PendingV02 `json:"pending"`
-		HasNext    bool               `json:"hasNext"`
-		Extensions map[string]any     `json:"extensions,omitempty"`
+		Data       json.RawMessage          `json:"data"`
+		Errors     gqlerror.List            `json:"errors,omitempty"`
+		Pending    []incremental.PendingV02 `json:"pending"`
+		HasNext    bool                     `json:"hasNext"`
+		Extensions map[string]any           `json:"extensions,omitempty"`
 	}
 	subsequentV02 struct {
-		Pending     []graph.PendingV02     `json:"pending,omitempty"`
-		Incremental []graph.IncrementalV02 `json:"incremental,omitempty"`
-		Completed   []graph.CompletedV02   `json:"completed,omitempty"`
-		HasNext     bool                   `json:"hasNext"`
-		Extensions  map[string]any         `json:"extensions,omitempty"`
+		Pending     []incremental.PendingV02     `json:"pending,omitempty"`
+		Incremental []incremental.IncrementalV02 `json:"incremental,omitempty"`
+		Completed   []incremental.CompletedV02   `json:"completed,omitempty"`
+		HasNext     bool                         `json:"hasNext"`
+		Extensions  map[string]any               `json:"extensions,omitempty"`
 	}
 )
 
@@ -245,7 +248,7 @@ func (e *encoderV02) encode(res *graphql.Response) (any, bool) {
 	hasNext := res.HasNext != nil && *res.HasNext
 	pl := e.parts.Take()
 	if pl == nil {
-		pl = &graph.PayloadV02{}
+		pl = &incremental.PayloadV02{}
 	}
 	if !e.later {
 		e.later = true
@@ -254,7 +257,7 @@ func (e *encoderV02) encode(res *graphql.Response) (any, bool) {
 		}
 		pending := pl.Pending
 		if pending == nil {
-			pending = []graph.PendingV02{}
+			pending = []incremental.PendingV02{}
 		}
 		return initialV02{Data: res.Data, Errors: res.Errors, Pending: pending, HasNext: hasNext, Extensions: res.Extensions}, !hasNext
 	}

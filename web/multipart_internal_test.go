@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -49,16 +49,16 @@ func TestIncrementalFormatFromAccept(t *testing.T) {
 }
 
 // step is one response of the pipeline and, in graphql-js 17's format,
-// what its payload has besides it (graph.Parts).
+// what its payload has besides it (incremental.Parts).
 type step struct {
 	res *graphql.Response
-	pl  *graph.PayloadV02
+	pl  *incremental.PayloadV02
 }
 
 // nextPayload hands an encoder the payload of the step encoded.
-type nextPayload struct{ pl *graph.PayloadV02 }
+type nextPayload struct{ pl *incremental.PayloadV02 }
 
-func (n *nextPayload) Take() *graph.PayloadV02 { return n.pl }
+func (n *nextPayload) Take() *incremental.PayloadV02 { return n.pl }
 
 // encodeAll runs f's encoder over steps and returns each payload as JSON
 // and whether it was the last.
@@ -132,10 +132,10 @@ func TestIncrementalV02Payloads(t *testing.T) {
 		{"announced with the initial payload, delivered and completed later",
 			[]step{
 				{&graphql.Response{Data: json.RawMessage(`{"me":{"projects":[{"name":"A"}]}}`), HasNext: more},
-					&graph.PayloadV02{Pending: []graph.PendingV02{{ID: "0", Path: path("me", "projects", 0), Label: &label}}}},
+					&incremental.PayloadV02{Pending: []incremental.PendingV02{{ID: "0", Path: path("me", "projects", 0), Label: &label}}}},
 				{&graphql.Response{Data: json.RawMessage(`null`), HasNext: done},
-					&graph.PayloadV02{Incremental: []graph.IncrementalV02{{ID: "0", Data: json.RawMessage(`{"tasks":[]}`)}},
-						Completed: []graph.CompletedV02{{ID: "0"}}}},
+					&incremental.PayloadV02{Incremental: []incremental.IncrementalV02{{ID: "0", Data: json.RawMessage(`{"tasks":[]}`)}},
+						Completed: []incremental.CompletedV02{{ID: "0"}}}},
 			},
 			[]string{
 				`{"data":{"me":{"projects":[{"name":"A"}]}},"pending":[{"id":"0","path":["me","projects",0],"label":"tasks"}],"hasNext":true}`,
@@ -145,14 +145,14 @@ func TestIncrementalV02Payloads(t *testing.T) {
 			[]step{
 				{&graphql.Response{Data: json.RawMessage(`{}`), HasNext: more, Errors: gqlerror.List{{Message: "boom"}},
 					Extensions: map[string]any{"dynamodb": 1}},
-					&graph.PayloadV02{Pending: []graph.PendingV02{{ID: "0", Path: path()}, {ID: "1", Path: path()}}}},
+					&incremental.PayloadV02{Pending: []incremental.PendingV02{{ID: "0", Path: path()}, {ID: "1", Path: path()}}}},
 				{&graphql.Response{Data: json.RawMessage(`null`), HasNext: more, Errors: gqlerror.List{fieldErr}},
-					&graph.PayloadV02{Completed: []graph.CompletedV02{{ID: "0", Errors: gqlerror.List{fieldErr}}}}},
+					&incremental.PayloadV02{Completed: []incremental.CompletedV02{{ID: "0", Errors: gqlerror.List{fieldErr}}}}},
 				{&graphql.Response{Data: json.RawMessage(`null`), HasNext: done, Extensions: map[string]any{"dynamodb": 2}},
-					&graph.PayloadV02{Pending: []graph.PendingV02{{ID: "2", Path: path("user")}},
-						Incremental: []graph.IncrementalV02{{ID: "1", Data: json.RawMessage(`{"name":"Bob"}`), SubPath: path("user")},
+					&incremental.PayloadV02{Pending: []incremental.PendingV02{{ID: "2", Path: path("user")}},
+						Incremental: []incremental.IncrementalV02{{ID: "1", Data: json.RawMessage(`{"name":"Bob"}`), SubPath: path("user")},
 							{ID: "2", Data: json.RawMessage(`{"email":null}`)}},
-						Completed: []graph.CompletedV02{{ID: "1"}, {ID: "2"}}}},
+						Completed: []incremental.CompletedV02{{ID: "1"}, {ID: "2"}}}},
 			},
 			[]string{
 				`{"data":{},"errors":[{"message":"boom"}],"pending":[{"id":"0","path":[]},{"id":"1","path":[]}],"hasNext":true,"extensions":{"dynamodb":1}}`,
@@ -206,7 +206,7 @@ func BenchmarkIncrementalEncoders(b *testing.B) {
 	var initial bytes.Buffer
 	initial.WriteString(`{"me":{"name":"Alice","projects":{"nodes":[`)
 	var steps []step
-	var pending []graph.PendingV02
+	var pending []incremental.PendingV02
 	for p := range 10 {
 		if p > 0 {
 			initial.WriteString(",")
@@ -222,12 +222,12 @@ func BenchmarkIncrementalEncoders(b *testing.B) {
 		}
 		part.WriteString(`]}}`)
 		at, id := path("me", "projects", "nodes", p), strconv.Itoa(p)
-		pending = append(pending, graph.PendingV02{ID: id, Path: at})
+		pending = append(pending, incremental.PendingV02{ID: id, Path: at})
 		steps = append(steps, step{&graphql.Response{Data: json.RawMessage(part.String()), HasNext: new(p < 9), Path: at, Label: "tasks"},
-			&graph.PayloadV02{Incremental: []graph.IncrementalV02{{ID: id, Data: json.RawMessage(part.String())}}, Completed: []graph.CompletedV02{{ID: id}}}})
+			&incremental.PayloadV02{Incremental: []incremental.IncrementalV02{{ID: id, Data: json.RawMessage(part.String())}}, Completed: []incremental.CompletedV02{{ID: id}}}})
 	}
 	initial.WriteString(`]}}}`)
-	steps = append([]step{{&graphql.Response{Data: json.RawMessage(initial.String()), HasNext: more}, &graph.PayloadV02{Pending: pending}}}, steps...)
+	steps = append([]step{{&graphql.Response{Data: json.RawMessage(initial.String()), HasNext: more}, &incremental.PayloadV02{Pending: pending}}}, steps...)
 	for _, f := range []incrementalFormat{deferSpec20220824, incrementalSpecV02} {
 		b.Run(f.mediaTypeParam, func(b *testing.B) {
 			b.ReportAllocs()

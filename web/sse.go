@@ -75,7 +75,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		w.Header().Set("Content-Type", "text/event-stream")
 		s.write([]byte(":\n\n"), true)
 	}
-	s.closedStream = telemetry.FromContext(ctx).StreamOpened("sse")
+	s.closedStream = telemetry.FromContext(ctx).StreamOpened(streamOf(r)) // its row's name: "sse"
 	s.unkeep = t.keep.add(s)
 	if opErr != nil {
 		s.event(mustJSON(exec.DispatchError(ctx, opErr)), true)

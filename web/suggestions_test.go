@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
@@ -46,7 +46,7 @@ func TestProductionSuggestsNoName(t *testing.T) {
 	}{{"development", false}, {"production", true}} {
 		e := testenv.New(t)
 		e.MustSeed(t)
-		_, srv := e.StartLive(t, graph.Options{Production: mode.production}, live.HubConfig{})
+		_, srv := e.StartLive(t, pipeline.Options{Production: mode.production}, live.HubConfig{})
 		token := e.Token(t, "alice")
 		for _, p := range web.Protocols() {
 			for _, c := range cases {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 )
 
 // The handler's transports, each one row that says what it can do. The
@@ -14,7 +14,7 @@ import (
 // rows' order (chooseTransport), and put in the request's context; every
 // rule that depends on the transport (badRequest, httpScope, and the
 // pipeline's deferDelivery and a subscription's need of a stream, through
-// graph.TransportOf) asks that row, never the request's headers. Adding a
+// pipeline.TransportOf) asks that row, never the request's headers. Adding a
 // transport is one row here and its driver in the transport matrix test
 // (web/transport_matrix_test.go).
 
@@ -22,15 +22,15 @@ import (
 func transports(o Options, maxBody int64) []handlerTransport {
 	keep := newKeepAlives(KeepAliveInterval) // one wheel for the handler's long-lived connections
 	return []handlerTransport{
-		{protocols: []string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, delivery: graph.ResponseStream, refusals: inStream,
-			operations: fromMessages, upgrades: true, needsLive: true, Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody, o.Live, keep)},
-		{protocols: []string{ProtocolSSE}, delivery: graph.ResponseStream, refusals: inStream, // before POST, which would take its requests
-			operations: fromBody, Transport: sseTransport{buffer: hubBuffer(o.Live), keep: keep}},
-		{protocols: []string{ProtocolMultipart}, delivery: graph.IncrementalParts, refusals: withStatus, // @defer's parts; before POST, which ignores Accept
+		{protocols: []string{ProtocolGraphQLTransportWS, ProtocolGraphQLWS}, delivery: pipeline.ResponseStream, refusals: inStream,
+			operations: fromMessages, upgrades: true, needsLive: true, stream: "websocket", Transport: newLiveWebsocket(o.Auth, o.CORS, maxBody, o.Live, keep)},
+		{protocols: []string{ProtocolSSE}, delivery: pipeline.ResponseStream, refusals: inStream, // before POST, which would take its requests
+			operations: fromBody, stream: "sse", Transport: sseTransport{buffer: hubBuffer(o.Live), keep: keep}},
+		{protocols: []string{ProtocolMultipart}, delivery: pipeline.IncrementalParts, refusals: withStatus, // @defer's parts; before POST, which ignores Accept
 			operations: fromBody, Transport: multipartMixed{}},
-		{delivery: graph.OneResponse, refusals: withStatus, operations: fromNothing, Transport: transport.Options{}}, // OPTIONS: no operation
-		{protocols: []string{ProtocolPOST}, delivery: graph.OneResponse, refusals: withStatus, operations: fromBody, Transport: transport.POST{}},
-		{protocols: []string{ProtocolGET}, delivery: graph.OneResponse, refusals: withStatus, operations: fromURL, // queries only, whatever it accepts
+		{delivery: pipeline.OneResponse, refusals: withStatus, operations: fromNothing, Transport: transport.Options{}}, // OPTIONS: no operation
+		{protocols: []string{ProtocolPOST}, delivery: pipeline.OneResponse, refusals: withStatus, operations: fromBody, Transport: transport.POST{}},
+		{protocols: []string{ProtocolGET}, delivery: pipeline.OneResponse, refusals: withStatus, operations: fromURL, // queries only, whatever it accepts
 			Transport: getTransport{}},
 	}
 }
@@ -64,7 +64,7 @@ type handlerTransport struct {
 	// delivery: what it can send for one operation (one JSON body, the
 	// parts of @defer in one body, or a stream of responses), which the
 	// pipeline asks (Delivery).
-	delivery graph.Delivery
+	delivery pipeline.Delivery
 	// refusals: how an operation refused is answered (an HTTP status and
 	// one JSON body, or a message of the stream).
 	refusals refusalShape
@@ -77,6 +77,10 @@ type handlerTransport struct {
 	upgrades bool
 	// needsLive: served only with live updates on (Options.Live).
 	needsLive bool
+	// stream names the long-lived stream it opens ("websocket", "sse"; ""
+	// for a transport that answers at once), which the telemetry counts
+	// as open connections rather than requests in flight (streamOf).
+	stream string
 	graphql.Transport
 }
 
@@ -109,21 +113,30 @@ const (
 )
 
 // Delivery is what the transport can send for one operation: the
-// pipeline's view of the row (graph.Transport).
-func (t *handlerTransport) Delivery() graph.Delivery { return t.delivery }
+// pipeline's view of the row (pipeline.Transport).
+func (t *handlerTransport) Delivery() pipeline.Delivery { return t.delivery }
 
 // transportOf returns the transport chosen for ctx's request, or nil when
 // none takes it.
 func transportOf(ctx context.Context) *handlerTransport {
-	t, _ := graph.TransportOf(ctx).(*handlerTransport)
+	t, _ := pipeline.TransportOf(ctx).(*handlerTransport)
 	return t
+}
+
+// streamOf names the long-lived stream r opens, by its transport's row
+// (handlerTransport.stream): what the telemetry's handler asks.
+func streamOf(r *http.Request) string {
+	if t := transportOf(r.Context()); t != nil {
+		return t.stream
+	}
+	return ""
 }
 
 // chooseTransport chooses the transport of each request once, before
 // anything else reads it: the first of ts whose Supports takes it (a
 // request that asks to switch protocols goes to a transport that upgrades,
 // or to none; with live updates off, a transport that needs them takes
-// nothing), and puts it in the request's context (graph.WithTransport,
+// nothing), and puts it in the request's context (pipeline.WithTransport,
 // read by transportOf and by the pipeline).
 func chooseTransport(ts []*handlerTransport, live bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +144,7 @@ func chooseTransport(ts []*handlerTransport, live bool, next http.Handler) http.
 			if (t.needsLive && !live) || (r.Header.Get("Upgrade") != "") != t.upgrades || !t.Transport.Supports(r) {
 				continue
 			}
-			r = r.WithContext(graph.WithTransport(r.Context(), t))
+			r = r.WithContext(pipeline.WithTransport(r.Context(), t))
 			break
 		}
 		next.ServeHTTP(w, r)

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -98,19 +99,19 @@ var jsonAccepts = []string{"", "application/json", "application/graphql-response
 
 var matrixDrivers = map[string]matrixTransport{
 	web.ProtocolPOST: {drive: postDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
-		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
+		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(codes.BadUserInput, http.StatusBadRequest),
 		oneBody: jsonAccepts},
 	// Whatever a GET accepts, it is answered with one JSON body; the URL's
 	// query string is bounded as a body is; what a documentId names is a
 	// subscription: 405.
 	web.ProtocolGET: {drive: getDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
-		tooLarge: http.StatusRequestURITooLong, subscription: refusedAs(graph.CodeBadRequest, http.StatusMethodNotAllowed),
+		tooLarge: http.StatusRequestURITooLong, subscription: refusedAs(codes.BadRequest, http.StatusMethodNotAllowed),
 		oneBody: append(slices.Clone(jsonAccepts), "multipart/mixed;deferSpec=20220824, application/json", "text/event-stream",
 			"multipart/mixed, text/event-stream")},
 	web.ProtocolSSE: {drive: sseDriver, refused: http.StatusOK, limited: http.StatusOK, tooLarge: http.StatusRequestEntityTooLarge},
 	// graphql-js 17's format as Apollo's GraphQL17Alpha9Handler asks.
 	web.ProtocolMultipart: {drive: multipartDriver, refused: http.StatusBadRequest, limited: http.StatusTooManyRequests,
-		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(graph.CodeBadUserInput, http.StatusBadRequest),
+		tooLarge: http.StatusRequestEntityTooLarge, subscription: refusedAs(codes.BadUserInput, http.StatusBadRequest),
 		v02Accept: "multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9"},
 	web.ProtocolGraphQLTransportWS: {drive: wsDriver("graphql-transport-ws", "next"), refused: http.StatusSwitchingProtocols,
 		limited: http.StatusSwitchingProtocols},
@@ -334,7 +335,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 	for _, doc := range []string{matrixMe, matrixEvents} {
 		manifest["sha256:"+sha(doc)] = doc
 	}
-	trusted, err := graph.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
+	trusted, err := pipeline.ParseTrustedDocuments(testenv.MustMarshal(t, manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +384,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 		opts web.Options
 		run  func(t *testing.T, c *cell)
 	}{
-		{"production runs only trusted documents", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
+		{"production runs only trusted documents", web.Options{Options: pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixRename), q("{ me { id } }"),
 					op(map[string]any{"documentId": "sha256:" + sha(matrixRename)}),
@@ -395,21 +396,21 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				if len(rs) != 7 {
 					t.Fatalf("%d results: %+v", len(rs), rs)
 				}
-				mustRefuse(t, c, 1, rs[0], graph.CodeTrustedDocumentRequired, c.tr.refused)
-				mustRefuse(t, c, 2, rs[1], graph.CodeTrustedDocumentRequired, c.tr.refused)
-				mustRefuse(t, c, 3, rs[2], graph.CodePersistedQueryNotFound, c.tr.refused)
-				mustRefuse(t, c, 4, rs[3], graph.CodePersistedQueryNotFound, c.tr.refused)
+				mustRefuse(t, c, 1, rs[0], codes.TrustedDocumentRequired, c.tr.refused)
+				mustRefuse(t, c, 2, rs[1], codes.TrustedDocumentRequired, c.tr.refused)
+				mustRefuse(t, c, 3, rs[2], codes.PersistedQueryNotFound, c.tr.refused)
+				mustRefuse(t, c, 4, rs[3], codes.PersistedQueryNotFound, c.tr.refused)
 				for i := 4; i < 7; i++ {
 					mustRun(t, c, i+1, rs[i], "Alice Example")
 				}
 				if strings.Contains(c.e.Dump(t), "Mallory") {
 					t.Fatal("the untrusted mutation committed")
 				}
-				if n := strings.Count(c.log.String(), "outcome="+graph.CodeTrustedDocumentRequired); n != 2 {
+				if n := strings.Count(c.log.String(), "outcome="+codes.TrustedDocumentRequired); n != 2 {
 					t.Errorf("%d log lines of refused operations, want 2:\n%s", n, c.log)
 				}
 			}},
-		{"production subscribes to a trusted document by documentId", web.Options{Options: graph.Options{Deps: graph.Deps{TrustedDocuments: trusted}, Production: true}},
+		{"production subscribes to a trusted document by documentId", web.Options{Options: pipeline.Options{Deps: pipeline.Deps{TrustedDocuments: trusted}, Production: true}},
 			func(t *testing.T, c *cell) {
 				web := c.seed.Project("Website relaunch")
 				sub := map[string]any{"documentId": "sha256:" + sha(matrixEvents), "variables": map[string]any{"p": web.ID}}
@@ -423,22 +424,22 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 				}
 				testenv.WaitSubscribers(t, c.lv.Hub, web.ID, 1)
 			}},
-		{"operations are charged before they are parsed", web.Options{Options: graph.Options{Limits: graph.Limits{RateLimits: graph.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}}},
+		{"operations are charged before they are parsed", web.Options{Options: pipeline.Options{Limits: pipeline.Limits{RateLimits: pipeline.RateLimits{RateOps: 0.001, RateOpsBurst: 2}}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id "), q("{ me { nosuchfield } }"), q("{ me { id } }"))
 				if len(rs) != 3 || rs[0].code() != "GRAPHQL_PARSE_FAILED" || rs[1].code() != "GRAPHQL_VALIDATION_FAILED" {
 					t.Fatalf("want a parse failure, a validation failure, then RATE_LIMITED; got %+v", rs)
 				}
-				mustRefuse(t, c, 3, rs[2], graph.CodeRateLimited, c.tr.limited)
+				mustRefuse(t, c, 3, rs[2], codes.RateLimited, c.tr.limited)
 			}},
-		{"the deadline holds", web.Options{Options: graph.Options{Limits: graph.Limits{Timeout: time.Nanosecond}}},
+		{"the deadline holds", web.Options{Options: pipeline.Options{Limits: pipeline.Limits{Timeout: time.Nanosecond}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q(matrixBigQuery))
-				if rs[0].code() != graph.CodeServiceUnavailable {
+				if rs[0].code() != codes.ServiceUnavailable {
 					t.Fatalf("over %s: want SERVICE_UNAVAILABLE, got %q %s", c.protocol, rs[0].code(), rs[0].res.Data)
 				}
 			}},
-		{"production refuses introspection", web.Options{Options: graph.Options{Production: true}},
+		{"production refuses introspection", web.Options{Options: pipeline.Options{Production: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ __schema { queryType { name } } }"), q("{ __type(name: \"User\") { name } }"))
 				for i, r := range rs {
@@ -447,14 +448,14 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					}
 				}
 			}},
-		{"shape and cost limits hold", web.Options{Options: graph.Options{Limits: graph.Limits{MaxAliases: 2, MaxDepth: 4}}},
+		{"shape and cost limits hold", web.Options{Options: pipeline.Options{Limits: pipeline.Limits{MaxAliases: 2, MaxDepth: 4}}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ a: me { id } b: me { id } c: me { id } }"),
 					q("{ me { projects(first: 100) { nodes { tasks(first: 100) { nodes { comments(first: 100) { nodes { body } } } } } } } }"),
 					q("{ me { projects { nodes { tasks { nodes { project { tasks { nodes { id } } } } } } } } }"))
 				for i, r := range rs {
-					if r.code() != graph.CodeComplexity || r.calls != 0 {
-						t.Errorf("operation %d over %s: %q after %d calls, want %s before any", i+1, c.protocol, r.code(), r.calls, graph.CodeComplexity)
+					if r.code() != codes.Complexity || r.calls != 0 {
+						t.Errorf("operation %d over %s: %q after %d calls, want %s before any", i+1, c.protocol, r.code(), r.calls, codes.Complexity)
 					}
 				}
 			}},
@@ -476,9 +477,9 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 						ops = append(ops, matrixOp{params: map[string]any{"query": testenv.DeferDashboard}, header: map[string]string{"Accept": accept}})
 					}
 					for i, r := range c.drive(ops...) {
-						mustRefuse(t, c, i+1, r, graph.CodeBadRequest, http.StatusNotAcceptable)
+						mustRefuse(t, c, i+1, r, codes.BadRequest, http.StatusNotAcceptable)
 					}
-					if n := strings.Count(c.log.String(), "outcome="+graph.CodeBadRequest); n != len(ops) || strings.Contains(c.log.String(), "level=ERROR") {
+					if n := strings.Count(c.log.String(), "outcome="+codes.BadRequest); n != len(ops) || strings.Contains(c.log.String(), "level=ERROR") {
 						t.Errorf("%d log lines of %d refusals, want one each and no error:\n%s", n, len(ops), c.log)
 					}
 					return
@@ -531,7 +532,7 @@ func TestEveryRuleOnEveryTransport(t *testing.T) {
 					t.Errorf("%d subscriptions of the project, want none", n)
 				}
 			}},
-		{"each operation has its own loaders and call counter", web.Options{Options: graph.Options{Debug: true}},
+		{"each operation has its own loaders and call counter", web.Options{Options: pipeline.Options{Debug: true}},
 			func(t *testing.T, c *cell) {
 				rs := c.drive(q("{ me { id } }"), q("{ me { id name } }"))
 				for i, r := range rs {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/web"
@@ -17,7 +17,7 @@ import (
 func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	site := seed.Project("Website relaunch")
 	c := e.MustDialWS(t, srv, "bob")
 	vars := map[string]any{"p": site.ID}
@@ -72,7 +72,7 @@ func TestADuplicateOperationIDClosesTheSocketWith4409(t *testing.T) {
 func TestADuplicateOperationIDOnTheLegacyProtocolIsRefusedAlone(t *testing.T) {
 	e := testenv.New(t)
 	seed := e.MustSeed(t)
-	lv, srv := e.StartLive(t, graph.Options{}, live.HubConfig{})
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	site := seed.Project("Website relaunch")
 	sub := map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": site.ID}}
 	c, err := testenv.DialWSURL(t, srv.URL, testenv.WSProtocol("graphql-ws"), testenv.WSAuth("Bearer "+e.Token(t, "bob")))

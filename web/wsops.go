@@ -9,7 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/subscription"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -38,7 +38,7 @@ func (c *wsConn) start(id string, payload json.RawMessage) {
 		c.mu.Unlock()
 		if c.proto == subprotocolGraphQLWS {
 			b, _ := json.Marshal([]map[string]any{{"message": "an operation with this id is running",
-				"extensions": map[string]any{"code": graph.CodeBadRequest}}})
+				"extensions": map[string]any{"code": codes.BadRequest}}})
 			c.write("error", id, b)
 			return
 		}
@@ -91,7 +91,7 @@ func (op *wsOp) run(ctx context.Context, payload json.RawMessage) {
 	c := op.c
 	defer func() {
 		if r := recover(); r != nil {
-			op.fail(gqlerror.List{{Message: "internal system error", Extensions: map[string]any{"code": graph.CodeInternal}}})
+			op.fail(gqlerror.List{{Message: "internal system error", Extensions: map[string]any{"code": codes.Internal}}})
 		}
 	}()
 	start := graphql.Now()

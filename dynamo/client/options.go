@@ -13,7 +13,7 @@ import (
 )
 
 // The production retry policy (RetryPolicy): five attempts, backoff at most
-// two seconds; a request's time limit (graph.Options.Timeout, through
+// two seconds; a request's time limit (graph/pipeline's Options.Timeout, through
 // WithDeadline) bounds the whole.
 const (
 	RetryAttempts   = 5

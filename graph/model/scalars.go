@@ -52,7 +52,7 @@ func UnmarshalTime(v any) (time.Time, error) {
 // (gqlgen.yml) rather than to gqlgen's, which read "1" as an Int, 1 as a
 // String, "TRUE" as true and an enum name of another case as the empty
 // value. The handler checks every input against the schema before a
-// resolver runs (graph/coercion.go); these check again where the values
+// resolver runs (graph/pipeline/coercion.go); these check again where the values
 // are read.
 
 // MarshalInt writes an Int.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -213,7 +213,7 @@ func (m *modelRun) doKey(viewer, key, query string, vars map[string]any) *testen
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rec, err := testenv.Post(map[string]any{"query": query, "variables": vars}, testenv.Via(m.e.Handler), testenv.Context(ctx),
-		testenv.Bearer(m.tokens[viewer]), testenv.Header(graph.IdempotencyHeader, key))
+		testenv.Bearer(m.tokens[viewer]), testenv.Header(pipeline.IdempotencyHeader, key))
 	if err != nil {
 		panic(err)
 	}

@@ -24,10 +24,7 @@ const (
 // check passes over them. Take a file off the list when its split lands
 // (the test logs the entries that no longer cover an oversize file); add
 // none.
-var stillSplitting = []string{
-	"graph/loaders.go",
-	"internal/testenv/",
-}
+var stillSplitting = []string{}
 
 // splitting returns the entry of stillSplitting that covers file rel, or
 // "".

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -96,7 +96,7 @@ func rootSteps(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) [
 }
 
 // Part counts the fields of a part of a query with @defer, resolved apart
-// (graph.OperationSteps): those sel selects on a value of type typ, in
+// (loaders.OperationSteps): those sel selects on a value of type typ, in
 // gqlgen's order, in a scope of their own under a context of its own (a
 // marker, which adds nothing to their path); once the scope is done, the
 // part counts as running until end.
@@ -261,7 +261,7 @@ func (s *opSteps) Field(ctx context.Context, next graphql.Resolver) (any, error)
 
 // schema is the handler's schema, for the types of the values fields
 // return.
-var schema = graph.NewExecutableSchema(graph.Config{}).Schema()
+var schema = exec.NewExecutableSchema(exec.Config{}).Schema()
 
 // valueScopes works out the fields to come of the value v that field fc
 // returned: one scope per object in it.

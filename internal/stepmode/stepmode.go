@@ -1,6 +1,6 @@
 // Package stepmode is the tests' step mode of the GraphQL handler's
-// loaders (graph.LoaderConfig.Steps): only tests and the benchmarks import
-// it, and the handler reaches it through that one hook (graph.StepMode).
+// loaders (loaders.Config.Steps): only tests and the benchmarks import
+// it, and the handler reaches it through that one hook (loaders.StepMode).
 package stepmode
 
 import (
@@ -10,10 +10,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 )
 
-// Step mode (graph.LoaderConfig.Steps): for tests that pin DynamoDB calls and
+// Step mode (loaders.Config.Steps): for tests that pin DynamoDB calls and
 // round trips. With a batch window, a level of a query is one batch only if
 // its resolvers all ask within the window, which a busy machine does not
 // guarantee; in step mode an operation's loaders are flushed (Flush) when
@@ -47,7 +47,7 @@ import (
 // gate may then answer the DynamoDB calls it holds; Park).
 
 // Trigger puts the loaders of a handler into step mode, as its
-// graph.LoaderConfig.Steps: each operation's batches are read when every
+// loaders.Config.Steps: each operation's batches are read when every
 // running resolver of the operation waits on a loader, not after a time.
 // The zero value is ready to use.
 type Trigger struct {
@@ -85,8 +85,8 @@ type opSteps struct {
 	markers map[*graphql.FieldContext]bool
 }
 
-// Operation starts one operation's step mode (graph.StepMode).
-func (t *Trigger) Operation() graph.OperationSteps {
+// Operation starts one operation's step mode (loaders.StepMode).
+func (t *Trigger) Operation() loaders.OperationSteps {
 	return &opSteps{trigger: t, scopes: map[scopeKey]*scope{}, markers: map[*graphql.FieldContext]bool{}}
 }
 
@@ -141,7 +141,7 @@ func (s *opSteps) forked(ctx context.Context) context.Context {
 
 // stepsOf returns the step mode of ctx's operation, or nil.
 func stepsOf(ctx context.Context) *opSteps {
-	s, _ := graph.StepsOf(ctx).(*opSteps)
+	s, _ := loaders.StepsOf(ctx).(*opSteps)
 	return s
 }
 
@@ -177,7 +177,7 @@ func Park(ctx context.Context) (park, resume func()) {
 }
 
 // stepLoader is one loader's part in its operation's step mode
-// (graph.LoaderSteps): what it knows of each key, and the keys of the open
+// (loaders.LoaderSteps): what it knows of each key, and the keys of the open
 // batch.
 type stepLoader struct {
 	s       *opSteps
@@ -195,7 +195,7 @@ type keyState struct {
 
 // Loader joins a loader, whose open batch flush reads, to the operation's
 // loaders (an operation may make them on their first use).
-func (s *opSteps) Loader(flush func()) graph.LoaderSteps {
+func (s *opSteps) Loader(flush func()) loaders.LoaderSteps {
 	l := &stepLoader{s: s, flush: flush, keys: map[any]*keyState{}}
 	s.mu.Lock()
 	s.loaders = append(s.loaders, l)

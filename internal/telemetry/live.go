@@ -2,8 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/taskgraph/taskgraph/domain"
@@ -133,19 +131,4 @@ func (t *Telemetry) EventDelivered() {
 	if t != nil && t.m != nil {
 		t.m.eventsDelivered.Inc()
 	}
-}
-
-// streamTransport names the long-lived stream a request opens: "websocket"
-// (an upgrade), "sse" (a POST asking for text/event-stream), or "" for a
-// plain request. Such a stream lasts as long as its subscriptions (hours):
-// it gets no HTTP span and is not an in-flight request
-// (taskgraph_live_connections_open counts it instead).
-func streamTransport(r *http.Request) string {
-	switch {
-	case r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
-		return "websocket"
-	case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
-		return "sse"
-	}
-	return ""
 }

@@ -194,15 +194,23 @@ func FromContext(ctx context.Context) *Telemetry {
 // (its parent from a W3C traceparent header, and the response carrying the
 // request's traceparent); with metrics, the in-flight gauge and the
 // responses by status. The request's context carries t (FromContext) and
-// observes its DynamoDB calls (client.WithObserver). A WebSocket or
-// server-sent-events stream (streamTransport) lasts as long as its
-// subscriptions: it gets no span of its own (its traceparent, if any, is
-// still the parent of its operations' spans) and counts in
-// taskgraph_live_connections_open instead of the in-flight requests, from
-// its transport (StreamOpened): it outlives its handler.
-func (t *Telemetry) Handler(next http.Handler) http.Handler {
+// observes its DynamoDB calls (client.WithObserver). streamOf names the
+// long-lived stream a request opens, as its transport (chosen before, by
+// the HTTP side) says: "websocket", "sse", or "" for a request answered
+// at once (nil: none opens one). Such a stream lasts as long as its
+// subscriptions (hours): it gets no span of its own (its traceparent, if
+// any, is still the parent of its operations' spans) and is no request in
+// flight; its transport counts it in taskgraph_live_connections_open while
+// it lasts (StreamOpened, by the same name): it outlives its handler.
+func (t *Telemetry) Handler(next http.Handler, streamOf func(*http.Request) string) http.Handler {
 	if t == nil {
 		return next
+	}
+	stream := func(r *http.Request) string {
+		if streamOf == nil {
+			return ""
+		}
+		return streamOf(r)
 	}
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := client.WithObserver(context.WithValue(r.Context(), ctxKey{}, t), t)
@@ -213,7 +221,7 @@ func (t *Telemetry) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		if streamTransport(r) == "" { // a stream is counted by its transport while it lasts (StreamOpened)
+		if stream(r) == "" { // a stream is counted by its transport while it lasts (StreamOpened)
 			t.m.inFlight.Inc()
 			defer t.m.inFlight.Dec()
 		}
@@ -235,7 +243,7 @@ func (t *Telemetry) Handler(next http.Handler) http.Handler {
 			otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if streamTransport(r) == "" {
+			if stream(r) == "" {
 				traced.ServeHTTP(w, r)
 				return
 			}

@@ -52,7 +52,7 @@ func BenchmarkRequest(b *testing.B) {
 				end()
 				tel.ObserveOperation(Operation{Name: "Dashboard", Type: "query", Outcome: "OK", Seconds: 0.01, ReadUnits: 2})
 				w.WriteHeader(http.StatusOK)
-			}))
+			}), nil)
 			req := httptest.NewRequest(http.MethodPost, "/query", nil) // the middleware's request alone, no GraphQL one: not testenv.Send
 			for b.Loop() {
 				h.ServeHTTP(httptest.NewRecorder(), req)

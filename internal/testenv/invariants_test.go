@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -72,7 +72,7 @@ func newChecked(t *testing.T) *checked {
 	}
 	// A keyed mutation leaves an idempotency record.
 	rec := e.Send(t, map[string]any{"query": `mutation($id: ID!) { addComment(input: {taskId: $id, body: "keyed"}) { id } }`,
-		"variables": map[string]any{"id": c.task.ID}}, e.As(*c.task.AssigneeID), testenv.Header(graph.IdempotencyHeader, "k1"))
+		"variables": map[string]any{"id": c.task.ID}}, e.As(*c.task.AssigneeID), testenv.Header(pipeline.IdempotencyHeader, "k1"))
 	if rec.Status != http.StatusOK || strings.Contains(string(rec.Body), `"errors"`) {
 		t.Fatalf("keyed addComment: %d %s", rec.Status, rec.Body)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/taskgraph/taskgraph/app"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/live"
 )
 
@@ -27,7 +27,7 @@ type Live struct {
 // handler's options o and the hub's configuration hub, and serves its
 // handler on an httptest server for WebSocket clients (URL): see App and
 // StartApp.
-func (e *Env) StartLive(tb testing.TB, o graph.Options, hub live.HubConfig) (*Live, *httptest.Server) {
+func (e *Env) StartLive(tb testing.TB, o pipeline.Options, hub live.HubConfig) (*Live, *httptest.Server) {
 	tb.Helper()
 	a := e.App(o)
 	a.Config.Hub = hub
@@ -40,7 +40,7 @@ func (e *Env) StartLive(tb testing.TB, o graph.Options, hub live.HubConfig) (*Li
 // hub); an embedded broker in memory; no listener of its own and no
 // background workers (tests that pin DynamoDB calls run them by hand). A
 // test changes its Config before StartApp (CORS origins, the body limit).
-func (e *Env) App(o graph.Options) *app.App {
+func (e *Env) App(o pipeline.Options) *app.App {
 	return &app.App{Store: e.Store, Auth: e.Auth, Log: o.Log, Telemetry: o.Telemetry, TrustedDocuments: o.TrustedDocuments,
 		Config: app.Config{Limits: o.Limits, Production: o.Production, Debug: o.Debug},
 		Hooks:  app.Hooks{Graph: o.Hooks, NoListen: true, NoBackground: true}}

@@ -8,7 +8,7 @@ import (
 
 // Stepper runs requests level by level, for tests that pin DynamoDB calls
 // and round trips. The handler's loaders are in step mode
-// (graph.LoaderConfig.Steps set to the stepper's trigger): each
+// (loaders.Config.Steps set to the stepper's trigger): each
 // operation counts the work it runs (its fields, its reads and their
 // goroutines) and flushes its loaders when all of it waits on a loader, so
 // that a level of a query is one batch per loader whatever the machine's

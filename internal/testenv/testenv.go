@@ -31,7 +31,7 @@ import (
 	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -172,7 +172,7 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 		tb.Fatalf("creating table %s: %v", name, err)
 	}
 	e.Auth = &auth.Authenticator{Secret: []byte(Secret), Now: func() time.Time { return Now }}
-	e.Handler = e.NewHandler(graph.Options{})
+	e.Handler = e.NewHandler(pipeline.Options{})
 	calls.Reset()
 }
 
@@ -180,7 +180,7 @@ func (e *Env) open(tb testing.TB, db dynamo.API) {
 // authenticator (o's, when it gives them), wired as in production
 // (app.NewHandler) with the options o and HTTP's defaults: its clock and
 // log are the store's unless o sets them.
-func (e *Env) NewHandler(o graph.Options) http.Handler {
+func (e *Env) NewHandler(o pipeline.Options) http.Handler {
 	return e.NewHTTPHandler(web.Options{Options: o})
 }
 
@@ -202,7 +202,7 @@ func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
 // tests that pin DynamoDB calls: the counts then do not depend on the
 // machine's load. tb is the test or subtest that asks; the stepping lasts
 // as long as the Env.
-func (e *Env) StepLevels(tb testing.TB, o graph.Options) {
+func (e *Env) StepLevels(tb testing.TB, o pipeline.Options) {
 	tb.Helper()
 	trig := &stepmode.Trigger{}
 	o.Loaders.Steps = trig

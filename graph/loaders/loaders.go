@@ -1,0 +1,233 @@
+// Package loaders holds the per-operation data loaders between the
+// GraphQL resolvers and the store (after gqlgen's _examples/dataloader):
+// made for each query or mutation by the operation pipeline (New, With),
+// reached by the resolvers with For(ctx), one loader per access pattern,
+// each named by it (objects, projectsOfUser, tasksOfProject, commentsOf,
+// …). The lists keep only what the viewer may see, asking package policy
+// with the facts their batches read (visibility.go); the lookups by id
+// answer null for what the viewer may not see (lookup.go); the lists under
+// an object asked for by id are read with it (prefetch.go). Every read of
+// one level of a query is one round trip.
+package loaders
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// DefaultBatchWait is how long a loader waits for more keys before it
+// reads. Every level of a query pays it once, so it is kept as short as lets
+// sibling resolvers (run concurrently by gqlgen) join the same batch.
+const DefaultBatchWait = time.Millisecond
+
+// Config tunes the loaders (tests and benchmarks: the server leaves it
+// zero but for Detached).
+type Config struct {
+	// Wait is the batch window; 0 means DefaultBatchWait.
+	Wait time.Duration
+	// Steps, when set, replaces the window by step mode: an operation's
+	// batches are read when all its running work waits on a loader (tests
+	// that pin calls and round trips; stephook.go, internal/stepmode).
+	Steps StepMode
+	// Gate, when set, holds every batch read until it opens (tests).
+	Gate *ReadGate
+	// NoBatch turns batching and caching off: every resolver reads on its
+	// own, as a naive server would. For measuring the loaders' gain only.
+	NoBatch bool
+	// Detached, when set, is the context of every batch read instead of
+	// the first asker's: loaders shared by a live event's recipients must
+	// not fail for all when one recipient leaves.
+	Detached context.Context
+}
+
+// Deps are what the loaders work with: the store, the clock, and what
+// they ask the executor of the operation's selections.
+type Deps struct {
+	Store *dynamo.Store
+	// Now is the clock (overdueTasks' asOf defaults to its today).
+	Now func() time.Time
+	// Lookahead returns the fields the current field selects; nil:
+	// gqlgen's (its field context's selections). The executor's knows
+	// the plan of a query with @defer.
+	Lookahead func(ctx context.Context) []graphql.CollectedField
+	// Defers reports whether a selection set defers a fragment below it
+	// (@defer); nil: never. A list under one is not read ahead: a
+	// deferred part must not be ready before the part it is in.
+	Defers func(oc *graphql.OperationContext, set ast.SelectionSet) bool
+}
+
+// Loaders are the per-operation data loaders, one per access pattern. They
+// are made for each query or mutation (by the operation pipeline, on every
+// transport) and never shared between operations: their caches hold what
+// one viewer may see.
+type Loaders struct {
+	deps   Deps
+	store  *dynamo.Store // deps.Store
+	viewer string
+	cfg    Config
+	// projectsAhead holds, per page of the viewer's projects, what to start
+	// loading for each project as soon as its membership is listed.
+	projectsAhead sync.Map // pageKey → func(context.Context, []string)
+	// tagAssignees holds the pages of tasksByTag whose nodes select their
+	// assignee: fetchTasksByTag reads them with the visibility check.
+	tagAssignees sync.Map // pageKey → struct{}
+	// taskProjects holds the pages of a user's tasks (assigned, overdue)
+	// whose nodes select their project: their visibility check reads the
+	// projects in its batch (noteTaskProjects).
+	taskProjects sync.Map // pageKey → struct{}
+	// threads holds, per task whose comments are asked for, what its
+	// item said of them (its project and comment count): fetchCommentsOf
+	// reads the first comments of a project's tasks together when their
+	// counts make it pay (dynamo.Store.CommentsOfTasks).
+	threads sync.Map // task id → dynamo.CommentsAsk
+	// commentsAhead holds, per page of a project's tasks whose nodes
+	// select their comments, the comments' page arguments:
+	// fetchTasksOfProject asks for every listed task's page at once, so
+	// that a project's comment lists are one batch however its tasks'
+	// resolvers are scheduled.
+	commentsAhead sync.Map // projectTasksKey → pageArgs
+	// profileAhead: me waits for the lists under it, whose visibility
+	// checks read the viewer's profile in their batch.
+	profileAhead atomic.Bool
+
+	// steps is the operation's step mode (Config.Steps), or nil.
+	steps OperationSteps
+
+	// objects batches every point read of a request (users, projects,
+	// memberships, tasks, comments) into BatchGetItem calls.
+	objects *loader[dynamo.Ref, any]
+
+	// The lists' loaders, each made on its first use (most operations use
+	// one or two of them): those that do not depend on the viewer are
+	// origin's, the Loaders this one shares them with (itself, or the
+	// Loaders a view was made from: ForViewer); the lists filtered by the
+	// viewer's memberships are this viewer's own.
+	origin           *Loaders
+	projectIDsOfUser lazy[string, []string]
+	membersOf        lazy[string, []*domain.Member]
+	tasksOfProject   lazy[projectTasksKey, *domain.Conn[*domain.Task]]
+	commentsOf       lazy[pageKey, *domain.Conn[*domain.Comment]]
+	projectsOfUser   lazy[pageKey, *domain.Conn[*domain.Project]]
+	assignedTo       lazy[pageKey, *domain.Conn[*domain.Task]]
+	overdueOf        lazy[overdueKey, *domain.Conn[*domain.Task]]
+	tasksByTag       lazy[pageKey, *domain.Conn[*domain.Task]]
+	changesOf        lazy[ChangesKey, Changes]
+}
+
+// lazy is a loader made on its first use.
+type lazy[K comparable, V any] struct {
+	once sync.Once
+	l    *loader[K, V]
+}
+
+// get returns the loader, made by mk if it is the first use.
+func (z *lazy[K, V]) get(mk func() *loader[K, V]) *loader[K, V] {
+	z.once.Do(func() { z.l = mk() })
+	return z.l
+}
+
+// New makes the loaders of one operation of viewer.
+func New(d Deps, viewer string, cfg Config) *Loaders {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Lookahead == nil {
+		d.Lookahead = collected
+	}
+	if d.Defers == nil {
+		d.Defers = func(*graphql.OperationContext, ast.SelectionSet) bool { return false }
+	}
+	l := &Loaders{deps: d, store: d.Store, viewer: viewer, cfg: cfg}
+	l.origin = l
+	if cfg.Steps != nil && !cfg.NoBatch {
+		l.steps = cfg.Steps.Operation()
+	}
+	l.objects = newLoader(cfg, l.steps, "objects", func(ctx context.Context, refs []dynamo.Ref) []result[any] {
+		vals, errs := d.Store.Get(ctx, refs)
+		res := make([]result[any], len(refs))
+		for i := range refs {
+			res[i] = result[any]{val: vals[i], err: errs[i]}
+		}
+		return res
+	})
+	return l
+}
+
+// collected is gqlgen's lookahead: the fields the current field's
+// selections collect.
+func collected(ctx context.Context) []graphql.CollectedField {
+	return graphql.CollectFields(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Selections, nil)
+}
+
+// ForViewer returns l's loaders as viewer sees them (a live event's, one
+// view per recipient): the object and list caches that do not depend on
+// who reads them are l's own (shared); the lists filtered by the viewer's
+// memberships are the viewer's.
+func (l *Loaders) ForViewer(viewer string) *Loaders {
+	return &Loaders{deps: l.deps, store: l.store, viewer: viewer, cfg: l.cfg, objects: l.objects, origin: l.origin}
+}
+
+// Store is the store the loaders read.
+func (l *Loaders) Store() *dynamo.Store { return l.store }
+
+// Viewer is the user whose operation the loaders serve ("" for a live
+// event's shared loaders).
+func (l *Loaders) Viewer() string { return l.viewer }
+
+// Now is the time by the operation's clock (Deps.Now).
+func (l *Loaders) Now() time.Time { return l.deps.Now() }
+
+// Today is the date of the operation's clock: the default asOf of
+// overdueTasks.
+func (l *Loaders) Today() domain.Date { return domain.DateOf(l.Now()) }
+
+type ctxKey struct{}
+
+// With returns ctx carrying the operation's loaders (nil: none, as for a
+// subscription, whose events read through loaders of their own).
+func With(ctx context.Context, l *Loaders) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// For returns the operation's loaders (With).
+func For(ctx context.Context) *Loaders {
+	return ctx.Value(ctxKey{}).(*Loaders)
+}
+
+// each makes a loader that de-duplicates keys and runs one fetch per
+// distinct key, all at once: a level of a query is one round trip however
+// wide it is. The fan-out is bounded by the query's cost limit, and the
+// calls to DynamoDB by the client's connection limit (client.TuneHTTP). (A
+// per-request bound would also need to let nested loads through, or a level
+// whose fetches wait on another loader could starve.)
+func each[K comparable, V any](l *Loaders, name string, fetch func(context.Context, K) (V, error)) *loader[K, V] {
+	return newLoader(l.cfg, l.steps, name, func(ctx context.Context, keys []K) []result[V] {
+		res := make([]result[V], len(keys))
+		if len(keys) == 1 {
+			v, err := fetch(ctx, keys[0])
+			res[0] = result[V]{val: v, err: err}
+			return res
+		}
+		done := dynamo.ForkOf(ctx)(len(keys))
+		var wg sync.WaitGroup
+		for i, k := range keys {
+			wg.Add(1)
+			client.Go(func() { // a pooled goroutine, its stack grown for DynamoDB calls
+				defer wg.Done()
+				defer done()
+				v, err := fetch(ctx, k)
+				res[i] = result[V]{val: v, err: err}
+			})
+		}
+		wg.Wait()
+		return res
+	})
+}

@@ -1,0 +1,155 @@
+package loaders
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/policy"
+)
+
+// The loads the resolvers call: point reads through the operation's one
+// batch of objects (Load), and a page of a list through its access
+// pattern's loader (lists.go).
+
+// Load asks for the object ref names in the operation's batch of point
+// reads (objects) and returns what waits for it, as a T.
+func Load[T any](ctx context.Context, l *Loaders, ref dynamo.Ref) func() (T, error) {
+	th := l.objects.Load(ctx, ref)
+	return func() (T, error) {
+		var zero T
+		v, err := th()
+		if err != nil {
+			return zero, err
+		}
+		return v.(T), nil
+	}
+}
+
+// Prime puts v into the batch of point reads as the object ref names,
+// unless it is read or being read: what a read of its own brought (a
+// sync's profile and projects) is not read again.
+func (l *Loaders) Prime(ctx context.Context, ref dynamo.Ref, v any) { l.objects.Prime(ctx, ref, v) }
+
+// UserByID loads a user (ENOTFOUND when there is no profile).
+func (l *Loaders) UserByID(ctx context.Context, id string) (*domain.User, error) {
+	return Load[*domain.User](ctx, l, dynamo.UserRef(id))()
+}
+
+// ProjectByID loads a project (ENOTFOUND when it does not exist).
+func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, error) {
+	return Load[*domain.Project](ctx, l, dynamo.ProjectRef(id))()
+}
+
+// TaskProject loads a task's project: from the copy on the viewer's
+// profile (which the task's visibility check read) when the field selects
+// only its id and name (copyFields), else its item.
+func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, error) {
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
+		onlyCopyFields(l.deps.Lookahead(ctx)) {
+		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
+		if u, _ := v.(*domain.User); err == nil {
+			if name, ok := policy.ProjectSeen(u, id); ok && name != "" { // "": a name too long for the copy
+				return &domain.Project{ID: id, Name: name}, nil
+			}
+		}
+	}
+	return l.ProjectByID(ctx, id)
+}
+
+// TaskByID loads a task (ENOTFOUND when it does not exist).
+func (l *Loaders) TaskByID(ctx context.Context, id string) (*domain.Task, error) {
+	return Load[*domain.Task](ctx, l, dynamo.TaskRef(id))()
+}
+
+// ProjectIDsOfUser loads the ids of every project the user is a member of.
+func (l *Loaders) ProjectIDsOfUser(ctx context.Context, id string) ([]string, error) {
+	return l.projectIDsOfUserLoader().Load(ctx, id)()
+}
+
+// MembersByProject loads a project's memberships.
+func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*domain.Member, error) {
+	return l.membersOfLoader().Load(ctx, id)()
+}
+
+// TasksByProject loads a page of a project's tasks.
+func (l *Loaders) TasksByProject(ctx context.Context, id string, status *domain.TaskStatus, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
+	return l.tasksOfProjectLoader().Load(ctx, projectTasksKeyOf(id, status, pageArgs{first, after, last, before}))()
+}
+
+// CommentsByTask loads a page of a task's comments, telling the loader
+// what the task's item says of them.
+func (l *Loaders) CommentsByTask(ctx context.Context, t *domain.Task, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Comment], error) {
+	l.origin.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
+	return l.commentsOfLoader().Load(ctx, pageKeyOf(t.ID, pageArgs{first, after, last, before}))()
+}
+
+// ProjectsByUser loads a page of the user's projects the viewer may see.
+func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Project], error) {
+	return l.projectsOfUserLoader().Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
+}
+
+// TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
+func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
+	k := pageKeyOf(id, pageArgs{first, after, last, before})
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k)
+	}
+	return l.assignedToLoader().Load(ctx, k)()
+}
+
+// OverdueByAssignee loads a page of the user's tasks the viewer may see
+// that are overdue as of asOf (null: today).
+func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *domain.Date, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
+	k := overdueKeyOf(id, asOf, l.Today(), pageArgs{first, after, last, before})
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k.pageKey)
+	}
+	return l.overdueOfLoader().Load(ctx, k)()
+}
+
+// TasksByTag loads a page of the tasks with a tag in the viewer's projects.
+func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
+	k := pageKeyOf(tag, pageArgs{first, after, last, before})
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
+		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {
+		l.tagAssignees.Store(k, struct{}{})
+	}
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k)
+	}
+	return l.tasksByTagLoader().Load(ctx, k)()
+}
+
+// loadAll loads objects of one type, all in one batch.
+func loadAll[T any](ctx context.Context, l *Loaders, refs []dynamo.Ref) ([]T, error) {
+	ths := make([]func() (T, error), len(refs))
+	for i, r := range refs {
+		ths[i] = Load[T](ctx, l, r)
+	}
+	out := make([]T, len(refs))
+	for i, th := range ths {
+		var err error
+		if out[i], err = th(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// loadSome is loadAll with missing objects as nil.
+func loadSome[T any](ctx context.Context, l *Loaders, refs []dynamo.Ref) ([]*T, error) {
+	ths := make([]func() (*T, error), len(refs))
+	for i, r := range refs {
+		ths[i] = Load[*T](ctx, l, r)
+	}
+	out := make([]*T, len(refs))
+	for i, th := range ths {
+		var err error
+		if out[i], err = NotFoundAsNil(th()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
