@@ -52,6 +52,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/taskgraph/taskgraph/graph/cost"
 	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -127,9 +128,11 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	if o.Loaders.Steps != nil {
 		srv.AroundFields(loaders.StepFields) // step mode: counts the fields that run
 	}
+	srv.AroundFields(countFields(cost.MustRead(es.Schema()))) // the actual cost (cost.go)
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	srv.AroundResponses(requestErrors) // a request error: no data entry
+	srv.AroundResponses(reportCost(rates)) // extensions.cost (cost.go)
+	srv.AroundResponses(requestErrors)     // a request error: no data entry
 	return srv
 }
 
