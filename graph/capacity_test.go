@@ -107,7 +107,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o pipeline.Options) (*testenv.E
 	c := &capture{wide: e.Calls}
 	opts := client.Options(c.option, e.Calls.Option)
 	table := "capacity"
-	if b == testenv.Dynalite {
+	if b != testenv.EmbeddedStore {
 		e.Client = testenv.Client(t, b, opts...)
 		table = fmt.Sprintf("capacity-%d-%s", time.Now().UnixNano(), t.Name())
 	} else {
