@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -137,13 +138,21 @@ func TestIDEInABrowser(t *testing.T) {
 				}
 				TasksByTag struct{ Edges []any }
 			}
-			Errors []any
+			Errors     []any
+			Extensions struct{ Cost *pipeline.Cost }
 		}
 		if err := json.Unmarshal([]byte(eval(t, "reading the answer", answer)), &got); err != nil {
 			t.Fatalf("the result pane holds no JSON: %v", err)
 		}
 		if len(got.Errors) > 0 || got.Data.Me.Email == "" || len(got.Data.Me.Projects.Edges) == 0 || len(got.Data.TasksByTag.Edges) == 0 {
 			t.Fatalf("the example answered %+v; want data and no errors", got)
+		}
+		// What it cost shows with the answer (extensions.cost).
+		if c := got.Extensions.Cost; c == nil || c.ActualQueryCost <= 0 || c.RequestedQueryCost < c.ActualQueryCost || c.ReadUnits <= 0 {
+			t.Fatalf("the result pane shows extensions.cost %+v; want it, its estimate at least its actual cost, and the read units", c)
+		}
+		if got := eval(t, "reading the response pane", `document.querySelector('.graphiql-response').textContent`); !strings.Contains(got, `"requestedQueryCost"`) || !strings.Contains(got, `"readUnits"`) {
+			t.Fatalf("the response pane's text does not show the cost: %q", got)
 		}
 	}}, {"a query typed into the editor runs and shows data", func(t *testing.T) {
 		const query = "{ me { name } }"
@@ -243,6 +252,9 @@ func TestIDEInABrowser(t *testing.T) {
 		if len(rec.errors) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(rec.errors, "\n"))
 		}
+		if len(rec.warnings) > 0 {
+			t.Errorf("console warnings:\n%s", strings.Join(rec.warnings, "\n"))
+		}
 		server, _ := url.Parse(srv.url)
 		sawAssets := false
 		for _, u := range rec.requests {
@@ -271,6 +283,7 @@ type pageRecord struct {
 	requests []string
 	sockets  []string // WebSocket URLs
 	errors   []string
+	warnings []string // console.warn
 }
 
 func (r *pageRecord) listen(ev any) {
@@ -288,6 +301,13 @@ func (r *pageRecord) listen(ev any) {
 				args = append(args, string(a.Value)+a.Description)
 			}
 			r.errors = append(r.errors, "console.error: "+strings.Join(args, " "))
+		}
+		if ev.Type == runtime.ConsoleAPICalledTypeWarning {
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			r.warnings = append(r.warnings, "console.warn: "+strings.Join(args, " "))
 		}
 	case *runtime.EventExceptionThrown:
 		d := ev.ExceptionDetails
