@@ -103,7 +103,7 @@ type Hooks struct {
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
 // (members + 20 tasks × (assignee, tags, 5 comments × author))), about
-// 10,000 by the cost functions of the resolvers (graph's setComplexity),
+// 12,000 by the schema's cost directives (graph's setComplexity),
 // and refuses queries that multiply pages of 100 three levels deep.
 const DefaultComplexityLimit = 50_000
 
