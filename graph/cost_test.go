@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/exec"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
@@ -283,5 +284,43 @@ func TestCostUnitsAreWhatDynamoDBReported(t *testing.T) {
 		case got.RequestedQueryCost < got.ActualQueryCost || got.ActualQueryCost <= 0:
 			t.Errorf("%s: requested %d, actual %d", sc.name, got.RequestedQueryCost, got.ActualQueryCost)
 		}
+	}
+}
+
+// An answer with errors says what it cost too, wherever the operation got
+// as far as its complexity: a field's error (the rest ran), a refusal by
+// the complexity limit (nothing ran: its estimate), a refusal by the cost
+// rate limit (nothing ran: the budget to wait for); an operation that
+// failed validation was never priced.
+func TestErrorAnswersSayWhatTheyCost(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed(t)
+	fieldError := e.Query(t, "alice", `{ me { name projects(first: 500) { nodes { name } } } }`, nil)
+	if c := fieldError.MustCost(t); len(fieldError.Errors) == 0 || c.ActualQueryCost < 2 || c.ReadUnits <= 0 || c.RequestedQueryCost < c.ActualQueryCost {
+		t.Errorf("a field's error: errors %+v, cost %+v; want the rest's cost and its reads", fieldError.Errors, c)
+	}
+	limited := e.NewHandler(pipeline.Options{Limits: pipeline.Limits{ComplexityLimit: 50,
+		RateLimits: pipeline.RateLimits{RateCost: 1, RateCostBurst: 40}}})
+	send := func(q string) *testenv.Response {
+		return e.Send(t, map[string]any{"query": q}, e.As("alice"), testenv.Via(limited)).Decode(t)
+	}
+	tooDear := send(testenv.Dashboard)
+	if c := tooDear.MustCost(t); tooDear.Codes()[0] != codes.Complexity || c.RequestedQueryCost <= 50 || c.ActualQueryCost != 0 || c.ReadUnits != 0 {
+		t.Errorf("over the complexity limit: %v, cost %+v; want its estimate, nothing run", tooDear.Codes(), c)
+	}
+	const q = `{ me { projects(first: 1) { nodes { name } } } }`
+	var last *testenv.Response
+	for range 20 {
+		if last = send(q); len(last.Errors) > 0 {
+			break
+		}
+	}
+	c := last.MustCost(t)
+	if last.Codes()[0] != codes.RateLimited || c.ActualQueryCost != 0 || c.ThrottleStatus == nil ||
+		c.ThrottleStatus.CurrentlyAvailable >= c.RequestedQueryCost || c.ThrottleStatus.MaximumAvailable != 40 {
+		t.Errorf("over the cost rate limit: %v, cost %+v; want the budget, less than the estimate, nothing run", last.Codes(), c)
+	}
+	if invalid := e.Query(t, "alice", `{ me { nope } }`, nil); invalid.Extensions.Cost != nil {
+		t.Errorf("an invalid document was priced: %+v", invalid.Extensions.Cost)
 	}
 }

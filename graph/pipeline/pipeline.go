@@ -25,8 +25,9 @@
 //  5. around each response (response middleware): the log line and
 //     -debug's extensions.dynamodb (reportCalls), refusals included (an
 //     operation with @defer answers in parts and logs one line, at its
-//     last part: logOperation), and the record of a request error
-//     (requestErrors).
+//     last part: logOperation), extensions.cost (reportCost, from the
+//     complexity and the fields counted as they ran: countFields, cost.go),
+//     and the record of a request error (requestErrors).
 //
 // The pipeline wraps an executable schema (New): the generated one
 // (graph/exec) on the resolvers (package graph), which the wiring
