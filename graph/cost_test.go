@@ -300,7 +300,7 @@ func TestErrorAnswersSayWhatTheyCost(t *testing.T) {
 		t.Errorf("a field's error: errors %+v, cost %+v; want the rest's cost and its reads", fieldError.Errors, c)
 	}
 	limited := e.NewHandler(pipeline.Options{Limits: pipeline.Limits{ComplexityLimit: 50,
-		RateLimits: pipeline.RateLimits{RateCost: 1, RateCostBurst: 40}}})
+		RateLimits: pipeline.RateLimits{RateCost: 0.001, RateCostBurst: 40}}}) // no refill to speak of
 	send := func(q string) *testenv.Response {
 		return e.Send(t, map[string]any{"query": q}, e.As("alice"), testenv.Via(limited)).Decode(t)
 	}
