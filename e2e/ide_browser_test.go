@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/ide"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
@@ -99,6 +100,10 @@ func TestIDEInABrowser(t *testing.T) {
 		return v
 	}
 
+	// warnedBeforeDialog: the console's warnings before GraphiQL's settings
+	// dialog opened, whose Radix UI dialog warns of a missing Description
+	// (GraphiQL's markup, not the page's); -1 until then.
+	warnedBeforeDialog := -1
 	// The steps build on each other: the first failure ends the walk.
 	walk := []struct {
 		name string
@@ -137,7 +142,8 @@ func TestIDEInABrowser(t *testing.T) {
 				}
 				TasksByTag struct{ Edges []any }
 			}
-			Errors []any
+			Errors     []any
+			Extensions struct{ Cost *pipeline.Cost }
 		}
 		if err := json.Unmarshal([]byte(eval(t, "reading the answer", answer)), &got); err != nil {
 			t.Fatalf("the result pane holds no JSON: %v", err)
@@ -145,6 +151,18 @@ func TestIDEInABrowser(t *testing.T) {
 		if len(got.Errors) > 0 || got.Data.Me.Email == "" || len(got.Data.Me.Projects.Edges) == 0 || len(got.Data.TasksByTag.Edges) == 0 {
 			t.Fatalf("the example answered %+v; want data and no errors", got)
 		}
+		// What it cost shows with the answer (extensions.cost).
+		if c := got.Extensions.Cost; c == nil || c.ActualQueryCost <= 0 || c.RequestedQueryCost < c.ActualQueryCost || c.ReadUnits <= 0 {
+			t.Fatalf("the result pane shows extensions.cost %+v; want it, its estimate at least its actual cost, and the read units", c)
+		}
+		// The pane renders the lines in view: scrolled to its end, it shows
+		// the cost below the data.
+		eval(t, "scrolling the response to its end", `(cm => (cm.scrollIntoView({line: cm.lastLine(), ch: 0}), ''))(document.querySelector('.graphiql-response .CodeMirror').CodeMirror)`)
+		must(t, "waiting for the cost to show in the response pane", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Poll[bool](`['"requestedQueryCost"', '"actualQueryCost"', '"readUnits"'].every(s => document.querySelector('.graphiql-response .CodeMirror-code')?.textContent.includes(s))`,
+				chromedp.WithPollingTimeout(0))(ctx, tg)
+			return err
+		}))
 	}}, {"a query typed into the editor runs and shows data", func(t *testing.T) {
 		const query = "{ me { name } }"
 		// Empty the editor (it starts with the example), then type.
@@ -207,6 +225,9 @@ func TestIDEInABrowser(t *testing.T) {
 		// running subscription).
 		must(t, "stopping the subscription", chromedp.Click(chromedp.CSS(".graphiql-execute-button")))
 	}}, {"a dialog opens under the CSP", func(t *testing.T) {
+		rec.mu.Lock()
+		warnedBeforeDialog = len(rec.warnings)
+		rec.mu.Unlock()
 		// GraphiQL's dialogs add a <style> element: the page's style nonce
 		// must admit it (the violation check below would see it refused).
 		must(t, "opening the settings", chromedp.Click(chromedp.CSS(`.graphiql-sidebar button[aria-label="Open settings dialog"]`)),
@@ -243,6 +264,13 @@ func TestIDEInABrowser(t *testing.T) {
 		if len(rec.errors) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(rec.errors, "\n"))
 		}
+		warnings := rec.warnings
+		if warnedBeforeDialog >= 0 {
+			warnings = warnings[:warnedBeforeDialog]
+		}
+		if len(warnings) > 0 {
+			t.Errorf("console warnings:\n%s", strings.Join(warnings, "\n"))
+		}
 		server, _ := url.Parse(srv.url)
 		sawAssets := false
 		for _, u := range rec.requests {
@@ -271,6 +299,7 @@ type pageRecord struct {
 	requests []string
 	sockets  []string // WebSocket URLs
 	errors   []string
+	warnings []string // console.warn
 }
 
 func (r *pageRecord) listen(ev any) {
@@ -288,6 +317,13 @@ func (r *pageRecord) listen(ev any) {
 				args = append(args, string(a.Value)+a.Description)
 			}
 			r.errors = append(r.errors, "console.error: "+strings.Join(args, " "))
+		}
+		if ev.Type == runtime.ConsoleAPICalledTypeWarning {
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			r.warnings = append(r.warnings, "console.warn: "+strings.Join(args, " "))
 		}
 	case *runtime.EventExceptionThrown:
 		d := ev.ExceptionDetails

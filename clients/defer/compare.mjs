@@ -131,3 +131,27 @@ export function differences(got, want) {
   }
   return out;
 }
+
+// extensionRules checks what the canonical forms above leave out, the
+// payloads' extensions: taskgraph's answer carries extensions.cost (what
+// the operation cost, docs/limits.md) on its last payload and nothing else
+// there or anywhere before; graphql-js's reference carries none. So the
+// comparison is modulo exactly that one field.
+export function extensionRules(got, want) {
+  const bad = [];
+  got.forEach((p, i) => {
+    const last = i === got.length - 1;
+    const keys = Object.keys(p.extensions ?? {});
+    if (!last && keys.length) bad.push(`payload ${i + 1}: extensions ${key(keys)} before the last payload`);
+    if (last && key(keys) !== key(['cost'])) bad.push(`the last payload's extensions are ${key(keys)}, not ["cost"]`);
+  });
+  const c = got.at(-1)?.extensions?.cost;
+  if (c && !(Number.isInteger(c.requestedQueryCost) && Number.isInteger(c.actualQueryCost) && c.actualQueryCost > 0 &&
+    c.requestedQueryCost >= c.actualQueryCost && typeof c.readUnits === 'number' && c.writeUnits === 0)) {
+    bad.push(`extensions.cost ${key(c)}: want 0 < actualQueryCost <= requestedQueryCost, readUnits, writeUnits 0`);
+  }
+  want.forEach((p, i) => {
+    if (p.extensions) bad.push(`graphql-js's payload ${i + 1} has extensions ${key(p.extensions)}`);
+  });
+  return bad;
+}

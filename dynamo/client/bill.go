@@ -11,8 +11,8 @@ import (
 )
 
 // DynamoDB's bill, computed from a call and the items it read: what tests
-// pin per screen on a store that reports no consumed capacity (the
-// embedded store), by the rules DynamoDB bills with (checked against
+// pin per screen, by the rules DynamoDB bills with (which the embedded
+// store reports its consumed capacity by, dynamo/embedded/engine) (checked against
 // dynalite's reports in graph's TestItemSizeRulesAgainstDynalite and
 // TestCapacityRulesMatchDynalite).
 

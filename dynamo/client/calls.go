@@ -59,8 +59,8 @@ func (c *Calls) Get(op string) int {
 }
 
 // Capacity returns the read and write capacity units the calls consumed, as
-// DynamoDB reported them (zero where a store reports none: the embedded
-// store never does).
+// DynamoDB reported them (the embedded store reports them by DynamoDB's
+// rules; zero where a store reports none).
 func (c *Calls) Capacity() (read, write float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -29,7 +29,8 @@ type Call struct {
 	Attempts   int       // 1 + the SDK's retries
 	Throttles  int       // attempts refused by throttling
 	// ReadUnits and WriteUnits are the consumed capacity DynamoDB reported
-	// (zero where a store reports none: the embedded store never does).
+	// (the embedded store's by DynamoDB's rules; zero where a store reports
+	// none).
 	ReadUnits, WriteUnits float64
 	// Unprocessed is the keys (BatchGetItem) or items (BatchWriteItem) the
 	// call handed back unprocessed; the store sends them again.

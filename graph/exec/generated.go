@@ -1129,6 +1129,27 @@ var sources = []*ast.Source{
 # Every request but introspection carries ` + "`" + `Authorization: Bearer <JWT>` + "`" + `;
 # the token's ` + "`" + `sub` + "`" + ` claim is the viewer's user id.
 
+# Cost (docs/limits.md, "What an answer cost"): IBM's GraphQL Cost Directives,
+# declared as its specification declares them. Every field weighs 1 unless
+# @cost says otherwise; a list multiplies its selection by its @listSize. The
+# complexity limit charges an operation by them before it runs (extensions.cost
+# .requestedQueryCost), and the same measure of what it did is its
+# actualQueryCost.
+
+"The weight of a field, argument, input field, enum, object or scalar in an operation's cost (IBM GraphQL Cost Directives)."
+directive @cost(weight: String!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
+
+"""
+How many elements a list field may hold, for an operation's cost (IBM GraphQL Cost Directives): the largest of its
+slicingArguments given, or else assumedSize; sizedFields name the lists of the returned object the size applies to.
+"""
+directive @listSize(
+  assumedSize: Int
+  slicingArguments: [String!]
+  sizedFields: [String!]
+  requireOneSlicingArgument: Boolean = true
+) on FIELD_DEFINITION
+
 "A calendar date, YYYY-MM-DD."
 scalar Date
 
@@ -1172,10 +1193,13 @@ type User implements Node {
   createdAt: Time!
   "Access pattern 2: the projects the user is a member of, newest first."
   projects(first: Int = 20, after: String, last: Int, before: String): ProjectConnection!
+    @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
   "Access pattern 4: tasks assigned to the user, by due date ascending, tasks without a due date last."
   assignedTasks(first: Int = 20, after: String, last: Int, before: String): TaskConnection!
+    @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
   "Access pattern 7: assigned tasks not DONE whose due date is before asOf (default: today, UTC), by due date ascending."
   overdueTasks(asOf: Date, first: Int = 20, after: String, last: Int, before: String): TaskConnection!
+    @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
 }
 
 enum ProjectRole {
@@ -1193,10 +1217,11 @@ type Project implements Node {
   name: String!
   description: String
   owner: User!
-  members: [ProjectMember!]!
+  members: [ProjectMember!]! @listSize(assumedSize: 90)
   createdAt: Time!
   "Access pattern 3: the project's tasks by due date ascending, tasks without a due date last."
   tasks(first: Int = 20, after: String, last: Int, before: String, status: TaskStatus): TaskConnection!
+    @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
   taskCounts: TaskCounts!
 }
 
@@ -1222,9 +1247,10 @@ type Task implements Node {
   dueDate: Date
   project: Project!
   assignee: User
-  tags: [Tag!]!
+  tags: [Tag!]! @listSize(assumedSize: 20)
   "Access pattern 5: comments oldest first."
   comments(first: Int = 20, after: String, last: Int, before: String): CommentConnection!
+    @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
   createdAt: Time!
   updatedAt: Time!
   "Increases by one on every change; pass it back as expectedVersion for a safe update."
@@ -1252,6 +1278,7 @@ type Tag implements Node {
   name: String!
   "Access pattern 6: tasks with this tag that the viewer may see, by due date ascending."
   tasks(first: Int = 20, after: String, last: Int, before: String): TaskConnection!
+    @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
 }
 
 type ProjectEdge {
@@ -1300,6 +1327,7 @@ type Query {
   task(id: ID!): Task
   "Access pattern 6: tasks with the tag in the viewer's projects, by due date ascending, tasks without a due date last."
   tasksByTag(tag: String!, first: Int = 20, after: String, last: Int, before: String): TaskConnection!
+    @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges", "nodes"], requireOneSlicingArgument: false)
 }
 
 input UpdateProfileInput {
@@ -1468,6 +1496,7 @@ extend type Query {
   ` + "`" + `first` + "`" + `: how many changes a page covers at most (1..100).
   """
   sync(since: String, first: Int = 100): SyncPage!
+    @listSize(slicingArguments: ["first"], sizedFields: ["upserts", "tombstones"], requireOneSlicingArgument: false)
 }
 `, BuiltIn: false},
 }

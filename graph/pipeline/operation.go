@@ -11,6 +11,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/cost"
 	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/subscription"
@@ -26,6 +27,8 @@ import (
 type opState struct {
 	// calls counts the operation's DynamoDB calls (reportCalls, -debug).
 	calls *client.Calls
+	// actual counts its actual cost (countFields, reportCost).
+	actual cost.Counter
 	// rateKey is whose token buckets pay for it: the viewer's, or the
 	// client address's without a valid token.
 	rateKey string

@@ -25,8 +25,9 @@
 //  5. around each response (response middleware): the log line and
 //     -debug's extensions.dynamodb (reportCalls), refusals included (an
 //     operation with @defer answers in parts and logs one line, at its
-//     last part: logOperation), and the record of a request error
-//     (requestErrors).
+//     last part: logOperation), extensions.cost (reportCost, from the
+//     complexity and the fields counted as they ran: countFields, cost.go),
+//     and the record of a request error (requestErrors).
 //
 // The pipeline wraps an executable schema (New): the generated one
 // (graph/exec) on the resolvers (package graph), which the wiring
@@ -52,6 +53,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/taskgraph/taskgraph/graph/cost"
 	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -127,9 +129,11 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	if o.Loaders.Steps != nil {
 		srv.AroundFields(loaders.StepFields) // step mode: counts the fields that run
 	}
+	srv.AroundFields(countFields(cost.MustRead(es.Schema()))) // the actual cost (cost.go)
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
-	srv.AroundResponses(requestErrors) // a request error: no data entry
+	srv.AroundResponses(reportCost(rates)) // extensions.cost (cost.go)
+	srv.AroundResponses(requestErrors)     // a request error: no data entry
 	return srv
 }
 

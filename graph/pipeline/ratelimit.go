@@ -16,8 +16,8 @@ import (
 )
 
 // Defaults of the rate limits the server's flags start from (Options
-// leaves them off when zero). A dashboard load costs about 10,000, so a
-// viewer may load it ten times at once and five times a second for good;
+// leaves them off when zero). A dashboard load costs about 12,000, so a
+// viewer may load it eight times at once and four times a second for good;
 // an IDE or a UI sends far fewer than 20 operations a second.
 const (
 	DefaultRateOps       = 20

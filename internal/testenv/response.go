@@ -3,6 +3,8 @@ package testenv
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/taskgraph/taskgraph/graph/pipeline"
 )
 
 // What a GraphQL request answers (Response, Error), and the Env's
@@ -21,9 +23,22 @@ func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
 
 // Response is a GraphQL response.
 type Response struct {
-	Status int
-	Data   json.RawMessage `json:"data"`
-	Errors []Error         `json:"errors"`
+	Status     int
+	Data       json.RawMessage `json:"data"`
+	Errors     []Error         `json:"errors"`
+	Extensions struct {
+		// Cost is extensions.cost (pipeline.Cost); nil without.
+		Cost *pipeline.Cost `json:"cost"`
+	} `json:"extensions"`
+}
+
+// MustCost returns the response's extensions.cost, failing tb without one.
+func (r *Response) MustCost(tb testing.TB) pipeline.Cost {
+	tb.Helper()
+	if r.Extensions.Cost == nil {
+		tb.Fatalf("the answer has no extensions.cost (data %s, errors %+v)", r.Data, r.Errors)
+	}
+	return *r.Extensions.Cost
 }
 
 // Codes lists the codes of the response's errors.

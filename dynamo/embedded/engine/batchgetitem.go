@@ -17,7 +17,8 @@ type keysAndAttributes struct {
 }
 
 type batchGetItemInput struct {
-	RequestItems map[string]*keysAndAttributes
+	RequestItems           map[string]*keysAndAttributes
+	ReturnConsumedCapacity string
 }
 
 func (e *Engine) batchGetItem(in *batchGetItemInput) ([]byte, error) {
@@ -29,13 +30,17 @@ func (e *Engine) batchGetItem(in *batchGetItemInput) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"Responses":{`)
-	unprocessed, err := e.writeResponses(&b, reads)
+	used := capacity{}
+	unprocessed, err := e.writeResponses(&b, reads, used)
 	if err != nil {
 		return nil, err
 	}
 	b.WriteString(`},"UnprocessedKeys":{`)
 	writeUnprocessedKeys(&b, in, unprocessed)
 	b.WriteString(`}}`)
+	if wantsCapacity(in.ReturnConsumedCapacity) {
+		return withCapacity(b.Bytes(), used, false), nil
+	}
 	return b.Bytes(), nil
 }
 
@@ -94,8 +99,9 @@ func (e *Engine) batchReads(in *batchGetItemInput) ([]batchRead, error) {
 }
 
 // writeResponses writes each table's items found, in the order of its
-// keys, and returns the keys left unprocessed (past 16 MB, or emulated).
-func (e *Engine) writeResponses(b *bytes.Buffer, reads []batchRead) (map[string][]attrs, error) {
+// keys, and returns the keys left unprocessed (past 16 MB, or emulated),
+// adding what each key read consumed to used.
+func (e *Engine) writeResponses(b *bytes.Buffer, reads []batchRead, used capacity) (map[string][]attrs, error) {
 	var unprocessed map[string][]attrs
 	size := 0
 	for i, rd := range reads {
@@ -114,6 +120,7 @@ func (e *Engine) writeResponses(b *bytes.Buffer, reads []batchRead) (map[string]
 				continue
 			}
 			it := rd.t.get(k)
+			used[rd.t.name] += blocks(sizeOf(it), 4096) * readFactor(rd.r.ConsistentRead)
 			if it == nil {
 				continue
 			}

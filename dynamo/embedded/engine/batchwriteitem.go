@@ -14,6 +14,7 @@ type batchWriteItemInput struct {
 		PutRequest    *struct{ Item attrMap }
 		DeleteRequest *struct{ Key attrMap }
 	}
+	ReturnConsumedCapacity string
 }
 
 func (e *Engine) batchWriteItem(in *batchWriteItemInput) ([]byte, error) {
@@ -71,11 +72,17 @@ func (e *Engine) batchWriteItem(in *batchWriteItemInput) ([]byte, error) {
 			unprocessed.WriteByte(']')
 		}
 	}
+	used := capacity{}
 	for _, w := range writes {
 		if _, err := w.run(); err != nil {
 			return nil, err
 		}
+		used[w.t.name] += w.writeUnits()
 		w.commit()
 	}
-	return []byte(`{"UnprocessedItems":{` + unprocessed.String() + `}}`), nil
+	out := []byte(`{"UnprocessedItems":{` + unprocessed.String() + `}}`)
+	if wantsCapacity(in.ReturnConsumedCapacity) && len(used) > 0 {
+		out = withCapacity(out, used, false)
+	}
+	return out, nil
 }

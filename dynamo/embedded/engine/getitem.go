@@ -7,6 +7,8 @@ type getItemInput struct {
 	Key                      attrMap
 	ProjectionExpression     string
 	ExpressionAttributeNames map[string]string
+	ConsistentRead           bool
+	ReturnConsumedCapacity   string
 }
 
 func (e *Engine) getItem(in *getItemInput) ([]byte, error) {
@@ -25,14 +27,19 @@ func (e *Engine) getItem(in *getItemInput) ([]byte, error) {
 		return nil, err
 	}
 	b := []byte(`{`)
-	if it := t.get(k); it != nil {
+	it := t.get(k)
+	if it != nil {
 		raw, err := x.projected(in.ProjectionExpression, it)
 		if err != nil {
 			return nil, err
 		}
 		b = append(append(b, `"Item":`...), raw...)
 	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	if wantsCapacity(in.ReturnConsumedCapacity) {
+		b = withCapacity(b, capacity{t.name: blocks(sizeOf(it), 4096) * readFactor(in.ConsistentRead)}, true)
+	}
+	return b, nil
 }
 
 // projected is an item's JSON as a projection expression leaves it.

@@ -25,6 +25,7 @@ type page struct {
 	count      bool // Select COUNT
 	items      [][]byte
 	scanned    int
+	read       int // the size of the items read, filtered out or not (what it consumes)
 	size       int
 	end        *string // see take
 	full       *entry  // the item that reached 1 MB
@@ -45,6 +46,7 @@ func (p *page) take(en entry) bool {
 		return false
 	}
 	p.scanned++
+	p.read += en.it.size
 	raw := en.it.raw
 	if p.filter != nil || p.projection != "" {
 		a, err := en.it.decode()
@@ -115,8 +117,9 @@ func (e *Engine) newPage(x exprs, filter, projection, sel string, limit *int) (*
 	return p, nil
 }
 
-// answer is the page as DynamoDB's JSON.
-func (p *page) answer(s source) ([]byte, error) {
+// answer is the page as DynamoDB's JSON, with its consumed capacity
+// when in asks for it.
+func (p *page) answer(s source, in *queryInput) ([]byte, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -145,5 +148,9 @@ func (p *page) answer(s source) ([]byte, error) {
 		b = append(b, `,"LastEvaluatedKey":`...)
 		b = appendAttrs(b, s.lastKey(*p.last))
 	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	if wantsCapacity(in.ReturnConsumedCapacity) {
+		b = withCapacity(b, capacity{in.TableName: blocks(p.read, 4096) * readFactor(in.ConsistentRead)}, true)
+	}
+	return b, nil
 }

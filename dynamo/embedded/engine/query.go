@@ -24,6 +24,7 @@ type queryInput struct {
 	ConsistentRead            bool
 	Select                    string
 	TotalSegments             *int
+	ReturnConsumedCapacity    string
 }
 
 // source is the tree a Query or Scan reads: the table's or an index's.
@@ -180,5 +181,5 @@ func (e *Engine) query(in *queryInput) ([]byte, error) {
 			return p.take(en)
 		})
 	}
-	return p.answer(s)
+	return p.answer(s, in)
 }

@@ -40,5 +40,5 @@ func (e *Engine) scan(in *queryInput) ([]byte, error) {
 	} else {
 		s.tree.Ascend(visit)
 	}
-	return p.answer(s)
+	return p.answer(s, in)
 }

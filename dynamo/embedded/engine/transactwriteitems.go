@@ -16,7 +16,8 @@ type transactWriteItemsInput struct {
 	TransactItems []struct {
 		ConditionCheck, Put, Update, Delete *writeInput
 	}
-	ClientRequestToken string
+	ClientRequestToken     string
+	ReturnConsumedCapacity string
 }
 
 // token is a committed transaction's client request token: what it was
@@ -85,12 +86,17 @@ func (e *Engine) transactWriteItems(in *transactWriteItemsInput) ([]byte, error)
 		return nil, &Error{Code: "TransactionCanceledException", Reasons: reasons,
 			Message: fmt.Sprintf("Transaction cancelled, please refer cancellation reasons for specific reasons [%s]", strings.Join(codes, ", "))}
 	}
+	used := capacity{}
 	for _, w := range writes {
+		used[w.t.name] += 2 * w.writeUnits()
 		w.commit()
 	}
 	if in.ClientRequestToken != "" {
 		e.tokens[in.ClientRequestToken] = token{digest: dg, at: e.now()}
 		e.tokenOrder = append(e.tokenOrder, in.ClientRequestToken)
+	}
+	if wantsCapacity(in.ReturnConsumedCapacity) {
+		return withCapacity([]byte(`{}`), used, false), nil
 	}
 	return []byte(`{}`), nil
 }

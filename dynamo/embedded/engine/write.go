@@ -41,6 +41,7 @@ type writeInput struct {
 	ExpressionAttributeValues           attrMap
 	ReturnValues                        string
 	ReturnValuesOnConditionCheckFailure string
+	ReturnConsumedCapacity              string
 }
 
 // prepare checks a write and parses its expressions.
@@ -232,5 +233,9 @@ func (e *Engine) one(kind string, in *writeInput) ([]byte, error) {
 		return nil, w.failed()
 	}
 	w.commit()
-	return w.answer()
+	out, err := w.answer()
+	if err == nil && wantsCapacity(in.ReturnConsumedCapacity) {
+		out = withCapacity(out, capacity{w.t.name: w.writeUnits()}, true)
+	}
+	return out, err
 }
