@@ -120,6 +120,12 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	if subs != nil {
 		srv.AroundOperations(subs.Operation) // a subscription's stream: where it can go, how it ends
 	}
+	var hc *httpCache
+	if o.Store != nil {
+		hc = newHTTPCache(o, es) // a GET's query: its tag checked (304: nothing runs), recorded, issued
+		srv.AroundOperations(hc.operation)
+		srv.AroundFields(hc.field)
+	}
 	srv.AroundRootFields(idempotent)
 	if subs != nil {
 		srv.AroundFields(subs.Field) // an event's fields: its loaders
@@ -130,6 +136,9 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	// 5. Around each response.
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
 	srv.AroundResponses(requestErrors) // a request error: no data entry
+	if hc != nil {
+		srv.AroundResponses(hc.response) // inside reportCalls: its reads are the operation's
+	}
 	return srv
 }
 
