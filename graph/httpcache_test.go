@@ -1,6 +1,8 @@
 package graph_test
 
 import (
+	"bytes"
+	"context"
 	"maps"
 	"net/http"
 	"sync"
@@ -134,5 +136,166 @@ func TestAnUnchangedDashboardIsNotModified(t *testing.T) {
 	t.Logf("status %d body %q calls %s rcu %v", again.Status, again.Body, e.Calls, read)
 	if again.Status != http.StatusNotModified {
 		t.Fatalf("status %d", again.Status)
+	}
+}
+
+// cacheSetup makes profiles for users and a project of the first with the
+// others as members, and returns the project's id.
+func cacheSetup(t *testing.T, e *testenv.Env, h http.Handler, users ...string) string {
+	t.Helper()
+	w := &cacheWorld{e: e, h: h}
+	for _, u := range users {
+		w.mutate(t, u, `mutation($n: String!) { updateProfile(input: {name: $n}) { id } }`, map[string]any{"n": u})
+	}
+	d := w.mutate(t, users[0], `mutation { createProject(input: {name: "Shared"}) { id } }`, nil)
+	p := d["createProject"].(map[string]any)["id"].(string)
+	for _, u := range users[1:] {
+		if w.mutate(t, users[0], `mutation($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id } }`,
+			map[string]any{"p": p, "u": u}) == nil {
+			t.Fatalf("adding %s failed", u)
+		}
+	}
+	return p
+}
+
+const cacheBoard = `query($id: ID!) { project(id: $id) { id name members { role user { id name } } } }`
+
+// TestAProfileEditInvalidatesTheTagsThatShowIt: another member's new name
+// shows at once (their profile is read), while the seqs of their projects
+// move only when the cleanup worker copies the profile into their change
+// logs; until then their pending job, which the tag's filter of users
+// names, refuses the 304.
+func TestAProfileEditInvalidatesTheTagsThatShowIt(t *testing.T) {
+	e, h, clk := cacheEnv(t)
+	p := cacheSetup(t, e, h, "ana", "ben")
+	clk.Advance()
+	vars := map[string]any{"id": p}
+	tag := cacheGet(t, e, h, "ben", cacheBoard, vars, "").Header.Get("ETag")
+	if got := cacheGet(t, e, h, "ben", cacheBoard, vars, tag).Status; tag == "" || got != http.StatusNotModified {
+		t.Fatalf("the unchanged board: tag %q, then %d; want a tag, then 304", tag, got)
+	}
+	w := &cacheWorld{e: e, h: h}
+	w.mutate(t, "ana", `mutation { updateProfile(input: {name: "Ana Renamed"}) { id } }`, nil)
+	clk.Advance()
+	if got := cacheGet(t, e, h, "ben", cacheBoard, vars, tag); got.Status != http.StatusOK || !bytes.Contains(got.Body, []byte("Ana Renamed")) {
+		t.Fatalf("with ana's profile job pending: %d %s; want 200 with her new name", got.Status, got.Body)
+	}
+	if _, err := e.Store.RunCleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := cacheGet(t, e, h, "ben", cacheBoard, vars, tag); got.Status != http.StatusOK {
+		t.Fatalf("with ana's profile copied: %d; want 200 (the project's seq moved)", got.Status)
+	}
+}
+
+const cacheThread = `query($id: ID!) { task(id: $id) { id title comments(first: 5) { edges { node { id body author { id name } } } } } }`
+
+// TestAUserShownOutsideTheProjectsHasNoTag: a comment's author who has
+// left its project, and whom the viewer still sees through another
+// project, is shown by a task thread whose project's seq does not follow
+// them (their new name moves the seqs of their own projects): no tag.
+func TestAUserShownOutsideTheProjectsHasNoTag(t *testing.T) {
+	e, h, clk := cacheEnv(t)
+	p := cacheSetup(t, e, h, "ana", "ben", "cy")
+	w := &cacheWorld{e: e, h: h}
+	q := w.mutate(t, "ana", `mutation { createProject(input: {name: "Other"}) { id } }`, nil)["createProject"].(map[string]any)["id"].(string)
+	for _, u := range []string{"ben", "cy"} {
+		w.mutate(t, "ana", `mutation($p: ID!, $u: ID!) { addProjectMember(projectId: $p, userId: $u) { id } }`, map[string]any{"p": q, "u": u})
+	}
+	task := w.mutate(t, "ana", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "T"}) { id } }`, map[string]any{"p": p})["createTask"].(map[string]any)["id"].(string)
+	w.mutate(t, "ben", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "mine"}) { id } }`, map[string]any{"id": task})
+	vars := map[string]any{"id": task}
+	clk.Advance()
+	if got := cacheGet(t, e, h, "cy", cacheThread, vars, ""); got.Status != http.StatusOK || got.Header.Get("ETag") == "" {
+		t.Fatalf("the thread while ben is a member: %d, ETag %q; want 200 with a tag", got.Status, got.Header.Get("ETag"))
+	}
+	w.mutate(t, "ana", `mutation($p: ID!, $u: ID!) { removeProjectMember(projectId: $p, userId: $u) { id } }`, map[string]any{"p": p, "u": "ben"})
+	clk.Advance()
+	got := cacheGet(t, e, h, "cy", cacheThread, vars, "")
+	if !bytes.Contains(got.Body, []byte(`"ben"`)) {
+		t.Fatalf("the thread does not show ben, seen through the other project: %s", got.Body)
+	}
+	if tag := got.Header.Get("ETag"); tag != "" {
+		t.Errorf("the thread showing ben, a member of none of its projects, has ETag %s", tag)
+	}
+}
+
+// TestAChangeInAnotherProjectLeavesTheTagValid: every kind of change in a
+// project the viewer is not in, by users who share none with them, leaves
+// the viewer's tags valid (304), on every screen.
+func TestAChangeInAnotherProjectLeavesTheTagValid(t *testing.T) {
+	e, h, clk := cacheEnv(t)
+	mine := cacheSetup(t, e, h, "ana", "ben")
+	w := &cacheWorld{e: e, h: h}
+	for _, u := range []string{"cy", "dee"} {
+		w.mutate(t, u, `mutation($n: String!) { updateProfile(input: {name: $n}) { id } }`, map[string]any{"n": u})
+	}
+	other := w.mutate(t, "cy", `mutation { createProject(input: {name: "Theirs"}) { id } }`, nil)["createProject"].(map[string]any)["id"].(string)
+	myTask := w.mutate(t, "ana", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "Mine", assigneeId: "ben"}) { id } }`,
+		map[string]any{"p": mine})["createTask"].(map[string]any)["id"].(string)
+	w.mutate(t, "ben", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "hi"}) { id } }`, map[string]any{"id": myTask})
+	clk.Advance()
+	tags := map[string]string{}
+	varsOf := func(sc string) map[string]any {
+		switch sc {
+		case "project board", "project tasks":
+			return map[string]any{"id": mine}
+		case "task thread", "node":
+			return map[string]any{"id": myTask}
+		}
+		return nil
+	}
+	for _, sc := range cacheScreens {
+		if sc.tagged {
+			if tags[sc.name] = cacheGet(t, e, h, "ana", sc.query, varsOf(sc.name), "").Header.Get("ETag"); tags[sc.name] == "" {
+				t.Fatalf("ana's %s has no tag", sc.name)
+			}
+		}
+	}
+	var theirTask, theirComment string
+	changes := []struct {
+		what string
+		do   func()
+	}{
+		{"a rename", func() {
+			w.mutate(t, "cy", `mutation($id: ID!) { updateProject(input: {id: $id, name: "Renamed"}) { id } }`, map[string]any{"id": other})
+		}},
+		{"a member added", func() {
+			w.mutate(t, "cy", `mutation($p: ID!) { addProjectMember(projectId: $p, userId: "dee") { id } }`, map[string]any{"p": other})
+		}},
+		{"a task made", func() {
+			theirTask = w.mutate(t, "dee", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "Theirs", tags: ["ui"], assigneeId: "dee"}) { id } }`,
+				map[string]any{"p": other})["createTask"].(map[string]any)["id"].(string)
+		}},
+		{"a task changed and retagged", func() {
+			w.mutate(t, "cy", `mutation($id: ID!) { updateTask(input: {id: $id, title: "Changed", status: DONE, tags: ["db"]}) { id } }`, map[string]any{"id": theirTask})
+		}},
+		{"a comment made", func() {
+			theirComment = w.mutate(t, "cy", `mutation($id: ID!) { addComment(input: {taskId: $id, body: "x"}) { id } }`,
+				map[string]any{"id": theirTask})["addComment"].(map[string]any)["id"].(string)
+		}},
+		{"a comment deleted", func() {
+			w.mutate(t, "cy", `mutation($id: ID!) { deleteComment(id: $id) }`, map[string]any{"id": theirComment})
+		}},
+		{"a task deleted", func() { w.mutate(t, "cy", `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": theirTask}) }},
+		{"a member leaving", func() { w.mutate(t, "dee", `mutation($p: ID!) { leaveProject(projectId: $p) }`, map[string]any{"p": other}) }},
+		{"a profile edited", func() {
+			w.mutate(t, "dee", `mutation { updateProfile(input: {name: "Dee Renamed"}) { id } }`, nil)
+			if _, err := e.Store.RunCleanup(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the project deleted", func() { w.mutate(t, "cy", `mutation($id: ID!) { deleteProject(id: $id) }`, map[string]any{"id": other}) }},
+	}
+	for _, c := range changes {
+		c.do()
+		clk.Advance()
+		for _, sc := range cacheScreens {
+			if sc.tagged {
+				if got := cacheGet(t, e, h, "ana", sc.query, varsOf(sc.name), tags[sc.name]); got.Status != http.StatusNotModified {
+					t.Errorf("after %s in a project ana is not in, her %s answered %d, not 304", c.what, sc.name, got.Status)
+				}
+			}
+		}
 	}
 }

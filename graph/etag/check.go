@@ -36,7 +36,13 @@ type Checker struct {
 	// Build names the server's build (its schema and binary): a tag of
 	// another build never matches.
 	Build string
+	// Now is the server's clock: its date is overdueTasks' default asOf,
+	// which every tag holds (a tag lasts until midnight, UTC).
+	Now func() time.Time
 }
+
+// today is the server's date.
+func (c *Checker) today() string { return domain.DateOf(c.Now()).String() }
 
 // Begin records when r's operation began (by the server's clock), before
 // anything of it is read.
@@ -75,7 +81,7 @@ func (c *Checker) Check(ctx context.Context, r *Request) bool {
 	if err != nil || f.Profile == nil {
 		return false
 	}
-	s := stands{build: c.Build, viewer: viewer, identity: r.identity, profile: f.Profile, projects: p.projects,
+	s := stands{build: c.Build, viewer: viewer, identity: r.identity, today: c.today(), profile: f.Profile, projects: p.projects,
 		seqs: make([]int64, len(p.projects)), filter: p.filter}
 	for i, pr := range f.Projects {
 		if pr == nil || !policy.SeesProject(f.Profile, pr.ID) {
@@ -110,10 +116,11 @@ func (c *Checker) Issue(ctx context.Context, r *Request, l *loaders.Loaders, res
 		return
 	}
 	ids := d.bounds(profile)
-	if ids == nil {
+	today := domain.DateOf(start).String()
+	if ids == nil || c.today() != today { // an answer across midnight: which date it used is unknown
 		return
 	}
-	s := stands{build: c.Build, viewer: viewer, identity: r.identity, profile: profile, projects: ids,
+	s := stands{build: c.Build, viewer: viewer, identity: r.identity, today: today, profile: profile, projects: ids,
 		seqs: make([]int64, len(ids)), filter: filterOf(slices.Sorted(maps.Keys(d.users)))}
 	read := make([]*domain.Project, len(ids))
 	var missing []string

@@ -54,12 +54,12 @@ func (r *Request) Field(ctx context.Context, fc *graphql.FieldContext, res any, 
 		return
 	}
 	switch ru {
-	case viewersPage, viewersProjects:
+	case viewersPage, viewersProjects, viewersOverdue:
 		if !ofViewer(ctx, fc) {
 			d.unbounded = name + " of another user"
 			return
 		}
-		if ru == viewersProjects {
+		if ru != viewersPage {
 			d.all = true
 			break
 		}

@@ -17,6 +17,9 @@ const (
 	// viewersProjects: every project of the viewer's (their assigned
 	// tasks may come from any of them).
 	viewersProjects
+	// viewersOverdue: viewersProjects; its default asOf is today's date,
+	// which every tag holds.
+	viewersOverdue
 	// userLookup: shown, and a null answer (a user the viewer may not
 	// see, who may become one) is not validated.
 	userLookup
@@ -28,15 +31,15 @@ const (
 )
 
 // rules are the fields an ETag can stand on, "Type.field": every field
-// missing here (tasksByTag, sync, overdueTasks, whose default asOf is
-// today's date, a field added to the schema later) leaves its answer
-// without one. Introspection (types named __*) depends on the build only.
+// missing here (tasksByTag, sync, a field added to the schema later)
+// leaves its answer without one. Introspection (types named __*) depends on the build only.
 var rules = map[string]rule{
 	"Query.me": shown, "Query.project": shown, "Query.task": shown,
 	"Query.user": userLookup, "Query.node": nodeLookup,
 
 	"User.id": shown, "User.name": shown, "User.email": shown, "User.createdAt": shown,
 	"User.projects": viewersPage, "User.assignedTasks": viewersProjects,
+	"User.overdueTasks": viewersOverdue,
 
 	"Project.id": shown, "Project.name": shown, "Project.description": shown, "Project.owner": shown,
 	"Project.members": shown, "Project.createdAt": shown, "Project.tasks": shown, "Project.taskCounts": shown,

@@ -30,6 +30,7 @@ const filterBits = 256
 // stands is what a tag stands on.
 type stands struct {
 	build, viewer, identity string
+	today                   string // the server's date: overdueTasks' default asOf
 	profile                 *domain.User
 	projects                []string // sorted
 	seqs                    []int64  // of projects
@@ -62,6 +63,7 @@ func (s *stands) sum() string {
 	field(s.build)
 	field(s.viewer)
 	field(s.identity)
+	field(s.today)
 	profileDigest(field, s.profile)
 	for i, id := range s.projects {
 		field(id)

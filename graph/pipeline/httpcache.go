@@ -37,7 +37,7 @@ func newHTTPCache(o Options, es graphql.ExecutableSchema) *httpCache {
 	if settle == 0 {
 		settle = cmp.Or(o.Timeout, DefaultTimeout) + DefaultHTTPCacheSettle
 	}
-	return &httpCache{check: &etag.Checker{Store: o.Store, Settle: settle, Build: buildOf(es.Schema())}, now: o.Now}
+	return &httpCache{check: &etag.Checker{Store: o.Store, Settle: settle, Build: buildOf(es.Schema()), Now: o.Now}, now: o.Now}
 }
 
 // operation checks the client's tag, or starts the record.
