@@ -5,6 +5,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -297,5 +298,45 @@ func TestAChangeInAnotherProjectLeavesTheTagValid(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestARecentChangeHasNoTagUntilItSettles: an answer showing a project
+// changed less than the settle window before it began gets no tag (its
+// eventually consistent reads and index reads might not all show the
+// change, and a tag would pair the new seq with old data for good); one
+// made after it does. A POST is never tagged, a 304 never runs the query.
+func TestARecentChangeHasNoTagUntilItSettles(t *testing.T) {
+	e, h, clk := cacheEnv(t)
+	p := cacheSetup(t, e, h, "ana", "ben")
+	vars := map[string]any{"id": p}
+	if got := cacheGet(t, e, h, "ben", cacheBoard, vars, ""); got.Status != http.StatusOK || got.Header.Get("ETag") != "" {
+		t.Fatalf("an answer made as the project changed: %d, ETag %q; want 200 without one", got.Status, got.Header.Get("ETag"))
+	}
+	clk.mu.Lock()
+	clk.t = clk.t.Add(pipeline.DefaultTimeout) // within the default window: the timeout and 2 s
+	clk.mu.Unlock()
+	if tag := cacheGet(t, e, h, "ben", cacheBoard, vars, "").Header.Get("ETag"); tag != "" {
+		t.Fatalf("an answer %v after the change has ETag %s", pipeline.DefaultTimeout, tag)
+	}
+	clk.Advance()
+	got := cacheGet(t, e, h, "ben", cacheBoard, vars, "")
+	tag := got.Header.Get("ETag")
+	if tag == "" || got.Header.Get("Cache-Control") != "private, no-cache" || !slices.Contains(got.Header.Values("Vary"), "Authorization, Accept") {
+		t.Fatalf("a settled answer: ETag %q, Cache-Control %q, Vary %q", tag, got.Header.Get("Cache-Control"), got.Header.Values("Vary"))
+	}
+	post := e.Send(t, map[string]any{"query": cacheBoard, "variables": vars}, e.As("ben"), testenv.Via(h), testenv.Header("If-None-Match", tag))
+	if post.Status != http.StatusOK || post.Header.Get("ETag") != "" {
+		t.Errorf("a POST with the tag: %d, ETag %q; want 200 without one", post.Status, post.Header.Get("ETag"))
+	}
+	if got := cacheGet(t, e, h, "ana", cacheBoard, vars, tag); got.Status != http.StatusOK {
+		t.Errorf("another viewer with ben's tag: %d, want 200", got.Status)
+	}
+	e.Calls.Reset()
+	// The check's two calls (the pending jobs: the board shows ana; the
+	// profile with the project), none of the query's (its members' Query).
+	want := map[string]int{"Query": 1, "BatchGetItem": 1}
+	if got := cacheGet(t, e, h, "ben", cacheBoard, vars, "W/"+tag); got.Status != http.StatusNotModified || !maps.Equal(e.Calls.ByOp(), want) {
+		t.Errorf("ben's tag (weak, as If-None-Match compares): %d after %v; want 304 after %v", got.Status, e.Calls, want)
 	}
 }
