@@ -19,10 +19,10 @@ import (
 const MaxFreshnessProjects = maxBatchGet - 1
 
 // Freshness is what Freshness read: the viewer's profile (nil: none, or
-// not asked for) and the projects in the order asked (nil: gone).
+// not asked for) and the projects, Read, in the order asked (nil: gone).
 type Freshness struct {
-	Profile  *domain.User
-	Projects []*domain.Project
+	Profile *domain.User
+	Read    []*domain.Project
 }
 
 // Freshness reads, in one BatchGetItem, the viewer's profile (when profile
@@ -54,7 +54,7 @@ func (s *Store) Freshness(ctx context.Context, viewer string, profile bool, ids 
 	if err != nil {
 		return nil, err
 	}
-	f := &Freshness{Projects: make([]*domain.Project, len(ids))}
+	f := &Freshness{Read: make([]*domain.Project, len(ids))}
 	if profile {
 		if items[0] != nil {
 			if f.Profile, err = decodeAs[*domain.User](items[0]); err != nil {
@@ -65,7 +65,7 @@ func (s *Store) Freshness(ctx context.Context, viewer string, profile bool, ids 
 	}
 	for i, it := range items {
 		if it != nil {
-			if f.Projects[i], err = decodeAs[*domain.Project](it); err != nil {
+			if f.Read[i], err = decodeAs[*domain.Project](it); err != nil {
 				return nil, err
 			}
 		}

@@ -83,7 +83,7 @@ func (c *Checker) Check(ctx context.Context, r *Request) bool {
 	}
 	s := stands{build: c.Build, viewer: viewer, identity: r.identity, today: c.today(), profile: f.Profile, projects: p.projects,
 		seqs: make([]int64, len(p.projects)), filter: p.filter}
-	for i, pr := range f.Projects {
+	for i, pr := range f.Read {
 		if pr == nil || !policy.SeesProject(f.Profile, pr.ID) {
 			return false
 		}
@@ -137,7 +137,7 @@ func (c *Checker) Issue(ctx context.Context, r *Request, l *loaders.Loaders, res
 		j := 0
 		for i := range read {
 			if read[i] == nil {
-				read[i] = f.Projects[j]
+				read[i] = f.Read[j]
 				j++
 			}
 		}
