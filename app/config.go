@@ -147,6 +147,7 @@ func (c *Config) defineLimits(fs *flag.FlagSet) {
 	fs.IntVar(&l.MaxFragments, "max-fragments", pipeline.DefaultMaxFragments, "most fragment definitions in a document")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body", web.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	fs.DurationVar(&l.Timeout, "timeout", pipeline.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
+	fs.DurationVar(&l.HTTPCacheSettle, "http-cache-settle", 0, fmt.Sprintf("how long after a change in a project a GET's answer showing it may have an ETag (docs/caching.md); 0: -timeout plus %v", pipeline.DefaultHTTPCacheSettle))
 	fs.Float64Var(&l.RateOps, "rate-ops", 0, fmt.Sprintf("operations per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateOps))
 	fs.IntVar(&l.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", pipeline.DefaultRateOpsBurst))
 	fs.Float64Var(&l.RateCost, "rate-cost", 0, fmt.Sprintf("query cost per second per viewer (the -max-complexity measure); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateCost))

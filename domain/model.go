@@ -36,6 +36,10 @@ type Project struct {
 	// project itself (its fields, its task counts, its members): a sync
 	// reads from them what changed since a position.
 	Seq, ProjectSeq int64
+	// SeqAt is when the change at Seq was made (zero: before it was kept):
+	// an HTTP ETag stands on a seq only once its change has settled
+	// (graph/etag).
+	SeqAt time.Time
 }
 
 // TaskCounts is how many of a project's tasks are in each status.

@@ -32,6 +32,7 @@ import (
 // Attributes of the change log on other items.
 const (
 	attrSeq        = "seq"        // project: its last position
+	attrSeqAt      = "seqAt"      // project: when the change at seq was made
 	attrProjectSeq = "projectSeq" // project: the position of its own last change
 	attrSyncSeq    = "syncSeq"    // task, comment, membership: the position of its entry
 	attrBorn       = "born"       // task, comment, membership: the position of its first entry (when it was made)
@@ -178,6 +179,7 @@ func (t *txn) finish(table string) {
 		if upd != nil {
 			u = upd.Set(expression.Name(attrSeq), expression.Value(l.to()))
 		}
+		u = u.Set(expression.Name(attrSeqAt), expression.Value(fmtTime(l.at)))
 		if l.project {
 			u = u.Set(expression.Name(attrProjectSeq), expression.Value(l.to()))
 		}

@@ -36,7 +36,7 @@ func decode(m item) (any, error) {
 		v = &domain.Project{ID: d.s(m, "id"), Name: d.s(m, "name"), Description: d.sp(m, "description"), OwnerID: d.s(m, "ownerId"),
 			CreatedAt: parseTime(d.s(m, "createdAt")), TaskCounts: domain.TaskCounts{Todo: d.n(m, attrTodoCount),
 				InProgress: d.n(m, attrInProgressCount), Done: d.n(m, attrDoneCount)},
-			Seq: int64(d.n(m, attrSeq)), ProjectSeq: int64(d.n(m, attrProjectSeq))}
+			Seq: int64(d.n(m, attrSeq)), ProjectSeq: int64(d.n(m, attrProjectSeq)), SeqAt: parseTime(d.s(m, attrSeqAt))}
 		d.keys(m, "PK", "SK")
 		d.n(m, "rev")
 	case typeMember:

@@ -31,6 +31,14 @@ const timeLayout = time.RFC3339Nano
 
 func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
+// fmtTimeOrNone is fmtTime, "" (no attribute) for the zero time.
+func fmtTimeOrNone(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return fmtTime(t)
+}
+
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(timeLayout, s)
 	return t.UTC()
@@ -68,6 +76,8 @@ type projectItem struct {
 	// ProjectSeq that of the project's own last change (changes.go).
 	Seq        int64 `dynamodbav:"seq"`
 	ProjectSeq int64 `dynamodbav:"projectSeq"`
+	// SeqAt is when the change at Seq was made (changes.go, finish).
+	SeqAt string `dynamodbav:"seqAt,omitempty"`
 }
 
 type memberItem struct {
@@ -225,7 +235,7 @@ func projectToItem(p *domain.Project, rev int) item {
 	return marshal(projectItem{PK: projectPK(ulidOf(p.ID)), SK: projectSK, Type: typeProject, ID: p.ID,
 		Name: p.Name, Description: p.Description, OwnerID: p.OwnerID, CreatedAt: fmtTime(p.CreatedAt), Rev: rev,
 		TodoCount: p.TaskCounts.Todo, InProgressCount: p.TaskCounts.InProgress, DoneCount: p.TaskCounts.Done,
-		Seq: p.Seq, ProjectSeq: p.ProjectSeq})
+		Seq: p.Seq, ProjectSeq: p.ProjectSeq, SeqAt: fmtTimeOrNone(p.SeqAt)})
 }
 
 // revOf returns an item's rev attribute (0 when absent).

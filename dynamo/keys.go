@@ -313,6 +313,10 @@ func tagTasksPK(name, p string) string { return tagPrefix + name + "#" + project
 // The pending cleanup jobs: the whole cleanupPK partition.
 var cleanupJobs = pattern{keySchema: onTable}
 
+// The pending jobs that copy changed profiles into change logs
+// (changeprofile.go): cleanupKey(cleanupProfile, u) of each user u.
+var pendingProfileJobs = pattern{keySchema: onTable, prefix: cleanupProfile + "#"}
+
 // The outbox items of one shard (outboxPK) committed before a time
 // (outboxBefore), oldest first: the events the sweep publishes.
 var outboxPending = pattern{keySchema: onTable}

@@ -30,7 +30,7 @@ func (s *Store) createProject(ctx context.Context, viewer string, in domain.Proj
 		return nil, err
 	}
 	now := s.now()
-	p := &domain.Project{ID: domain.ProjectIDOf(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now}
+	p := &domain.Project{ID: domain.ProjectIDOf(s.ids.next(now)), Name: n, Description: desc, OwnerID: viewer, CreatedAt: now, SeqAt: now}
 	pu := ulidOf(p.ID)
 	var t txn
 	t.logTo(pu, 0, now)
@@ -158,6 +158,7 @@ func (s *Store) UpdateProject(ctx context.Context, viewer string, in ProjectPatc
 			}
 			rev, seq := revOf(raw), p.Seq
 			p.Seq, p.ProjectSeq = seq+1, seq+1 // a change of the project itself: the next position of its log
+			p.SeqAt = s.now()
 			ev := changeEvent(domain.EventProjectUpdated, p.ID, p.ID, viewer, time.Time{}, nil, nil, p)
 			cond := ownerGuard(viewer).And(revIs(rev)).And(seqIs(seq)).And(unmarked()) // syncmark.go
 			if renamed {

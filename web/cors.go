@@ -91,7 +91,8 @@ func (o Origins) AllowedOrigin(origin string) bool {
 func (o Origins) Handler(h http.Handler) http.Handler {
 	opts := cors.Options{
 		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders:   []string{"Authorization", "Content-Type", pipeline.IdempotencyHeader},
+		AllowedHeaders:   []string{"Authorization", "Content-Type", pipeline.IdempotencyHeader, "If-None-Match"},
+		ExposedHeaders:   []string{"ETag"}, // a GET query's tag (graph/etag), for clients that keep their own
 		AllowCredentials: false,
 		MaxAge:           600,
 	}

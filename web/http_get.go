@@ -11,6 +11,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/graph/codes"
+	"github.com/taskgraph/taskgraph/graph/etag"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -22,7 +23,10 @@ import (
 // so the operation pipeline applies to it alike; a GET runs queries only
 // (a mutation or a subscription is 405 with Allow: POST, before it runs).
 // badRequest has already bounded the query string by the body limit and
-// checked its parameters. What the operation is (its text, or what a
+// checked its parameters. A query's answer is HTTP-cacheable
+// (graph/etag): Cache-Control: private, no-cache, Vary: Authorization,
+// Accept, and an ETag where the pipeline could tag it; an If-None-Match
+// with a tag still valid answers 304 Not Modified, the query not run. What the operation is (its text, or what a
 // documentId or persisted-query hash names) is known once the pipeline has
 // parsed it, so the transport checks its type then, before it runs.
 type getTransport struct{}
@@ -45,6 +49,10 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	}
 	p.Headers = r.Header
 	p.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	// HTTP caching (graph/etag): the pipeline checks the client's tag
+	// before the query runs, records what the answer shows, and tags it.
+	cache := etag.NewRequest(r.URL.RawQuery, w.Header().Get("Content-Type"), r.Header.Get("If-None-Match"))
+	ctx = etag.With(ctx, cache)
 	rc, errs := exec.CreateOperationContext(ctx, p)
 	if errs == nil && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", http.MethodPost)
@@ -57,7 +65,19 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx))
+	res := responses(ctx)
+	h := w.Header()
+	h.Set("Cache-Control", "private, no-cache")
+	h.Add("Vary", "Authorization, Accept")
+	if tag := cache.Tag(); tag != "" {
+		h.Set("ETag", `"`+tag+`"`)
+	}
+	if cache.NotModified() {
+		h.Del("Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeResponse(w, res)
 }
 
 const msgGETQueriesOnly = "a GET runs queries only: send mutations and subscriptions as POST"

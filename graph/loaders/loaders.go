@@ -104,6 +104,9 @@ type Loaders struct {
 	// objects batches every point read of a request (users, projects,
 	// memberships, tasks, comments) into BatchGetItem calls.
 	objects *loader[dynamo.Ref, any]
+	// read is what the objects' reads found of the viewer's profile and of
+	// projects (readlog.go).
+	read readLog
 
 	// The lists' loaders, each made on its first use (most operations use
 	// one or two of them): those that do not depend on the viewer are
@@ -155,6 +158,9 @@ func New(d Deps, viewer string, cfg Config) *Loaders {
 		res := make([]result[any], len(refs))
 		for i := range refs {
 			res[i] = result[any]{val: vals[i], err: errs[i]}
+			if errs[i] == nil {
+				l.note(refs[i], vals[i])
+			}
 		}
 		return res
 	})
@@ -200,6 +206,12 @@ func With(ctx context.Context, l *Loaders) context.Context {
 // For returns the operation's loaders (With).
 func For(ctx context.Context) *Loaders {
 	return ctx.Value(ctxKey{}).(*Loaders)
+}
+
+// Of is For, nil when ctx carries no loaders.
+func Of(ctx context.Context) *Loaders {
+	l, _ := ctx.Value(ctxKey{}).(*Loaders)
+	return l
 }
 
 // each makes a loader that de-duplicates keys and runs one fetch per

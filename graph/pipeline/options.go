@@ -88,6 +88,10 @@ type Limits struct {
 	// limit's measure), paid again for every event; 0 means
 	// DefaultMaxSubscriptionComplexity.
 	MaxSubscriptionComplexity int
+	// HTTPCacheSettle is how long after a change in a project a GET's
+	// answer showing it may get an ETag (graph/etag's Checker.Settle); 0
+	// means the timeout plus DefaultHTTPCacheSettle.
+	HTTPCacheSettle time.Duration
 	// EventTimeout bounds the reads of one event's resolution on this
 	// instance, from its first resolution; 0 means the hub's
 	// (live.HubConfig.EventTimeout).

@@ -122,6 +122,12 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	if subs != nil {
 		srv.AroundOperations(subs.Operation) // a subscription's stream: where it can go, how it ends
 	}
+	var hc *httpCache
+	if o.Store != nil {
+		hc = newHTTPCache(o, es) // a GET's query: its tag checked (304: nothing runs), recorded, issued
+		srv.AroundOperations(hc.operation)
+		srv.AroundFields(hc.field)
+	}
 	srv.AroundRootFields(idempotent)
 	if subs != nil {
 		srv.AroundFields(subs.Field) // an event's fields: its loaders
@@ -134,6 +140,9 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	srv.AroundResponses(reportCalls(o.Log, o.Debug))
 	srv.AroundResponses(reportCost(rates)) // extensions.cost (cost.go)
 	srv.AroundResponses(requestErrors)     // a request error: no data entry
+	if hc != nil {
+		srv.AroundResponses(hc.response) // inside reportCalls and reportCost: its reads are the operation's
+	}
 	return srv
 }
 
