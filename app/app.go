@@ -98,7 +98,7 @@ type App struct {
 
 // Hooks change what an App runs, for tests and benchmarks only.
 type Hooks struct {
-	// Graph are the handler's hooks (step mode, a read gate, no batching,
+	// Graph are the handler's hooks (a dispatcher, a window, a read gate, no batching,
 	// the event re-checks' waits).
 	Graph pipeline.Hooks
 	// NoListen: no HTTP server; the caller serves Handler (httptest).

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/dispatch"
 	"github.com/taskgraph/taskgraph/graph/loaders"
-	"github.com/taskgraph/taskgraph/internal/stepmode"
-	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
 // pinnedWait is the batch window of the report's count-only "wide" mode:
@@ -24,9 +23,9 @@ const pinnedWait = 50 * time.Millisecond
 
 // TestCallsAndRoundTrips pins the DynamoDB calls (by operation) and the
 // sequential round trips of every suite operation on the 1× dataset with
-// batching on. The loaders' batches are flushed, and the gate's held calls
-// released, level by level by a testenv.Stepper (when every goroutine of
-// request work is parked), so the counts are what the design needs,
+// batching on. The loaders' batches are dispatched by level, as in
+// production, and the gate's held calls released by the dispatcher when
+// every goroutine of request work is parked (steppedEnv), so the counts are what the design needs,
 // independent of the machine's load, and any extra call or level is a
 // change in the code. When a change alters them on purpose, update the
 // table from the failure message, which prints what was observed.
@@ -127,23 +126,25 @@ func TestBackwardCallsAndRoundTrips(t *testing.T) {
 	}
 }
 
-// steppedEnv seeds the 1× dataset and returns its env and a handler whose
-// loaders' batches are flushed, and the gate's held calls released, level
-// by level by a testenv.Stepper, until the test ends. release, when not
-// nil, makes the stepper's release of the gate's held calls (else
-// Gate.Release: all of them).
+// steppedEnv seeds the 1× dataset and returns its env and the production
+// handler (its loaders dispatched by level, package graph/dispatch), whose
+// dispatcher releases the gate's held calls when an operation's work all
+// waits and none of its loaders has keys (dispatch.Levels.SetIdle), until
+// the test ends: a round trip is then everything the server can ask
+// before it needs an answer. release, when not nil, makes that release of
+// the gate's held calls (else Gate.Release: all of them).
 func steppedEnv(t *testing.T, release func(*Gate) func() int) (*Env, http.Handler) {
 	t.Helper()
 	env, _ := newEnv(t, 1, DefaultQuiet)
-	trig := &stepmode.Trigger{}
-	h := env.Handler(Mode{Name: "stepped", Loaders: loaders.Config{Steps: trig}})
+	levels := &dispatch.Levels{}
+	h := env.Handler(Mode{Name: "by level", Loaders: loaders.Config{Dispatch: levels}})
 	env.Gate.SetManual(true)
 	rel := env.Gate.Release
 	if release != nil {
 		rel = release(env.Gate)
 	}
-	stepper := testenv.StartStepper(trig, rel)
-	t.Cleanup(func() { stepper.Stop(); env.Gate.SetManual(false) })
+	levels.SetIdle(rel)
+	t.Cleanup(func() { levels.SetIdle(nil); env.Gate.SetManual(false) })
 	return env, h
 }
 

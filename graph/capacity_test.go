@@ -121,7 +121,7 @@ func captureEnv(t *testing.T, b testenv.Backend, o pipeline.Options) (*testenv.E
 		t.Fatal(err)
 	}
 	e.Auth = &auth.Authenticator{Secret: []byte(testenv.Secret), Now: func() time.Time { return testenv.Now }}
-	e.StepLevels(t, o)
+	e.Handler = e.NewHandler(o)
 	return e, c
 }
 

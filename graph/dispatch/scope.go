@@ -1,4 +1,4 @@
-package stepmode
+package dispatch
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// The scopes of step mode: the values whose fields gqlgen is resolving,
+// The scopes of the dispatch: the values whose fields gqlgen is resolving,
 // so that a field about to start counts before its parent's count ends
 // (see the package's comment, "a field").
 
@@ -31,16 +31,16 @@ type scopeKey struct {
 // those of the current step started and not done with everything below.
 type scope struct {
 	key   scopeKey
-	owner *stepNode // the field that returned the value; nil at the root
+	owner *fieldNode // the field that returned the value; nil at the root
 	steps [][]string
 	want  map[string]bool
 	live  int
 	part  *partEnd // a part's scope: its end counts once it is done
 }
 
-// stepNode is a started field: open while it runs and while a value below
+// fieldNode is a started field: open while it runs and while a value below
 // it has fields to come.
-type stepNode struct {
+type fieldNode struct {
 	sc   *scope
 	open int
 }
@@ -54,7 +54,7 @@ type scopeSpec struct {
 }
 
 // start makes the operation's root scope (s.mu held).
-func (s *opSteps) start(ctx context.Context) {
+func (s *opDispatch) start(ctx context.Context) {
 	if s.started || !graphql.HasOperationContext(ctx) {
 		return
 	}
@@ -96,11 +96,11 @@ func rootSteps(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) [
 }
 
 // Part counts the fields of a part of a query with @defer, resolved apart
-// (loaders.OperationSteps): those sel selects on a value of type typ, in
+// (loaders.OperationDispatch): those sel selects on a value of type typ, in
 // gqlgen's order, in a scope of their own under a context of its own (a
 // marker, which adds nothing to their path); once the scope is done, the
 // part counts as running until end.
-func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (context.Context, func()) {
+func (s *opDispatch) Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (context.Context, func()) {
 	marker := &graphql.FieldContext{Object: typ}
 	ctx = graphql.WithFieldContext(ctx, marker)
 	oc := graphql.GetOperationContext(ctx)
@@ -133,7 +133,7 @@ func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, ch
 type partEnd struct{ running bool }
 
 // add makes the scopes of specs, below owner (s.mu held).
-func (s *opSteps) add(owner *stepNode, specs []scopeSpec) {
+func (s *opDispatch) add(owner *fieldNode, specs []scopeSpec) {
 	for _, sp := range specs {
 		sc := &scope{key: sp.key, owner: owner, steps: sp.steps, part: sp.part}
 		if s.advance(sc) {
@@ -147,7 +147,7 @@ func (s *opSteps) add(owner *stepNode, specs []scopeSpec) {
 
 // advance moves sc to its next step with fields, counting them as about to
 // start; false when none is left (s.mu held).
-func (s *opSteps) advance(sc *scope) bool {
+func (s *opDispatch) advance(sc *scope) bool {
 	for len(sc.steps) > 0 {
 		st := sc.steps[0]
 		sc.steps = sc.steps[1:]
@@ -166,11 +166,12 @@ func (s *opSteps) advance(sc *scope) bool {
 
 // enter counts a field that starts: one that was about to start, or new
 // work.
-func (s *opSteps) enter(ctx context.Context, fc *graphql.FieldContext) *stepNode {
+func (s *opDispatch) enter(ctx context.Context, fc *graphql.FieldContext) *fieldNode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.start(ctx)
-	n := &stepNode{open: 1}
+	n := &fieldNode{open: 1}
+	s.moves++
 	if sc := s.scopes[s.scopeKeyOf(fc)]; sc != nil && sc.want[fc.Field.Alias] {
 		delete(sc.want, fc.Field.Alias)
 		sc.live++
@@ -183,7 +184,7 @@ func (s *opSteps) enter(ctx context.Context, fc *graphql.FieldContext) *stepNode
 
 // exit counts a field that ends, its value's fields to come (specs) as
 // about to start.
-func (s *opSteps) exit(n *stepNode, specs []scopeSpec) {
+func (s *opDispatch) exit(n *fieldNode, specs []scopeSpec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.add(n, specs)
@@ -196,7 +197,7 @@ func (s *opSteps) exit(n *stepNode, specs []scopeSpec) {
 
 // done records that field n and everything below it are done: its scope
 // goes on to its next step, or is done too (s.mu held).
-func (s *opSteps) done(n *stepNode) {
+func (s *opDispatch) done(n *fieldNode) {
 	for n != nil && n.sc != nil {
 		sc := n.sc
 		sc.live--
@@ -221,7 +222,7 @@ func (s *opSteps) done(n *stepNode) {
 // the field that returned its value, or the marker of its part, with the
 // positions in the lists between; gqlgen's contexts of a root type are
 // passed over (the operation's root has none above).
-func (s *opSteps) scopeKeyOf(fc *graphql.FieldContext) scopeKey {
+func (s *opDispatch) scopeKeyOf(fc *graphql.FieldContext) scopeKey {
 	var idx []string
 	p := fc.Parent
 	for p != nil && p.Index != nil {
@@ -235,9 +236,9 @@ func (s *opSteps) scopeKeyOf(fc *graphql.FieldContext) scopeKey {
 	return scopeKey{field: p, path: strings.Join(idx, ".")}
 }
 
-// Field is the field middleware of step mode: it counts each field of
+// Field is the field middleware of the dispatch: it counts each field of
 // the operation as it starts and ends.
-func (s *opSteps) Field(ctx context.Context, next graphql.Resolver) (any, error) {
+func (s *opDispatch) Field(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
 		return next(ctx)
