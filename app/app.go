@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -107,9 +106,10 @@ type Hooks struct {
 	// (tests that pin DynamoDB calls run them by hand); Close still
 	// flushes the outbox.
 	NoBackground bool
-	// OutboxInterval and OutboxMinAge replace the outbox sweep's
-	// (dynamo.DefaultOutboxInterval, DefaultOutboxMinAge) when not zero.
-	OutboxInterval, OutboxMinAge time.Duration
+	// Background tunes the store's background work (the outbox, the
+	// cleanup jobs, the change log's expiry: dynamo.Background; its clock
+	// too).
+	Background dynamo.Background
 }
 
 // opened records a closer for Close.
