@@ -102,7 +102,8 @@ type Hooks struct {
 	Graph pipeline.Hooks
 	// NoListen: no HTTP server; the caller serves Handler (httptest).
 	NoListen bool
-	// NoBackground: neither the cleanup worker nor the outbox sweep runs
+	// NoBackground: the store's background work (cleanup jobs, outbox
+	// sweep, change log expiry: dynamo.Store.RunBackground) does not run
 	// (tests that pin DynamoDB calls run them by hand); Close still
 	// flushes the outbox.
 	NoBackground bool

@@ -22,12 +22,14 @@ import (
 // published, queues the outbox item for deletion by a background batcher
 // (BatchWriteItem, 25 keys a request): the mutation answers without waiting
 // for the delete. A failed publication is logged, never answered: the
-// change is committed, and the item waits for the sweep (SweepOutbox,
-// RunOutbox), which every instance runs: items older than minAge are
-// published again, oldest first, and deleted. An event may thus be
-// published twice (an instance stopped between publish and delete, a
-// delete that failed); sinks deduplicate by Event.ID, the transaction's
-// client request token.
+// change is committed, and the item waits for the sweep (SweepOutbox:
+// items older than minAge are published again, oldest first, and deleted),
+// which the instance whose publication failed runs every Retry until it is
+// published; what an instance that stopped between commit and publication
+// left, every instance's slow sweep finds (RunBackground, background.go).
+// An event may thus be published twice (an instance stopped between
+// publish and delete, a delete that failed); sinks deduplicate by
+// Event.ID, the transaction's client request token.
 //
 // A failed mutation commits nothing, so it has no outbox item and calls no
 // sink; a replay of an idempotency key commits nothing either.
