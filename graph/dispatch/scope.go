@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/graph/exec"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -18,11 +19,29 @@ import (
 // (see the package's comment, "a field").
 
 // scopeKey names one value whose fields gqlgen resolves: the field that
-// returned it and, in a list, its position ("" for the field's own value;
-// the operation's root is the nil field).
+// returned it and, in a list, its position (none for the field's own value;
+// the operation's root is the nil field): one index in at (plus one), more
+// (a list of lists) in path.
 type scopeKey struct {
 	field *graphql.FieldContext
+	at    int32
 	path  string
+}
+
+// keyAt is the key of the value of field at the positions idx, outermost
+// first.
+func keyAt(field *graphql.FieldContext, idx []int) scopeKey {
+	switch len(idx) {
+	case 0:
+		return scopeKey{field: field}
+	case 1:
+		return scopeKey{field: field, at: int32(idx[0]) + 1}
+	}
+	parts := make([]string, len(idx))
+	for i, n := range idx {
+		parts[i] = strconv.Itoa(n)
+	}
+	return scopeKey{field: field, path: strings.Join(parts, ".")}
 }
 
 // scope is a value whose fields gqlgen is resolving: steps are its fields
@@ -223,17 +242,18 @@ func (s *opDispatch) done(n *fieldNode) {
 // positions in the lists between; gqlgen's contexts of a root type are
 // passed over (the operation's root has none above).
 func (s *opDispatch) scopeKeyOf(fc *graphql.FieldContext) scopeKey {
-	var idx []string
+	var buf [2]int
+	idx := buf[:0]
 	p := fc.Parent
 	for p != nil && p.Index != nil {
-		idx = append(idx, strconv.Itoa(*p.Index))
+		idx = append(idx, *p.Index)
 		p = p.Parent
 	}
 	for p != nil && p.Field.Field == nil && !s.markers[p] {
 		p = p.Parent
 	}
 	slices.Reverse(idx)
-	return scopeKey{field: p, path: strings.Join(idx, ".")}
+	return keyAt(p, idx)
 }
 
 // Field is the field middleware of the dispatch: it counts each field of
@@ -271,8 +291,8 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 	scratch := scratchContext(ctx)
 	steps := map[string][][]string{}
 	var specs []scopeSpec
-	var walk func(t *ast.Type, v reflect.Value, path []string)
-	walk = func(t *ast.Type, v reflect.Value, path []string) {
+	var walk func(t *ast.Type, v reflect.Value, path []int)
+	walk = func(t *ast.Type, v reflect.Value, path []int) {
 		for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
 			if v.IsNil() {
 				return
@@ -284,7 +304,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 				return
 			}
 			for i := range v.Len() {
-				walk(t.Elem, v.Index(i), append(path, strconv.Itoa(i)))
+				walk(t.Elem, v.Index(i), append(path, i))
 			}
 			return
 		}
@@ -312,7 +332,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 			steps[name] = st
 		}
 		if st != nil {
-			specs = append(specs, scopeSpec{key: scopeKey{field: fc, path: strings.Join(path, ".")}, steps: slices.Clone(st)})
+			specs = append(specs, scopeSpec{key: keyAt(fc, path), steps: slices.Clone(st)})
 		}
 	}
 	walk(fc.Field.Definition.Type, reflect.ValueOf(v), nil)
@@ -348,6 +368,8 @@ func objectSteps(ctx context.Context, oc *graphql.OperationContext, sel ast.Sele
 			continue // its arguments are wrong: it will not start
 		}
 		switch {
+		case !loaders.Counted(c):
+			// A plain leaf: it reads nothing, and is not counted.
 		case c.IsResolver && f.IsDeferred():
 			deferred = append(deferred, f.Alias)
 		case c.IsResolver:

@@ -66,10 +66,22 @@ func DispatchOf(ctx context.Context) OperationDispatch {
 // DispatchFields is the field middleware of dispatch by level (added when
 // Config.Dispatch is set).
 func DispatchFields(ctx context.Context, next graphql.Resolver) (any, error) {
+	if !Counted(graphql.GetFieldContext(ctx)) {
+		return next(ctx)
+	}
 	if s := DispatchOf(ctx); s != nil {
 		return s.Field(ctx, next)
 	}
 	return next(ctx)
+}
+
+// Counted reports whether the dispatch counts the field of fc: every field
+// but a plain leaf (a struct field or a method without a resolver and
+// with nothing selected below it, not on a root type), which reads nothing
+// and needs no count (about half of a list screen's fields).
+func Counted(fc *graphql.FieldContext) bool {
+	return fc == nil || fc.IsResolver || fc.IsMethod || len(fc.Field.Selections) > 0 ||
+		fc.Object == "Query" || fc.Object == "Mutation" || fc.Object == "Subscription"
 }
 
 // dispatchWait is the batch window under dispatch by level: never, in
