@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -98,18 +97,20 @@ type App struct {
 
 // Hooks change what an App runs, for tests and benchmarks only.
 type Hooks struct {
-	// Graph are the handler's hooks (step mode, a read gate, no batching,
+	// Graph are the handler's hooks (a dispatcher, a window, a read gate, no batching,
 	// the event re-checks' waits).
 	Graph pipeline.Hooks
 	// NoListen: no HTTP server; the caller serves Handler (httptest).
 	NoListen bool
-	// NoBackground: neither the cleanup worker nor the outbox sweep runs
+	// NoBackground: the store's background work (cleanup jobs, outbox
+	// sweep, change log expiry: dynamo.Store.RunBackground) does not run
 	// (tests that pin DynamoDB calls run them by hand); Close still
 	// flushes the outbox.
 	NoBackground bool
-	// OutboxInterval and OutboxMinAge replace the outbox sweep's
-	// (dynamo.DefaultOutboxInterval, DefaultOutboxMinAge) when not zero.
-	OutboxInterval, OutboxMinAge time.Duration
+	// Background tunes the store's background work (the outbox, the
+	// cleanup jobs, the change log's expiry: dynamo.Background; its clock
+	// too).
+	Background dynamo.Background
 }
 
 // opened records a closer for Close.

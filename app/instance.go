@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/web"
 )
@@ -65,9 +64,6 @@ func (a *App) openInstance(ctx context.Context, p plan) (err error) {
 	ctx, a.cancel = context.WithCancel(ctx)
 	a.opened(a.closeInstance)
 	bg := a.Telemetry.Background(ctx) // the store's background calls: counted in the metrics, traced in no span
-	if !a.Hooks.NoBackground {
-		a.wg.Go(func() { a.Store.RunCleanupWorker(bg, time.Minute) })
-	}
 	lc, hc := a.Config.Live, a.Config.Hub
 	lc.Log = a.Log
 	if a.Config.StoreKind == "embedded" && a.Config.DataDir != "" { // the stream lasts as long as the table's data
@@ -78,12 +74,13 @@ func (a *App) openInstance(ctx context.Context, p plan) (err error) {
 		return fmt.Errorf("live updates: %w", err)
 	}
 	a.Store.Events = a.Telemetry.EventSink(a.Store.Events) // counts the events published
-	// Any instance publishes the events whose publication failed or whose
-	// instance stopped between commit and publish (dynamo/outbox.go); the
-	// broker's duplicate window (15m) far exceeds interval+minAge (40s).
+	// The cleanup jobs, the outbox and the change log's expiry, driven by
+	// what is pending (dynamo/background.go): an instance publishes the
+	// events whose publication failed on it within Retry+MinAge (40 s, well
+	// inside the broker's duplicate window, 15 min), and any instance
+	// those that a stopped instance left within LeftoverBound.
 	if !a.Hooks.NoBackground {
-		interval, minAge := cmp.Or(a.Hooks.OutboxInterval, dynamo.DefaultOutboxInterval), cmp.Or(a.Hooks.OutboxMinAge, dynamo.DefaultOutboxMinAge)
-		a.wg.Go(func() { a.Store.RunOutbox(bg, interval, minAge) })
+		a.wg.Go(func() { a.Store.RunBackground(bg, a.Hooks.Background) })
 	}
 	a.Handler = NewHandler(a.Store, a.Auth, a.handlerOptions(p))
 	if a.ln == nil {

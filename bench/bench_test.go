@@ -104,3 +104,39 @@ func BenchmarkCall(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "server-cpu-us/call")
 }
+
+// BenchmarkDispatch compares the server CPU per operation of the loaders'
+// dispatch by level (production: graph/dispatch counts each field's start
+// and end and flushes a level's batches when its last field has asked)
+// with the 1 ms batch window it replaced (loaders.Config.Wait), the two
+// alternating per operation on one dataset, one request after another.
+// Its calls/op show the window's splits on a busy machine.
+//
+//	go test ./bench -run '^$' -bench Dispatch -benchtime 40x -count 3
+func BenchmarkDispatch(b *testing.B) {
+	env, _ := newEnv(b, 1, *quietFlag)
+	ctx := context.Background()
+	modes := []struct {
+		name string
+		m    Mode
+	}{{"levels", Batched}, {"window", Windowed}}
+	for _, op := range Suite() {
+		for _, md := range modes {
+			h := env.Handler(md.m)
+			b.Run(op.Name+"/"+md.name, func(b *testing.B) {
+				body := op.Body(env.Fixture)
+				var w Recorder
+				calls0, cpu0 := env.Calls.Snapshot(), selfCPU()
+				n := 0
+				for b.Loop() {
+					if err := env.Do(ctx, h, body, &w); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				b.ReportMetric(float64((selfCPU()-cpu0).Microseconds())/float64(n), "server-cpu-us/op")
+				b.ReportMetric(float64(env.Calls.Snapshot().Sub(calls0).Total())/float64(n), "calls/op")
+			})
+		}
+	}
+}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/graph/dispatch"
 	"github.com/taskgraph/taskgraph/graph/loaders"
-	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -24,9 +24,9 @@ const pinnedWait = 50 * time.Millisecond
 
 // TestCallsAndRoundTrips pins the DynamoDB calls (by operation) and the
 // sequential round trips of every suite operation on the 1× dataset with
-// batching on. The loaders' batches are flushed, and the gate's held calls
-// released, level by level by a testenv.Stepper (when every goroutine of
-// request work is parked), so the counts are what the design needs,
+// batching on. The loaders' batches are dispatched by level, as in
+// production, and the gate's held calls released by the dispatcher when
+// every goroutine of request work is parked (steppedEnv), so the counts are what the design needs,
 // independent of the machine's load, and any extra call or level is a
 // change in the code. When a change alters them on purpose, update the
 // table from the failure message, which prints what was observed.
@@ -35,44 +35,69 @@ func TestCallsAndRoundTrips(t *testing.T) {
 		t.Skip("seeds a dataset and runs the suite (about 3 s)")
 	}
 	env, h := steppedEnv(t, nil)
-	ctx := context.Background()
-	tests := []struct {
-		name       string
-		op         string
-		calls      Calls
-		roundTrips int
-	}{
-		{"profile is one point read", "profile",
-			Calls{"BatchGetItem": 1}, 1},
-		{"my projects: memberships, then projects with the profile and their member lists, then owners and members in one batch", "myProjects",
-			Calls{"BatchGetItem": 2, "Query": 11}, 3},
-		{"a project's tasks start with its visibility check, assignees in one batch", "projectTasks",
-			Calls{"BatchGetItem": 2, "Query": 1}, 2},
-		{"assigned tasks: both assignee partitions, then one visibility batch with the profile", "assignedTasks",
-			Calls{"BatchGetItem": 1, "Query": 2}, 2},
-		{"a task's comments start with the task, authors with the visibility check", "taskComments",
-			Calls{"BatchGetItem": 2, "Query": 1}, 2},
-		// The viewer's 10 projects' tag indexes in one BatchGetItem; then
-		// the page's tasks with their projects (the visibility check) and
-		// assignees in one more.
-		{"tasks by tag: memberships, the tag indexes of the viewer's projects in one batch, then the page's tasks with their projects and assignees in one batch", "tasksByTag",
-			Calls{"BatchGetItem": 2, "Query": 1}, 3},
-		{"overdue tasks: one partition, then one visibility batch with the profile", "overdueTasks",
-			Calls{"BatchGetItem": 1, "Query": 1}, 2},
-		// The comment lists of a project's tasks are one Query of the
-		// project's comment collection where the tasks' counts make it pay
-		// (dynamo.CommentsOfTasks), per task otherwise: 10 projects' task
-		// and member lists, then 13 comment reads.
-		{"dashboard: projects with the profile and their member and task lists, then users with each project's comment lists", "dashboard",
-			Calls{"BatchGetItem": 2, "Query": 33}, 3},
+	checkPinnedCalls(t, env, h)
+}
+
+// TestCallsAndRoundTripsUnderLoad is TestCallsAndRoundTrips with every
+// processor busy (testenv.Saturate: GOMAXPROCS×2 spinning goroutines)
+// while the suite runs: dispatched by level, a level's batches wait for
+// its last field however late the scheduler runs it, so the counts are
+// the same (with the former 1 ms window a busy machine split levels: the
+// side-by-side run's tasksByTag 4.65 calls for 3, dashboard 34 for 28).
+// Run it with -count=20 on a busy machine.
+func TestCallsAndRoundTripsUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds a dataset and runs the suite (about 3 s)")
 	}
+	env, h := steppedEnv(t, nil)
+	testenv.Saturate(t)
+	checkPinnedCalls(t, env, h)
+}
+
+// pinnedCalls are the suite's DynamoDB calls (by operation) and sequential
+// round trips on the 1× dataset with batching on.
+var pinnedCalls = []struct {
+	name       string
+	op         string
+	calls      Calls
+	roundTrips int
+}{
+	{"profile is one point read", "profile",
+		Calls{"BatchGetItem": 1}, 1},
+	{"my projects: memberships, then projects with the profile and their member lists, then owners and members in one batch", "myProjects",
+		Calls{"BatchGetItem": 2, "Query": 11}, 3},
+	{"a project's tasks start with its visibility check, assignees in one batch", "projectTasks",
+		Calls{"BatchGetItem": 2, "Query": 1}, 2},
+	{"assigned tasks: both assignee partitions, then one visibility batch with the profile", "assignedTasks",
+		Calls{"BatchGetItem": 1, "Query": 2}, 2},
+	{"a task's comments start with the task, authors with the visibility check", "taskComments",
+		Calls{"BatchGetItem": 2, "Query": 1}, 2},
+	// The viewer's 10 projects' tag indexes in one BatchGetItem; then
+	// the page's tasks with their projects (the visibility check) and
+	// assignees in one more.
+	{"tasks by tag: memberships, the tag indexes of the viewer's projects in one batch, then the page's tasks with their projects and assignees in one batch", "tasksByTag",
+		Calls{"BatchGetItem": 2, "Query": 1}, 3},
+	{"overdue tasks: one partition, then one visibility batch with the profile", "overdueTasks",
+		Calls{"BatchGetItem": 1, "Query": 1}, 2},
+	// The comment lists of a project's tasks are one Query of the
+	// project's comment collection where the tasks' counts make it pay
+	// (dynamo.CommentsOfTasks), per task otherwise: 10 projects' task
+	// and member lists, then 13 comment reads.
+	{"dashboard: projects with the profile and their member and task lists, then users with each project's comment lists", "dashboard",
+		Calls{"BatchGetItem": 2, "Query": 33}, 3},
+}
+
+// checkPinnedCalls runs the suite through h and fails t where an
+// operation's calls or round trips differ from pinnedCalls.
+func checkPinnedCalls(t *testing.T, env *Env, h http.Handler) {
+	t.Helper()
+	ctx := context.Background()
 	covered := map[string]bool{}
-	for _, tt := range tests {
+	for _, tt := range pinnedCalls {
 		covered[tt.op] = true
 		t.Run(tt.name, func(t *testing.T) {
 			op := suiteOp(t, tt.op)
 			got, err := env.Count(ctx, h, op) // fails on any GraphQL error
-
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,23 +152,25 @@ func TestBackwardCallsAndRoundTrips(t *testing.T) {
 	}
 }
 
-// steppedEnv seeds the 1× dataset and returns its env and a handler whose
-// loaders' batches are flushed, and the gate's held calls released, level
-// by level by a testenv.Stepper, until the test ends. release, when not
-// nil, makes the stepper's release of the gate's held calls (else
-// Gate.Release: all of them).
+// steppedEnv seeds the 1× dataset and returns its env and the production
+// handler (its loaders dispatched by level, package graph/dispatch), whose
+// dispatcher releases the gate's held calls when an operation's work all
+// waits and none of its loaders has keys (dispatch.Levels.SetIdle), until
+// the test ends: a round trip is then everything the server can ask
+// before it needs an answer. release, when not nil, makes that release of
+// the gate's held calls (else Gate.Release: all of them).
 func steppedEnv(t *testing.T, release func(*Gate) func() int) (*Env, http.Handler) {
 	t.Helper()
 	env, _ := newEnv(t, 1, DefaultQuiet)
-	trig := &stepmode.Trigger{}
-	h := env.Handler(Mode{Name: "stepped", Loaders: loaders.Config{Steps: trig}})
+	levels := &dispatch.Levels{}
+	h := env.Handler(Mode{Name: "by level", Loaders: loaders.Config{Dispatch: levels}})
 	env.Gate.SetManual(true)
 	rel := env.Gate.Release
 	if release != nil {
 		rel = release(env.Gate)
 	}
-	stepper := testenv.StartStepper(trig, rel)
-	t.Cleanup(func() { stepper.Stop(); env.Gate.SetManual(false) })
+	levels.SetIdle(rel)
+	t.Cleanup(func() { levels.SetIdle(nil); env.Gate.SetManual(false) })
 	return env, h
 }
 

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/taskgraph/taskgraph/internal/stepmode"
+	"github.com/taskgraph/taskgraph/graph/dispatch"
 )
 
 // DefaultQuiet is how long the Gate waits after the last new call before it
@@ -64,7 +64,7 @@ type heldCall struct {
 	resp   *http.Response
 	err    error
 	done   chan struct{}
-	resume func() // stepmode.Park's: the call's work runs again
+	resume func() // dispatch.Park's: the call's work runs again
 }
 
 // NewGate returns a gate, off, in front of next. Quiet 0 means DefaultQuiet.
@@ -104,7 +104,7 @@ func (g *Gate) SetOn(on bool) { g.on.Store(on) }
 
 // SetManual turns manual release on or off: while it is on, held calls wait
 // for Release instead of the quiet window (a test that knows when the
-// server has issued every call of a level, internal/testenv.Stepper, makes
+// server has issued every call of a level, dispatch.Levels.SetIdle, makes
 // the round trips exact). Switch it only while no call is in flight.
 func (g *Gate) SetManual(on bool) { g.manual.Store(on) }
 
@@ -153,9 +153,9 @@ func (g *Gate) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !g.on.Load() {
 		return g.next.Do(req)
 	}
-	// In step mode (stepmode.Park) the call's work waits from when it is held
+	// In step mode (dispatch.Park) the call's work waits from when it is held
 	// until its answer is handed back, which only a release does.
-	park, resume := stepmode.Park(req.Context())
+	park, resume := dispatch.Park(req.Context())
 	c := &heldCall{req: req, done: make(chan struct{}), resume: resume}
 	g.mu.Lock()
 	g.held = append(g.held, c)

@@ -87,11 +87,17 @@ func (s *Store) markChangeLog(ctx context.Context) error {
 // AWS the table's TTL deletes them too; the embedded store has none. It
 // returns how many it deleted. Returns EUNAVAILABLE, EINTERNAL.
 func (s *Store) SweepChanges(ctx context.Context) (int, error) {
+	return s.sweepChanges(ctx, 0, expiryShards)
+}
+
+// sweepChanges is SweepChanges over the GSI2 partitions lo to hi-1 (the
+// slow sweep reads one at a time: background.go).
+func (s *Store) sweepChanges(ctx context.Context, lo, hi int) (int, error) {
 	before := expirySK(s.now().Unix())
-	shards := make([][]key, expiryShards)
-	err := s.forEachChunk(ctx, expiryShards, 1, func(ctx context.Context, lo, _ int) error {
+	shards := make([][]key, hi-lo)
+	err := s.forEachChunk(ctx, hi-lo, 1, func(ctx context.Context, i, _ int) error {
 		p := expiredChanges
-		kb := expression.KeyAnd(expression.Key(p.pkAttr).Equal(expression.Value(expiryPrefix+strconv.Itoa(lo))),
+		kb := expression.KeyAnd(expression.Key(p.pkAttr).Equal(expression.Value(expiryPrefix+strconv.Itoa(lo+i))),
 			expression.KeyLessThan(expression.Key(p.skAttr), expression.Value(before)))
 		ex, err := expression.NewBuilder().WithKeyCondition(kb).
 			WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK))).Build()
@@ -107,7 +113,7 @@ func (s *Store) SweepChanges(ctx context.Context) (int, error) {
 				return wrap(err, "reading the expired changes")
 			}
 			for _, it := range res.Items {
-				shards[lo] = append(shards[lo], keyOf(it))
+				shards[i] = append(shards[i], keyOf(it))
 			}
 		}
 		return nil

@@ -30,37 +30,12 @@ func cleanupTaskItem(tu, pu string, now time.Time) item {
 	return marshal(cleanupItem{PK: k.PK, SK: k.SK, Type: typeCleanup, Kind: cleanupTask, Target: tu, CreatedAt: fmtTime(now), Project: pu})
 }
 
-// KickCleanup wakes the cleanup worker, if it runs.
+// KickCleanup asks the background work (RunBackground) to run the
+// pending cleanup jobs now.
 func (s *Store) KickCleanup() {
 	select {
 	case s.cleanupKick <- struct{}{}:
 	default:
-	}
-}
-
-// RunCleanupWorker runs pending cleanup jobs now, whenever KickCleanup is
-// called, and every interval, until ctx ends; each time, it also sweeps
-// the change log's expired items (SweepChanges).
-func (s *Store) RunCleanupWorker(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if n, err := s.RunCleanup(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Error("cleanup", "err", err)
-		} else if n > 0 {
-			s.Log.Debug("cleanup", "jobs", n)
-		}
-		if n, err := s.SweepChanges(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Error("sweeping the change log", "err", err)
-		} else if n > 0 {
-			s.Log.Debug("swept the change log", "items", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.cleanupKick:
-		case <-t.C:
-		}
 	}
 }
 
@@ -71,29 +46,35 @@ func (s *Store) RunCleanupWorker(ctx context.Context, interval time.Duration) {
 // just before its project was deleted is still found. Returns EUNAVAILABLE,
 // EINTERNAL.
 func (s *Store) RunCleanup(ctx context.Context) (int, error) {
+	done, _, err := s.runCleanup(ctx)
+	return done, err
+}
+
+// runCleanup is RunCleanup, which also says how many jobs it left for a
+// later run.
+func (s *Store) runCleanup(ctx context.Context) (done, left int, err error) {
 	s.cleanupMu.Lock()
 	defer s.cleanupMu.Unlock()
 	jobs, err := s.queryAll(ctx, cleanupJobs, cleanupPK)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	done := 0
 	for _, it := range jobs {
 		job, err := decodeAs[*cleanupItem](it)
 		if err != nil {
-			return done, err
+			return done, len(jobs) - done, err
 		}
-		left := 0
+		rest := 0
 		for pass := 0; ; pass++ {
 			n, err := s.cleanupPass(ctx, job)
 			if err != nil {
-				return done, err
+				return done, len(jobs) - done, err
 			}
-			if left = n; n == 0 || pass == 3 {
+			if rest = n; n == 0 || pass == 3 {
 				break
 			}
 		}
-		if left > 0 || s.now().Sub(parseTime(job.CreatedAt)) < s.CleanupSettle {
+		if rest > 0 || s.now().Sub(parseTime(job.CreatedAt)) < s.CleanupSettle {
 			continue // look again at the next run
 		}
 		if job.Kind == cleanupProfile {
@@ -106,17 +87,17 @@ func (s *Store) RunCleanup(ctx context.Context) (int, error) {
 			case errors.Is(err, errRetry):
 				continue // the newer job: the next run
 			case err != nil:
-				return done, err
+				return done, len(jobs) - done, err
 			}
 			done++
 			continue
 		}
 		if err := s.batchWrite(ctx, []types.WriteRequest{{DeleteRequest: &types.DeleteRequest{Key: keyOf(it).av()}}}); err != nil {
-			return done, err
+			return done, len(jobs) - done, err
 		}
 		done++
 	}
-	return done, nil
+	return done, len(jobs) - done, nil
 }
 
 // cleanupPass deletes what is left under a deleted project or task (and

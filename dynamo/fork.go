@@ -7,9 +7,9 @@ type forkKey struct{}
 
 // WithFork returns ctx with a fork function, told of the goroutines that
 // reads under ctx start and wait for: fork(n) is called before n of them
-// start, and each calls the function it returns when it ends. A test that
-// steps a request's work level by level counts its goroutines so (see
-// graph's step mode); without one, nothing is told.
+// start, and each calls the function it returns when it ends. The
+// dispatch by level of a request's batches counts its goroutines so (see
+// graph/dispatch); without one, nothing is told.
 func WithFork(ctx context.Context, fork func(n int) (done func())) context.Context {
 	return context.WithValue(ctx, forkKey{}, fork)
 }

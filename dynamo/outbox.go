@@ -22,12 +22,14 @@ import (
 // published, queues the outbox item for deletion by a background batcher
 // (BatchWriteItem, 25 keys a request): the mutation answers without waiting
 // for the delete. A failed publication is logged, never answered: the
-// change is committed, and the item waits for the sweep (SweepOutbox,
-// RunOutbox), which every instance runs: items older than minAge are
-// published again, oldest first, and deleted. An event may thus be
-// published twice (an instance stopped between publish and delete, a
-// delete that failed); sinks deduplicate by Event.ID, the transaction's
-// client request token.
+// change is committed, and the item waits for the sweep (SweepOutbox:
+// items older than minAge are published again, oldest first, and deleted),
+// which the instance whose publication failed runs every Retry until it is
+// published; what an instance that stopped between commit and publication
+// left, every instance's slow sweep finds (RunBackground, background.go).
+// An event may thus be published twice (an instance stopped between
+// publish and delete, a delete that failed); sinks deduplicate by
+// Event.ID, the transaction's client request token.
 //
 // A failed mutation commits nothing, so it has no outbox item and calls no
 // sink; a replay of an idempotency key commits nothing either.
@@ -40,9 +42,9 @@ const (
 	// drops items past it without publishing them.
 	OutboxTTL = 7 * 24 * time.Hour
 	// DefaultOutboxInterval and DefaultOutboxMinAge are the sweep's
-	// defaults (RunOutbox): an event whose publication failed is published
-	// within about their sum. The sink's deduplication window must exceed
-	// it.
+	// defaults (Background.Retry, MinAge): an event whose publication
+	// failed is published within about their sum by the instance that
+	// failed. The sink's deduplication window must exceed it.
 	DefaultOutboxInterval = 10 * time.Second
 	DefaultOutboxMinAge   = 30 * time.Second
 
@@ -95,6 +97,7 @@ func (s *Store) publish(ctx context.Context, ev *domain.Event) {
 		}
 		s.Log.Log(pctx, level, "publishing an event failed; the outbox sweep will publish it", "event", ev.ID, "kind", ev.Kind,
 			"project", ev.ProjectID, "err", err)
+		s.owe(ev.At)
 		return
 	}
 	s.outboxDel.add(s, outboxKey(ev.ID, ev.At))
@@ -191,15 +194,21 @@ func (s *Store) deleteKeys(ctx context.Context, keys []key) error {
 // Events it does nothing. Returns EUNAVAILABLE, EINTERNAL, or the sink's
 // error.
 func (s *Store) SweepOutbox(ctx context.Context, minAge time.Duration) (int, error) {
+	return s.sweepOutbox(ctx, minAge, 0, outboxShards)
+}
+
+// sweepOutbox is SweepOutbox over the shards lo to hi-1 (the slow sweep
+// reads one at a time: background.go).
+func (s *Store) sweepOutbox(ctx context.Context, minAge time.Duration, lo, hi int) (int, error) {
 	if s.Events == nil {
 		return 0, nil
 	}
 	now := s.now()
 	before := outboxBefore(now.Add(-minAge))
-	shards := make([][]item, outboxShards)
-	err := s.forEachChunk(ctx, outboxShards, 1, func(ctx context.Context, lo, _ int) error {
-		its, err := s.queryOutbox(ctx, outboxPK(lo), before)
-		shards[lo] = its
+	shards := make([][]item, hi-lo)
+	err := s.forEachChunk(ctx, hi-lo, 1, func(ctx context.Context, i, _ int) error {
+		its, err := s.queryOutbox(ctx, outboxPK(lo+i), before)
+		shards[i] = its
 		return err
 	})
 	if err != nil {
@@ -244,44 +253,15 @@ func (s *Store) queryOutbox(ctx context.Context, pk, before string) ([]item, err
 	return s.queryAllBefore(ctx, outboxPending, pk, before, "reading the outbox")
 }
 
-// RunOutbox sweeps the outbox (SweepOutbox) now and every interval until
-// ctx ends, logging failures. Every instance runs it: an event whose
-// publication failed, or whose instance stopped between commit and
-// publish, is published within about interval+minAge by whichever instance
-// sweeps first (the others' copies are deduplicated by the sink, whose
-// deduplication window must exceed interval+minAge).
-//
-// KickOutbox makes it sweep at once, every item whatever its age: the
-// server calls it when its broker is ready again after an outage, so that
-// the events committed meanwhile are published then, not up to
-// interval+minAge later. An item a mutation is still publishing may then
-// be published twice, which the sink deduplicates.
-func (s *Store) RunOutbox(ctx context.Context, interval, minAge time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	age := minAge
-	for {
-		n, err := s.SweepOutbox(ctx, age)
-		switch {
-		case errors.Is(err, ErrSinkDown): // said by the sink, once
-		case err != nil && ctx.Err() == nil:
-			s.Log.Warn("sweeping the outbox", "published", n, "err", err)
-		case n > 0:
-			s.Log.Info("published events left in the outbox", "events", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			age = minAge
-		case <-s.outboxKick:
-			age = kickedAge
-		}
-	}
-}
-
-// KickOutbox asks RunOutbox for a sweep now, of every item (see RunOutbox).
+// KickOutbox asks the background work (RunBackground) for a sweep of the
+// whole outbox now, of every item whatever its age: the server calls it
+// when its broker is ready again after an outage, so that the events
+// committed meanwhile are published then. An item a mutation is still
+// publishing may then be published twice, which the sink deduplicates. A
+// sweep of every item that began at or after the kick (by the store's
+// clock: the start's) answers it.
 func (s *Store) KickOutbox() {
+	s.outboxKicked.Store(s.now().UnixNano())
 	select {
 	case s.outboxKick <- struct{}{}:
 	default:

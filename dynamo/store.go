@@ -89,6 +89,14 @@ type Store struct {
 
 	outboxDel  outboxDeleter
 	outboxKick chan struct{} // KickOutbox: a sweep now
+	// outboxOwed is the commit time (unix ns) of the latest event whose
+	// publication failed on this instance, until a sweep published it
+	// (owe); 0: none.
+	outboxOwed atomic.Int64
+	// outboxKicked is when KickOutbox was last called, outboxSwept when
+	// the last sweep of every item that succeeded began (unix ns, the
+	// store's clock).
+	outboxKicked, outboxSwept atomic.Int64
 }
 
 // New returns a store on the named table.

@@ -34,7 +34,6 @@ func seedWide(tb testing.TB, e *testenv.Env, n int) *domain.Project {
 func TestNestedQueryBatchesEveryLevel(t *testing.T) {
 	e := testenv.New(t)
 	p := seedWide(t, e, 20)
-	e.StepLevels(t, pipeline.Options{})
 	var got struct {
 		Project struct {
 			Tasks struct {

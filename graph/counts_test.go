@@ -10,7 +10,6 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -395,7 +394,6 @@ func TestCountsUnderConcurrentWriters(t *testing.T) {
 func TestBoardCountsCostNoCall(t *testing.T) {
 	e := testenv.New(t)
 	p := seedWide(t, e, 20)
-	e.StepLevels(t, pipeline.Options{})
 	board := func(counts string, taskCounts string) map[string]int {
 		t.Helper()
 		e.Calls.Reset()

@@ -160,7 +160,7 @@ func (m eventLoaders) make(sh *live.Shared) *eventShared {
 	time.AfterFunc(budget, cancel)
 	c := m.cfg
 	c.Detached = ctx
-	c.Steps = nil // step mode counts an operation's work; an event's loaders serve many
+	c.Dispatch = nil // by window: the dispatch counts one operation's work; an event's loaders serve many resolutions at once
 	return &eventShared{ctx: ctx, loaders: loaders.New(pipeline.LoaderDeps(m.store, m.now), "", c), views: map[string]*loaders.Loaders{}}
 }
 

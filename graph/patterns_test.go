@@ -18,7 +18,6 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -1934,7 +1933,6 @@ func TestPatternsListsFollowChanges(t *testing.T) {
 func TestBackwardPagesReadWhatForwardPagesRead(t *testing.T) {
 	e := testenv.New(t)
 	w := patSeedPaging(t, e)
-	e.StepLevels(t, pipeline.Options{})
 	count := func(l patList, vars map[string]any, n int, back bool) (map[string]int, patPage) {
 		e.Calls.Reset()
 		p := l.get(t, e, vars, n, back)

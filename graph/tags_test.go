@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/graph/pipeline"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -92,7 +91,6 @@ func TestTagIsANode(t *testing.T) {
 func TestTagIDsCostNoCall(t *testing.T) {
 	e := testenv.New(t)
 	s := e.MustSeed(t)
-	e.StepLevels(t, pipeline.Options{})
 	vars := map[string]any{"project": s.Project("Website relaunch").ID, "task": s.Task("Crash on start on Android 12").ID}
 	screens := []struct{ name, query string }{
 		{"a project's tasks", `query($project: ID!) { project(id: $project) { tasks(first: 20) { edges { cursor node { id title TAGS } } } } }`},

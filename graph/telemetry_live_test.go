@@ -193,7 +193,7 @@ func TestMetricsOfPublicationsAndTheSweep(t *testing.T) {
 	seed := e.MustSeed(t)
 	exp := tracetest.NewInMemoryExporter()
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true, SpanExporter: exp})
-	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	e.Store.Events = tel.EventSink(&flakySink{})
 	mustUpdateTask(t, e, "alice", seed.Task("Write the landing page copy").ID, `title: "Swept"`)
 	if got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_live_events_published_total"); got["outcome=error,source=commit"] != 1 || len(got) != 1 {

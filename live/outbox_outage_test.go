@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/app"
+	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/live"
 )
@@ -19,7 +20,7 @@ import (
 func openApp(t testing.TB, e *testenv.Env, url string) *app.App {
 	t.Helper()
 	a := &app.App{Store: e.Store, Auth: e.Auth, Config: app.Config{Live: live.Config{URL: url, Retry: 50 * time.Millisecond}},
-		Hooks: app.Hooks{NoListen: true, OutboxInterval: time.Hour, OutboxMinAge: time.Hour}}
+		Hooks: app.Hooks{NoListen: true, Background: dynamo.Background{Retry: time.Hour, MinAge: time.Hour, Slow: time.Hour}}}
 	if err := a.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

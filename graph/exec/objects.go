@@ -36,7 +36,7 @@ func (e *Executor) Recover(ctx context.Context, p any) error { return e.ec.Recov
 
 // Object is how the executor resolves fields of one object type: the
 // type's own execution (ec._Type, as gqlgen resolves any value of it) and
-// its fields' contexts (for the tests' step mode).
+// its fields' contexts (for graph/dispatch).
 // TestEveryObjectTypeCanBeDeferred holds the list to the schema.
 type Object struct {
 	// Name is the type's.

@@ -212,7 +212,7 @@ func TestDeferNestedNeverBeforeItsParent(t *testing.T) {
 
 // TestDeferPinnedCallsNestedAndAtTheRoot pins, read level by level (step
 // mode, which counts each part resolved apart from the moment its group
-// is released: loaders.OperationSteps.Part), the DynamoDB calls and loader
+// is released: loaders.OperationDispatch.Part), the DynamoDB calls and loader
 // batches of a query with nested fragments and fragments at the root,
 // each run alike: the fragments of a level read together, in one batch
 // per loader, whatever the goroutines' order (a fragment's children are
@@ -227,7 +227,7 @@ func TestDeferPinnedCallsNestedAndAtTheRoot(t *testing.T) {
 	var firstBatches map[string]uint64
 	for run := range 10 {
 		tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-		e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
+		e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 		e.Calls.Reset()
 		parts := deferParts(t, e, "alice", "incrementalSpec=v0.2", query, nil)
 		hasNextOnAllButLast(t, "incrementalSpec=v0.2", parts)

@@ -59,7 +59,7 @@ func TestDeferOverMultipart(t *testing.T) {
 }
 
 // TestDeferPinnedCalls pins the DynamoDB calls and loader batches of the
-// deferred dashboard, read level by level (step mode): the same as the
+// deferred dashboard, read level by level (dispatched by level): the same as the
 // dashboard without @defer, so the deferred fragments of the projects
 // batch with each other (one batch per loader and level across all of
 // them), not one per fragment.
@@ -70,13 +70,13 @@ func TestDeferPinnedCalls(t *testing.T) {
 		return testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_loader_batch_keys")
 	}
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	var plain any
 	e.MustQuery(t, "alice", testenv.PlainDashboard, nil, &plain)
 	plainCalls, plainBatches := e.Calls.ByOp(), batches(tel)
 
 	tel = testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
-	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 	raw := e.Send(t, map[string]any{"query": testenv.DeferDashboard}, e.As("alice"),
 		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))

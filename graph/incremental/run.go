@@ -82,7 +82,7 @@ type incTask struct {
 	groups []*deliveryGroup
 	run    *execRun
 	ctx    context.Context // the object's, to resolve it with once released
-	end    func()          // step mode's end of the part (nil outside)
+	end    func()          // the dispatch's end of the part (nil without one)
 	// Set under incremental.mu.
 	state  taskState
 	notify bool // started by the work queue: its end is an event
@@ -220,7 +220,7 @@ func (in *incremental) begin(ctx context.Context, run *execRun, kind exec.Object
 // launch starts resolving t, released (incremental.mu held).
 func (in *incremental) launch(t *incTask) {
 	ctx := t.ctx
-	if s := loaders.StepsOf(ctx); s != nil {
+	if s := loaders.DispatchOf(ctx); s != nil {
 		ctx, t.end = s.Part(ctx, t.kind.Name, t.plan.sel, t.kind.ChildFields(in.ex))
 	}
 	go in.runTask(ctx, t)

@@ -8,7 +8,7 @@ import (
 )
 
 // The loaders of the lists, by the name of their batch spans and metrics.
-// Those that do not depend on the viewer are origin's (its steps and
+// Those that do not depend on the viewer are origin's (its dispatch and
 // clock), whoever asks.
 
 func (l *Loaders) projectIDsOfUserLoader() *loader[string, []string] {
@@ -33,7 +33,7 @@ func (l *Loaders) tasksOfProjectLoader() *loader[projectTasksKey, *domain.Conn[*
 func (l *Loaders) commentsOfLoader() *loader[pageKey, *domain.Conn[*domain.Comment]] {
 	o := l.origin
 	return o.commentsOf.get(func() *loader[pageKey, *domain.Conn[*domain.Comment]] {
-		return newLoader(o.cfg, o.steps, "commentsOf", o.fetchCommentsOf)
+		return newLoader(o.cfg, o.levels, "commentsOf", o.fetchCommentsOf)
 	})
 }
 

@@ -12,16 +12,17 @@ import (
 // loader is one access pattern's per-operation data loader: a dataloader v7
 // Loader, which caches each key's result and gathers the keys asked for into
 // batches, each read by one call of fetch. A batch opens at its first key
-// and is read when its window ends (Config.Wait after that key) or, in
-// step mode (Config.Steps), when every running resolver of the
-// operation waits on a loader (its hook flushes it).
+// and is read, dispatched by level (Config.Dispatch), when every running
+// resolver of the operation waits on a loader (the dispatcher flushes it);
+// without a dispatcher, when its window ends (Config.Wait after that key).
 type loader[K comparable, V any] struct {
 	dl   *dataloader.Loader[K, V]
 	name string    // for traces and metrics (batchTracer)
 	gate *ReadGate // Config.Gate
 
-	// steps is step mode's hook (stephook.go), nil outside step mode.
-	steps LoaderSteps
+	// levels is the dispatcher's part of the loader (dispatch.go), nil
+	// when it reads by window.
+	levels LoaderDispatch
 }
 
 // result is one key's value or error, as a fetch returns it.
@@ -34,24 +35,26 @@ type result[V any] struct {
 // each Load hands its key to the batch's goroutine (dataloader's default,
 // 1000, is 8 KB zeroed per batch, several batches per request). It bounds
 // nothing: that goroutine takes the keys as they come, holding no lock, so
-// a Load past the buffer waits for it only until it runs (in step mode
-// too, where Load holds step mode's lock, which that loop never takes).
+// a Load past the buffer waits for it only until it runs (under dispatch by
+// level too, where Load holds the dispatcher's lock, which that loop never
+// takes).
 const inputCapacity = 32
 
 // newLoader makes a loader of c whose batches fetch reads; name is its
-// batches' in traces and metrics. In step mode (steps not nil) it joins the
-// operation's loaders, which an operation may make on their first use.
-func newLoader[K comparable, V any](c Config, steps OperationSteps, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
+// batches' in traces and metrics. Dispatched by level (levels not nil) it
+// joins the operation's loaders, which an operation may make on their
+// first use.
+func newLoader[K comparable, V any](c Config, levels OperationDispatch, name string, fetch func(context.Context, []K) []result[V]) *loader[K, V] {
 	l := &loader[K, V]{gate: c.Gate, name: name}
 	opts := []dataloader.Option[K, V]{dataloader.WithTracer[K, V](batchTracer[K, V]{l: l, detached: c.Detached}),
 		dataloader.WithInputCapacity[K, V](inputCapacity)}
 	switch {
 	case c.NoBatch:
 		// Every key read at once, alone, and nothing cached.
-		steps = nil
+		levels = nil
 		opts = append(opts, dataloader.WithBatchCapacity[K, V](1), dataloader.WithCache[K, V](&dataloader.NoCache[K, V]{}))
-	case steps != nil:
-		opts = append(opts, dataloader.WithWait[K, V](stepWait))
+	case levels != nil:
+		opts = append(opts, dataloader.WithWait[K, V](dispatchWait))
 	default:
 		w := c.Wait
 		if w == 0 {
@@ -63,19 +66,20 @@ func newLoader[K comparable, V any](c Config, steps OperationSteps, name string,
 	// (BatchGetItem's 100 keys) and runs them at once, so a capacity would
 	// only start the calls of one level at different times.
 	l.dl = dataloader.NewBatchedLoader(l.batchFunc(fetch), opts...)
-	if steps != nil {
-		l.steps = steps.Loader(l.dl.Flush)
+	if levels != nil {
+		l.levels = levels.Loader(l.dl.Flush)
 	}
 	return l
 }
 
 // batchFunc makes the dataloader batch function of fetch: a panic of fetch
 // becomes every key's error (and is not cached apart from the others), and
-// in step mode the keys' waiters count as running again before they wake.
+// dispatched by level the keys' waiters count as running again before they
+// wake.
 func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) dataloader.BatchFunc[K, V] {
 	return func(ctx context.Context, keys []K) []*dataloader.Result[V] {
-		if l.steps != nil {
-			ctx = l.steps.Batch(ctx)
+		if l.levels != nil {
+			ctx = l.levels.Batch(ctx)
 		}
 		if l.gate != nil {
 			l.gate.wait()
@@ -105,12 +109,12 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 				res[i] = &dataloader.Result[V]{Error: fmt.Errorf("a batch read returned %d results for %d keys", len(out), len(keys))}
 			}
 		}
-		if l.steps != nil {
+		if l.levels != nil {
 			ks := make([]any, len(keys))
 			for i, k := range keys {
 				ks[i] = k
 			}
-			l.steps.Read(ks)
+			l.levels.Read(ks)
 		}
 		return res
 	}
@@ -118,11 +122,11 @@ func (l *loader[K, V]) batchFunc(fetch func(context.Context, []K) []result[V]) d
 
 // Load asks for key and returns a function that waits for its result.
 func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
-	if l.steps == nil {
+	if l.levels == nil {
 		return l.dl.Load(ctx, key)
 	}
 	var th dataloader.Thunk[V]
-	wait := l.steps.Load(ctx, key, func() { th = l.dl.Load(ctx, key) })
+	wait := l.levels.Load(ctx, key, func() { th = l.dl.Load(ctx, key) })
 	return func() (V, error) {
 		wait()
 		return th()
@@ -131,11 +135,11 @@ func (l *loader[K, V]) Load(ctx context.Context, key K) func() (V, error) {
 
 // Prime caches a value for key unless key is already loaded or loading.
 func (l *loader[K, V]) Prime(ctx context.Context, key K, val V) {
-	if l.steps == nil {
+	if l.levels == nil {
 		l.dl.Prime(ctx, key, val)
 		return
 	}
-	l.steps.Prime(key, func() { l.dl.Prime(ctx, key, val) })
+	l.levels.Prime(key, func() { l.dl.Prime(ctx, key, val) })
 }
 
 // batchTracer is the loaders' dataloader tracer: each batch's span and

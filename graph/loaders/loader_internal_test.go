@@ -13,15 +13,15 @@ import (
 
 // TestBatchTakesMoreKeysThanItsInputBuffer loads three times inputCapacity
 // keys from one goroutine into one batch, with a window (flushed by hand)
-// and in step mode (where Load holds opSteps.mu): every Load returns, the
-// keys are read by one fetch, and each gets its own value. (Step mode's
+// and dispatched by level (where Load holds opDispatch.mu): every Load returns, the
+// keys are read by one fetch, and each gets its own value. (The dispatcher
 // hook here holds a lock through each Load and flushes at the first wait,
-// as internal/stepmode does.)
+// as graph/dispatch does.)
 func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		step bool
-	}{{"window", false}, {"step mode", true}} {
+	}{{"window", false}, {"by level", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var batches [][]int
@@ -35,7 +35,7 @@ func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 				}
 				return res
 			}
-			var steps OperationSteps
+			var steps OperationDispatch
 			if tc.step {
 				steps = &heldSteps{}
 			}
@@ -62,7 +62,7 @@ func TestBatchTakesMoreKeysThanItsInputBuffer(t *testing.T) {
 	}
 }
 
-// heldSteps is a step mode that holds its lock through each Load and
+// heldSteps is a dispatcher that holds its lock through each Load and
 // flushes the open batch when its caller first waits.
 type heldSteps struct {
 	mu    sync.Mutex
@@ -71,7 +71,7 @@ type heldSteps struct {
 }
 
 func (h *heldSteps) Field(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) }
-func (h *heldSteps) Loader(flush func()) LoaderSteps                               { h.flush = flush; return h }
+func (h *heldSteps) Loader(flush func()) LoaderDispatch                            { h.flush = flush; return h }
 func (h *heldSteps) Prime(_ any, prime func())                                     { prime() }
 func (h *heldSteps) Batch(ctx context.Context) context.Context                     { return ctx }
 func (h *heldSteps) Read([]any)                                                    {}

@@ -23,20 +23,24 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// DefaultBatchWait is how long a loader waits for more keys before it
-// reads. Every level of a query pays it once, so it is kept as short as lets
-// sibling resolvers (run concurrently by gqlgen) join the same batch.
+// DefaultBatchWait is how long a loader without a dispatcher
+// (Config.Dispatch nil: a live event's) waits for more keys before it
+// reads: every level pays it once, so it is kept as short as lets sibling
+// resolvers (run concurrently by gqlgen) join the same batch on a machine
+// that is not busy.
 const DefaultBatchWait = time.Millisecond
 
-// Config tunes the loaders (tests and benchmarks: the server leaves it
-// zero but for Detached).
+// Config tunes the loaders. The operation pipeline sets Dispatch
+// (pipeline.New); tests and benchmarks may set the rest.
 type Config struct {
-	// Wait is the batch window; 0 means DefaultBatchWait.
+	// Dispatch, when set, reads an operation's batches level by level:
+	// when all its running work waits on a loader (dispatch.go, package
+	// graph/dispatch). Nil: by window (Wait).
+	Dispatch Dispatcher
+	// Wait is the batch window without Dispatch; 0 means
+	// DefaultBatchWait. The pipeline leaves Dispatch nil when Wait is
+	// set (the benchmarks' comparison of the two).
 	Wait time.Duration
-	// Steps, when set, replaces the window by step mode: an operation's
-	// batches are read when all its running work waits on a loader (tests
-	// that pin calls and round trips; stephook.go, internal/stepmode).
-	Steps StepMode
 	// Gate, when set, holds every batch read until it opens (tests).
 	Gate *ReadGate
 	// NoBatch turns batching and caching off: every resolver reads on its
@@ -98,8 +102,9 @@ type Loaders struct {
 	// checks read the viewer's profile in their batch.
 	profileAhead atomic.Bool
 
-	// steps is the operation's step mode (Config.Steps), or nil.
-	steps OperationSteps
+	// levels is the operation's dispatch by level (Config.Dispatch), or
+	// nil.
+	levels OperationDispatch
 
 	// objects batches every point read of a request (users, projects,
 	// memberships, tasks, comments) into BatchGetItem calls.
@@ -150,10 +155,10 @@ func New(d Deps, viewer string, cfg Config) *Loaders {
 	}
 	l := &Loaders{deps: d, store: d.Store, viewer: viewer, cfg: cfg}
 	l.origin = l
-	if cfg.Steps != nil && !cfg.NoBatch {
-		l.steps = cfg.Steps.Operation()
+	if cfg.Dispatch != nil && !cfg.NoBatch {
+		l.levels = cfg.Dispatch.Operation()
 	}
-	l.objects = newLoader(cfg, l.steps, "objects", func(ctx context.Context, refs []dynamo.Ref) []result[any] {
+	l.objects = newLoader(cfg, l.levels, "objects", func(ctx context.Context, refs []dynamo.Ref) []result[any] {
 		vals, errs := d.Store.Get(ctx, refs)
 		res := make([]result[any], len(refs))
 		for i := range refs {
@@ -221,7 +226,7 @@ func Of(ctx context.Context) *Loaders {
 // per-request bound would also need to let nested loads through, or a level
 // whose fetches wait on another loader could starve.)
 func each[K comparable, V any](l *Loaders, name string, fetch func(context.Context, K) (V, error)) *loader[K, V] {
-	return newLoader(l.cfg, l.steps, name, func(ctx context.Context, keys []K) []result[V] {
+	return newLoader(l.cfg, l.levels, name, func(ctx context.Context, keys []K) []result[V] {
 		res := make([]result[V], len(keys))
 		if len(keys) == 1 {
 			v, err := fetch(ctx, keys[0])

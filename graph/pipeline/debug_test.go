@@ -6,9 +6,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/dynamo/client"
-	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
-	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
@@ -19,15 +17,12 @@ func TestDebugExtensionReportsTheOperationsCalls(t *testing.T) {
 	store.Now, store.Log = e.Store.Now, e.Store.Log
 	q := `query($id: ID!) { project(id: $id) { tasks { nodes { assignee { name } } } } }`
 	vars := map[string]any{"id": s.Project("Website relaunch").ID}
-	trig := &stepmode.Trigger{} // one batch per level, however busy the machine (testenv.Stepper)
-	stepper := testenv.StartStepper(trig, nil)
-	defer stepper.Stop()
 	for _, tc := range []struct {
 		name  string
 		debug bool
 	}{{"debug mode adds extensions.dynamodb", true}, {"without debug mode there is none", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Store: store}, Debug: tc.debug, Hooks: pipeline.Hooks{Loaders: loaders.Config{Steps: trig}}})
+			e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Store: store}, Debug: tc.debug}) // one batch per level, however busy the machine
 			res := e.Query(t, "alice", q, vars)
 			if len(res.Errors) > 0 {
 				t.Fatalf("errors: %+v", res.Errors)

@@ -100,8 +100,9 @@ type Limits struct {
 
 // Hooks are for tests and benchmarks: the server leaves them zero.
 type Hooks struct {
-	// Loaders tunes the per-request loaders: step mode, a gate, no
-	// batching (loaders.Config).
+	// Loaders tunes the per-request loaders: a dispatcher of one's own
+	// (its idle hook: bench.Gate), a window instead of dispatch by level,
+	// a gate, no batching (loaders.Config).
 	Loaders loaders.Config
 }
 

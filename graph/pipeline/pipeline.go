@@ -54,6 +54,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/taskgraph/taskgraph/graph/cost"
+	"github.com/taskgraph/taskgraph/graph/dispatch"
 	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -73,6 +74,12 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	// Every query's and mutation's batches are read level by level, not
+	// by a window (package graph/dispatch), unless a benchmark asks for a
+	// window (Loaders.Wait) or no batching at all.
+	if o.Loaders.Dispatch == nil && o.Loaders.Wait == 0 && !o.Loaders.NoBatch {
+		o.Loaders.Dispatch = &dispatch.Levels{Log: o.Log}
 	}
 	// A query with @defer answers in parts (graph/incremental), which end
 	// with its request.
@@ -132,8 +139,8 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	if subs != nil {
 		srv.AroundFields(subs.Field) // an event's fields: its loaders
 	}
-	if o.Loaders.Steps != nil {
-		srv.AroundFields(loaders.StepFields) // step mode: counts the fields that run
+	if o.Loaders.Dispatch != nil {
+		srv.AroundFields(loaders.DispatchFields) // dispatch by level: counts the fields that run
 	}
 	srv.AroundFields(countFields(cost.MustRead(es.Schema()))) // the actual cost (cost.go)
 	// 5. Around each response.

@@ -36,7 +36,7 @@ func TestMetricsCountOperationsCallsAndBatchesExactly(t *testing.T) {
 	e := testenv.New(t)
 	e.MustSeed(t)
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true, MaxOperationNames: 3})
-	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
 	e.Calls.Reset()
 
 	statuses := map[int]int{}
@@ -197,7 +197,7 @@ func TestTraceSpanTree(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tel := testenv.MustTelemetry(t, telemetry.Config{SpanExporter: exp})
 	var logBuf bytes.Buffer
-	e.StepLevels(t, pipeline.Options{Deps: pipeline.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel, Log: slog.New(slog.NewJSONHandler(&logBuf, nil))}})
 	e.Calls.Reset()
 
 	query := `query Dash($n: Int!) { me { projects(first: $n) { nodes { name members { user { name } } tasks(first: 3) { nodes { title } } } } } }`

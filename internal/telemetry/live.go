@@ -49,7 +49,7 @@ func (b background) ObserveCall(_ context.Context, c *client.Call) {
 
 // Background returns ctx with its DynamoDB calls counted in the call
 // metrics (consumed capacity, latency, retries, throttles) but traced in no
-// span: for the store's background work (RunOutbox, RunCleanupWorker),
+// span: for the store's background work (dynamo.Store.RunBackground),
 // which no request pays for. ctx itself when metrics are off.
 func (t *Telemetry) Background(ctx context.Context) context.Context {
 	if !t.Metrics() {

@@ -32,7 +32,6 @@ import (
 	"github.com/taskgraph/taskgraph/auth"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
-	"github.com/taskgraph/taskgraph/internal/stepmode"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -195,20 +194,6 @@ func (e *Env) NewHTTPHandler(o web.Options) http.Handler {
 		authn = o.Auth
 	}
 	return app.NewHandler(store, authn, o)
-}
-
-// StepLevels makes the Env's handler, made anew with the options o, read
-// its batches level by level (see Stepper) for the rest of the test, for
-// tests that pin DynamoDB calls: the counts then do not depend on the
-// machine's load. tb is the test or subtest that asks; the stepping lasts
-// as long as the Env.
-func (e *Env) StepLevels(tb testing.TB, o pipeline.Options) {
-	tb.Helper()
-	trig := &stepmode.Trigger{}
-	o.Loaders.Steps = trig
-	e.Handler = e.NewHandler(o)
-	s := StartStepper(trig, nil)
-	e.onEnd(tb, s.Stop)
 }
 
 // onEnd runs f when the test that made the Env ends; on an Env made by

@@ -1,4 +1,4 @@
-package stepmode
+package dispatch
 
 import (
 	"context"
@@ -9,20 +9,39 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/graph/exec"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// The scopes of step mode: the values whose fields gqlgen is resolving,
+// The scopes of the dispatch: the values whose fields gqlgen is resolving,
 // so that a field about to start counts before its parent's count ends
 // (see the package's comment, "a field").
 
 // scopeKey names one value whose fields gqlgen resolves: the field that
-// returned it and, in a list, its position ("" for the field's own value;
-// the operation's root is the nil field).
+// returned it and, in a list, its position (none for the field's own value;
+// the operation's root is the nil field): one index in at (plus one), more
+// (a list of lists) in path.
 type scopeKey struct {
 	field *graphql.FieldContext
+	at    int32
 	path  string
+}
+
+// keyAt is the key of the value of field at the positions idx, outermost
+// first.
+func keyAt(field *graphql.FieldContext, idx []int) scopeKey {
+	switch len(idx) {
+	case 0:
+		return scopeKey{field: field}
+	case 1:
+		return scopeKey{field: field, at: int32(idx[0]) + 1}
+	}
+	parts := make([]string, len(idx))
+	for i, n := range idx {
+		parts[i] = strconv.Itoa(n)
+	}
+	return scopeKey{field: field, path: strings.Join(parts, ".")}
 }
 
 // scope is a value whose fields gqlgen is resolving: steps are its fields
@@ -31,16 +50,16 @@ type scopeKey struct {
 // those of the current step started and not done with everything below.
 type scope struct {
 	key   scopeKey
-	owner *stepNode // the field that returned the value; nil at the root
+	owner *fieldNode // the field that returned the value; nil at the root
 	steps [][]string
 	want  map[string]bool
 	live  int
 	part  *partEnd // a part's scope: its end counts once it is done
 }
 
-// stepNode is a started field: open while it runs and while a value below
+// fieldNode is a started field: open while it runs and while a value below
 // it has fields to come.
-type stepNode struct {
+type fieldNode struct {
 	sc   *scope
 	open int
 }
@@ -54,7 +73,7 @@ type scopeSpec struct {
 }
 
 // start makes the operation's root scope (s.mu held).
-func (s *opSteps) start(ctx context.Context) {
+func (s *opDispatch) start(ctx context.Context) {
 	if s.started || !graphql.HasOperationContext(ctx) {
 		return
 	}
@@ -96,11 +115,11 @@ func rootSteps(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) [
 }
 
 // Part counts the fields of a part of a query with @defer, resolved apart
-// (loaders.OperationSteps): those sel selects on a value of type typ, in
+// (loaders.OperationDispatch): those sel selects on a value of type typ, in
 // gqlgen's order, in a scope of their own under a context of its own (a
 // marker, which adds nothing to their path); once the scope is done, the
 // part counts as running until end.
-func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (context.Context, func()) {
+func (s *opDispatch) Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (context.Context, func()) {
 	marker := &graphql.FieldContext{Object: typ}
 	ctx = graphql.WithFieldContext(ctx, marker)
 	oc := graphql.GetOperationContext(ctx)
@@ -133,7 +152,7 @@ func (s *opSteps) Part(ctx context.Context, typ string, sel ast.SelectionSet, ch
 type partEnd struct{ running bool }
 
 // add makes the scopes of specs, below owner (s.mu held).
-func (s *opSteps) add(owner *stepNode, specs []scopeSpec) {
+func (s *opDispatch) add(owner *fieldNode, specs []scopeSpec) {
 	for _, sp := range specs {
 		sc := &scope{key: sp.key, owner: owner, steps: sp.steps, part: sp.part}
 		if s.advance(sc) {
@@ -147,7 +166,7 @@ func (s *opSteps) add(owner *stepNode, specs []scopeSpec) {
 
 // advance moves sc to its next step with fields, counting them as about to
 // start; false when none is left (s.mu held).
-func (s *opSteps) advance(sc *scope) bool {
+func (s *opDispatch) advance(sc *scope) bool {
 	for len(sc.steps) > 0 {
 		st := sc.steps[0]
 		sc.steps = sc.steps[1:]
@@ -166,11 +185,12 @@ func (s *opSteps) advance(sc *scope) bool {
 
 // enter counts a field that starts: one that was about to start, or new
 // work.
-func (s *opSteps) enter(ctx context.Context, fc *graphql.FieldContext) *stepNode {
+func (s *opDispatch) enter(ctx context.Context, fc *graphql.FieldContext) *fieldNode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.start(ctx)
-	n := &stepNode{open: 1}
+	n := &fieldNode{open: 1}
+	s.moves++
 	if sc := s.scopes[s.scopeKeyOf(fc)]; sc != nil && sc.want[fc.Field.Alias] {
 		delete(sc.want, fc.Field.Alias)
 		sc.live++
@@ -183,7 +203,7 @@ func (s *opSteps) enter(ctx context.Context, fc *graphql.FieldContext) *stepNode
 
 // exit counts a field that ends, its value's fields to come (specs) as
 // about to start.
-func (s *opSteps) exit(n *stepNode, specs []scopeSpec) {
+func (s *opDispatch) exit(n *fieldNode, specs []scopeSpec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.add(n, specs)
@@ -196,7 +216,7 @@ func (s *opSteps) exit(n *stepNode, specs []scopeSpec) {
 
 // done records that field n and everything below it are done: its scope
 // goes on to its next step, or is done too (s.mu held).
-func (s *opSteps) done(n *stepNode) {
+func (s *opDispatch) done(n *fieldNode) {
 	for n != nil && n.sc != nil {
 		sc := n.sc
 		sc.live--
@@ -221,23 +241,24 @@ func (s *opSteps) done(n *stepNode) {
 // the field that returned its value, or the marker of its part, with the
 // positions in the lists between; gqlgen's contexts of a root type are
 // passed over (the operation's root has none above).
-func (s *opSteps) scopeKeyOf(fc *graphql.FieldContext) scopeKey {
-	var idx []string
+func (s *opDispatch) scopeKeyOf(fc *graphql.FieldContext) scopeKey {
+	var buf [2]int
+	idx := buf[:0]
 	p := fc.Parent
 	for p != nil && p.Index != nil {
-		idx = append(idx, strconv.Itoa(*p.Index))
+		idx = append(idx, *p.Index)
 		p = p.Parent
 	}
 	for p != nil && p.Field.Field == nil && !s.markers[p] {
 		p = p.Parent
 	}
 	slices.Reverse(idx)
-	return scopeKey{field: p, path: strings.Join(idx, ".")}
+	return keyAt(p, idx)
 }
 
-// Field is the field middleware of step mode: it counts each field of
+// Field is the field middleware of the dispatch: it counts each field of
 // the operation as it starts and ends.
-func (s *opSteps) Field(ctx context.Context, next graphql.Resolver) (any, error) {
+func (s *opDispatch) Field(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
 		return next(ctx)
@@ -270,8 +291,8 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 	scratch := scratchContext(ctx)
 	steps := map[string][][]string{}
 	var specs []scopeSpec
-	var walk func(t *ast.Type, v reflect.Value, path []string)
-	walk = func(t *ast.Type, v reflect.Value, path []string) {
+	var walk func(t *ast.Type, v reflect.Value, path []int)
+	walk = func(t *ast.Type, v reflect.Value, path []int) {
 		for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
 			if v.IsNil() {
 				return
@@ -283,7 +304,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 				return
 			}
 			for i := range v.Len() {
-				walk(t.Elem, v.Index(i), append(path, strconv.Itoa(i)))
+				walk(t.Elem, v.Index(i), append(path, i))
 			}
 			return
 		}
@@ -311,7 +332,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 			steps[name] = st
 		}
 		if st != nil {
-			specs = append(specs, scopeSpec{key: scopeKey{field: fc, path: strings.Join(path, ".")}, steps: slices.Clone(st)})
+			specs = append(specs, scopeSpec{key: keyAt(fc, path), steps: slices.Clone(st)})
 		}
 	}
 	walk(fc.Field.Definition.Type, reflect.ValueOf(v), nil)
@@ -347,6 +368,8 @@ func objectSteps(ctx context.Context, oc *graphql.OperationContext, sel ast.Sele
 			continue // its arguments are wrong: it will not start
 		}
 		switch {
+		case !loaders.Counted(c):
+			// A plain leaf: it reads nothing, and is not counted.
 		case c.IsResolver && f.IsDeferred():
 			deferred = append(deferred, f.Alias)
 		case c.IsResolver:
