@@ -16,6 +16,10 @@ import (
 // writes out. An idle connection holds no buffer and no goroutine here.
 type wire struct {
 	nc net.Conn
+	// raw writes to nc's socket (tryWrite), made at the first write;
+	// noRaw: nc has none (TLS).
+	raw   *rawWriter
+	noRaw bool
 	// limit is how many messages the backlog may hold before the
 	// connection counts as too far behind (the subscription buffer).
 	limit int
@@ -48,7 +52,7 @@ func (w *wire) send(b []byte, always bool) bool {
 		return false
 	}
 	if len(w.backlog) == 0 && !w.flushing {
-		n, err := tryWrite(w.nc, b)
+		n, err := w.tryWrite(b)
 		if err != nil {
 			w.fail()
 			return false
@@ -156,7 +160,7 @@ func (w *wire) last(b []byte, then func()) {
 	w.queued++
 	w.closing, w.onDrain = true, then
 	if !w.flushing {
-		n, err := tryWrite(w.nc, w.backlog)
+		n, err := w.tryWrite(w.backlog)
 		if err != nil {
 			w.fail()
 			return

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -226,54 +225,7 @@ func (c *wsConn) keepAlive(time.Time) {
 // write sends one protocol message (always: it never counts as falling
 // behind).
 func (c *wsConn) write(typ, id string, payload []byte) {
-	c.wire.send(c.message(typ, id, payload), true)
-}
-
-// message is the frame of a protocol message {"id", "type", "payload"}.
-func (c *wsConn) message(typ, id string, payload []byte) []byte {
-	b := make([]byte, maxFrameHeader, maxFrameHeader+len(payload)+len(id)+40)
-	b = append(b, `{"type":"`...)
-	b = append(b, typ...)
-	b = append(b, '"')
-	if id != "" {
-		b = append(b, `,"id":`...)
-		q, _ := json.Marshal(id)
-		b = append(b, q...)
-	}
-	if len(payload) > 0 {
-		b = append(b, `,"payload":`...)
-		b = append(b, payload...)
-	}
-	b = append(b, '}')
-	return framed(ws.OpText, b)
-}
-
-// maxFrameHeader is the longest header of a server's frame (unmasked).
-const maxFrameHeader = 10
-
-// framed writes the header of a frame of op in front of b[maxFrameHeader:]
-// and returns the frame.
-func framed(op ws.OpCode, b []byte) []byte {
-	n := len(b) - maxFrameHeader
-	var h []byte
-	switch {
-	case n < 126:
-		h = []byte{0x80 | byte(op), byte(n)}
-	case n <= 0xffff:
-		h = []byte{0x80 | byte(op), 126, 0, 0}
-		binary.BigEndian.PutUint16(h[2:], uint16(n))
-	default:
-		h = []byte{0x80 | byte(op), 127, 0, 0, 0, 0, 0, 0, 0, 0}
-		binary.BigEndian.PutUint64(h[2:], uint64(n))
-	}
-	start := maxFrameHeader - len(h)
-	copy(b[start:], h)
-	return b[start:]
-}
-
-// frame is a whole frame of op with payload p.
-func frame(op ws.OpCode, p []byte) []byte {
-	return framed(op, append(make([]byte, maxFrameHeader, maxFrameHeader+len(p)), p...))
+	c.sendMessage(typ, id, payload, true)
 }
 
 // closeWith sends the close frame with code and reason, after what the
