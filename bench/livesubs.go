@@ -214,6 +214,39 @@ func StartSubscribers(ctx context.Context, spec SubscribersSpec) (*Subscribers, 
 	if err != nil {
 		return nil, err
 	}
+	return readySubscribers(ctx, cmd, stdin, stdout)
+}
+
+// StartNodeSubscribers starts spec's subscribers with an npm client
+// (client: "graphql-ws" or "graphql-sse"): node runs script
+// (bench/subscribers.mjs, the same line protocol as
+// ServeSubscribersIfAsked) with nodeModules on its NODE_PATH. It waits
+// until all are connected and subscribed.
+func StartNodeSubscribers(ctx context.Context, spec SubscribersSpec, client, script, nodeModules string) (*Subscribers, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("node", script)
+	cmd.Env = append(os.Environ(), SubscribersEnv+"="+string(b), "TASKGRAPH_BENCH_CLIENT="+client, "NODE_PATH="+nodeModules)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return readySubscribers(ctx, cmd, stdin, stdout)
+}
+
+// readySubscribers reads the started subscribers' lines and waits for
+// their "ready".
+func readySubscribers(ctx context.Context, cmd *exec.Cmd, stdin io.WriteCloser, stdout io.Reader) (*Subscribers, error) {
 	s := &Subscribers{cmd: cmd, stdin: stdin, lines: make(chan string, 16)}
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -302,6 +335,19 @@ func (s *Subscribers) Warm(ctx context.Context, spec SubscribersSpec, change fun
 		}
 	}
 	return 50, errors.New("the subscribers never all received a change")
+}
+
+// RSS returns the resident memory of a node subscribers' process
+// (StartNodeSubscribers), as it reports it.
+func (s *Subscribers) RSS(ctx context.Context) (int64, error) {
+	if _, err := fmt.Fprintln(s.stdin, "rss"); err != nil {
+		return 0, err
+	}
+	l, err := s.expect(ctx, "rss ")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimPrefix(l, "rss "), 10, 64)
 }
 
 // CPU returns the subscribers' process's CPU time so far.
