@@ -170,8 +170,17 @@ func (s *sseStream) event(res []byte, always bool) bool {
 	return ok
 }
 
-// keepAlive sends the ": ping" comment.
-func (s *sseStream) keepAlive(time.Time) { s.write(ssePing, true) }
+// keepAlive sends the ": ping" comment, unless the stream was sent an
+// event since its last keep-alive (it is not idle).
+func (s *sseStream) keepAlive(time.Time) {
+	if s.wire != nil && s.wire.busy() {
+		return
+	}
+	s.write(ssePing, true)
+	if s.wire != nil {
+		s.wire.busy() // the ping is not the stream's traffic
+	}
+}
 
 // ssePing is the keep-alive comment's bytes (written, never changed).
 var ssePing = []byte(": ping\n\n")

@@ -30,6 +30,7 @@ type wire struct {
 	flushing bool   // a goroutine writes the backlog out
 	closing  bool   // the last message is queued: nothing more is taken
 	closed   bool
+	wrote    bool // something was sent since busy last looked
 	room     chan struct{} // made by Room's waiters; closed when the backlog drains
 	onDrain  func()        // once closing and drained (the close handshake's next step)
 }
@@ -51,6 +52,7 @@ func (w *wire) send(b []byte, always bool) bool {
 	if w.closing || w.closed {
 		return false
 	}
+	w.wrote = true
 	if len(w.backlog) == 0 && !w.flushing {
 		n, err := w.tryWrite(b)
 		if err != nil {
@@ -69,6 +71,16 @@ func (w *wire) send(b []byte, always bool) bool {
 	w.queued++
 	w.flushLocked()
 	return true
+}
+
+// busy reports whether anything was sent since it last looked (the
+// keep-alives skip a connection that is not idle).
+func (w *wire) busy() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.wrote
+	w.wrote = false
+	return b
 }
 
 // flushLocked starts the goroutine that writes the backlog out, unless it

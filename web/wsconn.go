@@ -205,10 +205,18 @@ func (c *wsConn) init(payload json.RawMessage) {
 
 // keepAlive sends graphql-transport-ws's ping (a client that answered
 // none of the last two is dropped, its subscriptions with it) or the
-// legacy protocol's ka.
+// legacy protocol's ka. A graphql-transport-ws connection that was sent
+// an event since its last keep-alive is not pinged: it is not idle (for
+// a proxy), and a client gone meanwhile is found by the writes (a full
+// backlog ends it); a ping per interval to thousands of busy sockets is
+// a write and a read each for nothing. The legacy protocol's clients
+// close a connection that misses its ka, whatever else comes.
 func (c *wsConn) keepAlive(time.Time) {
 	if c.proto == subprotocolGraphQLWS {
 		c.write("ka", "", nil)
+		return
+	}
+	if c.wire.busy() {
 		return
 	}
 	c.mu.Lock()
@@ -220,6 +228,7 @@ func (c *wsConn) keepAlive(time.Time) {
 		return
 	}
 	c.write("ping", "", nil)
+	c.wire.busy() // the ping is not the client's traffic
 }
 
 // write sends one protocol message (always: it never counts as falling

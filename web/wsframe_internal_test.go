@@ -61,28 +61,7 @@ func TestAMessageFrameHoldsItsMessageAtEveryLengthOfHeader(t *testing.T) {
 // The frames of events are built in one reused buffer: what a socket does
 // not take at once must be copied before the buffer is built again.
 func TestFramesTheSocketTakesInPartArriveWholeAndInOrder(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			accepted <- c
-		}
-		close(accepted)
-	}()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server := <-accepted
-	if server == nil {
-		t.Fatal("no connection accepted")
-	}
+	server, client := tcpPair(t)
 	_ = server.(*net.TCPConn).SetWriteBuffer(4096)
 	c := &wsConn{wire: wire{nc: server, limit: 1 << 20}}
 	defer c.wire.close()
@@ -106,4 +85,34 @@ func TestFramesTheSocketTakesInPartArriveWholeAndInOrder(t *testing.T) {
 			t.Fatalf("message %d arrived as %.80s…, want %.80s…", i, got, want)
 		}
 	}
+}
+
+// tcpPair returns the two ends of a loopback TCP connection, closed when
+// the test ends.
+func tcpPair(t *testing.T) (server, client net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+		close(accepted)
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	server = <-accepted
+	if server == nil {
+		t.Fatal("no connection accepted")
+	}
+	t.Cleanup(func() { server.Close() })
+	return server, client
 }
