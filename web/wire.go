@@ -30,7 +30,7 @@ type wire struct {
 	flushing bool   // a goroutine writes the backlog out
 	closing  bool   // the last message is queued: nothing more is taken
 	closed   bool
-	wrote    bool // something was sent since busy last looked
+	wrote    bool          // something was sent since busy last looked
 	room     chan struct{} // made by Room's waiters; closed when the backlog drains
 	onDrain  func()        // once closing and drained (the close handshake's next step)
 }

@@ -66,7 +66,9 @@ func TestFramesTheSocketTakesInPartArriveWholeAndInOrder(t *testing.T) {
 	c := &wsConn{wire: wire{nc: server, limit: 1 << 20}}
 	defer c.wire.close()
 	const n = 400 // about 400 KiB: more than the socket's buffers take before the client reads
-	payload := func(i int) []byte { return []byte(fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, strings.Repeat(fmt.Sprint(i%10), 1000))) }
+	payload := func(i int) []byte {
+		return []byte(fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, strings.Repeat(fmt.Sprint(i%10), 1000)))
+	}
 	for i := range n {
 		if !c.sendMessage("next", "op", payload(i), false) {
 			t.Fatalf("message %d was refused", i)
