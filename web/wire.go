@@ -92,11 +92,20 @@ func (w *wire) flushLocked() {
 	}
 }
 
+// stallTimeout bounds how long a backlog's write may wait on a client
+// that takes nothing: past it the client counts as gone and the
+// connection is closed (its goroutine and backlog with it). A closing
+// connection's bound is closeGrace.
+var stallTimeout = 2 * KeepAliveInterval
+
 func (w *wire) flush() {
 	for {
 		w.mu.Lock()
 		if w.closed || len(w.backlog) == 0 {
 			w.flushing = false
+			if !w.closing && !w.closed {
+				_ = w.nc.SetWriteDeadline(time.Time{}) // tryWrite's writes take no deadline
+			}
 			w.drainedLocked()
 			w.mu.Unlock()
 			return
@@ -104,6 +113,9 @@ func (w *wire) flush() {
 		b := w.backlog
 		w.backlog, w.queued = nil, 0
 		w.signalLocked()
+		if !w.closing {
+			_ = w.nc.SetWriteDeadline(time.Now().Add(stallTimeout))
+		}
 		w.mu.Unlock()
 		if _, err := w.nc.Write(b); err != nil {
 			w.mu.Lock()

@@ -118,3 +118,59 @@ func tcpPair(t *testing.T) (server, client net.Conn) {
 	t.Cleanup(func() { server.Close() })
 	return server, client
 }
+
+// A backlog's write waits at most stallTimeout on a client that takes
+// nothing; once a backlog is written out, later writes take no deadline.
+func TestABacklogWaitsOnAStalledClientOnlySoLong(t *testing.T) {
+	defer func(d time.Duration) { stallTimeout = d }(stallTimeout)
+	stallTimeout = 300 * time.Millisecond
+	fill := func(c *wsConn) {
+		t.Helper()
+		for i := 0; ; i++ {
+			c.sendMessage("next", "op", []byte(`"`+strings.Repeat("x", 1000)+`"`), true)
+			c.wire.mu.Lock()
+			queued := len(c.wire.backlog) > 0 || c.wire.flushing
+			c.wire.mu.Unlock()
+			if queued {
+				return
+			}
+			if i > 100000 {
+				t.Fatal("the socket never filled")
+			}
+		}
+	}
+	closed := func(c *wsConn) bool {
+		c.wire.mu.Lock()
+		defer c.wire.mu.Unlock()
+		return c.wire.closed
+	}
+
+	server, _ := tcpPair(t) // a client that reads nothing
+	stalled := &wsConn{wire: wire{nc: server, limit: 1 << 20}}
+	fill(stalled)
+	deadline := time.Now().Add(10 * time.Second)
+	for !closed(stalled) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled client's connection is still open")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	server, client := tcpPair(t) // a client that reads, late
+	c := &wsConn{wire: wire{nc: server, limit: 1 << 20}}
+	fill(c)
+	go func() { _, _ = io.Copy(io.Discard, client) }()
+	for {
+		c.wire.mu.Lock()
+		drained := len(c.wire.backlog) == 0 && !c.wire.flushing
+		c.wire.mu.Unlock()
+		if drained || closed(c) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(2 * stallTimeout) // past the backlog's deadline
+	if !c.sendMessage("next", "op", []byte(`{}`), false) || closed(c) {
+		t.Fatal("a client that took its backlog was dropped")
+	}
+}
