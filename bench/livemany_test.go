@@ -57,6 +57,7 @@ func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, ch
 	setup := time.Since(start)
 	steady(&m1)
 	g1 := runtime.NumGoroutine()
+	stack5 := settledStacks(m0, n)
 	if *liveProfile != "" {
 		f, err := os.Create(fmt.Sprintf("%s%d.pprof", *liveProfile, n))
 		if err != nil {
@@ -113,8 +114,8 @@ func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, ch
 		over = fmt.Sprintf("%d projects", k)
 	}
 	return manyResult{
-		memory: fmt.Sprintf("%d subscribers on B (%s): connected and live in %s (%d warm-up rounds); heap +%s (%s a subscriber), goroutine stacks +%s (%s a subscriber), goroutines +%d (%.1f a subscriber)",
-			n, over, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), mib(stack), kib(stack/int64(n)), g1-g0, float64(g1-g0)/float64(n)),
+		memory: fmt.Sprintf("%d subscribers on B (%s): connected and live in %s (%d warm-up rounds); heap +%s (%s a subscriber), goroutine stacks +%s (%s a subscriber; %s after 5 collections), goroutines +%d (%.1f a subscriber)",
+			n, over, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), mib(stack), kib(stack/int64(n)), stack5, g1-g0, float64(g1-g0)/float64(n)),
 		delivery: fmt.Sprintf("%d subscribers on B (%s), %d rounds of a change per project through A: servers' CPU %s and %.2f allocations a delivered event (subscribers' process: %s); the last subscriber of a change's project has it %s (p50) / %s (p99) / %s (max) after its answer (%d changes)",
 			n, over, events, us(cpu/time.Duration(events*n)), allocs, us(subCPU/time.Duration(events*n)), msec(pct(lats, 50)), msec(pct(lats, 99)), msec(lats[len(lats)-1]), len(lats)),
 	}
@@ -131,4 +132,16 @@ func writeAllocs(t *testing.T, path string) {
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// settledStacks runs three more collections (an idle server has one at
+// least every 2 minutes; each halves a stack that uses under a quarter of
+// it) and returns the goroutine stacks added since m0, per subscriber.
+func settledStacks(m0 runtime.MemStats, n int) string {
+	var m runtime.MemStats
+	for range 3 {
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&m)
+	return kib((int64(m.StackInuse) - int64(m0.StackInuse)) / int64(n))
 }

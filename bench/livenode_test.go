@@ -91,6 +91,7 @@ func idleFromOutside(ctx context.Context, t *testing.T, spec SubscribersSpec, cl
 	time.Sleep(2 * time.Second) // what the last events left behind settles (a measure's pace, not a test's)
 	steady(&m1)
 	g1 := runtime.NumGoroutine()
+	stack5 := settledStacks(m0, n)
 	rss, err := subs.RSS(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func idleFromOutside(ctx context.Context, t *testing.T, spec SubscribersSpec, cl
 	heap := int64(m1.HeapInuse) - int64(m0.HeapInuse)
 	live := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
 	stack := int64(m1.StackInuse) - int64(m0.StackInuse)
-	return fmt.Sprintf("%d idle %s subscribers (npm client, one subscription a connection) on B: live in %s (%d warm-up changes); server heap in use +%s (%s a subscriber; its live objects %s), goroutine stacks +%s (%s a subscriber), goroutines +%d (%.2f a subscriber); the node process: %s resident (%s a subscriber)",
-		n, client, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), kib(live/int64(n)), mib(stack), kib(stack/int64(n)),
+	return fmt.Sprintf("%d idle %s subscribers (npm client, one subscription a connection) on B: live in %s (%d warm-up changes); server heap in use +%s (%s a subscriber; its live objects %s), goroutine stacks +%s (%s a subscriber; %s after 5 collections), goroutines +%d (%.2f a subscriber); the node process: %s resident (%s a subscriber)",
+		n, client, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), kib(live/int64(n)), mib(stack), kib(stack/int64(n)), stack5,
 		g1-g0, float64(g1-g0)/float64(n), mib(rss), kib(rss/int64(n)))
 }
