@@ -63,8 +63,20 @@ func (c *wsConn) serve() {
 		if c.isClosing() {
 			continue // after a close: only the client's close is awaited
 		}
-		c.handle(msg)
+		c.handleApart(msg)
 	}
+}
+
+// handleApart handles msg on a goroutine of its own and waits for it: the
+// reader's stack stays at its least (2 KiB) for the connection's life,
+// while handling a message (authentication, JSON) may take more.
+func (c *wsConn) handleApart(msg []byte) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.handle(msg)
+	}()
+	<-done
 }
 
 // readMessage returns the next data message, answering the control frames
