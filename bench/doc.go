@@ -19,9 +19,12 @@
 //
 // The live-updates benchmark (TestLiveReport: delivery latency between two
 // instances, DynamoDB calls per fanned-out event, 1,000 and 10,000
-// subscribers) runs only when asked for too:
+// subscribers, N/K for N over K projects) and the idle subscribers of the
+// npm clients (TestLiveIdleFromOutside, node and npm ci needed) run only
+// when asked for too:
 //
-//	go test ./bench -run '^TestLiveReport$' -v -timeout 30m -live
+//	go test ./bench -run '^TestLiveReport$' -v -timeout 30m -live -livesubs=5000,19000/4
+//	go test ./bench -run '^TestLiveIdleFromOutside$' -v -timeout 30m -liveidle=5000,19000
 //
 // docs/performance.md gives the current figures; docs/performance-report.md
 // explains the report and quotes a run.

@@ -104,3 +104,15 @@ func (e *Env) RenameTask(ctx context.Context, base, task, title string) error {
 	}
 	return nil
 }
+
+// CreateProjectWithTask creates a project of the viewer's, with one task,
+// through the server at base, and returns their ids.
+func (e *Env) CreateProjectWithTask(ctx context.Context, base, name string) (project, task string, err error) {
+	var d struct{ CreateProject struct{ ID string } }
+	if err := e.Post(ctx, base, `mutation($in: CreateProjectInput!) { createProject(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"name": name}}, &d); err != nil {
+		return "", "", err
+	}
+	task, err = e.CreateTask(ctx, base, d.CreateProject.ID, name)
+	return d.CreateProject.ID, task, err
+}

@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http/httptest"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,10 +18,11 @@ import (
 
 var (
 	liveFlag    = flag.Bool("live", false, "run TestLiveReport, the live-updates benchmark (a few minutes)")
-	liveSubs    = flag.String("livesubs", "1000,10000", "live: concurrent subscribers on one instance, per run")
+	liveSubs    = flag.String("livesubs", "1000,10000", "live: concurrent subscribers on one instance, per run: N (one project) or N/K (over K projects)")
 	liveSamples = flag.Int("livesamples", 200, "live: changes timed for the delivery latency")
 	liveEvents  = flag.Int("liveevents", 20, "live: changes fanned out to every subscriber per run")
 	liveFanout  = flag.Int("livefanout", 200, "live: subscribers of the DynamoDB-calls-per-event run")
+	liveProfile = flag.String("liveprofile", "", "live: write a CPU profile of each -livesubs run's changes to this prefix + N.pprof")
 )
 
 // liveQuery is the subscription every benchmark subscriber runs: the
@@ -148,7 +147,7 @@ func TestLiveReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := subs.Warm(ctx, n, func(title string) error { return rename(a.URL, title) }); err != nil {
+		if _, err := subs.Warm(ctx, SubscribersSpec{N: n}, func(_ int, title string) error { return rename(a.URL, title) }); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 3 {
@@ -158,7 +157,7 @@ func TestLiveReport(t *testing.T) {
 			if err := rename(a.URL, title); err != nil {
 				t.Fatal(err)
 			}
-			if err := subs.WaitSeen(ctx, title); err != nil {
+			if _, err := subs.WaitSeen(ctx, n, title); err != nil {
 				t.Fatal(err)
 			}
 			env.Settle() // the outbox item's background delete
@@ -168,51 +167,27 @@ func TestLiveReport(t *testing.T) {
 		subs.Stop()
 	}
 
-	// Many subscribers on one instance.
+	// Many subscribers on one instance, over one project or several.
 	for _, f := range strings.Split(*liveSubs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			t.Fatalf("-livesubs: %q", f)
-		}
-		var m0, m1 runtime.MemStats
-		steady(&m0)
-		g0 := runtime.NumGoroutine()
-		start := time.Now()
-		subs, err := StartSubscribers(ctx, SubscribersSpec{URL: b.URL + "/query", Token: env.Token(), Query: liveQuery, Vars: vars, N: n})
+		n, k, err := parseRun(f)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("-livesubs: %v", err)
 		}
-		warm, err := subs.Warm(ctx, n, func(title string) error { return rename(a.URL, title) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		setup := time.Since(start)
-		steady(&m1)
-		g1 := runtime.NumGoroutine()
-		cpu0, subCPU0 := selfCPU(), must(subs.CPU())
-		var fan []time.Duration
-		events := *liveEvents
-		for i := range events {
-			title := fmt.Sprintf("%d subscribers, change %d", n, i)
-			if err := rename(a.URL, title); err != nil {
+		projects := []string{project}
+		tasks := []string{task}
+		for j := len(projects); j < k; j++ {
+			p, tk, err := env.CreateProjectWithTask(ctx, a.URL, fmt.Sprintf("live bench %d", j))
+			if err != nil {
 				t.Fatal(err)
 			}
-			t0 := time.Now()
-			if err := subs.WaitSeen(ctx, title); err != nil {
-				t.Fatal(err)
-			}
-			fan = append(fan, time.Since(t0))
+			projects, tasks = append(projects, p), append(tasks, tk)
 		}
-		cpu := selfCPU() - cpu0
-		subCPU := must(subs.CPU()) - subCPU0
-		subs.Stop()
-		slices.Sort(fan)
-		heap := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
-		stack := int64(m1.StackInuse) - int64(m0.StackInuse)
-		report("%d subscribers on B: connected and live in %s (%d warm-up changes); heap +%s (%s a subscriber), goroutine stacks +%s (%s a subscriber), goroutines +%d (%.1f a subscriber)",
-			n, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), mib(stack), kib(stack/int64(n)), g1-g0, float64(g1-g0)/float64(n))
-		report("%d subscribers on B, %d changes through A: servers' CPU %s a delivered event (subscribers' process: %s); every subscriber has the change %s (p50) / %s (max) after its answer",
-			n, events, us(cpu/time.Duration(events*n)), us(subCPU/time.Duration(events*n)), msec(pct(fan, 50)), msec(fan[len(fan)-1]))
+		r := manySubscribers(ctx, t, SubscribersSpec{URL: b.URL + "/query", Token: env.Token(), Query: liveQuery,
+			Vars: vars, Projects: projects[:k], N: n}, func(j int, title string) error {
+			return env.RenameTask(ctx, a.URL, tasks[j], title)
+		})
+		report("%s", r.memory)
+		report("%s", r.delivery)
 	}
 	fmt.Printf("8<\n%s8<\n", out.String())
 }

@@ -22,11 +22,37 @@ const SubscribersEnv = "TASKGRAPH_BENCH_SUBSCRIBERS"
 
 // SubscribersSpec is what the subscribers' process opens: N graphql-ws
 // connections to URL, each with one subscription to Query with Vars, as
-// Token's viewer.
+// Token's viewer. With Projects, subscriber i's Vars have "p" set to
+// Projects[i % len(Projects)] (the subscribers spread over the projects).
 type SubscribersSpec struct {
 	URL, Token, Query string
 	Vars              map[string]any
+	Projects          []string
 	N                 int
+}
+
+// varsOf returns subscriber i's variables.
+func (s SubscribersSpec) varsOf(i int) map[string]any {
+	if len(s.Projects) == 0 {
+		return s.Vars
+	}
+	v := map[string]any{}
+	for k, x := range s.Vars {
+		v[k] = x
+	}
+	v["p"] = s.Projects[i%len(s.Projects)]
+	return v
+}
+
+// PerProject returns how many of the spec's subscribers subscribe to
+// Projects[j] (all N for a spec without Projects).
+func (s SubscribersSpec) PerProject(j int) int {
+	k := max(len(s.Projects), 1)
+	n := s.N / k
+	if j < s.N%k {
+		n++
+	}
+	return n
 }
 
 // ServeSubscribersIfAsked runs the subscribers and exits when the process
@@ -34,8 +60,9 @@ type SubscribersSpec struct {
 // ServeStoreIfAsked, call it first thing in TestMain.
 //
 // It opens the connections (32 at a time), prints "ready", then answers
-// the lines of its stdin: "seen <title>" waits until every subscriber has
-// received an event whose task has that title and prints "seen <title>";
+// the lines of its stdin: "seen <k> <title>" waits until k subscribers
+// have received an event whose task has that title and prints "seen
+// <title> <t>", t the Unix time in nanoseconds when the last of them did;
 // "count <title>" prints "count <title> <k>", the subscribers that have.
 // An event's task title is all it reads of it.
 func ServeSubscribersIfAsked() {
@@ -60,14 +87,17 @@ func ServeSubscribersIfAsked() {
 type titles struct {
 	mu    sync.Mutex
 	seen  map[string]int
+	last  map[string]time.Time // when the title's latest arrival was
 	wake  chan struct{}
 	ended atomic.Int64
 	err   atomic.Value // the first subscription's end (string)
 }
 
 func (t *titles) add(title string) {
+	now := time.Now()
 	t.mu.Lock()
 	t.seen[title]++
+	t.last[title] = now
 	close(t.wake)
 	t.wake = make(chan struct{})
 	t.mu.Unlock()
@@ -79,9 +109,15 @@ func (t *titles) count(title string) (int, chan struct{}) {
 	return t.seen[title], t.wake
 }
 
+func (t *titles) lastOf(title string) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last[title]
+}
+
 func serveSubscribers(spec SubscribersSpec) error {
 	ctx := context.Background()
-	ts := &titles{seen: map[string]int{}, wake: make(chan struct{})}
+	ts := &titles{seen: map[string]int{}, last: map[string]time.Time{}, wake: make(chan struct{})}
 	onNext := func(p json.RawMessage) {
 		var ev struct {
 			Data struct {
@@ -109,7 +145,7 @@ func serveSubscribers(spec SubscribersSpec) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			s, err := Subscribe(ctx, spec.URL, spec.Token, spec.Query, spec.Vars, onNext, onEnd)
+			s, err := Subscribe(ctx, spec.URL, spec.Token, spec.Query, spec.varsOf(i), onNext, onEnd)
 			if err != nil {
 				firstErr.CompareAndSwap(nil, err)
 				return
@@ -127,9 +163,15 @@ func serveSubscribers(spec SubscribersSpec) error {
 		cmd, title, _ := strings.Cut(sc.Text(), " ")
 		switch cmd {
 		case "seen":
+			ks, t, _ := strings.Cut(title, " ")
+			want, err := strconv.Atoi(ks)
+			if err != nil {
+				return fmt.Errorf("seen %q: %w", title, err)
+			}
+			title = t
 			for {
 				n, wake := ts.count(title)
-				if n >= spec.N {
+				if n >= want {
 					break
 				}
 				if ts.ended.Load() > 0 {
@@ -140,7 +182,7 @@ func serveSubscribers(spec SubscribersSpec) error {
 				case <-time.After(time.Second): // to look at ended again
 				}
 			}
-			fmt.Println("seen " + title)
+			fmt.Printf("seen %s %d\n", title, ts.lastOf(title).UnixNano())
 		case "count":
 			n, _ := ts.count(title)
 			fmt.Printf("count %s %d\n", title, n)
@@ -172,6 +214,39 @@ func StartSubscribers(ctx context.Context, spec SubscribersSpec) (*Subscribers, 
 	if err != nil {
 		return nil, err
 	}
+	return readySubscribers(ctx, cmd, stdin, stdout)
+}
+
+// StartNodeSubscribers starts spec's subscribers with an npm client
+// (client: "graphql-ws" or "graphql-sse"): node runs script
+// (bench/subscribers.mjs, the same line protocol as
+// ServeSubscribersIfAsked) with nodeModules on its NODE_PATH. It waits
+// until all are connected and subscribed.
+func StartNodeSubscribers(ctx context.Context, spec SubscribersSpec, client, script, nodeModules string) (*Subscribers, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("node", script)
+	cmd.Env = append(os.Environ(), SubscribersEnv+"="+string(b), "TASKGRAPH_BENCH_CLIENT="+client, "NODE_PATH="+nodeModules)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return readySubscribers(ctx, cmd, stdin, stdout)
+}
+
+// readySubscribers reads the started subscribers' lines and waits for
+// their "ready".
+func readySubscribers(ctx context.Context, cmd *exec.Cmd, stdin io.WriteCloser, stdout io.Reader) (*Subscribers, error) {
 	s := &Subscribers{cmd: cmd, stdin: stdin, lines: make(chan string, 16)}
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -202,14 +277,19 @@ func (s *Subscribers) expect(ctx context.Context, prefix string) (string, error)
 	}
 }
 
-// WaitSeen waits until every subscriber has received the event of the
-// change that gave a task this title.
-func (s *Subscribers) WaitSeen(ctx context.Context, title string) error {
-	if _, err := fmt.Fprintf(s.stdin, "seen %s\n", title); err != nil {
-		return err
+// WaitSeen waits until k subscribers have received the event of the
+// change that gave a task this title, and returns when the last of them
+// did (by the subscribers' clock, this machine's).
+func (s *Subscribers) WaitSeen(ctx context.Context, k int, title string) (time.Time, error) {
+	if _, err := fmt.Fprintf(s.stdin, "seen %d %s\n", k, title); err != nil {
+		return time.Time{}, err
 	}
-	_, err := s.expect(ctx, "seen "+title)
-	return err
+	l, err := s.expect(ctx, "seen "+title+" ")
+	if err != nil {
+		return time.Time{}, err
+	}
+	ns, err := strconv.ParseInt(l[strings.LastIndexByte(l, ' ')+1:], 10, 64)
+	return time.Unix(0, ns), err
 }
 
 // Count returns how many subscribers have received the event of the change
@@ -225,27 +305,49 @@ func (s *Subscribers) Count(ctx context.Context, title string) (int, error) {
 	return strconv.Atoi(l[strings.LastIndexByte(l, ' ')+1:])
 }
 
-// Warm makes changes with change(title) until every subscriber has
-// received one: then all subscriptions run, and every later change reaches
-// them all. It returns the number of changes it made.
-func (s *Subscribers) Warm(ctx context.Context, n int, change func(title string) error) (int, error) {
+// Warm makes changes with change(j, title), one in each of the spec's
+// projects j, until every subscriber has received one: then all
+// subscriptions run, and every later change reaches all of its project's.
+// It returns the number of rounds of changes it made.
+func (s *Subscribers) Warm(ctx context.Context, spec SubscribersSpec, change func(j int, title string) error) (int, error) {
+	k := max(len(spec.Projects), 1)
 	for i := 1; i <= 50; i++ {
-		title := fmt.Sprintf("warm-up %d", i)
-		if err := change(title); err != nil {
-			return i, err
-		}
-		for range 20 {
-			k, err := s.Count(ctx, title)
-			if err != nil {
+		done := 0
+		for j := range k {
+			title := fmt.Sprintf("warm-up %d, project %d", i, j)
+			if err := change(j, title); err != nil {
 				return i, err
 			}
-			if k == n {
-				return i, nil
+			for range 20 {
+				n, err := s.Count(ctx, title)
+				if err != nil {
+					return i, err
+				}
+				if n == spec.PerProject(j) {
+					done++
+					break
+				}
+				time.Sleep(100 * time.Millisecond) // a benchmark's pace, not a test's assertion
 			}
-			time.Sleep(100 * time.Millisecond) // a benchmark's pace, not a test's assertion
+		}
+		if done == k {
+			return i, nil
 		}
 	}
 	return 50, errors.New("the subscribers never all received a change")
+}
+
+// RSS returns the resident memory of a node subscribers' process
+// (StartNodeSubscribers), as it reports it.
+func (s *Subscribers) RSS(ctx context.Context) (int64, error) {
+	if _, err := fmt.Fprintln(s.stdin, "rss"); err != nil {
+		return 0, err
+	}
+	l, err := s.expect(ctx, "rss ")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimPrefix(l, "rss "), 10, 64)
 }
 
 // CPU returns the subscribers' process's CPU time so far.

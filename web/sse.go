@@ -158,15 +158,32 @@ func (s *sseStream) write(b []byte, always bool) bool {
 
 // event writes one response as an "event: next".
 func (s *sseStream) event(res []byte, always bool) bool {
-	b := make([]byte, 0, len(res)+24)
-	b = append(b, "event: next\ndata: "...)
+	bp := framePool.Get().(*[]byte)
+	b := append((*bp)[:0], "event: next\ndata: "...)
 	b = append(b, res...)
 	b = append(b, "\n\n"...)
-	return s.write(b, always)
+	ok := s.write(b, always)
+	if cap(b) <= maxPooledFrame {
+		*bp = b[:0]
+		framePool.Put(bp)
+	}
+	return ok
 }
 
-// keepAlive sends the ": ping" comment.
-func (s *sseStream) keepAlive(time.Time) { s.write([]byte(": ping\n\n"), true) }
+// keepAlive sends the ": ping" comment, unless the stream was sent an
+// event since its last keep-alive (it is not idle).
+func (s *sseStream) keepAlive(time.Time) {
+	if s.wire != nil && s.wire.busy() {
+		return
+	}
+	s.write(ssePing, true)
+	if s.wire != nil {
+		s.wire.busy() // the ping is not the stream's traffic
+	}
+}
+
+// ssePing is the keep-alive comment's bytes (written, never changed).
+var ssePing = []byte(": ping\n\n")
 
 // readUntilGone reads the taken connection until the client closes it,
 // then ends the subscription: the stream's one goroutine.

@@ -16,6 +16,10 @@ import (
 // writes out. An idle connection holds no buffer and no goroutine here.
 type wire struct {
 	nc net.Conn
+	// raw writes to nc's socket (tryWrite), made at the first write;
+	// noRaw: nc has none (TLS).
+	raw   *rawWriter
+	noRaw bool
 	// limit is how many messages the backlog may hold before the
 	// connection counts as too far behind (the subscription buffer).
 	limit int
@@ -26,6 +30,7 @@ type wire struct {
 	flushing bool   // a goroutine writes the backlog out
 	closing  bool   // the last message is queued: nothing more is taken
 	closed   bool
+	wrote    bool          // something was sent since busy last looked
 	room     chan struct{} // made by Room's waiters; closed when the backlog drains
 	onDrain  func()        // once closing and drained (the close handshake's next step)
 }
@@ -47,8 +52,9 @@ func (w *wire) send(b []byte, always bool) bool {
 	if w.closing || w.closed {
 		return false
 	}
+	w.wrote = true
 	if len(w.backlog) == 0 && !w.flushing {
-		n, err := tryWrite(w.nc, b)
+		n, err := w.tryWrite(b)
 		if err != nil {
 			w.fail()
 			return false
@@ -67,6 +73,16 @@ func (w *wire) send(b []byte, always bool) bool {
 	return true
 }
 
+// busy reports whether anything was sent since it last looked (the
+// keep-alives skip a connection that is not idle).
+func (w *wire) busy() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.wrote
+	w.wrote = false
+	return b
+}
+
 // flushLocked starts the goroutine that writes the backlog out, unless it
 // runs; w.mu held.
 func (w *wire) flushLocked() {
@@ -76,11 +92,20 @@ func (w *wire) flushLocked() {
 	}
 }
 
+// stallTimeout bounds how long a backlog's write may wait on a client
+// that takes nothing: past it the client counts as gone and the
+// connection is closed (its goroutine and backlog with it). A closing
+// connection's bound is closeGrace.
+var stallTimeout = 2 * KeepAliveInterval
+
 func (w *wire) flush() {
 	for {
 		w.mu.Lock()
 		if w.closed || len(w.backlog) == 0 {
 			w.flushing = false
+			if !w.closing && !w.closed {
+				_ = w.nc.SetWriteDeadline(time.Time{}) // tryWrite's writes take no deadline
+			}
 			w.drainedLocked()
 			w.mu.Unlock()
 			return
@@ -88,6 +113,9 @@ func (w *wire) flush() {
 		b := w.backlog
 		w.backlog, w.queued = nil, 0
 		w.signalLocked()
+		if !w.closing {
+			_ = w.nc.SetWriteDeadline(time.Now().Add(stallTimeout))
+		}
 		w.mu.Unlock()
 		if _, err := w.nc.Write(b); err != nil {
 			w.mu.Lock()
@@ -156,7 +184,7 @@ func (w *wire) last(b []byte, then func()) {
 	w.queued++
 	w.closing, w.onDrain = true, then
 	if !w.flushing {
-		n, err := tryWrite(w.nc, w.backlog)
+		n, err := w.tryWrite(w.backlog)
 		if err != nil {
 			w.fail()
 			return

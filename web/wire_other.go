@@ -2,8 +2,9 @@
 
 package web
 
-import "net"
+// rawWriter is none where the platform offers no non-blocking write.
+type rawWriter struct{}
 
 // tryWrite takes nothing at once where the platform offers no
 // non-blocking write: every byte goes through the backlog's goroutine.
-func tryWrite(net.Conn, []byte) (int, error) { return 0, nil }
+func (w *wire) tryWrite([]byte) (int, error) { return 0, nil }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -64,8 +63,20 @@ func (c *wsConn) serve() {
 		if c.isClosing() {
 			continue // after a close: only the client's close is awaited
 		}
-		c.handle(msg)
+		c.handleApart(msg)
 	}
+}
+
+// handleApart handles msg on a goroutine of its own and waits for it: the
+// reader's stack stays at its least (2 KiB) for the connection's life,
+// while handling a message (authentication, JSON) may take more.
+func (c *wsConn) handleApart(msg []byte) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.handle(msg)
+	}()
+	<-done
 }
 
 // readMessage returns the next data message, answering the control frames
@@ -206,10 +217,18 @@ func (c *wsConn) init(payload json.RawMessage) {
 
 // keepAlive sends graphql-transport-ws's ping (a client that answered
 // none of the last two is dropped, its subscriptions with it) or the
-// legacy protocol's ka.
+// legacy protocol's ka. A graphql-transport-ws connection that was sent
+// an event since its last keep-alive is not pinged: it is not idle (for
+// a proxy), and a client gone meanwhile is found by the writes (a full
+// backlog ends it); a ping per interval to thousands of busy sockets is
+// a write and a read each for nothing. The legacy protocol's clients
+// close a connection that misses its ka, whatever else comes.
 func (c *wsConn) keepAlive(time.Time) {
 	if c.proto == subprotocolGraphQLWS {
 		c.write("ka", "", nil)
+		return
+	}
+	if c.wire.busy() {
 		return
 	}
 	c.mu.Lock()
@@ -221,59 +240,13 @@ func (c *wsConn) keepAlive(time.Time) {
 		return
 	}
 	c.write("ping", "", nil)
+	c.wire.busy() // the ping is not the client's traffic
 }
 
 // write sends one protocol message (always: it never counts as falling
 // behind).
 func (c *wsConn) write(typ, id string, payload []byte) {
-	c.wire.send(c.message(typ, id, payload), true)
-}
-
-// message is the frame of a protocol message {"id", "type", "payload"}.
-func (c *wsConn) message(typ, id string, payload []byte) []byte {
-	b := make([]byte, maxFrameHeader, maxFrameHeader+len(payload)+len(id)+40)
-	b = append(b, `{"type":"`...)
-	b = append(b, typ...)
-	b = append(b, '"')
-	if id != "" {
-		b = append(b, `,"id":`...)
-		q, _ := json.Marshal(id)
-		b = append(b, q...)
-	}
-	if len(payload) > 0 {
-		b = append(b, `,"payload":`...)
-		b = append(b, payload...)
-	}
-	b = append(b, '}')
-	return framed(ws.OpText, b)
-}
-
-// maxFrameHeader is the longest header of a server's frame (unmasked).
-const maxFrameHeader = 10
-
-// framed writes the header of a frame of op in front of b[maxFrameHeader:]
-// and returns the frame.
-func framed(op ws.OpCode, b []byte) []byte {
-	n := len(b) - maxFrameHeader
-	var h []byte
-	switch {
-	case n < 126:
-		h = []byte{0x80 | byte(op), byte(n)}
-	case n <= 0xffff:
-		h = []byte{0x80 | byte(op), 126, 0, 0}
-		binary.BigEndian.PutUint16(h[2:], uint16(n))
-	default:
-		h = []byte{0x80 | byte(op), 127, 0, 0, 0, 0, 0, 0, 0, 0}
-		binary.BigEndian.PutUint64(h[2:], uint64(n))
-	}
-	start := maxFrameHeader - len(h)
-	copy(b[start:], h)
-	return b[start:]
-}
-
-// frame is a whole frame of op with payload p.
-func frame(op ws.OpCode, p []byte) []byte {
-	return framed(op, append(make([]byte, maxFrameHeader, maxFrameHeader+len(p)), p...))
+	c.sendMessage(typ, id, payload, true)
 }
 
 // closeWith sends the close frame with code and reason, after what the

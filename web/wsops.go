@@ -210,7 +210,7 @@ func (op *wsOp) Send(res []byte) bool {
 	if op.isEnded() {
 		return true // completed by the client: its subscription is being closed
 	}
-	return op.c.wire.send(op.c.message(op.resultType(), op.id, res), false)
+	return op.c.sendMessage(op.resultType(), op.id, res, false)
 }
 
 // Room waits until the connection can take one more event.

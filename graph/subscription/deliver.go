@@ -1,6 +1,8 @@
 package subscription
 
 import (
+	"sync/atomic"
+
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/policy"
 )
@@ -32,7 +34,9 @@ import (
 // exists and which recipients are members now (policy.FinalEvent: not for
 // the last event of one who left); 9. write the same bytes to each member's
 // stream (Stream.Send, which never waits: a subscriber too far behind is
-// ended, ErrSlow); the hub then ends the streams the event ends.
+// ended, ErrSlow), the recipients split in chunks that the delivering
+// goroutine and up to GOMAXPROCS-1 helpers share (fanout.go); the hub
+// then ends the streams the event ends.
 
 // batch is the recipients of one event answered with the same bytes.
 type batch struct {
@@ -104,29 +108,33 @@ func (s *Server) Deliver(d *live.Delivery, to []live.Recipient) {
 	if len(viewers) > 0 {
 		exists, member, err = s.cfg.Store.Membership(d.Shared.Ctx, ev.ProjectID, viewers)
 	}
-	// 9: the same bytes to each.
-	sent := 0
-	for i, b := range batches {
-		for j, ls := range b.subs {
-			sub := b.owners[j]
+	// 9: the same bytes to each, the recipients in chunks across the Ps.
+	var sent atomic.Int64
+	chunks := chunksOf(batches)
+	fanOut(len(chunks), func(c int) {
+		ch := chunks[c]
+		b, n := batches[ch.batch], 0
+		for j := ch.from; j < ch.to; j++ {
+			ls, sub := b.subs[j], b.owners[j]
 			switch {
-			case late[i]:
+			case late[ch.batch]:
 				ls.End(errLate)
 			case b.final:
-				sent += s.send(ls, sub, responses[i])
+				n += s.send(ls, sub, responses[ch.batch])
 			case err != nil:
 				ls.End(live.ErrUnchecked)
 			case !exists || !member[sub.viewer]:
 				ls.End(live.ErrGone) // as the hub's own end of such a subscription
 			default:
-				sent += s.send(ls, sub, responses[i])
+				n += s.send(ls, sub, responses[ch.batch])
 			}
 		}
-	}
+		sent.Add(int64(n))
+	})
 	if len(batches) > 0 {
 		tel := batches[0].owners[0].tel
 		tel.EventsResolved(len(batches))
-		tel.EventsDelivered(sent)
+		tel.EventsDelivered(int(sent.Load()))
 	}
 }
 
