@@ -36,7 +36,8 @@ type Config struct {
 	Limits           pipeline.Limits // the operations' limits
 	MaxBodyBytes     int64           // -max-body: the transports' limit on a request (web.Options)
 	DataDir          string          // the embedded store's files and the development secret; "": memory only
-	Command          string          // token, export or import; "": serve
+	Command          string          // token, export, import or migrate; "": serve
+	BackfillRate     int             // a backfill's writes a second (dynamo.Store.BackfillRate)
 	Args             []string        // the command's arguments
 	LogFormat        string          // text or json
 	LogLevel         string          // debug, info, warn or error
@@ -116,6 +117,7 @@ func (c *Config) define(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.StoreKind, "store", "auto", "auto: embedded unless AWS is configured; embedded; or aws")
 	fs.BoolVar(&c.Demo, "demo", true, "load demo data into a new embedded table")
 	fs.BoolVar(&c.CreateTable, "create-table", true, "create the table and its indexes when missing")
+	fs.IntVar(&c.BackfillRate, "backfill-rate", dynamo.DefaultBackfillRate, "the most writes a second a backfill makes (giving existing items a new index's keys: the migrate command, or a start with -create-table)")
 	fs.BoolVar(&c.Debug, "debug", false, "add the DynamoDB calls of each operation to its response (extensions.dynamodb); not for production")
 	fs.BoolVar(&c.Production, "production", false, "production mode: no introspection, no IDE, no -debug; needs JWT_SECRET or JWT_JWKS_URL")
 	fs.StringVar(&c.TrustedDocuments, "trusted-documents", "", "a persisted-documents manifest (JSON): documentId requests run its documents; with -production nothing else runs")
@@ -293,6 +295,11 @@ Commands:
                AWS_ENDPOINT_URL_DYNAMODB set: moves the data to DynamoDB;
                on -data-dir, with no server running there: one process
                holds a data directory at a time)
+  migrate      create the indexes the table lacks (waiting until they are
+               ACTIVE) and give existing items their keys (a backfill,
+               at most -backfill-rate writes a second, resumed where it
+               stopped); with the operator's credentials, before the
+               servers of a version that reads a new index
 
 Flags:
 `)

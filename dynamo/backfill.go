@@ -98,6 +98,21 @@ func (s *Store) markBackfills(ctx context.Context) error {
 	return nil
 }
 
+// forgetBackfills deletes the backfills' markers: the embedded store's
+// table, made afresh at a start (every marker done), is about to be filled
+// from its data file, whose own markers say which backfills its items
+// have had (DataFile.Load).
+func (s *Store) forgetBackfills(ctx context.Context) error {
+	var dels []types.WriteRequest
+	for _, b := range backfills {
+		dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: backfillKey(b.name).av()}})
+	}
+	if len(dels) == 0 {
+		return nil
+	}
+	return s.batchWrite(ctx, dels)
+}
+
 func (s *Store) runBackfill(ctx context.Context, b backfill) error {
 	m, err := s.getOne(ctx, backfillKey(b.name))
 	if err != nil {

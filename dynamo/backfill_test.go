@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +150,79 @@ func TestAnIndexIsAddedToATableThatHoldsData(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestTheEmbeddedStoresDataGetsTheBackfillsItHasNotHad: a data file (or a
+// dump) written before a backfill is loaded into a table made afresh,
+// whose own markers say every backfill is done: its items get the
+// attributes at the start (DataFile.Load) or in the import (recount), and
+// a snapshot taken after says so, so the next start writes nothing.
+func TestTheEmbeddedStoresDataGetsTheBackfillsItHasNotHad(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/task-manager.jsonl"
+	old, oldEmb := persistStore(t)
+	f0 := &DataFile{Path: path, Store: old, Embedded: oldEmb}
+	if _, _, err := f0.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var widgets []string
+	for i := range 3 {
+		it := key{fmt.Sprintf("W#%d", i), "W"}.av()
+		it["type"] = &types.AttributeValueMemberS{Value: "WIDGET"}
+		it["color"] = &types.AttributeValueMemberS{Value: "red"}
+		if _, err := old.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(old.Table()), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+		widgets = append(widgets, fmt.Sprintf("W#%d", i))
+	}
+	var dump strings.Builder
+	if _, err := old.Export(ctx, &dump); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f0.Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func(saved []backfill) { backfills = saved }(backfills)
+	backfills = []backfill{widgetBackfill}
+	red := func(s *Store) int {
+		out, err := s.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(s.Table()), IndexName: aws.String(indexGSI2),
+			KeyConditionExpression:    aws.String("GSI2PK = :p"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "COLOR#red"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out.Items)
+	}
+	for _, via := range []string{"data file", "snapshot of the first start", "import"} {
+		s, emb := persistStore(t)
+		writes := 0
+		s.Now = func() time.Time { return storeTestNow } // a frozen clock: each write after the first waits
+		s.Sleep = func(context.Context, time.Duration) error { writes++; return nil }
+		s.BackfillRate = 1_000_000_000 // every write waits its nanosecond, counted
+		if via == "import" {
+			items, err := ReadDump(strings.NewReader(dump.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutItems(ctx, items); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			f := &DataFile{Path: path, Store: s, Embedded: emb}
+			if _, _, err := f.Load(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Save(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := map[string]int{"data file": 2, "snapshot of the first start": 0, "import": 0}[via] // the first write waits none
+		if got := red(s); got != len(widgets) || writes != want {
+			t.Errorf("%s: GSI2 lists %d of the %d widgets after %d paced writes, want all after %d", via, got, len(widgets), writes, want)
+		}
+		if m, _ := s.getOne(ctx, backfillKey(widgetBackfill.name)); !boolOf(m, "done") {
+			t.Errorf("%s: the backfill's marker %v, want done", via, m)
+		}
 	}
 }

@@ -89,3 +89,29 @@ func hasIndex(t *types.TableDescription, name string) bool {
 	}
 	return false
 }
+
+// Pending returns the indexes of keys.go's indexes the table lacks and
+// the backfills it has not had: what the migrate command would do. A
+// server that may not change the table (-create-table=false) asks it at
+// start and says what is missing.
+func (s *Store) Pending(ctx context.Context) (missing, backfilling []string, err error) {
+	out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
+	if err != nil {
+		return nil, nil, wrap(err, "describing the table")
+	}
+	for _, k := range indexes {
+		if !hasIndex(out.Table, k.index) {
+			missing = append(missing, k.index)
+		}
+	}
+	for _, b := range backfills {
+		m, err := s.getOne(ctx, backfillKey(b.name))
+		if err != nil {
+			return missing, backfilling, err
+		}
+		if m == nil || !boolOf(m, "done") {
+			backfilling = append(backfilling, b.name)
+		}
+	}
+	return missing, backfilling, nil
+}
