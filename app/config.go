@@ -149,10 +149,10 @@ func (c *Config) defineLimits(fs *flag.FlagSet) {
 	fs.IntVar(&l.MaxFragments, "max-fragments", pipeline.DefaultMaxFragments, "most fragment definitions in a document")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body", web.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	fs.DurationVar(&l.Timeout, "timeout", pipeline.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
-	fs.Float64Var(&l.RateOps, "rate-ops", 0, fmt.Sprintf("operations per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateOps))
-	fs.IntVar(&l.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", pipeline.DefaultRateOpsBurst))
-	fs.Float64Var(&l.RateCost, "rate-cost", 0, fmt.Sprintf("query cost per second per viewer (the -max-complexity measure); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateCost))
-	fs.IntVar(&l.RateCostBurst, "rate-cost-burst", 0, fmt.Sprintf("query cost a viewer may spend at once (default %d with -production, twice -rate-cost otherwise)", pipeline.DefaultRateCostBurst))
+	for _, f := range l.RateLimits.Flags() { // one pair per rate limit (graph/pipeline/ratelimit.go)
+		fs.Float64Var(f.Rate, f.Name, 0, f.Usage)
+		fs.IntVar(f.Burst, f.Name+"-burst", 0, f.BurstUsage)
+	}
 	fs.IntVar(&l.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", pipeline.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
 	fs.IntVar(&l.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", pipeline.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
 	fs.IntVar(&l.MaxSubscriptionComplexity, "max-subscription-complexity", pipeline.DefaultMaxSubscriptionComplexity, "largest cost of a subscription's selection (the -max-complexity measure), paid again for every event")
@@ -216,17 +216,13 @@ func (c *Config) resolve(fs *flag.FlagSet, env Env) error {
 // limit is on only when its flag sets it: a seed script or a frontend's
 // end-to-end suite against a development server is never refused.
 func rateDefaults(set map[string]bool, r *pipeline.RateLimits) {
-	if !set["rate-ops"] {
-		r.RateOps = pipeline.DefaultRateOps
-	}
-	if !set["rate-ops-burst"] {
-		r.RateOpsBurst = pipeline.DefaultRateOpsBurst
-	}
-	if !set["rate-cost"] {
-		r.RateCost = pipeline.DefaultRateCost
-	}
-	if !set["rate-cost-burst"] {
-		r.RateCostBurst = pipeline.DefaultRateCostBurst
+	for _, f := range r.Flags() {
+		if !set[f.Name] {
+			*f.Rate = f.Default
+		}
+		if !set[f.Name+"-burst"] {
+			*f.Burst = f.DefaultBurst
+		}
 	}
 }
 
