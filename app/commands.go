@@ -32,6 +32,17 @@ func runCommand(ctx context.Context, c Config, stdin io.Reader, stdout, stderr i
 		}
 		fmt.Fprintf(stderr, "exported %d items of table %s\n", n, c.Table)
 		return nil
+	case "migrate":
+		if len(c.Args) != 0 {
+			return errors.New("migrate takes no arguments: go run . migrate")
+		}
+		t, err := OpenTable(ctx, c, log) // EnsureTable: the missing indexes, then the backfills
+		if err != nil {
+			return err
+		}
+		t.Close()
+		fmt.Fprintf(stderr, "table %s has every index and backfill of this version\n", c.Table)
+		return nil
 	case "import":
 		if len(c.Args) != 0 {
 			return errors.New("import takes no arguments: go run . import < dump.jsonl")
@@ -56,7 +67,7 @@ func runCommand(ctx context.Context, c Config, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "imported %d items into table %s\n", len(items), c.Table)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: the commands are token, export and import (see -h)", c.Command)
+	return fmt.Errorf("unknown command %q: the commands are token, export, import and migrate (see -h)", c.Command)
 }
 
 // tokenCommand prints a token for the user named in its one argument.

@@ -36,7 +36,8 @@ type Config struct {
 	Limits           pipeline.Limits // the operations' limits
 	MaxBodyBytes     int64           // -max-body: the transports' limit on a request (web.Options)
 	DataDir          string          // the embedded store's files and the development secret; "": memory only
-	Command          string          // token, export or import; "": serve
+	Command          string          // token, export, import or migrate; "": serve
+	BackfillRate     int             // a backfill's writes a second (dynamo.Store.BackfillRate)
 	Args             []string        // the command's arguments
 	LogFormat        string          // text or json
 	LogLevel         string          // debug, info, warn or error
@@ -116,6 +117,7 @@ func (c *Config) define(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.StoreKind, "store", "auto", "auto: embedded unless AWS is configured; embedded; or aws")
 	fs.BoolVar(&c.Demo, "demo", true, "load demo data into a new embedded table")
 	fs.BoolVar(&c.CreateTable, "create-table", true, "create the table and its indexes when missing")
+	fs.IntVar(&c.BackfillRate, "backfill-rate", dynamo.DefaultBackfillRate, "the most writes a second a backfill makes (giving existing items a new index's keys: the migrate command, or a start with -create-table)")
 	fs.BoolVar(&c.Debug, "debug", false, "add the DynamoDB calls of each operation to its response (extensions.dynamodb); not for production")
 	fs.BoolVar(&c.Production, "production", false, "production mode: no introspection, no IDE, no -debug; needs JWT_SECRET or JWT_JWKS_URL")
 	fs.StringVar(&c.TrustedDocuments, "trusted-documents", "", "a persisted-documents manifest (JSON): documentId requests run its documents; with -production nothing else runs")
@@ -148,10 +150,10 @@ func (c *Config) defineLimits(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body", web.DefaultMaxBodyBytes, "largest request body in bytes (larger: 413)")
 	fs.DurationVar(&l.Timeout, "timeout", pipeline.DefaultTimeout, "longest time a request may spend on DynamoDB, retries included")
 	fs.DurationVar(&l.HTTPCacheSettle, "http-cache-settle", 0, fmt.Sprintf("how long after a change in a project a GET's answer showing it may have an ETag (docs/caching.md); 0: -timeout plus %v", pipeline.DefaultHTTPCacheSettle))
-	fs.Float64Var(&l.RateOps, "rate-ops", 0, fmt.Sprintf("operations per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateOps))
-	fs.IntVar(&l.RateOpsBurst, "rate-ops-burst", 0, fmt.Sprintf("operations a viewer may send at once (default %d with -production, twice -rate-ops otherwise)", pipeline.DefaultRateOpsBurst))
-	fs.Float64Var(&l.RateCost, "rate-cost", 0, fmt.Sprintf("query cost per second per viewer (the -max-complexity measure); 0: no limit (default %v with -production, no limit otherwise)", pipeline.DefaultRateCost))
-	fs.IntVar(&l.RateCostBurst, "rate-cost-burst", 0, fmt.Sprintf("query cost a viewer may spend at once (default %d with -production, twice -rate-cost otherwise)", pipeline.DefaultRateCostBurst))
+	for _, f := range l.RateLimits.Flags() { // one pair per rate limit (graph/pipeline/ratelimit.go)
+		fs.Float64Var(f.Rate, f.Name, 0, f.Usage)
+		fs.IntVar(f.Burst, f.Name+"-burst", 0, f.BurstUsage)
+	}
 	fs.IntVar(&l.MaxSubscriptionsPerSocket, "max-subscriptions-per-socket", pipeline.DefaultMaxSubscriptionsPerSocket, "most subscriptions on one WebSocket")
 	fs.IntVar(&l.MaxSubscriptionsPerViewer, "max-subscriptions-per-viewer", pipeline.DefaultMaxSubscriptionsPerViewer, "most subscriptions of one user on one instance")
 	fs.IntVar(&l.MaxSubscriptionComplexity, "max-subscription-complexity", pipeline.DefaultMaxSubscriptionComplexity, "largest cost of a subscription's selection (the -max-complexity measure), paid again for every event")
@@ -215,17 +217,13 @@ func (c *Config) resolve(fs *flag.FlagSet, env Env) error {
 // limit is on only when its flag sets it: a seed script or a frontend's
 // end-to-end suite against a development server is never refused.
 func rateDefaults(set map[string]bool, r *pipeline.RateLimits) {
-	if !set["rate-ops"] {
-		r.RateOps = pipeline.DefaultRateOps
-	}
-	if !set["rate-ops-burst"] {
-		r.RateOpsBurst = pipeline.DefaultRateOpsBurst
-	}
-	if !set["rate-cost"] {
-		r.RateCost = pipeline.DefaultRateCost
-	}
-	if !set["rate-cost-burst"] {
-		r.RateCostBurst = pipeline.DefaultRateCostBurst
+	for _, f := range r.Flags() {
+		if !set[f.Name] {
+			*f.Rate = f.Default
+		}
+		if !set[f.Name+"-burst"] {
+			*f.Burst = f.DefaultBurst
+		}
 	}
 }
 
@@ -294,6 +292,11 @@ Commands:
                AWS_ENDPOINT_URL_DYNAMODB set: moves the data to DynamoDB;
                on -data-dir, with no server running there: one process
                holds a data directory at a time)
+  migrate      create the indexes the table lacks (waiting until they are
+               ACTIVE) and give existing items their keys (a backfill,
+               at most -backfill-rate writes a second, resumed where it
+               stopped); with the operator's credentials, before the
+               servers of a version that reads a new index
 
 Flags:
 `)

@@ -117,8 +117,12 @@ func openClient(ctx context.Context, c Config, log *slog.Logger) (db *dynamodb.C
 // embedded store, which starts with none); otherwise it reads the markers
 // of complete tag indexes and change logs that EnsureTable reads.
 func (t *Table) ensure(ctx context.Context, c Config, embedded bool) error {
-	if c.CreateTable || embedded {
-		tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	t.Store.BackfillRate = c.BackfillRate
+	if c.CreateTable || embedded || c.Command == "migrate" {
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if c.Command != "migrate" { // migrate waits as long as the indexes and backfills take
+			tctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+		}
 		defer cancel()
 		var err error
 		t.Fresh, err = t.Store.EnsureTable(tctx)
@@ -128,6 +132,12 @@ func (t *Table) ensure(ctx context.Context, c Config, embedded bool) error {
 	defer cancel()
 	if err := t.Store.DetectTagIndex(tctx); err != nil {
 		return err
+	}
+	if missing, backfilling, err := t.Store.Pending(tctx); err != nil {
+		return err
+	} else if len(missing)+len(backfilling) > 0 {
+		t.Store.Log.Error("the table lacks what this version reads: run the migrate command (docs/operations.md, \"Adding an index\")",
+			"indexes", missing, "backfills", backfilling)
 	}
 	return t.Store.DetectChangeLog(tctx)
 }

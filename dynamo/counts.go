@@ -164,12 +164,14 @@ func (s *Store) recount(items []item) []item {
 			it[attrCommentCount] = n(comments[str(it, "id")])
 		}
 	}
-	indexComments(items) // the comments' keys in their project's collection (commentindex.go)
-	profileCopies(items) // the profiles' copies of their projects, from the memberships (copies.go)
+	indexComments(items)          // the comments' keys in their project's collection (commentindex.go)
+	profileCopies(items)          // the profiles' copies of their projects, from the memberships (copies.go)
+	marks := backfillItems(items) // what the backfills give a table's items (backfill.go)
 	log, epoch := changeLogItems(items)
 	s.setChangeEpoch(epoch)
 	kept := slices.DeleteFunc(slices.Clone(items), rebuilt)
-	return append(append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...), copiesMarker(), commentIndexMarker(), tagUnitsMarker())
+	kept = append(append(append(kept, tagIndexItems(kept, s.tagIndexCap())...), log...), marks...)
+	return append(kept, copiesMarker(), commentIndexMarker(), tagUnitsMarker())
 }
 
 // rebuilt reports whether recount builds the item afresh (a tag index or
@@ -177,7 +179,7 @@ func (s *Store) recount(items []item) []item {
 // or drops it (a sync mark: a sync reads the project instead).
 func rebuilt(it item) bool {
 	switch str(it, "type") {
-	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker, typeCopiesMarker, typeCommentIndexMarker, typeSyncMark:
+	case typeTagIndex, typeMarker, typeChange, typeLeft, typeChangeMarker, typeCopiesMarker, typeCommentIndexMarker, typeSyncMark, typeBackfillMarker:
 		return true
 	}
 	return false

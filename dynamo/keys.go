@@ -218,6 +218,17 @@ var (
 	onGSI2  = keySchema{indexGSI2, attrGSI2PK, attrGSI2SK}
 )
 
+// indexes are the table's global secondary indexes, as TableDefinition
+// creates them. One added here is created on an existing table at its next
+// start (EnsureTable, indexes.go); a backfill (backfill.go) gives the
+// items written before it its keys.
+var indexes = []keySchema{onGSI1, onGSI2}
+
+// backfills give the items written before a change the attributes its
+// writes give new items (backfill.go), in the order they run; a name is
+// never reused.
+var backfills = []backfill{}
+
 // pattern is an access pattern: the partitions of the table or an index it
 // reads (a key builder below gives their keys) and the range of sort keys
 // read in each, all beginning with prefix. Lists (list) read it page by page

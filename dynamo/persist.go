@@ -117,6 +117,9 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 	// written through the store, counted and indexed afresh, and the next
 	// snapshot (at the first tick of Run) is of this version.
 	lines, whole := snapshotLines(b)
+	if err := f.Store.forgetBackfills(ctx); err != nil { // the data's own markers say
+		return 0, found, err
+	}
 	if whole {
 		if err := f.Embedded.LoadItems(f.Store.Table(), lines); err != nil {
 			var le *engine.LoadError
@@ -147,7 +150,7 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 	}
 	f.saved, f.file = f.Embedded.Writes(), found
 	if f.Journal == "" {
-		return f.items, found, nil
+		return f.items, found, f.Store.RunBackfills(ctx)
 	}
 	journals, _, err := embedded.JournalFiles(f.Journal)
 	if err != nil {
@@ -179,6 +182,9 @@ func (f *DataFile) Load(ctx context.Context) (items int, found bool, err error) 
 		if f.items, err = f.Embedded.ItemCount(f.Store.Table()); err != nil {
 			return 0, true, fmt.Errorf("counting the items after the journal: %w", err)
 		}
+	}
+	if err := f.Store.RunBackfills(ctx); err != nil { // those the data has not had
+		return 0, true, err
 	}
 	return f.items, found || len(journals) > 0, nil
 }

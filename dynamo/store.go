@@ -59,6 +59,12 @@ type Store struct {
 	// comments one task may have (counts.go); 0 means DefaultCommentCap.
 	MembershipCap, CommentCap int
 
+	// BackfillRate bounds a backfill's writes a second (backfill.go); 0
+	// means DefaultBackfillRate. Sleep, when set, is how a backfill waits
+	// (tests count the waits rather than take them).
+	BackfillRate int
+	Sleep        func(ctx context.Context, d time.Duration) error
+
 	// TagIndexCap is how many tasks a tag index lists before it is marked
 	// full (tagindex.go); 0 means DefaultTagIndexCap.
 	TagIndexCap int

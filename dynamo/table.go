@@ -13,42 +13,45 @@ import (
 )
 
 // TableDefinition returns the CreateTable input of the store's table: PK/SK
-// and two global secondary indexes, GSI1 (a project's tasks by due date, a
-// user's projects, a tag's tasks per project) and GSI2 (a user's assigned
-// tasks by due date, split into open and done).
+// and its global secondary indexes (keys.go's indexes): GSI1 (a project's
+// tasks by due date, a user's projects, a tag's tasks per project) and GSI2
+// (a user's assigned tasks by due date, split into open and done).
 func TableDefinition(name string) *dynamodb.CreateTableInput {
-	s := types.ScalarAttributeTypeS
-	schema := func(k keySchema) []types.KeySchemaElement {
-		return []types.KeySchemaElement{
-			{AttributeName: aws.String(k.pkAttr), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(k.skAttr), KeyType: types.KeyTypeRange},
-		}
+	in := &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: attributeDefinitions(onTable),
+		KeySchema:            keySchemaOf(onTable),
 	}
-	gsi := func(k keySchema) types.GlobalSecondaryIndex {
-		return types.GlobalSecondaryIndex{
-			IndexName:  aws.String(k.index),
-			KeySchema:  schema(k),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}
+	for _, k := range indexes {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, attributeDefinitions(k)...)
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, indexDefinition(k))
 	}
-	return &dynamodb.CreateTableInput{
-		TableName:   aws.String(name),
-		BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(attrPK), AttributeType: s},
-			{AttributeName: aws.String(attrSK), AttributeType: s},
-			{AttributeName: aws.String(attrGSI1PK), AttributeType: s},
-			{AttributeName: aws.String(attrGSI1SK), AttributeType: s},
-			{AttributeName: aws.String(attrGSI2PK), AttributeType: s},
-			{AttributeName: aws.String(attrGSI2SK), AttributeType: s},
-		},
-		KeySchema:              schema(onTable),
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi(onGSI1), gsi(onGSI2)},
+	return in
+}
+
+func keySchemaOf(k keySchema) []types.KeySchemaElement {
+	return []types.KeySchemaElement{
+		{AttributeName: aws.String(k.pkAttr), KeyType: types.KeyTypeHash},
+		{AttributeName: aws.String(k.skAttr), KeyType: types.KeyTypeRange},
 	}
 }
 
-// EnsureTable creates the table with its indexes when it is missing and
-// waits until it and its indexes are active; then it reads (or, in a new
+func attributeDefinitions(k keySchema) []types.AttributeDefinition {
+	s := types.ScalarAttributeTypeS
+	return []types.AttributeDefinition{{AttributeName: aws.String(k.pkAttr), AttributeType: s},
+		{AttributeName: aws.String(k.skAttr), AttributeType: s}}
+}
+
+func indexDefinition(k keySchema) types.GlobalSecondaryIndex {
+	return types.GlobalSecondaryIndex{IndexName: aws.String(k.index), KeySchema: keySchemaOf(k),
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}
+}
+
+// EnsureTable creates the table with its indexes when it is missing, or
+// the indexes an existing table lacks (ensureIndexes), and waits until it
+// and its indexes are active; then it runs the backfills an existing table
+// has not had (backfill.go) and reads (or, in a new
 // table, writes) the marker of complete tag indexes (tagindex.go). It
 // reports whether it created the table. Endpoints that report no status (the embedded store) count as
 // active.
@@ -68,6 +71,11 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 		}
 	default:
 		return false, wrap(err, "describing the table")
+	}
+	if !created {
+		if _, err := s.ensureIndexes(ctx); err != nil {
+			return false, err
+		}
 	}
 	for {
 		out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
@@ -89,6 +97,9 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 				if err := s.markTagUnits(ctx); err != nil {
 					return created, err
 				}
+				if err := s.markBackfills(ctx); err != nil {
+					return created, err
+				}
 				return created, s.markTagIndexed(ctx)
 			}
 			if err := s.DetectChangeLog(ctx); err != nil {
@@ -101,6 +112,9 @@ func (s *Store) EnsureTable(ctx context.Context) (created bool, err error) {
 				return created, err
 			}
 			if err := s.EnsureTagUnits(ctx); err != nil {
+				return created, err
+			}
+			if err := s.RunBackfills(ctx); err != nil {
 				return created, err
 			}
 			return created, s.DetectTagIndex(ctx)
@@ -141,7 +155,7 @@ func tableActive(t *types.TableDescription) bool {
 		return false
 	}
 	for _, g := range t.GlobalSecondaryIndexes {
-		if g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive {
+		if (g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive) || aws.ToBool(g.Backfilling) {
 			return false
 		}
 	}

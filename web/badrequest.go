@@ -31,37 +31,12 @@ func badRequest(maxBody int64, next http.Handler) http.Handler {
 		t := transportOf(r.Context())
 		switch {
 		case r.Method == http.MethodOptions:
-		case t != nil && t.operations == fromMessages: // its transport reads the messages
-		case t != nil && t.operations == fromURL:
-			status, msg = checkGET(w, r, maxBody)
+		case t != nil: // what its row's source checks
+			status, msg = t.operations(w, r, maxBody)
 		case r.Method != http.MethodPost:
-			w.Header().Set("Allow", "GET, POST, OPTIONS")
-			status, msg = http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body, or queries as GET"
-		case t == nil:
+			status, msg = notPOST(w)
+		default:
 			status, msg = http.StatusUnsupportedMediaType, "the Content-Type must be application/json"
-		case r.ContentLength > maxBody:
-			status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body may have at most %d bytes", maxBody)
-		}
-		if status == 0 && r.Method == http.MethodPost {
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-			switch {
-			case err != nil:
-				status, msg = http.StatusBadRequest, "the request body could not be read"
-			case int64(len(body)) > maxBody:
-				status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body may have at most %d bytes", maxBody)
-			default:
-				if isGraphQLRequest(body) {
-					body, err = liftDocumentID(body)
-				} else {
-					err = errNotParams
-				}
-				if err != nil {
-					// gqlgen's own message would quote the body back.
-					status, msg = http.StatusBadRequest, "the request body is not a JSON object {query, variables, operationName}"
-				} else {
-					r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-				}
-			}
 		}
 		if status == 0 {
 			next.ServeHTTP(w, r)
@@ -72,6 +47,71 @@ func badRequest(maxBody int64, next http.Handler) http.Handler {
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": gqlerror.List{{Message: msg,
 			Extensions: map[string]any{"code": codes.BadRequest}}}})
 	})
+}
+
+// operationSource is where a transport reads its operations from (its
+// row's operations), and what badRequest checks of a request before
+// anything runs: 0, or the status and message it is refused with. A
+// transport whose operations come from somewhere new declares its source
+// beside it; badRequest asks the row.
+type operationSource func(w http.ResponseWriter, r *http.Request, maxBody int64) (status int, msg string)
+
+// fromNothing: no operation (OPTIONS).
+func fromNothing(http.ResponseWriter, *http.Request, int64) (int, string) { return 0, "" }
+
+// fromMessages: a socket's messages, read and bounded by the transport
+// itself.
+func fromMessages(http.ResponseWriter, *http.Request, int64) (int, string) { return 0, "" }
+
+// fromURL: the URL's query string, bounded and checked as a GET's
+// (checkGET).
+func fromURL(w http.ResponseWriter, r *http.Request, maxBody int64) (int, string) {
+	return checkGET(w, r, maxBody)
+}
+
+// fromBody: a POST's JSON body of at most maxBody bytes, one GraphQL
+// request, whose documentId goes to extensions.documentId
+// (liftDocumentID); the body is put back for the transport.
+func fromBody(w http.ResponseWriter, r *http.Request, maxBody int64) (int, string) {
+	if r.Method != http.MethodPost {
+		return notPOST(w)
+	}
+	body, status, msg := readBody(r, maxBody)
+	if status != 0 {
+		return status, msg
+	}
+	var err error
+	if isGraphQLRequest(body) {
+		body, err = liftDocumentID(body)
+	} else {
+		err = errNotParams
+	}
+	if err != nil { // gqlgen's own message would quote the body back.
+		return http.StatusBadRequest, "the request body is not a JSON object {query, variables, operationName}"
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return 0, ""
+}
+
+// readBody reads a request's body of at most maxBody bytes (413 beyond).
+func readBody(r *http.Request, maxBody int64) ([]byte, int, string) {
+	tooLarge := fmt.Sprintf("the request body may have at most %d bytes", maxBody)
+	if r.ContentLength > maxBody {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	switch {
+	case err != nil:
+		return nil, http.StatusBadRequest, "the request body could not be read"
+	case int64(len(body)) > maxBody:
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	return body, 0, ""
+}
+
+func notPOST(w http.ResponseWriter) (int, string) {
+	w.Header().Set("Allow", "GET, POST, OPTIONS")
+	return http.StatusMethodNotAllowed, "send GraphQL requests as POST with a JSON body, or queries as GET"
 }
 
 // checkGET is badRequest's part of a GET: its query string bounded like a

@@ -70,7 +70,9 @@ type handlerTransport struct {
 	refusals refusalShape
 	// operations: where its operations come from, which badRequest checks
 	// before anything runs (a JSON body, the URL's query string) or leaves
-	// to the transport (a socket's messages).
+	// to the transport (a socket's messages): an operationSource
+	// (badrequest.go), declared beside a transport that reads them from
+	// somewhere new.
 	operations operationSource
 	// upgrades: it takes requests that ask to switch protocols (and only
 	// it does).
@@ -94,22 +96,6 @@ const (
 	// inStream: a message of the stream or the socket, after a 200 or a
 	// 101 (server-sent events, the WebSockets).
 	inStream
-)
-
-// operationSource is where a transport reads its operations from.
-type operationSource int
-
-const (
-	// fromNothing: no operation (OPTIONS).
-	fromNothing operationSource = iota
-	// fromBody: a POST's JSON body, bounded and checked by badRequest.
-	fromBody
-	// fromURL: the URL's query string, bounded and checked by badRequest
-	// (checkGET).
-	fromURL
-	// fromMessages: a socket's messages, read and bounded by the
-	// transport itself.
-	fromMessages
 )
 
 // Delivery is what the transport can send for one operation: the

@@ -94,9 +94,10 @@ func reportCost(rates *RateLimiter) graphql.ResponseMiddleware {
 
 // budget is key's cost budget now, or nil when the cost limit is off.
 func (l *RateLimiter) budget(key string) *ThrottleStatus {
-	if l.cost == rate.Inf || l.costBurst == 0 {
+	r, burst := l.limits[costLimit], l.bursts[costLimit]
+	if r == rate.Inf || burst == 0 {
 		return nil
 	}
-	tokens := l.bucketsFor(key).cost.TokensAt(l.now())
-	return &ThrottleStatus{MaximumAvailable: l.costBurst, CurrentlyAvailable: max(0, int(math.Floor(tokens))), RestoreRate: float64(l.cost)}
+	tokens := l.bucketsFor(key)[costLimit].TokensAt(l.now())
+	return &ThrottleStatus{MaximumAvailable: burst, CurrentlyAvailable: max(0, int(math.Floor(tokens))), RestoreRate: float64(r)}
 }

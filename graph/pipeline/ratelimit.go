@@ -51,41 +51,105 @@ type RateLimits struct {
 	RateKeys int
 }
 
-// RateLimiter holds the token buckets of RateLimits, one pair per viewer
-// or address, in an LRU cache so that many addresses cannot grow memory
-// without bound: the pipeline's two steps (operations before parsing,
-// cost after the complexity limit) and the subscriptions' events
-// (ChargeEvent) take from the same buckets. The wiring makes one
-// (NewRateLimiter) and gives it to both (app.NewHandler).
-type RateLimiter struct {
-	ops, cost           rate.Limit
-	opsBurst, costBurst int
-	now                 func() time.Time
-
-	mu      sync.Mutex // makes get-or-create atomic
-	buckets *lru.Cache[string, *rateBuckets]
+// A rateLimit is one rate limit, a token bucket per viewer: its flags
+// (-rate-<name>, -rate-<name>-burst), its production defaults, its fields
+// in RateLimits, and what an operation takes from it, before its document
+// is parsed (oc nil) or once the complexity limit has computed its cost.
+// A new limit is one row of rateLimits (and its fields in RateLimits): the
+// flags, the production defaults, the steps and the 429 follow.
+type rateLimit struct {
+	name, what  string // the flags' name; what it counts, per second
+	prod        float64
+	prodBurst   int
+	fields      func(*RateLimits) (*float64, *int)
+	beforeParse bool
+	charge      func(ctx context.Context, oc *graphql.OperationContext) int
 }
 
-type rateBuckets struct{ ops, cost *rate.Limiter }
+// rateLimits are the rate limits, in the order their buckets are taken.
+var rateLimits = []rateLimit{
+	{name: "ops", what: "operations", prod: DefaultRateOps, prodBurst: DefaultRateOpsBurst, beforeParse: true,
+		fields: func(r *RateLimits) (*float64, *int) { return &r.RateOps, &r.RateOpsBurst },
+		charge: func(context.Context, *graphql.OperationContext) int { return 1 }},
+	{name: "cost", what: "query cost (the -max-complexity measure)", prod: DefaultRateCost, prodBurst: DefaultRateCostBurst,
+		fields: func(r *RateLimits) (*float64, *int) { return &r.RateCost, &r.RateCostBurst },
+		charge: costOf},
+}
+
+// costLimit is the cost limit's row, which a subscription's events are
+// charged from (ChargeEvent).
+const costLimit = 1
+
+// costOf is an operation's cost: its complexity as the complexity limit
+// computed it (which runs before); introspection alone costs nothing.
+func costOf(ctx context.Context, oc *graphql.OperationContext) int {
+	stats := extension.GetComplexityStats(ctx)
+	if stats == nil || oc.Operation == nil || introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
+		return 0
+	}
+	return stats.Complexity
+}
+
+// RateFlag is the pair of flags of one rate limit, over its fields of a
+// RateLimits: the server defines one pair per limit (app's config).
+type RateFlag struct {
+	Name, Usage, BurstUsage string
+	Rate                    *float64
+	Burst                   *int
+	Default                 float64 // with -production
+	DefaultBurst            int
+}
+
+// Flags returns the flags of every rate limit over r's fields.
+func (r *RateLimits) Flags() []RateFlag {
+	out := make([]RateFlag, len(rateLimits))
+	for i, l := range rateLimits {
+		rt, b := l.fields(r)
+		out[i] = RateFlag{Name: "rate-" + l.name, Rate: rt, Burst: b, Default: l.prod, DefaultBurst: l.prodBurst,
+			Usage:      fmt.Sprintf("%s per second per viewer (per client address without a valid token); 0: no limit (default %v with -production, no limit otherwise)", l.what, l.prod),
+			BurstUsage: fmt.Sprintf("%s a viewer may spend at once (default %d with -production, twice -rate-%s otherwise)", l.what, l.prodBurst, l.name)}
+	}
+	return out
+}
+
+// RateLimiter holds the token buckets of RateLimits, one per limit and
+// viewer or address, in an LRU cache so that many addresses cannot grow
+// memory without bound: the pipeline's two steps (the limits taken before
+// parsing, then those taken after the complexity limit) and the
+// subscriptions' events (ChargeEvent) take from the same buckets. The
+// wiring makes one (NewRateLimiter) and gives it to both (app.NewHandler).
+type RateLimiter struct {
+	limits []rate.Limit // rateLimits' rates; rate.Inf: off
+	bursts []int
+	now    func() time.Time
+
+	mu      sync.Mutex // makes get-or-create atomic
+	buckets *lru.Cache[string, rateBuckets]
+}
+
+// rateBuckets are one key's buckets, one per limit.
+type rateBuckets []*rate.Limiter
 
 // NewRateLimiter returns the token buckets of o's RateLimits, or nil when
-// both limits are off.
+// every limit is off.
 func NewRateLimiter(o Options) *RateLimiter {
-	if o.RateOps <= 0 && o.RateCost <= 0 {
-		return nil
-	}
-	burst := func(b int, r float64) int {
-		if b > 0 {
-			return b
+	l := &RateLimiter{now: o.Now}
+	on := false
+	for _, rl := range rateLimits {
+		r, b := rl.fields(&o.RateLimits)
+		if *r <= 0 {
+			l.limits, l.bursts = append(l.limits, rate.Inf), append(l.bursts, 0)
+			continue
 		}
-		return max(1, int(math.Ceil(2*r)))
+		on = true
+		burst := *b
+		if burst <= 0 {
+			burst = max(1, int(math.Ceil(2**r)))
+		}
+		l.limits, l.bursts = append(l.limits, rate.Limit(*r)), append(l.bursts, burst)
 	}
-	l := &RateLimiter{ops: rate.Inf, cost: rate.Inf, now: o.Now}
-	if o.RateOps > 0 {
-		l.ops, l.opsBurst = rate.Limit(o.RateOps), burst(o.RateOpsBurst, o.RateOps)
-	}
-	if o.RateCost > 0 {
-		l.cost, l.costBurst = rate.Limit(o.RateCost), burst(o.RateCostBurst, o.RateCost)
+	if !on {
+		return nil
 	}
 	if l.now == nil {
 		l.now = time.Now
@@ -94,17 +158,20 @@ func NewRateLimiter(o Options) *RateLimiter {
 	if size <= 0 {
 		size = DefaultRateKeys
 	}
-	l.buckets, _ = lru.New[string, *rateBuckets](size) // size > 0: no error
+	l.buckets, _ = lru.New[string, rateBuckets](size) // size > 0: no error
 	return l
 }
 
-func (l *RateLimiter) bucketsFor(key string) *rateBuckets {
+func (l *RateLimiter) bucketsFor(key string) rateBuckets {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if b, ok := l.buckets.Get(key); ok {
 		return b
 	}
-	b := &rateBuckets{ops: rate.NewLimiter(l.ops, l.opsBurst), cost: rate.NewLimiter(l.cost, l.costBurst)}
+	b := make(rateBuckets, len(l.limits))
+	for i := range b {
+		b[i] = rate.NewLimiter(l.limits[i], l.bursts[i])
+	}
 	l.buckets.Add(key, b)
 	return b
 }
@@ -122,6 +189,37 @@ func take(lim *rate.Limiter, now time.Time, n int) time.Duration {
 		return d
 	}
 	return 0
+}
+
+// takeStep takes what the operation owes each limit of one step (before
+// parsing or not), all or none: a refusal by one limit gives back what the
+// others of the step took. It returns the longest wait of a refusal.
+func (l *RateLimiter) takeStep(ctx context.Context, key string, oc *graphql.OperationContext, beforeParse bool) time.Duration {
+	b, now := l.bucketsFor(key), l.now()
+	var taken []*rate.Reservation
+	var wait time.Duration
+	for i, rl := range rateLimits {
+		if rl.beforeParse != beforeParse || b[i].Limit() == rate.Inf {
+			continue
+		}
+		n := rl.charge(ctx, oc)
+		if n <= 0 {
+			continue
+		}
+		r := b[i].ReserveN(now, min(n, b[i].Burst()))
+		if d := r.DelayFrom(now); d > 0 {
+			r.CancelAt(now)
+			wait = max(wait, d)
+			continue
+		}
+		taken = append(taken, r)
+	}
+	if wait > 0 {
+		for _, r := range taken {
+			r.CancelAt(now)
+		}
+	}
+	return wait
 }
 
 var _ interface {
@@ -144,31 +242,30 @@ func (rateCost) Validate(graphql.ExecutableSchema) error { return nil }
 func (l *RateLimiter) ExtensionName() string                   { return "RateLimits" }
 func (l *RateLimiter) Validate(graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationParameters takes one operation token of the operation's
-// key (its viewer, or its client address) before the document is even
-// parsed, on every transport, and refuses the operation when there is
-// none: RATE_LIMITED (RefusedRateLimited, over HTTP a 429 with
+// MutateOperationParameters takes what the operation owes the limits
+// taken before parsing (one operation token) from its key's buckets (its
+// viewer's, or its client address's) before the document is even parsed,
+// on every transport, and refuses the operation when a bucket holds too
+// little: RATE_LIMITED (RefusedRateLimited, over HTTP a 429 with
 // Retry-After).
 func (l *RateLimiter) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	st := operationState(ctx)
-	if d := take(l.bucketsFor(st.rateKey).ops, l.now(), 1); d > 0 {
+	if d := l.takeStep(ctx, st.rateKey, nil, true); d > 0 {
 		return rateLimited(ctx, d)
 	}
 	return nil
 }
 
-// MutateOperationContext takes the operation's cost (its complexity as the
-// complexity limit computed it, which must run before; introspection alone
-// costs nothing) from the key's cost bucket before the operation runs, and
-// refuses it when the bucket holds too little.
+// MutateOperationContext takes what the operation owes the limits taken
+// after parsing (its cost: its complexity as the complexity limit computed
+// it, which must run before) before the operation runs, and refuses it
+// when a bucket holds too little.
 func (c rateCost) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	l := c.l
 	st := operationState(ctx)
-	stats := extension.GetComplexityStats(ctx)
-	if st == nil || stats == nil || oc.Operation == nil || introspectionOnly(oc.Doc, oc.Operation.SelectionSet) {
+	if st == nil || oc.Operation == nil {
 		return nil
 	}
-	if d := take(l.bucketsFor(st.rateKey).cost, l.now(), stats.Complexity); d > 0 {
+	if d := c.l.takeStep(ctx, st.rateKey, oc, false); d > 0 {
 		return rateLimited(ctx, d)
 	}
 	return nil

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -177,5 +178,24 @@ func TestRateLimitZeroIsOff(t *testing.T) {
 			q = rateCostly
 		}
 		ratePost(t, e, h, "alice", rateAddr, q).mustPass(t)
+	}
+}
+
+// TestEveryRateLimitIsInTheSecurityTable: each rate limit's flags are in
+// docs/security.md's table of rate limits, so a new limit (a row of
+// rateLimits) names the file it is documented in.
+func TestEveryRateLimitIsInTheSecurityTable(t *testing.T) {
+	b, err := os.ReadFile("../../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	_, table, _ := strings.Cut(doc, "| bucket | refills at | holds at most | change with |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var r pipeline.RateLimits
+	for _, f := range r.Flags() {
+		if !strings.Contains(table, "`-"+f.Name+"`, `-"+f.Name+"-burst`") {
+			t.Errorf("docs/security.md's table of rate limits has no row for -%s and -%s-burst", f.Name, f.Name)
+		}
 	}
 }

@@ -81,7 +81,7 @@ func (l *RateLimiter) ChargeEvent(viewer string, cost int) error {
 	if l == nil || cost <= 0 {
 		return nil
 	}
-	if wait := take(l.bucketsFor("viewer:"+viewer).cost, l.now(), cost); wait > 0 {
+	if wait := take(l.bucketsFor("viewer:" + viewer)[costLimit], l.now(), cost); wait > 0 {
 		return &gqlerror.Error{Message: fmt.Sprintf("rate limit exceeded by the cost of this subscription's events; subscribe again after %d s with after: the last cursor received",
 			retrySeconds(wait)), Extensions: map[string]any{"code": codes.RateLimited}}
 	}

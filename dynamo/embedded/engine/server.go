@@ -120,6 +120,11 @@ func (s *Server) Call(op string, body []byte) ([]byte, error) {
 		if err = decode(&in); err == nil {
 			out, err = asJSON(s.e.createTable(&in))
 		}
+	case "UpdateTable":
+		var in updateTableInput
+		if err = decode(&in); err == nil {
+			out, err = asJSON(s.e.updateTable(&in))
+		}
 	case "DescribeTable", "DeleteTable":
 		var in struct{ TableName string }
 		if err = decode(&in); err == nil {
