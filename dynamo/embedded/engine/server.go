@@ -115,6 +115,19 @@ func (s *Server) Call(op string, body []byte) ([]byte, error) {
 				out, err = s.e.transactWriteItems(&in)
 			}
 		}
+	case "CreateTable", "UpdateTable", "DescribeTable", "DeleteTable", "ListTables":
+		out, err = s.tableCall(op, decode, asJSON)
+	case "UpdateTimeToLive", "DescribeTimeToLive":
+		err = validation("the embedded store has no time to live")
+	default:
+		err = &Error{Code: "UnknownOperationException", Message: "the embedded store does not implement " + op}
+	}
+	return out, err
+}
+
+// tableCall serves the operations on tables (Call's control plane).
+func (s *Server) tableCall(op string, decode func(any) error, asJSON func(any, error) ([]byte, error)) (out []byte, err error) {
+	switch op {
 	case "CreateTable":
 		var in createTableInput
 		if err = decode(&in); err == nil {
@@ -138,10 +151,6 @@ func (s *Server) Call(op string, body []byte) ([]byte, error) {
 		}
 	case "ListTables":
 		out, err = asJSON(s.e.listTables())
-	case "UpdateTimeToLive", "DescribeTimeToLive":
-		err = validation("the embedded store has no time to live")
-	default:
-		err = &Error{Code: "UnknownOperationException", Message: "the embedded store does not implement " + op}
 	}
 	return out, err
 }
