@@ -40,7 +40,7 @@ type manyResult struct{ memory, delivery string }
 // subscribers has it.
 func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, change func(j int, title string) error) manyResult {
 	t.Helper()
-	n, k := spec.N, max(len(spec.Projects), 1)
+	n, k := spec.N, max(len(spec.ProjectIDs), 1)
 	var m0, m1 runtime.MemStats
 	steady(&m0)
 	g0 := runtime.NumGoroutine()

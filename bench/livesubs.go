@@ -22,32 +22,32 @@ const SubscribersEnv = "TASKGRAPH_BENCH_SUBSCRIBERS"
 
 // SubscribersSpec is what the subscribers' process opens: N graphql-ws
 // connections to URL, each with one subscription to Query with Vars, as
-// Token's viewer. With Projects, subscriber i's Vars have "p" set to
-// Projects[i % len(Projects)] (the subscribers spread over the projects).
+// Token's viewer. With ProjectIDs, subscriber i's Vars have "p" set to
+// ProjectIDs[i % len(ProjectIDs)] (the subscribers spread over the projects).
 type SubscribersSpec struct {
 	URL, Token, Query string
 	Vars              map[string]any
-	Projects          []string
+	ProjectIDs        []string
 	N                 int
 }
 
 // varsOf returns subscriber i's variables.
 func (s SubscribersSpec) varsOf(i int) map[string]any {
-	if len(s.Projects) == 0 {
+	if len(s.ProjectIDs) == 0 {
 		return s.Vars
 	}
 	v := map[string]any{}
 	for k, x := range s.Vars {
 		v[k] = x
 	}
-	v["p"] = s.Projects[i%len(s.Projects)]
+	v["p"] = s.ProjectIDs[i%len(s.ProjectIDs)]
 	return v
 }
 
 // PerProject returns how many of the spec's subscribers subscribe to
-// Projects[j] (all N for a spec without Projects).
+// ProjectIDs[j] (all N for a spec without ProjectIDs).
 func (s SubscribersSpec) PerProject(j int) int {
-	k := max(len(s.Projects), 1)
+	k := max(len(s.ProjectIDs), 1)
 	n := s.N / k
 	if j < s.N%k {
 		n++
@@ -310,7 +310,7 @@ func (s *Subscribers) Count(ctx context.Context, title string) (int, error) {
 // subscriptions run, and every later change reaches all of its project's.
 // It returns the number of rounds of changes it made.
 func (s *Subscribers) Warm(ctx context.Context, spec SubscribersSpec, change func(j int, title string) error) (int, error) {
-	k := max(len(spec.Projects), 1)
+	k := max(len(spec.ProjectIDs), 1)
 	for i := 1; i <= 50; i++ {
 		done := 0
 		for j := range k {

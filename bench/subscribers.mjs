@@ -6,7 +6,7 @@
 //
 // It speaks the Go subscribers' line protocol (bench/livesubs.go): the spec
 // as JSON in TASKGRAPH_BENCH_SUBSCRIBERS ({URL, Token, Query, Vars,
-// Projects, N}), the client in TASKGRAPH_BENCH_CLIENT ("graphql-ws" or
+// ProjectIDs, N}), the client in TASKGRAPH_BENCH_CLIENT ("graphql-ws" or
 // "graphql-sse"). It prints "ready" once every subscription is sent, then
 // answers its stdin: "count <title>" with "count <title> <k>", "seen <k>
 // <title>" with "seen <title> <unix ns of the last arrival>" once k
@@ -46,7 +46,7 @@ function fatal(why) {
 
 function varsOf(i) {
   const v = { ...(spec.Vars ?? {}) };
-  if (spec.Projects?.length) v.p = spec.Projects[i % spec.Projects.length];
+  if (spec.ProjectIDs?.length) v.p = spec.ProjectIDs[i % spec.ProjectIDs.length];
   return v;
 }
 
