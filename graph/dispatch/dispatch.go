@@ -119,6 +119,9 @@ type opDispatch struct {
 	// pending the keys of the open batches.
 	moves   uint64
 	pending int
+	// loading counts the Loads between their key's registration and its
+	// arrival in the loader's open batch, made outside mu (Load).
+	loading int
 	loaders []*loaderDispatch
 	scopes  map[scopeKey]*scope
 	started bool // the root scope is made
@@ -145,8 +148,8 @@ func (s *opDispatch) idle(n int) {
 	if s.active < 0 {
 		panic("graph/dispatch: counted more work stopped than started")
 	}
-	if s.active > 0 {
-		return
+	if s.active > 0 || s.loading > 0 {
+		return // a Load under way flushes when it is in (Load)
 	}
 	s.flushAll()
 	if s.active == 0 {
@@ -193,7 +196,7 @@ func (s *opDispatch) stalled() {
 		s.watching = false
 		return
 	}
-	if s.moves != s.seen {
+	if s.moves != s.seen || s.loading > 0 {
 		s.seen = s.moves
 		s.watch.Reset(s.levels.stall())
 		return
@@ -301,21 +304,35 @@ func (s *opDispatch) Loader(flush func()) loaders.LoaderDispatch {
 
 // Load calls load, which asks the loader for key, and counts its caller as
 // waiting from when it calls the returned function until the batch hands
-// out the key's result.
+// out the key's result. load runs outside the operation's lock (it may
+// wait for the loader's batch goroutine to take the key, which a busy
+// machine may not run at once); meanwhile the key counts as loading, and
+// no batch is flushed (idle, stalled): its caller runs, so none would be
+// anyway, but for a caller that is not counted, whose Load then flushes.
 func (l *loaderDispatch) Load(ctx context.Context, key any, load func()) (wait func()) {
 	s := l.s
 	s.mu.Lock()
 	s.start(ctx)
-	load()
 	st := l.keys[key]
-	if st == nil {
+	added := st == nil
+	if added {
 		st = &keyState{}
 		l.keys[key] = st
+	}
+	s.loading++
+	s.mu.Unlock()
+	load()
+	s.mu.Lock()
+	s.loading--
+	if added {
 		l.pending++
 		s.pending++
 		s.watchKeys()
 	}
 	s.moves++
+	if s.active == 0 && s.loading == 0 {
+		s.idle(0)
+	}
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()

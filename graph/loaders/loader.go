@@ -35,9 +35,8 @@ type result[V any] struct {
 // each Load hands its key to the batch's goroutine (dataloader's default,
 // 1000, is 8 KB zeroed per batch, several batches per request). It bounds
 // nothing: that goroutine takes the keys as they come, holding no lock, so
-// a Load past the buffer waits for it only until it runs (under dispatch by
-// level too, where Load holds the dispatcher's lock, which that loop never
-// takes).
+// a Load past the buffer waits for it only until it runs (the dispatcher
+// holds none of its locks meanwhile: graph/dispatch's Load).
 const inputCapacity = 32
 
 // newLoader makes a loader of c whose batches fetch reads; name is its

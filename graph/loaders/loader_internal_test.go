@@ -13,7 +13,7 @@ import (
 
 // TestBatchTakesMoreKeysThanItsInputBuffer loads three times inputCapacity
 // keys from one goroutine into one batch, with a window (flushed by hand)
-// and dispatched by level (where Load holds opDispatch.mu): every Load returns, the
+// and with a dispatcher that holds a lock through each Load: every Load returns, the
 // keys are read by one fetch, and each gets its own value. (The dispatcher
 // hook here holds a lock through each Load and flushes at the first wait,
 // as graph/dispatch does.)
