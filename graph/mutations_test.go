@@ -209,8 +209,8 @@ func mutWantOnlyExpiringLog(t *testing.T, e *testenv.Env, needles []string) {
 }
 
 // mutNextSeq is a project item's line of a dump with its seq and
-// projectSeq one further: a change of the project itself took a position
-// of its change log.
+// projectSeq one further, and seqAt the change's time: a change of the
+// project itself took a position of its change log.
 func mutNextSeq(line string) string {
 	for _, attr := range []string{"seq", "projectSeq"} {
 		re := regexp.MustCompile(`"` + attr + `":"(\d+)"`)
@@ -221,7 +221,12 @@ func mutNextSeq(line string) string {
 		n, _ := strconv.Atoi(m[1])
 		line = re.ReplaceAllString(line, fmt.Sprintf(`"%s":"%d"`, attr, n+1))
 	}
-	return line
+	// The change's time, set with seq (docs/caching.md), by the Env's clock.
+	at := `"seqAt":"` + testenv.Now.Format(time.RFC3339Nano) + `"`
+	if re := regexp.MustCompile(`"seqAt":"[^"]*"`); re.MatchString(line) {
+		return re.ReplaceAllString(line, at)
+	}
+	return regexp.MustCompile(`("seq":"\d+")`).ReplaceAllString(line, "${1},"+at)
 }
 
 // mutLinesWithout returns the lines of a dump that mention none of needles.

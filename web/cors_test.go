@@ -35,7 +35,7 @@ func preflight(h http.Handler, origin, headers string) *httptest.ResponseRecorde
 
 func TestCORSPreflight(t *testing.T) {
 	e := testenv.New(t)
-	const allHeaders = "authorization,content-type,idempotency-key"
+	const allHeaders = "authorization,content-type,idempotency-key,if-none-match"
 	for _, c := range []struct {
 		name, origins, origin, headers string
 		allowed                        bool
@@ -242,4 +242,18 @@ func TestCORSGET(t *testing.T) {
 			t.Errorf("%d %s %v", rec.Code, rec.Body, rec.Header())
 		}
 	})
+}
+
+// TestCORSExposesTheETag: a page of another origin reads a GET query's
+// ETag (a client keeping its own cache sends it back as If-None-Match,
+// which the preflight allows: TestCORSPreflight).
+func TestCORSExposesTheETag(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed(t)
+	raw := e.Send(t, map[string]any{"query": "{ me { id name } }"}, testenv.GET(), e.As("alice"),
+		testenv.Via(mustCORSHandler(t, e, "")), testenv.Header("Origin", "http://localhost:5173"))
+	if raw.Header.Get("ETag") == "" || !strings.Contains(strings.ToLower(raw.Header.Get("Access-Control-Expose-Headers")), "etag") {
+		t.Errorf("a GET query from another origin: ETag %q, Access-Control-Expose-Headers %q; want both",
+			raw.Header.Get("ETag"), raw.Header.Get("Access-Control-Expose-Headers"))
+	}
 }
