@@ -22,9 +22,9 @@ import (
 // reads only the page's tasks, with their projects and assignees, in one
 // more BatchGetItem.
 //
-// Every write that adds, removes or changes (due date, assignee) a task's
-// tag changes the index in the task's own transaction (indexTags), so the
-// index is exactly the tag links. An index holds at most TagIndexCap
+// Every write that adds, removes or changes (due date, assignee, title) a
+// task's tag changes the index in the task's own transaction (indexTags),
+// so the index is exactly the tag links, and its titles the tasks'. An index holds at most TagIndexCap
 // units of entries (entryUnits: an entry of up to 128 bytes is one unit,
 // and most are about 75 bytes; one whose assignee's id is long, more), so
 // at most 2,000 × 128 bytes, 256 KB, whatever the ids; the write that
@@ -87,8 +87,23 @@ func (e *tagIndexMiss) with(reasons []types.CancellationReason, fails []error) *
 func entryName(tu string) string { return attrTasks + "." + tu }
 
 // entryValue is the entry of a task: its due date (noDue without one),
-// '|', its assignee's id (empty without one).
+// '|', its assignee's id (empty without one), and, for a title of at most
+// maxEntryTitle bytes, '|' and the title: a page whose tasks select no
+// more than these is answered from the entries, with no read of the tasks
+// (Tagged.Listed). An entry without a title (a longer one, or one written
+// before titles were) has its task read.
 func entryValue(t *domain.Task) string {
+	if len(t.Title) <= maxEntryTitle {
+		return linkValue(t) + "|" + t.Title
+	}
+	return linkValue(t)
+}
+
+// linkValue is what a task's tag links carry of it: its due date (noDue
+// without one), '|', its assignee's id (empty without one). A link is
+// rewritten when it moves (putTagLinks); a title's change rewrites only
+// the entries.
+func linkValue(t *domain.Task) string {
 	d := noDue
 	if t.DueDate != nil {
 		d = t.DueDate.String()
@@ -99,6 +114,12 @@ func entryValue(t *domain.Task) string {
 	}
 	return d + "|" + a
 }
+
+// maxEntryTitle is the longest title (in bytes) a tag index's entry
+// carries: its title adds at most one unit to an entry (entryUnits), and
+// an ordinary entry with its title (about 75 bytes and the title's) stays
+// within one or two.
+const maxEntryTitle = 96
 
 func (s *Store) tagIndexCap() int {
 	if s.TagIndexCap > 0 {
@@ -120,7 +141,8 @@ type indexChange struct {
 // indexTags notes in t the changes of the tag indexes of a task's project
 // from the task as it was (old, nil when it is new) to the task as it will
 // be (task, nil when it is deleted): an entry added for a tag it gains, taken
-// out for a tag it loses, rewritten where its due date or assignee moved.
+// out for a tag it loses, rewritten where its due date, assignee or title
+// (entryValue) moved.
 // commitIndexed turns them into one update per index.
 func (s *Store) indexTags(t *txn, old, task *domain.Task) {
 	ref := task
