@@ -224,7 +224,7 @@ func capacityField(in any) types.ReturnConsumedCapacity {
 var measuredReads = map[string]struct {
 	rcu   []float64
 	empty int
-}{"Dashboard": {[]float64{8, 9}, 0}, "TasksByTag": {[]float64{2.5}, 0}}
+}{"Dashboard": {[]float64{7.5, 8.5}, 0}, "TasksByTag": {[]float64{2}, 0}}
 
 func TestCapacityPerScreen(t *testing.T) {
 	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})

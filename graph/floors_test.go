@@ -164,7 +164,17 @@ func TestCopiesFollowRenamesAtOnce(t *testing.T) {
 // tasks: each sees every task as its item is, and the partial tasks of
 // the first never answer the second.
 func TestTagPagesFromEntriesFollowTheirTasks(t *testing.T) {
-	forBackends(t, func(t *testing.T, e *testenv.Env) {
+	t.Parallel()
+	for _, b := range []testenv.Backend{testenv.EmbeddedStore, testenv.DynamoDBLocal} { // (dynalite has no transactions)
+		t.Run(b.String(), func(t *testing.T) {
+			t.Parallel()
+			tagPagesFollowTheirTasks(t, testenv.NewOn(t, b))
+		})
+	}
+}
+
+func tagPagesFollowTheirTasks(t *testing.T, e *testenv.Env) {
+	{
 		s := e.MustSeed(t)
 		const update = `mutation($in: UpdateTaskInput!) { updateTask(input: $in) { id } }`
 		long := strings.Repeat("A title longer than an entry holds. ", 4)
@@ -199,7 +209,7 @@ func TestTagPagesFromEntriesFollowTheirTasks(t *testing.T) {
 		if titles[fix.ID] != "Fix | the signup form" || titles[crash.ID] != strings.TrimSpace(long) {
 			t.Errorf("titles after the changes: %q", titles)
 		}
-	})
+	}
 }
 
 // seededProject is the seeded project with the id, nil for none.
