@@ -165,3 +165,50 @@ func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
 		t.Errorf("no marker after EnsureTable: %v", err)
 	}
 }
+
+// TestTagIndexEntriesOfEitherFormAreRead reads an index holding entries as
+// written before they carried titles and as written now (a title with
+// '|' in it, a task without due date or assignee): each is the task it
+// names, listed only when it carries its title; a title longer than an
+// entry holds is left out, and a title's change moves the entry but not
+// the task's links.
+func TestTagIndexEntriesOfEitherFormAreRead(t *testing.T) {
+	const old, now, bare = "01M0WCN9G0GKQZBFN13S21A9AA", "01M0WCN9G0GKQZBFN13S21A9AB", "01M0WCN9G0GKQZBFN13S21A9AC"
+	it := item{attrTasks: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		keepEntry: &types.AttributeValueMemberS{Value: ""},
+		old:       &types.AttributeValueMemberS{Value: "2026-01-02|alice"},
+		now:       &types.AttributeValueMemberS{Value: "2026-01-03|bob|Fix | the form"},
+		bare:      &types.AttributeValueMemberS{Value: "~||Dark mode"},
+	}}}
+	pid := domain.ProjectIDOf("01M0WCN9G0GKQZBFN138ZEQ0R0")
+	es, err := indexEntries(it, pid)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("indexEntries = %d entries, %v; want 3", len(es), err)
+	}
+	got := map[string]*domain.Task{}
+	for _, e := range es {
+		got[ulidOf(e.taskID)] = e.listed()
+		if e.projectID != pid || ulidOf(e.taskID) == old && e.assigneeID != "alice" {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if got[old] != nil {
+		t.Errorf("an entry without a title is listed as %+v; its task must be read", got[old])
+	}
+	if l := got[now]; l == nil || l.Title != "Fix | the form" || l.DueDate == nil || l.DueDate.String() != "2026-01-03" ||
+		l.AssigneeID == nil || *l.AssigneeID != "bob" || l.ID != domain.TaskIDOf(now) {
+		t.Errorf("an entry with its title is listed as %+v", l)
+	}
+	if l := got[bare]; l == nil || l.Title != "Dark mode" || l.DueDate != nil || l.AssigneeID != nil {
+		t.Errorf("an entry without due date or assignee is listed as %+v", l)
+	}
+	task := &domain.Task{ID: domain.TaskIDOf(now), ProjectID: pid, Title: strings.Repeat("x", maxEntryTitle+1)}
+	if v := entryValue(task); strings.Count(v, "|") != 1 {
+		t.Errorf("a title of %d bytes is in the entry %q", len(task.Title), v)
+	}
+	renamed := *task
+	renamed.Title = "Short"
+	if entryValue(task) == entryValue(&renamed) || linkValue(task) != linkValue(&renamed) {
+		t.Error("a title's change must move the entry and not the links")
+	}
+}
