@@ -46,12 +46,10 @@ func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, 
 // only what the copy answers (copyFields), else its item.
 func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, error) {
 	if l.selectsOnlyCopies(ctx, false) {
-		u, err := l.profileOf(ctx, l.viewer)
-		if err != nil {
-			return nil, err
-		}
-		if p := copyOf(u, id); p != nil {
-			return p, nil
+		if u, err := l.profileOf(ctx, l.viewer); err == nil { // (else: the item, as without a copy)
+			if p := copyOf(u, id); p != nil {
+				return p, nil
+			}
 		}
 	}
 	return l.ProjectByID(ctx, id)
