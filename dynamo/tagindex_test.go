@@ -27,7 +27,7 @@ func tagged(t *testing.T, ts *testStore, tag string, projectIDs []string) []stri
 // answer; a recount builds it afresh (full again, being over the cap).
 func TestTagIndexFollowsItsTasksAndFillsUp(t *testing.T) {
 	ts := newTestStore(t)
-	ts.TagIndexCap = 3
+	ts.TagIndexCap = 6 // three ordinary entries, two units each (entryUnits)
 	d, ps, _ := taggedDataset(ts)
 	ts.mustImport(t, d)
 	ctx := context.Background()
@@ -94,7 +94,7 @@ func TestTagIndexFollowsItsTasksAndFillsUp(t *testing.T) {
 	if got := tagged(t, ts, "z", projects); !slices.Equal(got, ids) {
 		t.Fatalf("after a delete and an untag: %v, want %v", got, ids)
 	}
-	// Rebuilt from the tasks, at 2 of a cap of 3, the index lists them again.
+	// Rebuilt from the tasks, at 2 of a cap of 3 entries, the index lists them again.
 	if _, err := ts.Recount(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +121,10 @@ func entries(t *testing.T, it item) []string {
 	return out
 }
 
-// A table whose tag indexes counted entries (a version before units) gets
-// its counts in units once, at EnsureTable, and the marker: an index of
-// long assignees' entries counts five units each from then on.
+// A table whose tag indexes counted entries (a version before units), or
+// units without one for each entry's title, gets its counts in units once,
+// at EnsureTable, and the marker: an index of long assignees' entries
+// counts six units each from then on.
 func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
 	ts := newTestStore(t)
 	b := ts.NewDataset(storeTestNow)
@@ -144,8 +145,8 @@ func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
 		}
 		return numberOf(it, attrEntries)
 	}
-	if n := units(); n != 15 {
-		t.Fatalf("an imported index of 3 long entries counts %d, want 15 units", n)
+	if n := units(); n != 18 {
+		t.Fatalf("an imported index of 3 long entries counts %d, want 18 units", n)
 	}
 	// As a version before left it: a count of entries, no marker.
 	if _, err := ts.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &ts.table, Key: ix.av(),
@@ -158,8 +159,8 @@ func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
 	if _, err := ts.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := units(); n != 15 {
-		t.Errorf("after EnsureTable: %d, want 15 units", n)
+	if n := units(); n != 18 {
+		t.Errorf("after EnsureTable: %d, want 18 units", n)
 	}
 	if it, err := ts.getOne(ctx, tagUnitsKey); err != nil || it == nil {
 		t.Errorf("no marker after EnsureTable: %v", err)

@@ -182,7 +182,8 @@ func (s *Store) markTagIndexed(ctx context.Context) error {
 
 // EnsureTagUnits counts the entries of an existing table's tag indexes in
 // units once (entryUnits; a version before counted entries, which is less
-// where an assignee's id is long): when the table has no marker, it reads
+// where an assignee's id is long, and the next counted no unit for an
+// entry's title): when the table has no marker, it reads
 // the indexes (one Scan, filtered: a migration, run once), sets each one's
 // count, then writes the marker. A new table and a loaded dump (recount)
 // count units already. Run it before serving.

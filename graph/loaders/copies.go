@@ -83,6 +83,9 @@ func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k projectsKey) (*doma
 	if err := domain.ValidUserID(k.id); err != nil {
 		return nil, err
 	}
+	if _, err := dynamo.ProjectsPage(nil, k.page()); err != nil { // bad arguments: refused before any read
+		return nil, err
+	}
 	l.objects.Load(ctx, dynamo.UserRef(l.viewer)) // the visibility check's, in the same batch
 	u, err := l.profileOf(ctx, k.id)
 	if err != nil {
