@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -220,4 +221,34 @@ func seededProject(s *testenv.Seed, id string) *domain.Project {
 		}
 	}
 	return nil
+}
+
+// TestDeferredFieldsAreNotAnsweredByCopiesOrEntries defers, under a list
+// of projects and a page of tasksByTag, fields a project's copy or a tag
+// index entry does not hold: the deferred parts are those of the query
+// without @defer (the copy and the entry are used only where every field
+// of the document, deferred or not, is theirs).
+func TestDeferredFieldsAreNotAnsweredByCopiesOrEntries(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed(t)
+	const deferred = `query { me { projects(first: 10) { nodes { id ... @defer(label: "more") { name description owner { name } } } } }
+		tasksByTag(tag: "urgent", first: 10) { nodes { id title ... @defer(label: "task") { status createdAt } } } }`
+	plain := strings.ReplaceAll(strings.ReplaceAll(deferred, `@defer(label: "more")`, ""), `@defer(label: "task")`, "")
+	var want any
+	e.MustQuery(t, "alice", plain, nil, &want)
+	raw := e.Send(t, map[string]any{"query": deferred}, e.As("alice"),
+		testenv.Header("Accept", "multipart/mixed;deferSpec=20220824, application/json"))
+	parts := testenv.MultipartParts(t, raw.Header.Get("Content-Type"), bytes.NewReader(raw.Body))
+	for i, p := range parts {
+		for _, inc := range p.Incremental {
+			if len(inc.Errors) > 0 {
+				t.Errorf("part %d: %s at %v: %+v", i+1, inc.Label, inc.Path, inc.Errors)
+			}
+		}
+	}
+	got, _ := json.Marshal(testenv.MergeParts(t, parts))
+	exp, _ := json.Marshal(want)
+	if len(parts) < 2 || string(got) != string(exp) {
+		t.Errorf("%d parts, merged:\n %s\nwithout @defer:\n %s", len(parts), got, exp)
+	}
 }

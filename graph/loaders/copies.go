@@ -40,9 +40,18 @@ func (l *Loaders) selectsOnlyCopies(ctx context.Context, conn bool) bool {
 		return false
 	}
 	if conn {
-		return onlyCopyFields(nodeFields(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field))
+		return onlyCopyFields(l.connNodeFields(ctx))
 	}
 	return onlyCopyFields(l.deps.Lookahead(ctx))
+}
+
+// connNodeFields returns the fields the current field, a connection,
+// selects on its nodes as the document has them: deferred ones too
+// (Deps.Lookahead; the field's own selections, in a query with @defer,
+// are the part its plan resolves now). What a node is read as is decided
+// on them: a deferred field must find what it needs.
+func (l *Loaders) connNodeFields(ctx context.Context) []graphql.CollectedField {
+	return nodeFieldsOf(graphql.GetOperationContext(ctx), l.deps.Lookahead(ctx))
 }
 
 // projectsKey is a page of a user's projects, and whether its nodes are

@@ -111,7 +111,7 @@ func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after 
 			l.tagAssignees.Store(k.pageKey, struct{}{})
 		}
 		l.noteTaskProjects(oc, f, k.pageKey)
-		k.listed = onlyListedFields(nodeFields(oc, f))
+		k.listed = onlyListedFields(l.connNodeFields(ctx)) // deferred fields too
 	}
 	return l.tasksByTagLoader().Load(ctx, k)()
 }

@@ -184,8 +184,14 @@ func (l *Loaders) selects(ctx context.Context, name string) bool {
 // nodeFields returns the fields a connection field selects on its nodes
 // (through nodes or edges.node).
 func nodeFields(oc *graphql.OperationContext, conn graphql.CollectedField) []graphql.CollectedField {
+	return nodeFieldsOf(oc, graphql.CollectFields(oc, conn.Selections, nil))
+}
+
+// nodeFieldsOf returns the fields a connection whose own fields are
+// children selects on its nodes.
+func nodeFieldsOf(oc *graphql.OperationContext, children []graphql.CollectedField) []graphql.CollectedField {
 	var out []graphql.CollectedField
-	for _, f := range graphql.CollectFields(oc, conn.Selections, nil) {
+	for _, f := range children {
 		switch f.Name {
 		case "nodes":
 			out = append(out, graphql.CollectFields(oc, f.Selections, nil)...)
