@@ -137,6 +137,39 @@ func TestCounterWriteCost(t *testing.T) {
 			}
 		})
 	}
+	// A tag index's entry carries its task's title (tagindex.go,
+	// entryValue): a title's change rewrites the entry in each of the
+	// task's two tag indexes, a status change touches none.
+	for _, c := range []struct {
+		name  string
+		patch TaskPatch
+		tags  int
+	}{
+		{"updateTask (title only)", TaskPatch{Title: Some(aws.String("Renamed"))}, 2},
+		{"updateTask (status only)", TaskPatch{Status: Some(ptr(domain.StatusDone))}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newOutboxFixture(t, false)
+			tap := &writeTap{API: f.ts.Store.db}
+			f.ts.Store.db = tap
+			c.patch.ID = f.tk.ID
+			if _, err := f.ts.UpdateTask(context.Background(), "member", c.patch); err != nil {
+				t.Fatal(err)
+			}
+			w := tap.cost()
+			rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", c.name, w.checks, w.puts, w.updates, w.deletes, w.indexWrites,
+				2*(w.checks+w.puts+w.updates+w.deletes)+w.indexWrites))
+			indexes := 0
+			for _, sk := range w.updated {
+				if strings.HasPrefix(sk, "TAGS#") {
+					indexes++
+				}
+			}
+			if indexes != c.tags {
+				t.Errorf("%s updates %d tag indexes (%v), want %d", c.name, indexes, w.updated, c.tags)
+			}
+		})
+	}
 	t.Logf("\n| mutation | checks | puts | updates | deletes | index writes | WCU |\n| --- | --: | --: | --: | --: | --: | --: |\n%s", strings.Join(rows, "\n"))
 }
 

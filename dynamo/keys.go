@@ -109,8 +109,9 @@ func tagIndexKey(p, name string) key { return key{projectPK(p), "TAGS#" + name} 
 var tagIndexedKey = key{"META", "TAGINDEX"}
 
 // tagUnitsKey is the marker of a table whose tag indexes count their
-// entries in units (tagindex.go, entryUnits).
-var tagUnitsKey = key{"META", "TAGUNITS"}
+// entries in units as entryUnits counts them now (tagindex.go: with a unit
+// for the entry's title; TAGUNITS marked the count before titles).
+var tagUnitsKey = key{"META", "TAGUNITS2"}
 
 // idemKey is the record of viewer u's key k for the mutation field (or
 // alias) op. An alias may be as long as a request's body: one longer than

@@ -14,22 +14,17 @@ var errAlreadyMember = errors.New("already a member")
 
 // A single membership is read by reference (MemberRef, Get).
 
-// ProjectsOfUser is access pattern 2: the user's memberships, newest project
-// first, those keep admits. Returns EINVALID, EUNAVAILABLE.
+// ProjectsOfUser is access pattern 2 as the memberships' GSI1 entries list
+// it: the user's memberships, newest project first, those keep admits.
+// The screens list a user's projects from their profile's copies instead
+// (ProjectsPage: the same pages and cursors, no Query); this read is the
+// reference they are tested against, and what a table without the copies
+// would read. Returns EINVALID, EUNAVAILABLE.
 func (s *Store) ProjectsOfUser(ctx context.Context, userID string, page domain.Page, keep Filter[*domain.Member]) (*domain.Conn[*domain.Member], error) {
 	if err := domain.ValidUserID(userID); err != nil {
 		return nil, err
 	}
 	return listAs(ctx, s, projectsOfUser.of(userProjectsPK(userID)), page, keep)
-}
-
-// MembershipsOfUser returns every membership of the user (including those
-// of projects deleted but not yet cleaned up). Returns EINVALID, EUNAVAILABLE.
-func (s *Store) MembershipsOfUser(ctx context.Context, userID string) ([]*domain.Member, error) {
-	if err := domain.ValidUserID(userID); err != nil {
-		return nil, err
-	}
-	return queryAllAs[*domain.Member](ctx, s, projectsOfUser, userProjectsPK(userID))
 }
 
 // MembersOf returns a project's memberships, ordered by user id. Returns

@@ -11,8 +11,16 @@ import (
 )
 
 // Tagged names a task of a tag index with its project and assignee ("" for
-// none), so that a TaskReader can read all three at once.
-type Tagged struct{ TaskID, ProjectID, AssigneeID string }
+// none), so that a TaskReader can read all three at once. Listed is the
+// task as its index entry lists it (id, project, title, due date,
+// assignee) when the entry carries its title, nil otherwise (an entry
+// written before titles were, a title too long for an entry, a tag link):
+// a reader whose selection needs no more may take it instead of reading
+// the task.
+type Tagged struct {
+	TaskID, ProjectID, AssigneeID string
+	Listed                        *domain.Task
+}
 
 // TaskReader reads the tasks named (for TasksByTag), in their order; nil
 // for a task that is gone. Nil: TasksByTag reads them itself.
@@ -89,7 +97,7 @@ func indexPage(ctx context.Context, entries []tagEntry, after, before string, si
 		window = window[n:]
 		named := make([]Tagged, n)
 		for i, e := range chunk {
-			named[i] = Tagged{TaskID: e.taskID, ProjectID: e.projectID, AssigneeID: e.assigneeID}
+			named[i] = Tagged{TaskID: e.taskID, ProjectID: e.projectID, AssigneeID: e.assigneeID, Listed: e.listed()}
 		}
 		tasks, ok, err := readKept(ctx, named, read, keep)
 		if err != nil {

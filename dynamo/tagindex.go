@@ -22,12 +22,13 @@ import (
 // reads only the page's tasks, with their projects and assignees, in one
 // more BatchGetItem.
 //
-// Every write that adds, removes or changes (due date, assignee) a task's
-// tag changes the index in the task's own transaction (indexTags), so the
-// index is exactly the tag links. An index holds at most TagIndexCap
-// units of entries (entryUnits: an entry of up to 128 bytes is one unit,
-// and most are about 75 bytes; one whose assignee's id is long, more), so
-// at most 2,000 × 128 bytes, 256 KB, whatever the ids; the write that
+// Every write that adds, removes or changes (due date, assignee, title) a
+// task's tag changes the index in the task's own transaction (indexTags),
+// so the index is exactly the tag links, and its titles the tasks'. An index holds at most TagIndexCap
+// units of entries (entryUnits: an entry of up to 128 bytes without its
+// title is one unit, and most are about 75 bytes; one whose assignee's id
+// is long, more; and one unit for its title), so at most 2,000 × 128
+// bytes, 256 KB, whatever the ids and titles; the write that
 // would pass the cap marks it full instead, and from then on a page that meets a full index is read
 // through the tag links, one Query per project, as before the index
 // (TasksByTag). A table written by a version without the index says so by
@@ -49,18 +50,29 @@ const (
 	keepEntry = "_"
 
 	// DefaultTagIndexCap is Store.TagIndexCap's default, in units of
-	// entries: at most 256 KB (about 150 KB for 2,000 tasks of ordinary
-	// entries; 38 read units for the index read, strongly consistent).
+	// entries: at most 256 KB (about 100 KB for the 1,000 tasks of
+	// ordinary entries, two units each with their titles' unit, it holds;
+	// 13 read units for the index read, eventually consistent).
 	DefaultTagIndexCap = 2000
 	// unitBytes is what one unit of a tag index's entries holds.
 	unitBytes = 128
 )
 
 // entryUnits is what the entry of a task (its ULID tu, its value v) counts
-// towards its index's cap: one unit per 128 bytes or part of them, as
-// DynamoDB counts a map element (its name, its value and a byte).
+// towards its index's cap: one unit per 128 bytes or part of them of the
+// entry without its title, as DynamoDB counts a map element (its name,
+// its value and a byte), and one unit more for the title (at most
+// maxEntryTitle bytes and its '|'), whether the entry carries it or not.
+// So an entry counts the same written before titles were as after, a
+// title's change never moves the count, and an index's bytes stay within
+// its count × 128 whatever its entries' forms.
 func entryUnits(tu, v string) int {
-	return (len(tu) + len(v) + 1 + unitBytes - 1) / unitBytes
+	if i := strings.IndexByte(v, '|'); i >= 0 {
+		if j := strings.IndexByte(v[i+1:], '|'); j >= 0 {
+			v = v[:i+1+j] // without its title
+		}
+	}
+	return (len(tu)+len(v)+1+unitBytes-1)/unitBytes + 1
 }
 
 // tagIndexMiss is the failed condition of an index update: the index does
@@ -87,8 +99,23 @@ func (e *tagIndexMiss) with(reasons []types.CancellationReason, fails []error) *
 func entryName(tu string) string { return attrTasks + "." + tu }
 
 // entryValue is the entry of a task: its due date (noDue without one),
-// '|', its assignee's id (empty without one).
+// '|', its assignee's id (empty without one), and, for a title of at most
+// maxEntryTitle bytes, '|' and the title: a page whose tasks select no
+// more than these is answered from the entries, with no read of the tasks
+// (Tagged.Listed). An entry without a title (a longer one, or one written
+// before titles were) has its task read.
 func entryValue(t *domain.Task) string {
+	if len(t.Title) <= maxEntryTitle {
+		return linkValue(t) + "|" + t.Title
+	}
+	return linkValue(t)
+}
+
+// linkValue is what a task's tag links carry of it: its due date (noDue
+// without one), '|', its assignee's id (empty without one). A link is
+// rewritten when it moves (putTagLinks); a title's change rewrites only
+// the entries.
+func linkValue(t *domain.Task) string {
 	d := noDue
 	if t.DueDate != nil {
 		d = t.DueDate.String()
@@ -99,6 +126,10 @@ func entryValue(t *domain.Task) string {
 	}
 	return d + "|" + a
 }
+
+// maxEntryTitle is the longest title (in bytes) a tag index's entry
+// carries: with its '|', at most the one unit entryUnits counts for it.
+const maxEntryTitle = 96
 
 func (s *Store) tagIndexCap() int {
 	if s.TagIndexCap > 0 {
@@ -120,7 +151,8 @@ type indexChange struct {
 // indexTags notes in t the changes of the tag indexes of a task's project
 // from the task as it was (old, nil when it is new) to the task as it will
 // be (task, nil when it is deleted): an entry added for a tag it gains, taken
-// out for a tag it loses, rewritten where its due date or assignee moved.
+// out for a tag it loses, rewritten where its due date, assignee or title
+// (entryValue) moved.
 // commitIndexed turns them into one update per index.
 func (s *Store) indexTags(t *txn, old, task *domain.Task) {
 	ref := task

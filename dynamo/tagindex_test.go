@@ -27,7 +27,7 @@ func tagged(t *testing.T, ts *testStore, tag string, projectIDs []string) []stri
 // answer; a recount builds it afresh (full again, being over the cap).
 func TestTagIndexFollowsItsTasksAndFillsUp(t *testing.T) {
 	ts := newTestStore(t)
-	ts.TagIndexCap = 3
+	ts.TagIndexCap = 6 // three ordinary entries, two units each (entryUnits)
 	d, ps, _ := taggedDataset(ts)
 	ts.mustImport(t, d)
 	ctx := context.Background()
@@ -94,7 +94,7 @@ func TestTagIndexFollowsItsTasksAndFillsUp(t *testing.T) {
 	if got := tagged(t, ts, "z", projects); !slices.Equal(got, ids) {
 		t.Fatalf("after a delete and an untag: %v, want %v", got, ids)
 	}
-	// Rebuilt from the tasks, at 2 of a cap of 3, the index lists them again.
+	// Rebuilt from the tasks, at 2 of a cap of 3 entries, the index lists them again.
 	if _, err := ts.Recount(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +121,10 @@ func entries(t *testing.T, it item) []string {
 	return out
 }
 
-// A table whose tag indexes counted entries (a version before units) gets
-// its counts in units once, at EnsureTable, and the marker: an index of
-// long assignees' entries counts five units each from then on.
+// A table whose tag indexes counted entries (a version before units), or
+// units without one for each entry's title, gets its counts in units once,
+// at EnsureTable, and the marker: an index of long assignees' entries
+// counts six units each from then on.
 func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
 	ts := newTestStore(t)
 	b := ts.NewDataset(storeTestNow)
@@ -144,8 +145,8 @@ func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
 		}
 		return numberOf(it, attrEntries)
 	}
-	if n := units(); n != 15 {
-		t.Fatalf("an imported index of 3 long entries counts %d, want 15 units", n)
+	if n := units(); n != 18 {
+		t.Fatalf("an imported index of 3 long entries counts %d, want 18 units", n)
 	}
 	// As a version before left it: a count of entries, no marker.
 	if _, err := ts.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &ts.table, Key: ix.av(),
@@ -158,10 +159,57 @@ func TestEnsureTagUnitsCountsOldIndexesOnce(t *testing.T) {
 	if _, err := ts.EnsureTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := units(); n != 15 {
-		t.Errorf("after EnsureTable: %d, want 15 units", n)
+	if n := units(); n != 18 {
+		t.Errorf("after EnsureTable: %d, want 18 units", n)
 	}
 	if it, err := ts.getOne(ctx, tagUnitsKey); err != nil || it == nil {
 		t.Errorf("no marker after EnsureTable: %v", err)
+	}
+}
+
+// TestTagIndexEntriesOfEitherFormAreRead reads an index holding entries as
+// written before they carried titles and as written now (a title with
+// '|' in it, a task without due date or assignee): each is the task it
+// names, listed only when it carries its title; a title longer than an
+// entry holds is left out, and a title's change moves the entry but not
+// the task's links.
+func TestTagIndexEntriesOfEitherFormAreRead(t *testing.T) {
+	const old, now, bare = "01M0WCN9G0GKQZBFN13S21A9AA", "01M0WCN9G0GKQZBFN13S21A9AB", "01M0WCN9G0GKQZBFN13S21A9AC"
+	it := item{attrTasks: &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		keepEntry: &types.AttributeValueMemberS{Value: ""},
+		old:       &types.AttributeValueMemberS{Value: "2026-01-02|alice"},
+		now:       &types.AttributeValueMemberS{Value: "2026-01-03|bob|Fix | the form"},
+		bare:      &types.AttributeValueMemberS{Value: "~||Dark mode"},
+	}}}
+	pid := domain.ProjectIDOf("01M0WCN9G0GKQZBFN138ZEQ0R0")
+	es, err := indexEntries(it, pid)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("indexEntries = %d entries, %v; want 3", len(es), err)
+	}
+	got := map[string]*domain.Task{}
+	for _, e := range es {
+		got[ulidOf(e.taskID)] = e.listed()
+		if e.projectID != pid || ulidOf(e.taskID) == old && e.assigneeID != "alice" {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if got[old] != nil {
+		t.Errorf("an entry without a title is listed as %+v; its task must be read", got[old])
+	}
+	if l := got[now]; l == nil || l.Title != "Fix | the form" || l.DueDate == nil || l.DueDate.String() != "2026-01-03" ||
+		l.AssigneeID == nil || *l.AssigneeID != "bob" || l.ID != domain.TaskIDOf(now) {
+		t.Errorf("an entry with its title is listed as %+v", l)
+	}
+	if l := got[bare]; l == nil || l.Title != "Dark mode" || l.DueDate != nil || l.AssigneeID != nil {
+		t.Errorf("an entry without due date or assignee is listed as %+v", l)
+	}
+	task := &domain.Task{ID: domain.TaskIDOf(now), ProjectID: pid, Title: strings.Repeat("x", maxEntryTitle+1)}
+	if v := entryValue(task); strings.Count(v, "|") != 1 {
+		t.Errorf("a title of %d bytes is in the entry %q", len(task.Title), v)
+	}
+	renamed := *task
+	renamed.Title = "Short"
+	if entryValue(task) == entryValue(&renamed) || linkValue(task) != linkValue(&renamed) {
+		t.Error("a title's change must move the entry and not the links")
 	}
 }

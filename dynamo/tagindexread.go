@@ -17,6 +17,9 @@ import (
 // sort key (sk), which is also the cursor of tasksByTag.
 type tagEntry struct {
 	sk, taskID, projectID, assigneeID string
+	// title is the task's title when the entry carries it (titled).
+	title  string
+	titled bool
 }
 
 // tagEntries reads the indexes of tag in the projects (pus, ULIDs) and
@@ -52,6 +55,27 @@ func (s *Store) tagEntries(ctx context.Context, tag string, pus []string) (entri
 	return entries, true, nil
 }
 
+// listed is the task as the entry lists it, nil when it carries no title
+// (Tagged.Listed).
+func (e tagEntry) listed() *domain.Task {
+	if !e.titled {
+		return nil
+	}
+	t := &domain.Task{ID: e.taskID, ProjectID: e.projectID, Title: e.title}
+	if e.assigneeID != "" {
+		a := e.assigneeID
+		t.AssigneeID = &a
+	}
+	if due := e.sk[len(duePrefix) : len(e.sk)-domain.ULIDLen-1]; due != noDue {
+		d, err := domain.ParseDate(due)
+		if err != nil {
+			return nil // (indexEntries reads what entryValue wrote: cannot happen)
+		}
+		t.DueDate = &d
+	}
+	return t
+}
+
 // indexEntries are the entries of an index item of project pid, in no
 // order (none when it lists no map of tasks).
 func indexEntries(it item, pid string) ([]tagEntry, error) {
@@ -65,15 +89,17 @@ func indexEntries(it item, pid string) ([]tagEntry, error) {
 			continue
 		}
 		sv, isS := v.(*types.AttributeValueMemberS)
-		var due, assignee string
-		found := false
+		var due, rest, assignee, title string
+		found, titled := false, false
 		if isS {
-			due, assignee, found = strings.Cut(sv.Value, "|")
+			due, rest, found = strings.Cut(sv.Value, "|")
+			assignee, title, titled = strings.Cut(rest, "|") // a user id has no '|' (domain.ValidUserID)
 		}
 		if !found || len(tu) != domain.ULIDLen {
 			return nil, domain.Errorf(domain.EINTERNAL, "a tag index entry of project %s is malformed", pid)
 		}
-		entries = append(entries, tagEntry{sk: duePrefix + due + "#" + tu, taskID: domain.TaskIDOf(tu), projectID: pid, assigneeID: assignee})
+		entries = append(entries, tagEntry{sk: duePrefix + due + "#" + tu, taskID: domain.TaskIDOf(tu), projectID: pid,
+			assigneeID: assignee, title: title, titled: titled})
 	}
 	return entries, nil
 }
@@ -156,7 +182,8 @@ func (s *Store) markTagIndexed(ctx context.Context) error {
 
 // EnsureTagUnits counts the entries of an existing table's tag indexes in
 // units once (entryUnits; a version before counted entries, which is less
-// where an assignee's id is long): when the table has no marker, it reads
+// where an assignee's id is long, and the next counted no unit for an
+// entry's title): when the table has no marker, it reads
 // the indexes (one Scan, filtered: a migration, run once), sets each one's
 // count, then writes the marker. A new table and a loaded dump (recount)
 // count units already. Run it before serving.

@@ -299,7 +299,7 @@ func (s *Store) updateTask(ctx context.Context, viewer, tu string, in TaskPatch,
 // task lost are the caller's to delete.
 func (s *Store) putTagLinks(t *txn, old, task *domain.Task) {
 	for _, tag := range task.Tags {
-		if old == nil || !slices.Contains(old.Tags, tag) || entryValue(old) != entryValue(task) {
+		if old == nil || !slices.Contains(old.Tags, tag) || linkValue(old) != linkValue(task) {
 			t.put(s.table, tagLinkItem(task, tag), nil, nil)
 		}
 	}

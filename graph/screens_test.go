@@ -21,15 +21,21 @@ import (
 // viewer's profile (dynamo/copies.go). The before and after on the
 // benchmark's own data are in docs/performance.md. A screen whose units
 // come back up fails; one that goes down: pin it lower.
-var pinnedReadUnits = map[string]float64{"Q1": 0.5, "Q2": 2, "Q3": 2.5, "Q4": 1.5, "Q5": 2.5, "Q6": 3.5, "Q7": 1, "DASH": 6.5}
+//
+// Lowered by the floors (docs/design.md, "Floors"): Q2 2 → 0.5 (a user's
+// projects listed from the profile's copies: no memberships Query, no
+// project items), Q3 2.5 → 2 (the project by id from its copy), Q6 3.5 →
+// 2 (the viewer's projects from the profile, the tasks from their tag
+// index entries), DASH 6.5 → 5 (its projects from the copies).
+var pinnedReadUnits = map[string]float64{"Q1": 0.5, "Q2": 0.5, "Q3": 2, "Q4": 1.5, "Q5": 2.5, "Q6": 2, "Q7": 1, "DASH": 5}
 
 // pinnedScreenCalls are the screens' DynamoDB calls by operation, one
 // batch per loader and level (their round trips: bench's
 // TestCallsAndRoundTrips on its own dataset).
 var pinnedScreenCalls = map[string]map[string]int{
-	"Q1": {"BatchGetItem": 1}, "Q2": {"BatchGetItem": 1, "Query": 1}, "Q3": {"BatchGetItem": 2, "Query": 1},
-	"Q4": {"BatchGetItem": 1, "Query": 2}, "Q5": {"BatchGetItem": 2, "Query": 1}, "Q6": {"BatchGetItem": 2, "Query": 1},
-	"Q7": {"BatchGetItem": 1, "Query": 1}, "DASH": {"BatchGetItem": 2, "Query": 7},
+	"Q1": {"BatchGetItem": 1}, "Q2": {"BatchGetItem": 1}, "Q3": {"BatchGetItem": 2, "Query": 1},
+	"Q4": {"BatchGetItem": 1, "Query": 2}, "Q5": {"BatchGetItem": 2, "Query": 1}, "Q6": {"BatchGetItem": 3},
+	"Q7": {"BatchGetItem": 1, "Query": 1}, "DASH": {"BatchGetItem": 2, "Query": 6}, // Q2, Q6, DASH: no memberships Query (the floors)
 }
 
 // screenQueries are the screens, their variables taken from the seed s.

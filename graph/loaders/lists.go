@@ -5,18 +5,12 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // The loaders of the lists, by the name of their batch spans and metrics.
 // Those that do not depend on the viewer are origin's (its dispatch and
 // clock), whoever asks.
-
-func (l *Loaders) projectIDsOfUserLoader() *loader[string, []string] {
-	o := l.origin
-	return o.projectIDsOfUser.get(func() *loader[string, []string] {
-		return each(o, "projectIDsOfUser", o.fetchProjectIDsOfUser)
-	})
-}
 
 func (l *Loaders) membersOfLoader() *loader[string, []*domain.Member] {
 	o := l.origin
@@ -37,8 +31,8 @@ func (l *Loaders) commentsOfLoader() *loader[pageKey, *domain.Conn[*domain.Comme
 	})
 }
 
-func (l *Loaders) projectsOfUserLoader() *loader[pageKey, *domain.Conn[*domain.Project]] {
-	return l.projectsOfUser.get(func() *loader[pageKey, *domain.Conn[*domain.Project]] {
+func (l *Loaders) projectsOfUserLoader() *loader[projectsKey, *domain.Conn[*domain.Project]] {
+	return l.projectsOfUser.get(func() *loader[projectsKey, *domain.Conn[*domain.Project]] {
 		return each(l, "projectsOfUser", l.fetchProjectsOfUser)
 	})
 }
@@ -55,23 +49,13 @@ func (l *Loaders) overdueOfLoader() *loader[overdueKey, *domain.Conn[*domain.Tas
 	})
 }
 
-func (l *Loaders) tasksByTagLoader() *loader[pageKey, *domain.Conn[*domain.Task]] {
-	return l.tasksByTag.get(func() *loader[pageKey, *domain.Conn[*domain.Task]] {
+func (l *Loaders) tasksByTagLoader() *loader[tagPageKey, *domain.Conn[*domain.Task]] {
+	return l.tasksByTag.get(func() *loader[tagPageKey, *domain.Conn[*domain.Task]] {
 		return each(l, "tasksByTag", l.fetchTasksByTag)
 	})
 }
 
 // The fetch functions of the lists.
-
-func (l *Loaders) fetchProjectIDsOfUser(ctx context.Context, id string) ([]string, error) {
-	ms, err := l.store.MembershipsOfUser(ctx, id)
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i] = m.ProjectID
-		l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
-	}
-	return ids, err
-}
 
 func (l *Loaders) fetchMembersOf(ctx context.Context, id string) ([]*domain.Member, error) {
 	ms, err := l.store.MembersOf(ctx, id)
@@ -127,51 +111,23 @@ func (l *Loaders) fetchOverdueOf(ctx context.Context, k overdueKey) (*domain.Con
 	return l.primeTasks(ctx)(l.store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasksOf(k.pageKey)))
 }
 
-// fetchProjectsOfUser reads a page of a user's projects: those that exist
-// and, for another user, that the viewer is a member of too.
-func (l *Loaders) fetchProjectsOfUser(ctx context.Context, k pageKey) (*domain.Conn[*domain.Project], error) {
-	keep := func(ctx context.Context, ms []*domain.Member) ([]bool, error) {
-		ids := make([]string, len(ms))
-		for i, m := range ms {
-			ids[i] = m.ProjectID
-			l.objects.Prime(ctx, dynamo.MemberRef(m.ProjectID, m.UserID), m)
-		}
-		if ahead, ok := l.projectsAhead.Load(k); ok {
-			ahead.(func(context.Context, []string))(ctx, ids) // with the visibility check's batch
-		}
-		for _, id := range ids { // the page's projects join the visibility check's batch
-			l.objects.Load(ctx, dynamo.ProjectRef(id))
-		}
-		return l.visibleProjects(ctx, ids)
-	}
-	c, err := l.store.ProjectsOfUser(ctx, k.id, k.page(), keep)
-	if err != nil {
-		return nil, err
-	}
-	refs := make([]dynamo.Ref, len(c.Items))
-	for i, m := range c.Items {
-		refs[i] = dynamo.ProjectRef(m.ProjectID)
-	}
-	items, err := loadAll[*domain.Project](ctx, l, refs)
-	return domain.ConnOf(c, items), err
-}
-
 // fetchTasksByTag reads a page of the tasks with a tag in the projects the
 // viewer may see: one Query per project of the viewer, merged by due date;
 // the tasks are the copies on their tag links. The visibility check of the
 // tasks found reads their projects, and, when the page's nodes select their
 // assignee, the assignees in the same batch: after the viewer's memberships
 // and the Queries, one round trip.
-func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[*domain.Task], error) {
+func (l *Loaders) fetchTasksByTag(ctx context.Context, k tagPageKey) (*domain.Conn[*domain.Task], error) {
 	if _, err := domain.NormalizeTag(k.id); err != nil {
 		return nil, err
 	}
-	ids, err := l.ProjectIDsOfUser(ctx, l.viewer) // primes the viewer's memberships
+	u, err := l.profileOf(ctx, l.viewer) // the visibility check's fact, read first
 	if err != nil {
 		return nil, err
 	}
-	_, assignees := l.tagAssignees.Load(k)
-	_, projects := l.taskProjects.Load(k)
+	ids := policy.ProjectsSeen(u)
+	_, assignees := l.tagAssignees.Load(k.pageKey)
+	_, projects := l.taskProjects.Load(k.pageKey)
 	visible := func(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
 		if assignees {
 			for _, t := range tasks {
@@ -183,11 +139,15 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[
 		return l.visibleTasks(ctx, tasks)
 	}
 	// The page's tasks are read with what their visibility check and their
-	// assignees need, in one batch.
+	// assignees need, in one batch; those whose index entry lists all the
+	// page selects (k.listed) are taken from it, not read, and not put into
+	// the point reads' cache (they are partial).
 	read := func(ctx context.Context, named []dynamo.Tagged) ([]*domain.Task, error) {
-		refs := make([]dynamo.Ref, len(named))
-		for i, n := range named {
-			refs[i] = dynamo.TaskRef(n.TaskID)
+		var refs []dynamo.Ref
+		for _, n := range named {
+			if !k.listed || n.Listed == nil {
+				refs = append(refs, dynamo.TaskRef(n.TaskID))
+			}
 			if projects { // a project { id name } is its copy on the profile (TaskProject)
 				l.objects.Load(ctx, dynamo.ProjectRef(n.ProjectID))
 			}
@@ -195,9 +155,34 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k pageKey) (*domain.Conn[
 				l.objects.Load(ctx, dynamo.UserRef(n.AssigneeID))
 			}
 		}
-		return loadSome[domain.Task](ctx, l, refs)
+		got, err := loadSome[domain.Task](ctx, l, refs)
+		if err != nil {
+			return nil, err
+		}
+		tasks := make([]*domain.Task, len(named))
+		for i, n := range named {
+			if k.listed && n.Listed != nil {
+				tasks[i] = n.Listed
+			} else {
+				tasks[i], got = got[0], got[1:]
+			}
+		}
+		return tasks, nil
 	}
-	return l.primeTasks(ctx)(l.store.TasksByTag(ctx, k.id, ids, k.page(), visible, read))
+	return l.store.TasksByTag(ctx, k.id, ids, k.page(), visible, read)
+}
+
+// listedFields are the fields of a task its tag index entry answers
+// (dynamo.Tagged.Listed): a page of tasksByTag that selects no other on
+// its nodes reads no task item.
+var listedFields = map[string]bool{"id": true, "title": true, "dueDate": true, "project": true, "assignee": true, "__typename": true}
+
+// tagPageKey is a page of tasksByTag, and whether its nodes select only
+// listedFields (two selections of one page are two keys: one has partial
+// tasks).
+type tagPageKey struct {
+	pageKey
+	listed bool
 }
 
 // primeTasks puts the tasks of a page into the point-read cache.

@@ -108,7 +108,7 @@ func lens(batches [][]int) []int {
 func TestViewsShareTheListsThatDoNotDependOnTheViewer(t *testing.T) {
 	l := New(Deps{}, "", Config{})
 	v := l.ForViewer("viewer")
-	if v.membersOfLoader() != l.membersOfLoader() || v.projectIDsOfUserLoader() != l.projectIDsOfUserLoader() ||
+	if v.membersOfLoader() != l.membersOfLoader() ||
 		v.tasksOfProjectLoader() != l.tasksOfProjectLoader() || v.commentsOfLoader() != l.commentsOfLoader() || v.objects != l.objects {
 		t.Error("a view has a loader of its own for a list that does not depend on the viewer")
 	}

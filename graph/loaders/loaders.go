@@ -79,7 +79,7 @@ type Loaders struct {
 	cfg    Config
 	// projectsAhead holds, per page of the viewer's projects, what to start
 	// loading for each project as soon as its membership is listed.
-	projectsAhead sync.Map // pageKey → func(context.Context, []string)
+	projectsAhead sync.Map // projectsKey → func(context.Context, []string)
 	// tagAssignees holds the pages of tasksByTag whose nodes select their
 	// assignee: fetchTasksByTag reads them with the visibility check.
 	tagAssignees sync.Map // pageKey → struct{}
@@ -118,16 +118,15 @@ type Loaders struct {
 	// origin's, the Loaders this one shares them with (itself, or the
 	// Loaders a view was made from: ForViewer); the lists filtered by the
 	// viewer's memberships are this viewer's own.
-	origin           *Loaders
-	projectIDsOfUser lazy[string, []string]
-	membersOf        lazy[string, []*domain.Member]
-	tasksOfProject   lazy[projectTasksKey, *domain.Conn[*domain.Task]]
-	commentsOf       lazy[pageKey, *domain.Conn[*domain.Comment]]
-	projectsOfUser   lazy[pageKey, *domain.Conn[*domain.Project]]
-	assignedTo       lazy[pageKey, *domain.Conn[*domain.Task]]
-	overdueOf        lazy[overdueKey, *domain.Conn[*domain.Task]]
-	tasksByTag       lazy[pageKey, *domain.Conn[*domain.Task]]
-	changesOf        lazy[ChangesKey, Changes]
+	origin         *Loaders
+	membersOf      lazy[string, []*domain.Member]
+	tasksOfProject lazy[projectTasksKey, *domain.Conn[*domain.Task]]
+	commentsOf     lazy[pageKey, *domain.Conn[*domain.Comment]]
+	projectsOfUser lazy[projectsKey, *domain.Conn[*domain.Project]]
+	assignedTo     lazy[pageKey, *domain.Conn[*domain.Task]]
+	overdueOf      lazy[overdueKey, *domain.Conn[*domain.Task]]
+	tasksByTag     lazy[tagPageKey, *domain.Conn[*domain.Task]]
+	changesOf      lazy[ChangesKey, Changes]
 }
 
 // lazy is a loader made on its first use.

@@ -6,7 +6,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/policy"
 )
 
 // The loads the resolvers call: point reads through the operation's one
@@ -44,14 +43,12 @@ func (l *Loaders) ProjectByID(ctx context.Context, id string) (*domain.Project, 
 
 // TaskProject loads a task's project: from the copy on the viewer's
 // profile (which the task's visibility check read) when the field selects
-// only its id and name (copyFields), else its item.
+// only what the copy answers (copyFields), else its item.
 func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, error) {
-	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
-		onlyCopyFields(l.deps.Lookahead(ctx)) {
-		v, err := l.objects.Load(ctx, dynamo.UserRef(l.viewer))()
-		if u, _ := v.(*domain.User); err == nil {
-			if name, ok := policy.ProjectSeen(u, id); ok && name != "" { // "": a name too long for the copy
-				return &domain.Project{ID: id, Name: name}, nil
+	if l.selectsOnlyCopies(ctx, false) {
+		if u, err := l.profileOf(ctx, l.viewer); err == nil { // (else: the item, as without a copy)
+			if p := copyOf(u, id); p != nil {
+				return p, nil
 			}
 		}
 	}
@@ -61,11 +58,6 @@ func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, 
 // TaskByID loads a task (ENOTFOUND when it does not exist).
 func (l *Loaders) TaskByID(ctx context.Context, id string) (*domain.Task, error) {
 	return Load[*domain.Task](ctx, l, dynamo.TaskRef(id))()
-}
-
-// ProjectIDsOfUser loads the ids of every project the user is a member of.
-func (l *Loaders) ProjectIDsOfUser(ctx context.Context, id string) ([]string, error) {
-	return l.projectIDsOfUserLoader().Load(ctx, id)()
 }
 
 // MembersByProject loads a project's memberships.
@@ -87,7 +79,8 @@ func (l *Loaders) CommentsByTask(ctx context.Context, t *domain.Task, first *int
 
 // ProjectsByUser loads a page of the user's projects the viewer may see.
 func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Project], error) {
-	return l.projectsOfUserLoader().Load(ctx, pageKeyOf(id, pageArgs{first, after, last, before}))()
+	k := projectsKey{pageKeyOf(id, pageArgs{first, after, last, before}), l.selectsOnlyCopies(ctx, true)}
+	return l.projectsOfUserLoader().Load(ctx, k)()
 }
 
 // TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
@@ -111,15 +104,27 @@ func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *domain
 
 // TasksByTag loads a page of the tasks with a tag in the viewer's projects.
 func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	k := pageKeyOf(tag, pageArgs{first, after, last, before})
-	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil &&
-		selectsNode(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, "assignee") {
-		l.tagAssignees.Store(k, struct{}{})
-	}
+	k := tagPageKey{pageKey: pageKeyOf(tag, pageArgs{first, after, last, before})}
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
-		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k)
+		oc, f := graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field
+		if selectsNode(oc, f, "assignee") {
+			l.tagAssignees.Store(k.pageKey, struct{}{})
+		}
+		l.noteTaskProjects(oc, f, k.pageKey)
+		k.listed = onlyListedFields(l.connNodeFields(ctx)) // deferred fields too
 	}
 	return l.tasksByTagLoader().Load(ctx, k)()
+}
+
+// onlyListedFields reports whether the fields a page selects on its tasks
+// are all listedFields.
+func onlyListedFields(fields []graphql.CollectedField) bool {
+	for _, f := range fields {
+		if !listedFields[f.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // loadAll loads objects of one type, all in one batch.

@@ -86,10 +86,19 @@ func typed[T any](v any, err error) (T, error) {
 // project reads a project (a well-formed id) for lookup.
 func (l *Loaders) project(ctx context.Context, id string) (*domain.Project, error) {
 	l.prefetch(ctx, id)
-	l.objects.Load(ctx, dynamo.ProjectRef(id)) // joins the visibility check's batch
+	copies := l.selectsOnlyCopies(ctx, false)
+	if !copies {
+		l.objects.Load(ctx, dynamo.ProjectRef(id)) // joins the visibility check's batch
+	}
 	ok, err := l.canSeeProject(ctx, id)
 	if !ok || err != nil {
 		return nil, err
+	}
+	if copies { // what is selected, the copy the check read answers (copies.go)
+		u, err := l.profileOf(ctx, l.viewer)
+		if p := copyOf(u, id); p != nil || err != nil {
+			return p, err
+		}
 	}
 	return NotFoundAsNil(l.ProjectByID(ctx, id))
 }

@@ -100,11 +100,12 @@ func argsOf(oc *graphql.OperationContext, f graphql.CollectedField) listArgs {
 }
 
 func prefetchProjectsOfUser(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
-	k := pageKeyOf(id, argsOf(oc, f).pageArgs)
-	if nodes := nodeFields(oc, f); id == l.viewer && len(nodes) > 0 {
+	nodes := nodeFields(oc, f)
+	k := projectsKey{pageKeyOf(id, argsOf(oc, f).pageArgs), onlyCopyFields(nodes)}
+	if id == l.viewer && len(nodes) > 0 {
 		// The viewer's own projects: their lists (members, tasks) can
-		// start as soon as the memberships are listed, with the
-		// projects' own reads (see fetchProjectsOfUser).
+		// start as soon as the page is known, with the projects' own
+		// reads (see fetchProjectsOfUser).
 		l.projectsAhead.Store(k, func(ctx context.Context, ids []string) {
 			for _, pid := range ids {
 				l.prefetchFields(ctx, pid, nodes)
@@ -183,8 +184,14 @@ func (l *Loaders) selects(ctx context.Context, name string) bool {
 // nodeFields returns the fields a connection field selects on its nodes
 // (through nodes or edges.node).
 func nodeFields(oc *graphql.OperationContext, conn graphql.CollectedField) []graphql.CollectedField {
+	return nodeFieldsOf(oc, graphql.CollectFields(oc, conn.Selections, nil))
+}
+
+// nodeFieldsOf returns the fields a connection whose own fields are
+// children selects on its nodes.
+func nodeFieldsOf(oc *graphql.OperationContext, children []graphql.CollectedField) []graphql.CollectedField {
 	var out []graphql.CollectedField
-	for _, f := range graphql.CollectFields(oc, conn.Selections, nil) {
+	for _, f := range children {
 		switch f.Name {
 		case "nodes":
 			out = append(out, graphql.CollectFields(oc, f.Selections, nil)...)
@@ -246,21 +253,6 @@ func (l *Loaders) noteTaskProjects(oc *graphql.OperationContext, conn graphql.Co
 	if selectsProjectItem(oc, conn) {
 		l.taskProjects.Store(k, struct{}{})
 	}
-}
-
-// copyFields are the fields of a project its copy on the viewer's profile
-// answers (dynamo/copies.go): a task's project { id name } reads no
-// project item.
-var copyFields = map[string]bool{"id": true, "name": true, "__typename": true}
-
-// onlyCopyFields reports whether a project field selects only copyFields.
-func onlyCopyFields(fields []graphql.CollectedField) bool {
-	for _, f := range fields {
-		if !copyFields[f.Name] {
-			return false
-		}
-	}
-	return true
 }
 
 // selectsProjectItem reports whether a connection of tasks selects on its

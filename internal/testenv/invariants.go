@@ -176,7 +176,7 @@ func (c *checker) task(it map[string]any) {
 	if c.item(dynamo.ProjectItemKey(pid)) == nil {
 		c.violate("orphan task %s of project %s (no project)", id, pid)
 	}
-	t := &domain.Task{ID: id, ProjectID: pid, Status: domain.TaskStatus(str(it, "status"))}
+	t := &domain.Task{ID: id, ProjectID: pid, Title: str(it, "title"), Status: domain.TaskStatus(str(it, "status"))}
 	if due := str(it, "dueDate"); due != "" {
 		d, err := domain.ParseDate(due)
 		if err != nil {
