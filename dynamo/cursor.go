@@ -1,6 +1,8 @@
 package dynamo
 
 import (
+	"strings"
+
 	"github.com/taskgraph/taskgraph/cursor"
 	"github.com/taskgraph/taskgraph/domain"
 )
@@ -43,4 +45,14 @@ func pageSize(p domain.Page) (n int, back bool, err error) {
 		return 0, false, domain.Errorf(domain.EINVALID, "%s must be between 1 and %d, not %d", name, MaxFirst, n)
 	}
 	return n, back, nil
+}
+
+// validULIDCursor checks the sort key of a cursor of a list ordered by the
+// ULID after prefix.
+func validULIDCursor(prefix string) func(string) bool {
+	return func(sk string) bool {
+		u, ok := strings.CutPrefix(sk, prefix)
+		_, valid := domain.ParseULID(u)
+		return ok && valid
+	}
 }

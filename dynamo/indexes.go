@@ -29,11 +29,11 @@ var IndexPoll = 2 * time.Second
 // created.
 func (s *Store) ensureIndexes(ctx context.Context) ([]string, error) {
 	var made []string
+	out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
+	if err != nil {
+		return made, wrap(err, "describing the table")
+	}
 	for _, k := range indexes {
-		out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &s.table})
-		if err != nil {
-			return made, wrap(err, "describing the table")
-		}
 		if hasIndex(out.Table, k.index) {
 			continue
 		}
@@ -42,7 +42,7 @@ func (s *Store) ensureIndexes(ctx context.Context) ([]string, error) {
 			return made, errors.New("dynamo: the table has no index " + k.index + " and this client cannot create one (UpdateTable)")
 		}
 		s.Log.Info("creating a global secondary index on the existing table; the start waits until it is ACTIVE", "index", k.index)
-		_, err = up.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &s.table,
+		_, err := up.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &s.table,
 			AttributeDefinitions: attributeDefinitions(k),
 			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
 				IndexName: aws.String(k.index), KeySchema: keySchemaOf(k),

@@ -230,22 +230,6 @@ var indexes = []keySchema{onGSI1, onGSI2}
 // never reused.
 var backfills = []backfill{}
 
-// pattern is an access pattern: the partitions of the table or an index it
-// reads (a key builder below gives their keys) and the range of sort keys
-// read in each, all beginning with prefix. Lists (list) read it page by page
-// in sort-key order, descending with desc, and check each cursor's sort key
-// with cursor; queryAll reads a whole partition of it in ascending order.
-type pattern struct {
-	keySchema
-	prefix string
-	desc   bool
-	cursor func(sk string) bool // nil: never paged
-}
-
-// of returns the list of the pattern over the given partitions (merged when
-// there are several: their sort keys never collide).
-func (p pattern) of(pks ...string) listSpec { return listSpec{pattern: p, pks: pks} }
-
 // Pattern 2: a user's memberships, newest project first, in GSI1; the
 // membership item (PK projectPK, SK memberSK) also carries these keys.
 var projectsOfUser = pattern{keySchema: onGSI1, prefix: projectPrefix, desc: true, cursor: validULIDCursor(projectPrefix)}
@@ -370,16 +354,6 @@ func taskOfDueSK(sk string) (string, bool) {
 
 // validDueCursor checks the sort key of a cursor of a due-date list.
 func validDueCursor(sk string) bool { _, ok := taskOfDueSK(sk); return ok }
-
-// validULIDCursor checks the sort key of a cursor of a list ordered by the
-// ULID after prefix.
-func validULIDCursor(prefix string) func(string) bool {
-	return func(sk string) bool {
-		u, ok := strings.CutPrefix(sk, prefix)
-		_, valid := domain.ParseULID(u)
-		return ok && valid
-	}
-}
 
 // taskIndexKeys are a task's index keys: GSI1 under its project by due
 // date; GSI2 under its assignee's open or done partition, or, unassigned,

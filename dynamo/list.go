@@ -350,3 +350,19 @@ func decodedOnce[T any](conv func(item) (T, error)) func(item) (T, error) {
 		return v, err
 	}
 }
+
+// pattern is an access pattern: the partitions of the table or an index it
+// reads (a key builder below gives their keys) and the range of sort keys
+// read in each, all beginning with prefix. Lists (list) read it page by page
+// in sort-key order, descending with desc, and check each cursor's sort key
+// with cursor; queryAll reads a whole partition of it in ascending order.
+type pattern struct {
+	keySchema
+	prefix string
+	desc   bool
+	cursor func(sk string) bool // nil: never paged
+}
+
+// of returns the list of the pattern over the given partitions (merged when
+// there are several: their sort keys never collide).
+func (p pattern) of(pks ...string) listSpec { return listSpec{pattern: p, pks: pks} }

@@ -54,12 +54,6 @@ func (s *Server) Call(op string, body []byte) ([]byte, error) {
 		out []byte
 		err error
 	)
-	asJSON := func(v any, err error) ([]byte, error) {
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(v)
-	}
 	switch op {
 	case "GetItem":
 		var in getItemInput
@@ -115,44 +109,51 @@ func (s *Server) Call(op string, body []byte) ([]byte, error) {
 				out, err = s.e.transactWriteItems(&in)
 			}
 		}
-	case "CreateTable", "UpdateTable", "DescribeTable", "DeleteTable", "ListTables":
-		out, err = s.tableCall(op, decode, asJSON)
-	case "UpdateTimeToLive", "DescribeTimeToLive":
-		err = validation("the embedded store has no time to live")
+	case "CreateTable", "UpdateTable", "DescribeTable", "DeleteTable", "ListTables", "UpdateTimeToLive", "DescribeTimeToLive":
+		out, err = s.callTable(op, decode)
 	default:
 		err = &Error{Code: "UnknownOperationException", Message: "the embedded store does not implement " + op}
 	}
 	return out, err
 }
 
-// tableCall serves the operations on tables (Call's control plane).
-func (s *Server) tableCall(op string, decode func(any) error, asJSON func(any, error) ([]byte, error)) (out []byte, err error) {
+// callTable runs one call on the tables themselves (their definitions).
+func (s *Server) callTable(op string, decode func(any) error) ([]byte, error) {
+	asJSON := func(v any, err error) ([]byte, error) {
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(v)
+	}
 	switch op {
 	case "CreateTable":
 		var in createTableInput
-		if err = decode(&in); err == nil {
-			out, err = asJSON(s.e.createTable(&in))
+		if err := decode(&in); err != nil {
+			return nil, err
 		}
+		return asJSON(s.e.createTable(&in))
 	case "UpdateTable":
 		var in updateTableInput
-		if err = decode(&in); err == nil {
-			out, err = asJSON(s.e.updateTable(&in))
+		if err := decode(&in); err != nil {
+			return nil, err
 		}
+		return asJSON(s.e.updateTable(&in))
 	case "DescribeTable", "DeleteTable":
 		var in struct{ TableName string }
-		if err = decode(&in); err == nil {
-			if err = s.e.fail.check(in.TableName); err == nil {
-				if op == "DescribeTable" {
-					out, err = asJSON(s.e.describeTable(in.TableName))
-				} else {
-					out, err = asJSON(s.e.deleteTable(in.TableName))
-				}
-			}
+		if err := decode(&in); err != nil {
+			return nil, err
 		}
+		if err := s.e.fail.check(in.TableName); err != nil {
+			return nil, err
+		}
+		if op == "DescribeTable" {
+			return asJSON(s.e.describeTable(in.TableName))
+		}
+		return asJSON(s.e.deleteTable(in.TableName))
 	case "ListTables":
-		out, err = asJSON(s.e.listTables())
+		return asJSON(s.e.listTables())
 	}
-	return out, err
+	return nil, validation("the embedded store has no time to live")
 }
 
 // writeError answers an error as DynamoDB does: 400 with the exception's
