@@ -55,6 +55,11 @@ type scope struct {
 	want  map[string]bool
 	live  int
 	part  *partEnd // a part's scope: its end counts once it is done
+	// opaque: a field of it returned a value whose fields could not be
+	// worked out (an abstract type's), so its later fields, which gqlgen
+	// starts once that value is done, count only as they start (counted
+	// before, they held the batches until the safety net).
+	opaque bool
 }
 
 // fieldNode is a started field: open while it runs and while a value below
@@ -177,7 +182,9 @@ func (s *opDispatch) advance(sc *scope) bool {
 		for _, a := range st {
 			sc.want[a] = true
 		}
-		s.active += len(st)
+		if !sc.opaque {
+			s.active += len(st)
+		}
 		return true
 	}
 	return false
@@ -195,6 +202,9 @@ func (s *opDispatch) enter(ctx context.Context, fc *graphql.FieldContext) *field
 		delete(sc.want, fc.Field.Alias)
 		sc.live++
 		n.sc = sc
+		if sc.opaque {
+			s.active++ // not counted before it started (opaque)
+		}
 	} else {
 		s.active++
 	}
@@ -203,9 +213,12 @@ func (s *opDispatch) enter(ctx context.Context, fc *graphql.FieldContext) *field
 
 // exit counts a field that ends, its value's fields to come (specs) as
 // about to start.
-func (s *opDispatch) exit(n *fieldNode, specs []scopeSpec) {
+func (s *opDispatch) exit(n *fieldNode, specs []scopeSpec, opaque bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if opaque && n.sc != nil {
+		n.sc.opaque = true
+	}
 	s.add(n, specs)
 	n.open--
 	if n.open == 0 {
@@ -267,16 +280,17 @@ func (s *opDispatch) Field(ctx context.Context, next graphql.Resolver) (any, err
 	ended := false
 	defer func() {
 		if !ended { // a panic
-			s.exit(n, nil)
+			s.exit(n, nil, false)
 		}
 	}()
 	res, err := next(s.forked(ctx))
 	var specs []scopeSpec
+	opaque := false
 	if err == nil && res != nil && len(fc.Field.Selections) > 0 && fc.Field.Definition != nil {
-		specs = valueScopes(ctx, fc, res)
+		specs, opaque = valueScopes(ctx, fc, res)
 	}
 	ended = true
-	s.exit(n, specs)
+	s.exit(n, specs, opaque)
 	return res, err
 }
 
@@ -285,8 +299,9 @@ func (s *opDispatch) Field(ctx context.Context, next graphql.Resolver) (any, err
 var schema = exec.NewExecutableSchema(exec.Config{}).Schema()
 
 // valueScopes works out the fields to come of the value v that field fc
-// returned: one scope per object in it.
-func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSpec {
+// returned: one scope per object in it; opaque when an object's fields
+// could not be worked out (see scope.opaque).
+func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) (_ []scopeSpec, opaque bool) {
 	oc := graphql.GetOperationContext(ctx)
 	scratch := scratchContext(ctx)
 	steps := map[string][][]string{}
@@ -319,6 +334,7 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 			// The concrete type: the Go type of the same name.
 			name = v.Type().Name()
 			if !slices.ContainsFunc(schema.GetPossibleTypes(def), func(d *ast.Definition) bool { return d.Name == name }) {
+				opaque = true
 				return
 			}
 		default:
@@ -333,10 +349,12 @@ func valueScopes(ctx context.Context, fc *graphql.FieldContext, v any) []scopeSp
 		}
 		if st != nil {
 			specs = append(specs, scopeSpec{key: keyAt(fc, path), steps: slices.Clone(st)})
+		} else if fc.Child != nil {
+			opaque = true
 		}
 	}
 	walk(fc.Field.Definition.Type, reflect.ValueOf(v), nil)
-	return specs
+	return specs, opaque
 }
 
 // scratchContext is ctx for working out fields' contexts as gqlgen will,
