@@ -37,7 +37,7 @@ import (
 type diskServer struct {
 	url, token string
 	emb        *embedded.Store
-	log        *syncBuffer
+	log        *testenv.LogBuffer
 }
 
 // mustDiskServer starts a diskServer on the data directory dir, loading
@@ -50,7 +50,7 @@ func mustDiskServer(t *testing.T, dir string) *diskServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = emb.Close() })
-	s := &diskServer{emb: emb, log: &syncBuffer{}}
+	s := &diskServer{emb: emb, log: &testenv.LogBuffer{}}
 	logger := slog.New(slog.NewTextHandler(s.log, nil))
 	store := app.NewStore(emb.Client(client.Options()...), "task-manager", logger, nil)
 	if _, err := store.EnsureTable(ctx); err != nil {

@@ -305,7 +305,7 @@ func startLiveInstance(t *testing.T, env *testenv.Env, natsURL, cors string, hc 
 // nil) before it opens; it stops when the test ends.
 func startLiveInstanceWith(t *testing.T, env *testenv.Env, natsURL string, set func(*app.App)) liveInstance {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	store := app.NewStore(env.Emb.Client(client.Options()...), env.Store.Table(), slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return testenv.Now })
 	store.CleanupSettle = 0
 	a := &app.App{Store: store, Auth: env.Auth, Config: app.Config{Live: live.Config{URL: natsURL, Name: t.Name()}}}

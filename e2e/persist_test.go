@@ -24,24 +24,6 @@ import (
 	"github.com/taskgraph/taskgraph/internal/testenv"
 )
 
-// syncBuffer is a bytes.Buffer that the server and the test may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // cleanEnv clears the settings that would change what run does.
 func cleanEnv(t *testing.T) {
 	t.Helper()
@@ -60,7 +42,7 @@ func cleanEnv(t *testing.T) {
 type server struct {
 	app            *app.App
 	url, token     string
-	stdout, stderr *syncBuffer
+	stdout, stderr *testenv.LogBuffer
 	stop           func() error // ends the run (App.Serve closes the App) and returns its error
 }
 
@@ -69,7 +51,7 @@ type server struct {
 // test ends, if it has not been stopped before.
 func mustStart(t *testing.T, args ...string) *server {
 	t.Helper()
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	s := &server{stdout: &testenv.LogBuffer{}, stderr: &testenv.LogBuffer{}}
 	c, err := app.LoadConfig(args, app.ReadEnv(), s.stderr)
 	if err != nil {
 		t.Fatalf("LoadConfig %q: %v", args, err)
@@ -187,7 +169,7 @@ func TestADamagedDataFileStopsTheStart(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			var stderr syncBuffer
+			var stderr testenv.LogBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
 			err := app.Run(ctx, app.ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)
@@ -274,7 +256,7 @@ func TestADamagedJournalStopsTheStart(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			var stderr syncBuffer
+			var stderr testenv.LogBuffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a start that is not refused serves until then
 			defer cancel()
 			err = app.Run(ctx, app.ReadEnv(), []string{"-data-dir", dir}, strings.NewReader(""), io.Discard, &stderr)

@@ -4,7 +4,6 @@ package web_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"log"
@@ -14,12 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/testenv"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -158,7 +157,7 @@ func serveAtTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs, errorLog syncBuffer
+	var logs, errorLog testenv.LogBuffer
 	var refused atomic.Int64
 	g := web.GuardAccept(ln, slog.New(slog.NewTextHandler(&logs, nil)), func() { refused.Add(1) })
 	srv := &http.Server{ErrorLog: log.New(&errorLog, "", 0),
@@ -171,22 +170,4 @@ func serveAtTheLimit(t *testing.T) {
 			strings.Count(logs.String(), "refusing new connections"), strings.Count(errorLog.String(), "Accept error"))
 	}
 	_ = srv.Close()
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
