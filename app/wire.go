@@ -55,7 +55,8 @@ func NewHandler(store *dynamo.Store, authn *auth.Authenticator, o web.Options) h
 	if o.Log == nil {
 		o.Log = store.Log
 	}
-	rates := pipeline.NewRateLimiter(o.Options) // queries' and subscriptions' events' buckets alike
+	rates := pipeline.NewRateLimiter(o.Options)  // queries' and subscriptions' events' buckets alike
+	o.Loaders = pipeline.LoaderConfig(o.Options) // one dispatch by level for queries' and events' loaders
 	r := graph.NewResolver(o.Options, rates)
 	return web.NewHandler(pipeline.New(graph.NewExecutableSchema(r), o.Options, rates, r.Subscriptions()), o)
 }

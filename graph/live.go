@@ -25,7 +25,9 @@ import (
 // here: loaders made once per event per instance, shared by all its
 // recipients (who all passed the event's visibility check, and whose
 // answers are sent only if they pass it again once resolved), seen
-// through each recipient's viewer for what depends on the viewer.
+// through each recipient's viewer for what depends on the viewer, and
+// dispatched by level as a query's are, one count for all the event's
+// resolutions (eventScope.Enter).
 
 // CloseTryAgainLater is the WebSocket close code of a connection whose
 // subscriber fell behind (subscription.CloseTryAgainLater).
@@ -38,7 +40,7 @@ func newSubscriptions(o pipeline.Options, rates *pipeline.RateLimiter) *subscrip
 	if rates != nil {
 		charge = rates.ChargeEvent
 	}
-	shared := eventLoaders{store: o.Store, cfg: o.Loaders, now: o.Now, timeout: o.EventTimeout, hub: o.Live}
+	shared := eventLoaders{store: o.Store, cfg: pipeline.LoaderConfig(o), now: o.Now, timeout: o.EventTimeout, hub: o.Live}
 	return subscription.New(subscription.Config{Hub: o.Live, Store: o.Store, Log: o.Log, Now: o.Now,
 		Present: pipeline.ErrorPresenter(o.Log), Recover: pipeline.Recover(o.Log),
 		// A stream's end (cut off, shut down, token expired) is expected:
@@ -97,6 +99,22 @@ func (s *eventScope) state() *eventShared {
 }
 
 func (s *eventScope) loaders() *loaders.Loaders { return s.state().view(s.viewer) }
+
+// Enter counts one resolution of the event in the dispatch of its loaders
+// (subscription.Scope), which all its resolutions share: the event's
+// loaders are one operation of the dispatch by level (graph/dispatch), each
+// resolution a part of it from now until leave, so that a level of the
+// event's reads goes when every resolution entered waits on it (one batch
+// per loader for all of them, however busy the machine). The context
+// carries the viewer's view of the loaders.
+func (s *eventScope) Enter(ctx context.Context) (_ context.Context, leave func()) {
+	ctx = loaders.With(ctx, s.loaders())
+	d := loaders.DispatchOf(ctx)
+	if d == nil || !graphql.HasOperationContext(ctx) { // by window (a benchmark's comparison)
+		return ctx, func() {}
+	}
+	return d.Part(ctx, "Subscription", graphql.GetOperationContext(ctx).Operation.SelectionSet, nil)
+}
 
 // Late reports whether the event's read budget is spent
 // (subscription.Scope): its answer is then not sent.
@@ -160,7 +178,6 @@ func (m eventLoaders) make(sh *live.Shared) *eventShared {
 	time.AfterFunc(budget, cancel)
 	c := m.cfg
 	c.Detached = ctx
-	c.Dispatch = nil // by window: the dispatch counts one operation's work; an event's loaders serve many resolutions at once
 	return &eventShared{ctx: ctx, loaders: loaders.New(pipeline.LoaderDeps(m.store, m.now), "", c), views: map[string]*loaders.Loaders{}}
 }
 

@@ -257,20 +257,33 @@ func heaviestSub() string {
 // the re-check once resolved.
 func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Server, query string, p *domain.Project, actor string, subs []string) map[string]int {
 	t.Helper()
+	docs := make([]viewerSub, len(subs))
+	for i, v := range subs {
+		docs[i] = viewerSub{v, query}
+	}
+	return eventCallsOf(t, e, lv, srv, p, actor, docs)
+}
+
+// viewerSub is one subscription of eventCallsOf: its viewer and document.
+type viewerSub struct{ viewer, query string }
+
+// eventCallsOf is eventCalls with each subscription's own document.
+func eventCallsOf(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Server, p *domain.Project, actor string, subs []viewerSub) map[string]int {
+	t.Helper()
 	type sub struct {
 		c  *testenv.WSClient
 		id string
 	}
 	sockets := map[string]*testenv.WSClient{}
 	var all []sub
-	for i, v := range subs {
-		c := sockets[v]
+	for i, vs := range subs {
+		c := sockets[vs.viewer]
 		if c == nil {
-			c = e.MustDialWS(t, srv, v)
-			sockets[v] = c
+			c = e.MustDialWS(t, srv, vs.viewer)
+			sockets[vs.viewer] = c
 		}
 		id := fmt.Sprint(i)
-		c.Subscribe(t, id, query, map[string]any{"p": p.ID})
+		c.Subscribe(t, id, vs.query, map[string]any{"p": p.ID})
 		all = append(all, sub{c, id})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, p.ID, len(subs))

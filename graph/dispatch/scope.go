@@ -212,12 +212,20 @@ func (s *opDispatch) enter(ctx context.Context, fc *graphql.FieldContext) *field
 }
 
 // exit counts a field that ends, its value's fields to come (specs) as
-// about to start.
-func (s *opDispatch) exit(n *fieldNode, specs []scopeSpec, opaque bool) {
+// about to start. A subscription's root field (a live event's resolution,
+// Part) returns a stream whose event gqlgen resolves in the context of the
+// operation, not of the field: its fields' scope is the one the field is
+// in (the part's), which the field's own end leaves with nothing to come.
+func (s *opDispatch) exit(n *fieldNode, specs []scopeSpec, opaque, stream bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if opaque && n.sc != nil {
 		n.sc.opaque = true
+	}
+	if stream && n.sc != nil {
+		for i := range specs {
+			specs[i].key = n.sc.key
+		}
 	}
 	s.add(n, specs)
 	n.open--
@@ -280,7 +288,7 @@ func (s *opDispatch) Field(ctx context.Context, next graphql.Resolver) (any, err
 	ended := false
 	defer func() {
 		if !ended { // a panic
-			s.exit(n, nil, false)
+			s.exit(n, nil, false, false)
 		}
 	}()
 	res, err := next(s.forked(ctx))
@@ -290,7 +298,7 @@ func (s *opDispatch) Field(ctx context.Context, next graphql.Resolver) (any, err
 		specs, opaque = valueScopes(ctx, fc, res)
 	}
 	ended = true
-	s.exit(n, specs, opaque)
+	s.exit(n, specs, opaque, fc.Object == "Subscription")
 	return res, err
 }
 

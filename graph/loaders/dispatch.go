@@ -13,10 +13,11 @@ import (
 // work waits on a loader (every field of a level has asked), not after a
 // time, as graphql-java's per-level dispatch does. It reaches the loaders
 // through one hook, Config.Dispatch, which the operation pipeline sets
-// (pipeline.New: package graph/dispatch); with it nil every call below is
-// a nil check and the loaders read by window (Config.Wait: a live event's
-// loaders, shared by its recipients' resolutions, and the benchmarks'
-// comparison).
+// (pipeline.New: package graph/dispatch), and a live event's loaders,
+// shared by its resolutions, use too (each resolution counted as a Part of
+// the event's one OperationDispatch: graph/live.go); with it nil every call
+// below is a nil check and the loaders read by window (Config.Wait: the
+// benchmarks' comparison).
 
 // Dispatcher is the hook of dispatch by level (Config.Dispatch).
 type Dispatcher interface {
@@ -33,11 +34,13 @@ type OperationDispatch interface {
 	// reads.
 	Loader(flush func()) LoaderDispatch
 	// Part counts the fields of a part of a query with @defer that is
-	// resolved apart, on a goroutine of its own, as about to start: those
-	// sel selects on a value of type typ, whose field contexts child
-	// makes (nil for the root type's); and, once they are done, the part
-	// itself, until end is called (once what its end releases has
-	// started). It returns the context to resolve them with.
+	// resolved apart, on a goroutine of its own, or of one resolution of
+	// a live event (its subscription's root fields: typ "Subscription"),
+	// as about to start: those sel selects on a value of type typ, whose
+	// field contexts child makes (nil for the root type's); and, once
+	// they are done, the part itself, until end is called (once what its
+	// end releases has started). It returns the context to resolve them
+	// with.
 	Part(ctx context.Context, typ string, sel ast.SelectionSet, child func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)) (_ context.Context, end func())
 }
 

@@ -24,10 +24,10 @@ import (
 )
 
 // DefaultBatchWait is how long a loader without a dispatcher
-// (Config.Dispatch nil: a live event's) waits for more keys before it
-// reads: every level pays it once, so it is kept as short as lets sibling
-// resolvers (run concurrently by gqlgen) join the same batch on a machine
-// that is not busy.
+// (Config.Dispatch nil: a benchmark's comparison) waits for more keys
+// before it reads: every level pays it once, so it is kept as short as lets
+// sibling resolvers (run concurrently by gqlgen) join the same batch on a
+// machine that is not busy.
 const DefaultBatchWait = time.Millisecond
 
 // Config tunes the loaders. The operation pipeline sets Dispatch
@@ -180,9 +180,10 @@ func collected(ctx context.Context) []graphql.CollectedField {
 // ForViewer returns l's loaders as viewer sees them (a live event's, one
 // view per recipient): the object and list caches that do not depend on
 // who reads them are l's own (shared); the lists filtered by the viewer's
-// memberships are the viewer's.
+// memberships are the viewer's; all are dispatched with l's (one count for
+// all the event's resolutions).
 func (l *Loaders) ForViewer(viewer string) *Loaders {
-	return &Loaders{deps: l.deps, store: l.store, viewer: viewer, cfg: l.cfg, objects: l.objects, origin: l.origin}
+	return &Loaders{deps: l.deps, store: l.store, viewer: viewer, cfg: l.cfg, objects: l.objects, origin: l.origin, levels: l.levels}
 }
 
 // Store is the store the loaders read.

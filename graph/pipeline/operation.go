@@ -12,6 +12,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/graph/cost"
+	"github.com/taskgraph/taskgraph/graph/dispatch"
 	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/subscription"
@@ -141,6 +142,19 @@ func operationScope(o Options, timeout time.Duration) graphql.OperationMiddlewar
 // selections (a query with @defer: its plan, graph/incremental).
 func LoaderDeps(store *dynamo.Store, now func() time.Time) loaders.Deps {
 	return loaders.Deps{Store: store, Now: now, Lookahead: incremental.LookaheadFields, Defers: incremental.Defers}
+}
+
+// LoaderConfig is o's loaders' configuration: every query's, mutation's
+// and live event's batches are read level by level, not by a window
+// (package graph/dispatch), unless a benchmark asks for a window
+// (Loaders.Wait) or no batching at all. app.NewHandler gives the same
+// dispatcher to the pipeline and to the live events' loaders (graph).
+func LoaderConfig(o Options) loaders.Config {
+	c := o.Loaders
+	if c.Dispatch == nil && c.Wait == 0 && !c.NoBatch {
+		c.Dispatch = &dispatch.Levels{Log: o.Log}
+	}
+	return c
 }
 
 // isSubscription reports whether ctx's operation is a subscription.

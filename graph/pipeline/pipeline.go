@@ -54,7 +54,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/taskgraph/taskgraph/graph/cost"
-	"github.com/taskgraph/taskgraph/graph/dispatch"
 	"github.com/taskgraph/taskgraph/graph/incremental"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -75,12 +74,7 @@ func New(es graphql.ExecutableSchema, o Options, rates *RateLimiter, subs Subscr
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	// Every query's and mutation's batches are read level by level, not
-	// by a window (package graph/dispatch), unless a benchmark asks for a
-	// window (Loaders.Wait) or no batching at all.
-	if o.Loaders.Dispatch == nil && o.Loaders.Wait == 0 && !o.Loaders.NoBatch {
-		o.Loaders.Dispatch = &dispatch.Levels{Log: o.Log}
-	}
+	o.Loaders = LoaderConfig(o) // dispatch by level (graph/dispatch), unless a benchmark asks otherwise
 	// A query with @defer answers in parts (graph/incremental), which end
 	// with its request.
 	srv := handler.New(incremental.New(es))

@@ -232,7 +232,8 @@ func (s *Server) resolve(d *live.Delivery, g *group, viewer string, final bool) 
 	ctx = auth.WithToken(ctx, auth.Token{ID: viewer})
 	ctx = graphql.WithResponseContext(ctx, s.cfg.Present, s.cfg.Recover)
 	ctx = context.WithValue(ctx, eventKey{}, pe)
-	res := s.schema.Exec(ctx)(ctx)
+	ctx, leave := scope.Enter(ctx)
+	res := s.exec(ctx, leave)
 	if scope.Late() {
 		return nil, true
 	}
@@ -246,4 +247,10 @@ func (s *Server) resolve(d *live.Delivery, g *group, viewer string, final bool) 
 		return nil, true
 	}
 	return b, false
+}
+
+// exec runs the operation of ctx, then leave, even on a panic.
+func (s *Server) exec(ctx context.Context, leave func()) *graphql.Response {
+	defer leave()
+	return s.schema.Exec(ctx)(ctx)
 }

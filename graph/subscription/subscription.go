@@ -63,6 +63,11 @@ type Config struct {
 
 // Scope is what an event's resolution for one viewer reads through.
 type Scope interface {
+	// Enter counts the resolution in the dispatch of the event's reads,
+	// which all its resolutions share (a level is read when every
+	// resolution entered waits on it), and returns the context to resolve
+	// it with; leave is called once it is resolved.
+	Enter(ctx context.Context) (_ context.Context, leave func())
 	// Late reports whether the event's read budget ran out (its reads
 	// failed for that): the event is then not sent.
 	Late() bool
