@@ -261,14 +261,16 @@ func eventCalls(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Se
 	for i, v := range subs {
 		docs[i] = viewerSub{v, query}
 	}
-	return eventCallsOf(t, e, lv, srv, p, actor, docs)
+	return eventCallsOf(t, e, lv, srv, p, actor, docs, false)
 }
 
 // viewerSub is one subscription of eventCallsOf: its viewer and document.
 type viewerSub struct{ viewer, query string }
 
-// eventCallsOf is eventCalls with each subscription's own document.
-func eventCallsOf(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Server, p *domain.Project, actor string, subs []viewerSub) map[string]int {
+// eventCallsOf is eventCalls with each subscription's own document;
+// saturated: every processor busy (testenv.Saturate) from the event's
+// publication until every subscription has it.
+func eventCallsOf(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.Server, p *domain.Project, actor string, subs []viewerSub, saturated bool) map[string]int {
 	t.Helper()
 	type sub struct {
 		c  *testenv.WSClient
@@ -288,6 +290,10 @@ func eventCallsOf(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.
 	}
 	testenv.WaitSubscribers(t, lv.Hub, p.ID, len(subs))
 	e.Calls.Reset()
+	stop := func() {}
+	if saturated {
+		stop = testenv.Saturate(t)
+	}
 	publish(t, lv.Broker, domain.EventProjectUpdated, actor, p, nil, p.ID)
 	// One socket's operations arrive in any order.
 	for v, c := range sockets {
@@ -306,6 +312,7 @@ func eventCallsOf(t *testing.T, e *testenv.Env, lv *testenv.Live, srv *httptest.
 			}
 		}
 	}
+	stop()
 	calls := e.Calls.ByOp()
 	for _, c := range sockets {
 		_ = c.Conn.CloseNow()

@@ -1,6 +1,8 @@
 // Package dispatch reads the batches of an operation's loaders level by
-// level (loaders.Config.Dispatch, which the operation pipeline sets):
-// when every field of a level has asked, not after a time, as
+// level (loaders.Config.Dispatch, which the operation pipeline sets, and a
+// live event's loaders, one operation whose parts are the event's
+// resolutions: Part): when every field of a level has asked, not after a
+// time, as
 // graphql-java's per-level dispatch does. With a batch window a level of
 // a query is one batch only if its resolvers all ask within the window,
 // which a busy machine does not guarantee; dispatched by level, an
@@ -34,7 +36,8 @@ import (
 //     released (graph's incremental execution; Part): its fields from that
 //     moment, in a scope of their own, then the part itself until what its
 //     end releases has started, so the reads of every deferred fragment
-//     of a level batch together;
+//     of a level batch together; a live event's resolution likewise, from
+//     when it is entered until it leaves (graph/live.go);
 //   - a read: from the flush that starts a batch to its end, and the
 //     goroutines that reads start for one key each or one DynamoDB call
 //     each (fork; dynamo.WithFork);

@@ -28,8 +28,9 @@ import (
 //
 // Deliver: 5. charge each recipient's cost budget; 6. group the
 // recipients by what they are answered (group.go); 7. resolve and encode
-// each group once, as one of its viewers (resolve: gqlgen's executor over
-// the event's shared loaders); 8. check again, in one strongly consistent
+// each group once, as one of its viewers, the groups at once (resolve.go:
+// gqlgen's executor over the event's shared loaders, their reads
+// dispatched by level for all); 8. check again, in one strongly consistent
 // read that starts after every read of the resolutions, that the project
 // exists and which recipients are members now (policy.FinalEvent: not for
 // the last event of one who left); 9. write the same bytes to each member's
@@ -84,13 +85,11 @@ func (s *Server) Deliver(d *live.Delivery, to []live.Recipient) {
 		b.subs = append(b.subs, r.Sub)
 		b.owners = append(b.owners, sub)
 	}
-	// 7: resolve and encode each batch once.
-	responses := make([][]byte, len(batches))
-	late := make([]bool, len(batches))
+	// 7: resolve and encode each batch once, all at once (resolve.go).
+	responses, late := s.resolveAll(d, batches)
 	var viewers []string
 	seen := map[string]bool{}
 	for i, b := range batches {
-		responses[i], late[i] = s.resolve(d, b.g, b.viewer, b.final)
 		if b.final || late[i] {
 			continue
 		}

@@ -1,14 +1,10 @@
 package subscription
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/auth"
-	"github.com/taskgraph/taskgraph/graph/model"
-	"github.com/taskgraph/taskgraph/live"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -218,39 +214,4 @@ func sharedSelection(oc *graphql.OperationContext) bool {
 		}
 	}
 	return true
-}
-
-// resolve runs g's selection for the event of d as viewer sees it (final:
-// their last event of a project they left) and returns the response's
-// JSON, or late when the event's read budget ran out meanwhile.
-func (s *Server) resolve(d *live.Delivery, g *group, viewer string, final bool) (response []byte, late bool) {
-	ev := d.Event
-	scope := s.cfg.Scope(d.Shared, viewer, final)
-	pe := &model.ProjectEvent{Cursor: d.Cursor, Kind: ev.Kind, At: ev.At, ProjectID: ev.ProjectID, SubjectID: ev.SubjectID,
-		Event: ev, Scope: scope}
-	ctx := graphql.WithOperationContext(context.Background(), g.oc)
-	ctx = auth.WithToken(ctx, auth.Token{ID: viewer})
-	ctx = graphql.WithResponseContext(ctx, s.cfg.Present, s.cfg.Recover)
-	ctx = context.WithValue(ctx, eventKey{}, pe)
-	ctx, leave := scope.Enter(ctx)
-	res := s.exec(ctx, leave)
-	if scope.Late() {
-		return nil, true
-	}
-	if res == nil {
-		res = &graphql.Response{Data: json.RawMessage("null")}
-	}
-	res.Errors = append(res.Errors, graphql.GetErrors(ctx)...)
-	b, err := json.Marshal(res)
-	if err != nil { // the executor's own JSON: never seen
-		s.cfg.Log.Error("encoding an event", "err", err)
-		return nil, true
-	}
-	return b, false
-}
-
-// exec runs the operation of ctx, then leave, even on a panic.
-func (s *Server) exec(ctx context.Context, leave func()) *graphql.Response {
-	defer leave()
-	return s.schema.Exec(ctx)(ctx)
 }
