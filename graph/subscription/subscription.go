@@ -106,7 +106,7 @@ func New(c Config) *Server {
 // the resolvers, which hold the Server).
 func (s *Server) SetSchema(es graphql.ExecutableSchema) { s.schema = es }
 
-// eventKey holds the event a group's resolution runs for (resolve).
+// eventKey holds the event a group's resolution runs for (resolve.go).
 type eventKey struct{}
 
 // errLiveOff answers subscriptions on a handler without a hub.
@@ -124,7 +124,7 @@ var ErrExpired = &auth.Error{Err: errors.New("the token has expired; reconnect w
 // ProjectEvents is Subscription.projectEvents: it subscribes the viewer
 // to the project's events on ctx's Stream and returns a closed channel (the
 // events go to the stream, not through gqlgen's pull loop). While an event
-// is resolved for a group (resolve), it returns that one event.
+// is resolved for a group (resolve.go), it returns that one event.
 func (s *Server) ProjectEvents(ctx context.Context, projectID string, after *string) (<-chan *model.ProjectEvent, error) {
 	if pe, ok := ctx.Value(eventKey{}).(*model.ProjectEvent); ok {
 		ch := make(chan *model.ProjectEvent, 1)
