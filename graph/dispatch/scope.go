@@ -178,14 +178,18 @@ func (s *opDispatch) enter(ctx context.Context, fc *graphql.FieldContext) *field
 // about to start. A subscription's root field (a live event's resolution,
 // Part) returns a stream whose event gqlgen resolves in the context of the
 // operation, not of the field: its fields' scope is the one the field is
-// in (the part's), which the field's own end leaves with nothing to come.
+// in (the part's), which the field's own end leaves with nothing to come;
+// outside a part they count only as they start.
 func (s *opDispatch) exit(n *fieldNode, specs []scopeSpec, opaque, stream bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if opaque && n.sc != nil {
 		n.sc.opaque = true
 	}
-	if stream && n.sc != nil {
+	if stream && n.sc == nil {
+		specs = nil
+	}
+	if stream {
 		for i := range specs {
 			specs[i].key = n.sc.key
 		}
