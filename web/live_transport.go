@@ -94,13 +94,14 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	if c.proto == "" {
 		c.proto = subprotocolGraphQLWS // as gqlgen: a client that names none speaks the legacy protocol
 	}
-	c.wire = wire{nc: nc, limit: t.buffer}
+	c.wire = wire{nc: nc, limit: t.buffer, onClose: c.wake}
 	c.src = nc
 	if n := rw.Reader.Buffered(); n > 0 { // sent right behind the upgrade request
 		b, _ := rw.Reader.Peek(n)
 		c.src = &preRead{pre: bytes.Clone(b), Conn: nc}
 	}
 	c.closedStream = telemetry.FromContext(r.Context()).StreamOpened(streamOf(r)) // its row's name: "websocket"
+	_ = nc.SetReadDeadline(time.Now().Add(initTimeout))
 	go c.serve()
 }
 
