@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,8 +20,8 @@ import (
 // so that thousands of subscribers fit in one process. It holds one
 // goroutine, reading the socket through a small buffer: the subscribers
 // share the machine's cores with the servers they measure, so what each
-// received event costs them (a wake-up, a read, one JSON decoding of the
-// message and one of its payload) is kept to that.
+// received event costs them is kept to a wake-up, a read, and what its
+// onNext reads of the payload.
 type Subscription struct {
 	conn net.Conn
 	mu   sync.Mutex // writes
@@ -94,6 +95,11 @@ func Subscribe(ctx context.Context, url, token, query string, vars map[string]an
 // Close ends the connection.
 func (s *Subscription) Close() { _ = s.conn.Close() }
 
+// nextPrefix is how the server's event messages to the one subscription
+// start: the envelope of the hot path is taken apart without a JSON
+// decoding (the payload is still decoded by whoever reads it).
+var nextPrefix = []byte(`{"type":"next","id":"1","payload":`)
+
 type wsMessage struct {
 	ID      string          `json:"id"`
 	Type    string          `json:"type"`
@@ -158,6 +164,10 @@ func (s *Subscription) read(src io.Reader, m *wsMessage) error {
 			continue
 		}
 		*m = wsMessage{}
+		if p, ok := bytes.CutPrefix(msg, nextPrefix); ok && len(p) > 0 && p[len(p)-1] == '}' {
+			m.Type, m.ID, m.Payload = "next", "1", p[:len(p)-1]
+			return nil
+		}
 		if err := json.Unmarshal(msg, m); err != nil {
 			return errors.New("a message that is not JSON")
 		}
