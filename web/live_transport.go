@@ -22,8 +22,9 @@ import (
 // payload; wsconn.go, wsops.go) and server-sent events (POST /query with
 // Accept: text/event-stream, graphql-sse's distinct connections mode; the
 // token in the Authorization header; sse.go). Both are ours, over the
-// connection taken from net/http: one goroutine per connection (its
-// reader), writes made by whoever has something to send (wire.go), one
+// connection taken from net/http: a reader goroutine per connection only
+// while its client sends (parked while it is quiet: park_linux.go),
+// writes made by whoever has something to send (wire.go), one
 // keep-alive goroutine for all (keepalive.go), and each subscription a
 // Stream its events are pushed to (graph/subscription). gqlgen's own
 // transports hold a goroutine per subscription and three or four per
