@@ -49,6 +49,7 @@ type liveWebsocket struct {
 }
 
 func newLiveWebsocket(a *auth.Authenticator, origins Origins, maxMessage int64, hub *live.Hub, keep *keepAlives) liveWebsocket {
+	parking.available() // its epoll instance made at the start, far from the descriptor limit
 	return liveWebsocket{auth: a, origins: origins, maxMessage: maxMessage, buffer: hubBuffer(hub), keep: keep}
 }
 
