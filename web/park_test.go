@@ -3,6 +3,7 @@
 package web_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -75,15 +76,14 @@ func (c *rawWS) read(t *testing.T) testenv.WSMessage {
 	}
 }
 
-// wsGoroutines returns the goroutines running a WebSocket connection's
-// code (its reader, its handling of a message), once their count stops
-// falling.
-func wsGoroutines() int {
+// goroutinesIn returns the goroutines running code of the given type
+// (a WebSocket's reader, a stream's), once their count stops falling.
+func goroutinesIn(typ string) int {
 	count := func() int {
 		buf := make([]byte, 8<<20)
 		k := 0
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "taskgraph/web.(*wsConn)") {
+			if strings.Contains(g, "taskgraph/web.(*"+typ+")") {
 				k++
 			}
 		}
@@ -121,7 +121,7 @@ func TestAQuietWebSocketHoldsNoGoroutine(t *testing.T) {
 			"payload": map[string]any{"query": taskEventsSub, "variables": map[string]any{"p": site.ID}}})
 	}
 	testenv.WaitSubscribers(t, lv.Hub, site.ID, n)
-	if g := wsGoroutines(); g != 0 {
+	if g := goroutinesIn("wsConn"); g != 0 {
 		t.Fatalf("%d quiet WebSockets hold %d goroutines, want none", n, g)
 	}
 
@@ -143,7 +143,53 @@ func TestAQuietWebSocketHoldsNoGoroutine(t *testing.T) {
 	for _, c := range clients {
 		_ = c.conn.Close()
 	}
-	if g := wsGoroutines(); g != 0 {
+	if g := goroutinesIn("wsConn"); g != 0 {
 		t.Fatalf("%d goroutines of WebSockets whose clients left, want none", g)
+	}
+}
+
+// A server-sent-events stream holds no goroutine while its client
+// listens, gets its events, and ends when its client leaves.
+func TestAListeningEventStreamHoldsNoGoroutine(t *testing.T) {
+	e := testenv.New(t)
+	seed := e.MustSeed(t)
+	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
+	site := seed.Project("Website relaunch")
+	var task string
+	for _, tk := range seed.Tasks {
+		if tk.ProjectID == site.ID {
+			task = tk.ID
+			break
+		}
+	}
+	const n = 10
+	var bodies []*bufio.Reader
+	var closers []io.Closer
+	for range n {
+		res := testenv.MustOpenSSE(t, srv, "Bearer "+e.Token(t, "bob"), taskEventsSub, map[string]any{"p": site.ID})
+		bodies, closers = append(bodies, bufio.NewReader(res.Body)), append(closers, res.Body)
+	}
+	testenv.WaitSubscribers(t, lv.Hub, site.ID, n)
+	if g := goroutinesIn("sseStream"); g != 0 {
+		t.Fatalf("%d listening streams hold %d goroutines, want none", n, g)
+	}
+	e.MustQuery(t, "bob", `mutation($id: ID!) { updateTask(input: {id: $id, title: "parked stream"}) { id } }`, map[string]any{"id": task}, nil)
+	for i, b := range bodies {
+		for {
+			line, err := b.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream %d: %v before its event", i, err)
+			}
+			if strings.HasPrefix(line, "data:") && strings.Contains(line, `"parked stream"`) {
+				break
+			}
+		}
+	}
+	for _, c := range closers {
+		_ = c.Close() // the clients leave
+	}
+	testenv.WaitSubscribers(t, lv.Hub, site.ID, 0)
+	if g := goroutinesIn("sseStream"); g != 0 {
+		t.Fatalf("%d goroutines of streams whose clients left, want none", g)
 	}
 }
