@@ -45,6 +45,9 @@ func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, ch
 	steady(&m0)
 	g0 := runtime.NumGoroutine()
 	start := time.Now()
+	if *liveProfile != "" {
+		spec.Profile = fmt.Sprintf("%s%d.subscribers.pprof", *liveProfile, n)
+	}
 	subs, err := StartSubscribers(ctx, spec)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,9 @@ type SubscribersSpec struct {
 	Vars              map[string]any
 	ProjectIDs        []string
 	N                 int
+	// Profile, when set, is where the subscribers' process writes its CPU
+	// profile (from "ready" until it ends).
+	Profile string `json:",omitempty"`
 }
 
 // varsOf returns subscriber i's variables.
@@ -82,52 +86,12 @@ func ServeSubscribersIfAsked() {
 	os.Exit(0)
 }
 
-// titles records, per title, how many subscribers have seen it, and wakes
-// waiters.
-type titles struct {
-	mu    sync.Mutex
-	seen  map[string]int
-	last  map[string]time.Time // when the title's latest arrival was
-	wake  chan struct{}
-	ended atomic.Int64
-	err   atomic.Value // the first subscription's end (string)
-}
-
-func (t *titles) add(title string) {
-	now := time.Now()
-	t.mu.Lock()
-	t.seen[title]++
-	t.last[title] = now
-	close(t.wake)
-	t.wake = make(chan struct{})
-	t.mu.Unlock()
-}
-
-func (t *titles) count(title string) (int, chan struct{}) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.seen[title], t.wake
-}
-
-func (t *titles) lastOf(title string) time.Time {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.last[title]
-}
-
 func serveSubscribers(spec SubscribersSpec) error {
 	ctx := context.Background()
-	ts := &titles{seen: map[string]int{}, last: map[string]time.Time{}, wake: make(chan struct{})}
+	ts := &titles{seen: map[string]int{}, last: map[string]time.Time{}, waiters: map[string]titleWaiter{}}
 	onNext := func(p json.RawMessage) {
-		var ev struct {
-			Data struct {
-				ProjectEvents struct {
-					Task *struct{ Title string }
-				}
-			}
-		}
-		if json.Unmarshal(p, &ev) == nil && ev.Data.ProjectEvents.Task != nil {
-			ts.add(ev.Data.ProjectEvents.Task.Title)
+		if title, ok := taskTitle(p); ok {
+			ts.add(title)
 		}
 	}
 	onEnd := func(err error) {
@@ -157,6 +121,17 @@ func serveSubscribers(spec SubscribersSpec) error {
 	if err, _ := firstErr.Load().(error); err != nil {
 		return fmt.Errorf("subscribing: %w", err)
 	}
+	if spec.Profile != "" {
+		f, err := os.Create(spec.Profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Println("ready")
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
@@ -169,22 +144,21 @@ func serveSubscribers(spec SubscribersSpec) error {
 				return fmt.Errorf("seen %q: %w", title, err)
 			}
 			title = t
+			done := ts.wait(title, want)
+		waiting:
 			for {
-				n, wake := ts.count(title)
-				if n >= want {
-					break
+				select {
+				case <-done:
+					break waiting
+				case <-time.After(time.Second): // to look at ended again
 				}
 				if ts.ended.Load() > 0 {
 					return fmt.Errorf("a subscription ended: %v", ts.err.Load())
 				}
-				select {
-				case <-wake:
-				case <-time.After(time.Second): // to look at ended again
-				}
 			}
 			fmt.Printf("seen %s %d\n", title, ts.lastOf(title).UnixNano())
 		case "count":
-			n, _ := ts.count(title)
+			n := ts.count(title)
 			fmt.Printf("count %s %d\n", title, n)
 		}
 	}

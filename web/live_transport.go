@@ -22,8 +22,9 @@ import (
 // payload; wsconn.go, wsops.go) and server-sent events (POST /query with
 // Accept: text/event-stream, graphql-sse's distinct connections mode; the
 // token in the Authorization header; sse.go). Both are ours, over the
-// connection taken from net/http: one goroutine per connection (its
-// reader), writes made by whoever has something to send (wire.go), one
+// connection taken from net/http: a reader goroutine per connection only
+// while its client sends (parked while it is quiet: park_linux.go),
+// writes made by whoever has something to send (wire.go), one
 // keep-alive goroutine for all (keepalive.go), and each subscription a
 // Stream its events are pushed to (graph/subscription). gqlgen's own
 // transports hold a goroutine per subscription and three or four per
@@ -48,6 +49,7 @@ type liveWebsocket struct {
 }
 
 func newLiveWebsocket(a *auth.Authenticator, origins Origins, maxMessage int64, hub *live.Hub, keep *keepAlives) liveWebsocket {
+	parking.available() // its epoll instance made at the start, far from the descriptor limit
 	return liveWebsocket{auth: a, origins: origins, maxMessage: maxMessage, buffer: hubBuffer(hub), keep: keep}
 }
 
@@ -94,13 +96,14 @@ func (t liveWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	if c.proto == "" {
 		c.proto = subprotocolGraphQLWS // as gqlgen: a client that names none speaks the legacy protocol
 	}
-	c.wire = wire{nc: nc, limit: t.buffer}
+	c.wire = wire{nc: nc, limit: t.buffer, onClose: c.wake}
 	c.src = nc
 	if n := rw.Reader.Buffered(); n > 0 { // sent right behind the upgrade request
 		b, _ := rw.Reader.Peek(n)
 		c.src = &preRead{pre: bytes.Clone(b), Conn: nc}
 	}
 	c.closedStream = telemetry.FromContext(r.Context()).StreamOpened(streamOf(r)) // its row's name: "websocket"
+	_ = nc.SetReadDeadline(time.Now().Add(initTimeout))
 	go c.serve()
 }
 

@@ -93,7 +93,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	case !opened:
 		s.End(nil)
 	case s.wire != nil:
-		go s.readUntilGone()
+		s.watch()
 	default: // the request's goroutine holds the stream
 		select {
 		case <-s.done:
@@ -116,6 +116,7 @@ type sseStream struct {
 	stop   func()
 	opened bool
 	ended  bool
+	parked uint64        // its parking's id while no goroutine reads (watch)
 	done   chan struct{} // closed at the end
 }
 
@@ -135,7 +136,7 @@ func (s *sseStream) hijack(w http.ResponseWriter, buffer int) {
 	}
 	_ = h.Write(&head)
 	head.WriteString("\r\n:\n\n")
-	s.wire = &wire{nc: nc, limit: buffer}
+	s.wire = &wire{nc: nc, limit: buffer, onClose: s.wake}
 	s.wire.send(head.Bytes(), true)
 }
 
@@ -184,6 +185,56 @@ func (s *sseStream) keepAlive(time.Time) {
 
 // ssePing is the keep-alive comment's bytes (written, never changed).
 var ssePing = []byte(": ping\n\n")
+
+// watch waits for the client to leave, then ends the subscription:
+// parked (park_linux.go), with no goroutine, until the socket has
+// something to read; where parking is not available, the stream's one
+// goroutine reads until then.
+func (s *sseStream) watch() {
+	if !parking.available() {
+		go s.readUntilGone()
+		return
+	}
+	s.mu.Lock()
+	var id uint64
+	id = parking.reserve(func() {
+		s.mu.Lock()
+		if s.parked == id {
+			s.parked = 0
+		}
+		s.mu.Unlock()
+		s.readOnce()
+	})
+	s.parked = id
+	s.mu.Unlock()
+	if !parking.arm(s.wire.nc, id) {
+		go s.readUntilGone()
+	}
+}
+
+// wake resumes a parked stream (its connection was closed by the server).
+func (s *sseStream) wake() {
+	s.mu.Lock()
+	id := s.parked
+	s.parked = 0
+	s.mu.Unlock()
+	if id != 0 && parking.unpark(id) {
+		go s.readOnce()
+	}
+}
+
+// readOnce reads what woke a parked stream: its end (then the
+// subscription ends), or bytes a client should not send (dropped; parked
+// again).
+func (s *sseStream) readOnce() {
+	var b [64]byte
+	if _, err := s.wire.nc.Read(b[:]); err == nil {
+		s.watch()
+		return
+	}
+	s.gone()
+	s.wire.close()
+}
 
 // readUntilGone reads the taken connection until the client closes it,
 // then ends the subscription: the stream's one goroutine.

@@ -33,6 +33,10 @@ type wire struct {
 	wrote    bool          // something was sent since busy last looked
 	room     chan struct{} // made by Room's waiters; closed when the backlog drains
 	onDrain  func()        // once closing and drained (the close handshake's next step)
+	// onClose runs (on a goroutine of its own) once the socket is closed
+	// by a failed write or close: a parked connection's reader must see
+	// it (a closed socket leaves the epoll set without an event).
+	onClose func()
 }
 
 // maxBacklog bounds a backlog's bytes, whatever its messages: a client
@@ -206,6 +210,9 @@ func (w *wire) fail() {
 		w.backlog = nil
 		w.signalLocked()
 		_ = w.nc.Close()
+		if w.onClose != nil {
+			go w.onClose()
+		}
 	}
 }
 

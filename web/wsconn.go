@@ -15,11 +15,12 @@ import (
 )
 
 // wsConn is one WebSocket connection: its reader (serve, the one goroutine
-// it holds), its operations by id, its writing side (wire), and its place
-// in the keep-alive wheel. The frames are RFC 6455's, read and checked with
-// gobwas/ws (no buffer, no goroutine of its own: the connection reads its
-// frame headers straight off the socket and allocates a message only for
-// the time it is handled).
+// it holds while the client sends; none while it is quiet: parked, see
+// park_linux.go), its operations by id, its writing side (wire), and its
+// place in the keep-alive wheel. The frames are RFC 6455's, read and
+// checked with gobwas/ws (no buffer: the connection reads its frame
+// headers straight off the socket and allocates a message only for the
+// time it is handled).
 type wsConn struct {
 	t       liveWebsocket
 	exec    graphql.GraphExecutor
@@ -35,18 +36,19 @@ type wsConn struct {
 	mu      sync.Mutex
 	ops     map[string]*wsOp
 	acked   bool
-	unpong  int  // pings sent since the last pong
-	closing bool // a close frame is sent or queued
+	unpong  int    // pings sent since the last pong
+	closing bool   // a close frame is sent or queued
+	parked  uint64 // its parking's id while parked (no reader runs)
 }
 
 // errTooBig ends a connection whose message is over -max-body.
 var errTooBig = errors.New("message too big")
 
 // serve reads the client's messages until the connection ends, then ends
-// its operations.
+// its operations. Once the connection is acknowledged, it parks it
+// whenever the client has nothing more to read, and returns: the parking
+// runs serve again when the client sends or leaves (park_linux.go).
 func (c *wsConn) serve() {
-	defer c.shutdown()
-	_ = c.wire.nc.SetReadDeadline(time.Now().Add(initTimeout))
 	for {
 		msg, err := c.readMessage()
 		var ne net.Error
@@ -56,14 +58,66 @@ func (c *wsConn) serve() {
 			continue // read on until the client answers the close
 		case err != nil && !c.acked && errors.As(err, &ne) && ne.Timeout():
 			c.closeWith(closeInitTimeout, "Connection initialisation timeout")
+			c.shutdown()
 			return
 		case err != nil:
+			c.shutdown()
 			return
 		}
 		if c.isClosing() {
 			continue // after a close: only the client's close is awaited
 		}
-		c.handleApart(msg)
+		if !parking.available() {
+			c.handleApart(msg)
+			continue
+		}
+		c.handle(msg)
+		if c.park() {
+			return
+		}
+	}
+}
+
+// park parks the connection, unless it is not acknowledged yet (its
+// reader waits for connection_init, within initTimeout), closing (the
+// reader waits for the client's close, within closeGrace), or has bytes
+// read ahead; true: the reader must stop (resumed, another runs).
+func (c *wsConn) park() bool {
+	if !parking.available() {
+		return false
+	}
+	c.mu.Lock()
+	if !c.acked || c.closing || c.parked != 0 {
+		c.mu.Unlock()
+		return false
+	}
+	if pr, ok := c.src.(*preRead); ok && len(pr.pre) > 0 {
+		c.mu.Unlock()
+		return false
+	}
+	var id uint64
+	id = parking.reserve(func() {
+		c.mu.Lock()
+		if c.parked == id {
+			c.parked = 0
+		}
+		c.mu.Unlock()
+		c.serve()
+	})
+	c.parked = id
+	c.mu.Unlock()
+	return parking.arm(c.wire.nc, id)
+}
+
+// wake resumes a parked connection's reader (the server closes it: the
+// reader must see its end).
+func (c *wsConn) wake() {
+	c.mu.Lock()
+	id := c.parked
+	c.parked = 0
+	c.mu.Unlock()
+	if id != 0 && parking.unpark(id) {
+		go c.serve()
 	}
 }
 
@@ -268,6 +322,7 @@ func (c *wsConn) closeWith(code int, reason string) {
 		_ = c.wire.nc.SetReadDeadline(time.Now().Add(closeGrace))
 	})
 	_ = c.wire.nc.SetReadDeadline(time.Now().Add(closeGrace))
+	c.wake() // its reader awaits the client's close
 }
 
 func (c *wsConn) isClosing() bool {

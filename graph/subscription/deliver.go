@@ -36,7 +36,8 @@ import (
 // the last event of one who left); 9. write the same bytes to each member's
 // stream (Stream.Send, which never waits: a subscriber too far behind is
 // ended, ErrSlow), the recipients split in chunks that the delivering
-// goroutine and up to GOMAXPROCS-1 helpers share (fanout.go); the hub
+// goroutine and helpers share, GOMAXPROCS writers at most for all the
+// projects delivering at once (fanout.go); the hub
 // then ends the streams the event ends.
 
 // batch is the recipients of one event answered with the same bytes.

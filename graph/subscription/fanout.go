@@ -8,20 +8,27 @@ import (
 
 // An event's writes are spread over the machine's cores: its recipients
 // are cut in chunks, which the delivering goroutine (a project's feed)
-// and helpers take in turn until none is left. Helpers are bounded for
-// the whole process by GOMAXPROCS-1 (helpers), whatever the number of
-// projects delivering at once: a feed that finds no helper free writes
-// its chunks itself. Each recipient is in one chunk, so a stream is still
-// written by one goroutine at a time, and Deliver returns once every
-// chunk is written: the next event of the project comes after, in order.
+// and helpers take in turn until none is left. The goroutines writing at
+// once are bounded for the whole process by GOMAXPROCS (writers),
+// whatever the number of projects delivering at once: a feed waits for a
+// writer's token before its first chunk, and takes more tokens for
+// helpers only while some are free. Projects' events that come at once
+// (a burst of changes) are then written one after the other on every
+// core, not interleaved by the scheduler's preemptions: more goroutines
+// than cores writing cost each write a share of switches and preemptions,
+// and made every project's last subscriber wait for all the others'.
+// Each recipient is in one chunk, so a stream is still written by one
+// goroutine at a time, and Deliver returns once every chunk is written:
+// the next event of the project comes after, in order. A chunk never
+// waits (Stream.Send does not), so a token is always given back soon.
 
 // chunkSize is how many recipients one chunk holds: a few hundred
 // microseconds of writes, large enough that handing it over costs little.
 const chunkSize = 128
 
-// helpers holds a token per helper running (at most GOMAXPROCS-1 at the
-// start of the process).
-var helpers = make(chan struct{}, max(runtime.GOMAXPROCS(0)-1, 0))
+// writers holds a token per goroutine writing an event's chunks (at most
+// GOMAXPROCS at the start of the process).
+var writers = make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 
 // chunk is the recipients from to to (exclusive) of one batch.
 type chunk struct{ batch, from, to int }
@@ -37,9 +44,13 @@ func chunksOf(batches []*batch) []chunk {
 	return out
 }
 
-// fanOut runs do for each of n chunks, on the calling goroutine and on
-// the helpers free, and returns once every one is done.
+// fanOut runs do for each of n chunks, on the calling goroutine (once a
+// writer's token is free) and on as many helpers as tokens are free, and
+// returns once every one is done.
 func fanOut(n int, do func(i int)) {
+	if n == 0 {
+		return
+	}
 	var next atomic.Int64
 	work := func() {
 		for {
@@ -50,19 +61,21 @@ func fanOut(n int, do func(i int)) {
 			do(i)
 		}
 	}
+	writers <- struct{}{}
 	var wg sync.WaitGroup
 spawn:
-	for range min(n-1, cap(helpers)) {
+	for range n - 1 {
 		select {
-		case helpers <- struct{}{}:
+		case writers <- struct{}{}:
 			wg.Go(func() {
-				defer func() { <-helpers }()
+				defer func() { <-writers }()
 				work()
 			})
-		default: // every helper is busy (other projects' events): the rest is ours
+		default: // every core writes (other projects' events): the rest is ours
 			break spawn
 		}
 	}
 	work()
+	<-writers
 	wg.Wait()
 }

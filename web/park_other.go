@@ -1,0 +1,15 @@
+//go:build !linux
+
+package web
+
+import "net"
+
+// parking is not available here: each WebSocket keeps its reader
+// goroutine (see park_linux.go).
+var parking parker
+
+type parker struct{}
+
+func (*parker) available() bool                      { return false }
+func (*parker) park(net.Conn, func()) (uint64, bool) { return 0, false }
+func (*parker) unpark(uint64) bool                   { return false }
