@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -161,4 +162,91 @@ func testNames(t *testing.T) map[string]bool {
 		return nil
 	})
 	return names
+}
+
+// chainMarker is the line above docs/design.md's block of the dependency
+// chain ("Wiring"): one line per package of the module, `pkg: imports…`,
+// its imports the module's own packages (the root package is `main`).
+const chainMarker = "<!-- checked by: TestTheDependencyChainIsGoLists -->"
+
+// TestTheDependencyChainIsGoLists fails when docs/design.md's dependency
+// chain is not the one `go list` shows: a package of the module (tests
+// apart) missing from the block or in it but gone, an import of one of the
+// module's packages the block lacks, or one it names that the code no
+// longer has.
+func TestTheDependencyChainIsGoLists(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	module := strings.Fields(mustReadFile(t, "go.mod"))[1]
+	local := func(p string) (string, bool) {
+		switch {
+		case p == module:
+			return "main", true
+		case strings.HasPrefix(p, module+"/"):
+			return strings.TrimPrefix(p, module+"/"), true
+		}
+		return "", false
+	}
+	have := map[string]map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg, _ := local(f[0])
+		have[pkg] = map[string]bool{}
+		for _, imp := range f[1:] {
+			if q, ok := local(imp); ok {
+				have[pkg][q] = true
+			}
+		}
+	}
+	doc := section(t, "docs/design.md", "Wiring")
+	_, rest, ok := strings.Cut(doc, chainMarker+"\n```\n")
+	if !ok {
+		t.Fatalf("docs/design.md's Wiring has no block under %s", chainMarker)
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	said := map[string]map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		pkg, imps, ok := strings.Cut(line, ":")
+		if !ok {
+			t.Fatalf("docs/design.md's dependency chain: %q is not `pkg: imports…`", line)
+		}
+		said[pkg] = map[string]bool{}
+		for _, imp := range strings.Fields(imps) {
+			said[pkg][imp] = true
+		}
+	}
+	for pkg, imps := range have {
+		if said[pkg] == nil {
+			t.Errorf("docs/design.md's dependency chain has no line for %s (go list: %s)", pkg, keys(imps))
+			continue
+		}
+		for imp := range imps {
+			if !said[pkg][imp] {
+				t.Errorf("docs/design.md's dependency chain lacks %s → %s", pkg, imp)
+			}
+		}
+	}
+	for pkg, imps := range said {
+		if have[pkg] == nil {
+			t.Errorf("docs/design.md's dependency chain names %s, which go list does not list", pkg)
+			continue
+		}
+		for imp := range imps {
+			if !have[pkg][imp] {
+				t.Errorf("docs/design.md's dependency chain says %s → %s, which the code does not import", pkg, imp)
+			}
+		}
+	}
+}
+
+// keys returns a set's members, sorted, separated by spaces.
+func keys(set map[string]bool) string {
+	var out []string
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 var errTaskNotFound = domain.Errorf(domain.ENOTFOUND, "task not found")
@@ -331,6 +332,10 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 		return err
 	}
 	defer unlock()
+	asOwner, err := policy.MayDeleteTask(viewer, task, p)
+	if err != nil {
+		return err
+	}
 	// The task's comments' ids go into its gone entry of the change log (a
 	// sync drops them with it). They are read after the project: the
 	// commit's condition on the project's seq (logTo) then proves that no
@@ -350,6 +355,9 @@ func (s *Store) deleteTask(ctx context.Context, viewer, tu string) error {
 		t.logTo(pu, p.Seq, now)
 		t.del(s.table, taskKey(tu), taskAt(task.Version, task.CommentCount), errRetry)
 		s.countTasks(t, pu, map[domain.TaskStatus]int{task.Status: -1}, errTaskNotFound)
+		if asOwner {
+			t.proj.cond = ownerGuard(viewer) // the right rests on the ownership read
+		}
 		s.memberGuard(t, pu, viewer, errTaskNotFound)
 		for _, tag := range task.Tags {
 			t.del(s.table, tagKey(tu, tag), nil, nil)

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/auth"
+	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // TestSyncClient runs the TypeScript offline client of clients/sync (a
@@ -219,11 +221,30 @@ func (c *syncControl) restart() error {
 	}
 	var tasks struct {
 		Project struct {
-			Tasks struct{ Nodes []struct{ ID string } }
+			Owner struct{ ID string }
+			Tasks struct {
+				Nodes []struct {
+					ID       string
+					Assignee *struct{ ID string }
+				}
+			}
 		}
 	}
-	if err := c.gql(c.bob, `query($p: ID!) { project(id: $p) { tasks(first: 3) { nodes { id } } } }`, map[string]any{"p": web}, &tasks); err != nil {
+	if err := c.gql(c.bob, `query($p: ID!) { project(id: $p) { owner { id } tasks(first: 20) { nodes { id assignee { id } } } } }`, map[string]any{"p": web}, &tasks); err != nil {
 		return err
+	}
+	// bob deletes the second task, or the first after it that policy lets
+	// him delete (policy.MayDeleteTask): the test follows the rule.
+	deleted := ""
+	for _, n := range tasks.Project.Tasks.Nodes[1:] {
+		t := &domain.Task{ID: n.ID, ProjectID: web}
+		if n.Assignee != nil {
+			t.AssigneeID = &n.Assignee.ID
+		}
+		if _, err := policy.MayDeleteTask("bob", t, &domain.Project{ID: web, OwnerID: tasks.Project.Owner.ID}); err == nil {
+			deleted = n.ID
+			break
+		}
 	}
 	var made struct{ CreateProject struct{ ID string } }
 	for _, step := range []struct {
@@ -232,7 +253,7 @@ func (c *syncControl) restart() error {
 		out          any
 	}{
 		{c.bob, `mutation($id: ID!) { updateTask(input: {id: $id, title: "Renamed offline"}) { id } }`, map[string]any{"id": tasks.Project.Tasks.Nodes[0].ID}, nil},
-		{c.bob, `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": tasks.Project.Tasks.Nodes[1].ID}, nil},
+		{c.bob, `mutation($id: ID!) { deleteTask(id: $id) }`, map[string]any{"id": deleted}, nil},
 		{c.bob, `mutation { updateProfile(input: {name: "Bob (offline rename)"}) { id } }`, nil, nil},
 		{c.bob, `mutation($p: ID!) { removeProjectMember(projectId: $p, userId: "dave") { id } }`, map[string]any{"p": app}, nil},
 		{c.bob, `mutation { createProject(input: {name: "Made while alice was offline"}) { id } }`, nil, &made},

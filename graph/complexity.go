@@ -1,8 +1,9 @@
 package graph
 
 import (
+	"context"
+
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/cost"
 	"github.com/taskgraph/taskgraph/graph/exec"
@@ -12,13 +13,10 @@ import (
 
 // NewExecutableSchema returns the schema's generated executor (graph/exec)
 // on the resolvers r, each list priced for the complexity limit by the
-// schema's cost directives (setComplexity): what the operation pipeline
-// wraps (pipeline.New), and what r's subscriptions resolve their events
-// with.
+// schema's cost directives (priced): what the operation pipeline wraps
+// (pipeline.New), and what r's subscriptions resolve their events with.
 func NewExecutableSchema(r *Resolver) graphql.ExecutableSchema {
-	cfg := exec.Config{Resolvers: r}
-	setComplexity(&cfg.Complexity, Weights())
-	es := exec.NewExecutableSchema(cfg)
+	es := priced{exec.NewExecutableSchema(exec.Config{Resolvers: r}), Weights()}
 	if r.subs != nil {
 		r.subs.SetSchema(es)
 	}
@@ -29,45 +27,50 @@ func NewExecutableSchema(r *Resolver) graphql.ExecutableSchema {
 // graph/cost), which the complexity limit and the actual cost both read.
 func Weights() *cost.Weights { return cost.MustRead(exec.NewExecutableSchema(exec.Config{}).Schema()) }
 
-// setComplexity prices every field with a cost directive by it (graph/cost):
-// a connection its page size (the larger of first and last given, at most
+// priced is an executor whose every field with @listSize is priced by its
+// cost directives (graph/cost), whatever its type and arguments: a
+// connection its page size (the larger of first and last given, at most
 // dynamo.MaxFirst) times its selection, a list without slicing arguments
-// its assumedSize times its element's. A sync page costs more than its
-// directive says (syncer.Cost: the projects it reads besides).
-func setComplexity(c *exec.ComplexityRoot, w *cost.Weights) {
-	type page = func(child int, first *int, _ *string, last *int, _ *string) int
-	connection := func(typ, field string) page {
-		f := w.Field(typ, field)
-		return func(child int, first *int, _ *string, last *int, _ *string) int {
-			return f.Estimate(child, f.Size(pageArgs(first, last), dynamo.MaxFirst))
-		}
+// its assumedSize times its element's. A new list field is priced by the
+// directive it carries in schema.graphqls, with no code here. A sync page
+// costs more than its directive says (syncer.Cost: the projects it reads
+// besides). Other fields keep the generated executor's complexity.
+type priced struct {
+	graphql.ExecutableSchema
+	w *cost.Weights
+}
+
+// Unwrap is the generated executor (exec.NewExecutor resolves @defer's
+// parts with it).
+func (p priced) Unwrap() graphql.ExecutableSchema { return p.ExecutableSchema }
+
+// Complexity is the field's price for the complexity limit (gqlgen's
+// ExecutableSchema.Complexity); args are the field's arguments as given,
+// its slicing arguments read as gqlgen's Int reads them.
+func (p priced) Complexity(ctx context.Context, typ, field string, child int, args map[string]any) (int, bool) {
+	f := p.w.Field(typ, field)
+	if !f.List {
+		return p.ExecutableSchema.Complexity(ctx, typ, field, child, args)
 	}
-	list := func(typ, field string) func(child int) int {
-		f := w.Field(typ, field)
-		return func(child int) int { return f.Estimate(child, f.Size(noArgs, dynamo.MaxFirst)) }
+	first, last := intArg(args["first"]), intArg(args["last"])
+	n := f.Estimate(child, f.Size(pageArgs(first, last), dynamo.MaxFirst))
+	if typ == "Query" && field == "sync" { // what a page may read and answer
+		n = max(n, syncer.Cost(child, first))
 	}
-	c.User.Projects = connection("User", "projects")
-	c.User.AssignedTasks = connection("User", "assignedTasks")
-	overdue := connection("User", "overdueTasks")
-	c.User.OverdueTasks = func(child int, _ *domain.Date, first *int, after *string, last *int, before *string) int {
-		return overdue(child, first, after, last, before)
+	return n, true
+}
+
+// intArg is a slicing argument's value (nil: not given, null, or no Int,
+// which validation refuses before any price is asked).
+func intArg(v any) *int {
+	if v == nil {
+		return nil
 	}
-	tasks := connection("Project", "tasks")
-	c.Project.Tasks = func(child int, first *int, after *string, last *int, before *string, _ *domain.TaskStatus) int {
-		return tasks(child, first, after, last, before)
+	n, err := graphql.UnmarshalInt(v)
+	if err != nil {
+		return nil
 	}
-	c.Project.Members = list("Project", "members")
-	c.Task.Comments = connection("Task", "comments")
-	c.Task.TagList = list("Task", "tags")
-	c.Tag.Tasks = connection("Tag", "tasks")
-	byTag := connection("Query", "tasksByTag")
-	c.Query.TasksByTag = func(child int, _ string, first *int, after *string, last *int, before *string) int {
-		return byTag(child, first, after, last, before)
-	}
-	syncPage := w.Field("Query", "sync")
-	c.Query.Sync = func(child int, _ *string, first *int) int { // what a page may read and answer
-		return max(syncer.Cost(child, first), syncPage.Estimate(child, syncPage.Size(pageArgs(first, nil), dynamo.MaxFirst)))
-	}
+	return &n
 }
 
 // pageArgs are a list's slicing arguments as cost.Field.Size reads them: a
@@ -85,6 +88,3 @@ func pageArgs(first, last *int) func(string) (int, bool) {
 		return 0, false
 	}
 }
-
-// noArgs: a list without arguments (its assumedSize).
-func noArgs(string) (int, bool) { return 0, false }

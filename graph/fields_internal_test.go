@@ -17,17 +17,14 @@ import (
 
 // TestEveryListFieldIsCostedAndPrefetched holds the places a new list field
 // must be named in to the schema: its size (@listSize in schema.graphqls),
-// which the complexity limit charges it by (setComplexity, which must
+// which the complexity limit charges it by (priced, which must
 // price it as the directive says), and, under an object a lookup by
 // id returns, its read ahead (prefetchers) or why it is not
 // (notPrefetched). A field added to schema.graphqls without them fails here,
 // by name, instead of costing 1 or a round trip more unseen.
 func TestEveryListFieldIsCostedAndPrefetched(t *testing.T) {
-	var cfg exec.Config
-	cfg.Resolvers = &Resolver{}
 	weights := Weights()
-	setComplexity(&cfg.Complexity, weights)
-	es := exec.NewExecutableSchema(cfg)
+	es := priced{exec.NewExecutableSchema(exec.Config{Resolvers: &Resolver{}}), weights}
 	schema := es.Schema()
 	nodes := map[string]bool{}
 	for _, d := range schema.GetPossibleTypes(schema.Types["Node"]) {
@@ -112,7 +109,7 @@ func costedAsDirected(t *testing.T, es graphql.ExecutableSchema, c cost.Field, t
 		got, ok := es.Complexity(context.Background(), typ, f.Name, 13, args)
 		switch {
 		case !ok:
-			t.Errorf("%s has @listSize but no cost function in setComplexity (graph/complexity.go)", field)
+			t.Errorf("%s has @listSize but no price (priced, graph/complexity.go)", field)
 			return
 		case field == "Query.sync" && got < want, field != "Query.sync" && got != want:
 			t.Errorf("%s with %v costs %d in the complexity limit, %d by its directives", field, args, got, want)

@@ -217,6 +217,17 @@ func MayDeleteComment(viewerID string, c *domain.Comment, p *domain.Project) (as
 	return false, errNotAuthor
 }
 
+// MayDeleteTask reports whether the viewer, a member who sees task t and
+// its project p, may delete t: any member may. A rule that rests the right
+// on the project's ownership returns asOwner (the write then keeps the
+// owner it read as its condition, dynamo's ownerGuard); one that rests it
+// on the task's fields needs no guard of its own: the delete's condition
+// on the task's version keeps every field it read. Its callers are the
+// store's delete and the tests that ask it which viewer may delete.
+func MayDeleteTask(viewerID string, t *domain.Task, p *domain.Project) (asOwner bool, err error) {
+	return false, nil
+}
+
 // FinalEvent reports whether ev is the last event of its project the
 // viewer gets as a subscriber who may no longer see it: the project's
 // deletion (delivered to every subscriber), or the viewer's own removal

@@ -306,6 +306,31 @@ func TestACommentIsDeletedByItsAuthorOrByTheProjectsOwner(t *testing.T) {
 	}
 }
 
+func TestATaskIsDeletedByAnyMember(t *testing.T) {
+	p := &domain.Project{ID: "p1", OwnerID: "ann"}
+	bob := "bob"
+	for _, c := range []struct {
+		name, viewer string
+		assignee     *string
+		asOwner      bool
+		code, msg    string
+	}{
+		{"the owner, of an unassigned task", "ann", nil, false, "", ""},
+		{"a member, of an unassigned task", "cid", nil, false, "", ""},
+		{"the assignee", "bob", &bob, false, "", ""},
+		{"the owner, of an assigned task", "ann", &bob, false, "", ""},
+		{"another member, of an assigned task", "cid", &bob, false, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asOwner, err := MayDeleteTask(c.viewer, &domain.Task{ID: "t1", ProjectID: p.ID, AssigneeID: c.assignee}, p)
+			wantErr(t, err, c.code, c.msg)
+			if asOwner != c.asOwner {
+				t.Errorf("asOwner = %v, want %v", asOwner, c.asOwner)
+			}
+		})
+	}
+}
+
 func TestTheFinalEventsAreTheDeletionAndTheViewersOwnRemoval(t *testing.T) {
 	for _, c := range []struct {
 		name    string

@@ -1257,7 +1257,7 @@ func (v *DashboardResponse) GetMe() DashboardMeUser { return v.Me }
 
 // DeleteTaskResponse is returned by DeleteTask on success.
 type DeleteTaskResponse struct {
-	// Deletes the task with its comments and tag links. Returns the id.
+	// Deletes the task with its comments and tag links. Returns the id. Who may: docs/design.md, "Visibility" (MayDeleteTask).
 	DeleteTask string `json:"deleteTask"`
 }
 

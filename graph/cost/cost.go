@@ -6,7 +6,7 @@
 //
 // One measure prices an operation twice, and both read these weights:
 // before it runs, its estimate (the complexity limit, graph's
-// setComplexity): each field its weight plus its selection's estimate times
+// priced): each field its weight plus its selection's estimate times
 // its list size, the sized fields' whole selection (pageInfo too: at least
 // what the spec's sizedFields charge); and after it ran, its actual cost
 // (Counter, which the pipeline's field middleware feeds): the weight of

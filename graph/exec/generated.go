@@ -1395,7 +1395,7 @@ type Mutation {
   leaveProject(projectId: ID!): ID!
   createTask(input: CreateTaskInput!): Task!
   updateTask(input: UpdateTaskInput!): Task!
-  "Deletes the task with its comments and tag links. Returns the id."
+  "Deletes the task with its comments and tag links. Returns the id. Who may: docs/design.md, \"Visibility\" (MayDeleteTask)."
   deleteTask(id: ID!): ID!
   addComment(input: AddCommentInput!): Comment!
   "The comment's author or the project's OWNER. Returns the id."

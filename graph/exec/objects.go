@@ -20,9 +20,19 @@ import (
 // was met at, each on its own goroutine.
 type Executor struct{ ec *executionContext }
 
+// wrapper is an executable schema around another (Unwrap returns it).
+type wrapper interface {
+	Unwrap() graphql.ExecutableSchema
+}
+
 // NewExecutor returns the executor of the operation oc on es, or false
-// when es is not the generated schema (NewExecutableSchema).
+// when es is not the generated schema (NewExecutableSchema) nor wraps it
+// (an Unwrap method returning it: graph's priced, which prices the
+// lists).
 func NewExecutor(es graphql.ExecutableSchema, oc *graphql.OperationContext) (*Executor, bool) {
+	if w, ok := es.(wrapper); ok {
+		return NewExecutor(w.Unwrap(), oc)
+	}
 	s, ok := es.(*executableSchema)
 	if !ok {
 		return nil, false

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/graph/codes"
 	"github.com/taskgraph/taskgraph/internal/testenv"
+	"github.com/taskgraph/taskgraph/policy"
 )
 
 // TestModel's mutations, each with its predicted outcome.
@@ -412,9 +414,27 @@ func (m *modelRun) deleteTask(t *modelTask) {
 	}
 }
 
+// deleteRefusal is the code policy refuses viewer, a member, the delete of
+// t with, as the model holds it ("": policy lets them): the model asks the
+// rule rather than restating it, so its ops follow a change of the rule.
+func deleteRefusal(viewer string, t *modelTask) string {
+	task := &domain.Task{ID: t.id, ProjectID: t.p.id, Title: t.title, Description: t.desc,
+		Status: domain.TaskStatus(t.status), Tags: t.tags, Version: t.version}
+	if t.assignee != "" {
+		task.AssigneeID = &t.assignee
+	}
+	if _, err := policy.MayDeleteTask(viewer, task, &domain.Project{ID: t.p.id, Name: t.p.name, OwnerID: t.p.owner}); err != nil {
+		return codes.OfDomain(domain.ErrorCode(err))
+	}
+	return ""
+}
+
 func (m *modelRun) opDeleteTask(t *modelTask, fail bool) *modelOp {
 	op := &modelOp{name: "deleteTask", viewer: modelPick(m.rng, t.p.memberList()), query: modelMDeleteTask,
 		vars: map[string]any{"id": t.id}, scope: t.p}
+	if code := deleteRefusal(op.viewer, t); code != "" {
+		op.want = []string{code}
+	}
 	if fail {
 		op.viewer, op.want = m.outsider(t.p), []string{"NOT_FOUND"}
 	}

@@ -241,7 +241,7 @@ func (m *modelRun) raceTaskFields() bool {
 	}
 	old := t.version
 	m.raceStart(ops)
-	deleted := del != nil && m.allowed(del, "CONFLICT") == "OK"
+	deleted := del != nil && m.allowed(del, append([]string{"CONFLICT"}, raceDeleteRefusals(del.viewer, t, applies)...)...) == "OK"
 	var versions []int
 	for i, op := range upds {
 		c := m.allowed(op, "NOT_FOUND", "CONFLICT")
@@ -274,6 +274,26 @@ func (m *modelRun) raceTaskFields() bool {
 		m.deleteTask(t)
 	}
 	return true
+}
+
+// raceDeleteRefusals are the codes policy may refuse viewer the delete of
+// t with while the updates applies race it: its refusal of t as it is and
+// as any set of them leaves it (deleteRefusal), none when it lets the
+// viewer delete t in every one.
+func raceDeleteRefusals(viewer string, t *modelTask, applies []func(*modelTask)) []string {
+	var out []string
+	for set := range 1 << len(applies) {
+		after := *t
+		for i, apply := range applies {
+			if set&(1<<i) != 0 {
+				apply(&after)
+			}
+		}
+		if c := deleteRefusal(viewer, &after); c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // raceExpectedVersion sends several updates with the same expectedVersion:

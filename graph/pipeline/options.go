@@ -108,7 +108,7 @@ type Hooks struct {
 
 // DefaultComplexityLimit admits the contract's dashboard (10 projects ×
 // (members + 20 tasks × (assignee, tags, 5 comments × author))), about
-// 12,000 by the schema's cost directives (graph's setComplexity), and an
+// 12,000 by the schema's cost directives (graph's priced), and an
 // offline replica's sync page of 100, about 66,000 (each project priced
 // with the most members a project may have, 90), and refuses queries that
 // multiply pages of 100 three levels deep.

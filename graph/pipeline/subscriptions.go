@@ -30,7 +30,7 @@ type Subscriptions interface {
 // selection runs again for every event, for every subscriber. So:
 //
 //   - a subscription's selection is bounded before it opens, by its cost
-//     (the complexity of the query cost functions, graph's setComplexity),
+//     (the complexity of the query cost functions, graph's priced),
 //     at most Options.MaxSubscriptionComplexity: far below a query's
 //     limit, since it is paid per event (subscriptionSteps);
 //   - every event resolved for a subscriber is charged that cost against

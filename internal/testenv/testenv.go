@@ -24,6 +24,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
+	"github.com/taskgraph/taskgraph/policy"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -317,6 +318,33 @@ func (s *Seed) Task(title string) *domain.Task {
 		}
 	}
 	panic("no task " + title)
+}
+
+// MayDeleteTask returns a member of the seeded task t's project whom
+// policy lets delete it (policy.MayDeleteTask, on the seeded facts):
+// prefer when policy lets them, else the first that it lets in the order
+// of the members' ids. A test that deletes a task names its viewer so,
+// and follows a change of the rule unedited.
+func (s *Seed) MayDeleteTask(t *domain.Task, prefer string) string {
+	var p *domain.Project
+	for _, q := range s.Projects {
+		if q.ID == t.ProjectID {
+			p = q
+		}
+	}
+	var ids []string
+	for _, m := range s.Members {
+		if m.ProjectID == t.ProjectID {
+			ids = append(ids, m.UserID)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range append([]string{prefer}, ids...) {
+		if _, err := policy.MayDeleteTask(id, t, p); err == nil && slices.Contains(ids, id) {
+			return id
+		}
+	}
+	panic("policy lets no member delete " + t.Title)
 }
 
 // MustSweepExpired sweeps the change log (dynamo.Store.SweepChanges) as if
