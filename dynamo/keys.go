@@ -27,6 +27,7 @@ import (
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
 //	tag index   PROJECT#<p>     TAGS#<name>
 //	comment     TASK#<t>        COMMENT#<c>        COMMENTS#PROJECT#<p>    TASK#<t>#COMMENT#<c>
+//	            and in GSI3 (GSI3PK, PK; INCLUDE authorId, body, createdAt): COMMENTS#<p>, TASK#<t>
 //	marker      META            TAGINDEX
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
@@ -45,9 +46,11 @@ const (
 	attrGSI1SK = "GSI1SK"
 	attrGSI2PK = "GSI2PK"
 	attrGSI2SK = "GSI2SK"
+	attrGSI3PK = "GSI3PK"
 
 	indexGSI1 = "GSI1"
 	indexGSI2 = "GSI2"
+	indexGSI3 = "GSI3"
 )
 
 // Sort-key constants and prefixes.
@@ -207,28 +210,49 @@ func outboxKey(eventID string, at time.Time) key {
 	return key{outboxPK(outboxShard(eventID)), at.UTC().Format(outboxTimeLayout) + "#" + eventID}
 }
 
-// keySchema is the primary key of the table or of one of its indexes.
+// keySchema is the primary key of the table or of one of its indexes, and
+// an index's projection: every attribute, or (include, names apart by
+// spaces) the keys and those attributes only.
 type keySchema struct {
 	index          string // "" for the table itself (strongly consistent reads)
 	pkAttr, skAttr string
+	include        string
 }
 
 var (
-	onTable = keySchema{"", attrPK, attrSK}
-	onGSI1  = keySchema{indexGSI1, attrGSI1PK, attrGSI1SK}
-	onGSI2  = keySchema{indexGSI2, attrGSI2PK, attrGSI2SK}
+	onTable = keySchema{index: "", pkAttr: attrPK, skAttr: attrSK}
+	onGSI1  = keySchema{index: indexGSI1, pkAttr: attrGSI1PK, skAttr: attrGSI1SK}
+	onGSI2  = keySchema{index: indexGSI2, pkAttr: attrGSI2PK, skAttr: attrGSI2SK}
+	// GSI3 holds the comments only, each with what a list of comments
+	// shows (commentindex.go): a project's partition (projectCommentsPK),
+	// sorted by the comment's own table key PK, so that a task's thread is
+	// contiguous; a thread's comments tie on it and are put in order by
+	// their SK when read. The entry is the item's keys (PK, SK, GSI3PK)
+	// and the three attributes, about half the comment item's size.
+	onGSI3 = keySchema{index: indexGSI3, pkAttr: attrGSI3PK, skAttr: attrPK, include: "authorId body createdAt"}
 )
 
 // indexes are the table's global secondary indexes, as TableDefinition
 // creates them. One added here is created on an existing table at its next
 // start (EnsureTable, indexes.go); a backfill (backfill.go) gives the
 // items written before it its keys.
-var indexes = []keySchema{onGSI1, onGSI2}
+var indexes = []keySchema{onGSI1, onGSI2, onGSI3}
 
 // backfills give the items written before a change the attributes its
 // writes give new items (backfill.go), in the order they run; a name is
 // never reused.
-var backfills = []backfill{}
+var backfills = []backfill{commentsLeanBackfill}
+
+// commentsLeanBackfill gives each comment written before GSI3 its key
+// there, from its key in GSI1 (which EnsureCommentIndex gave it before).
+var commentsLeanBackfill = backfill{name: "comments-gsi3", types: []string{typeComment}, reads: []string{attrGSI1PK},
+	set: func(it item) item {
+		pu, ok := strings.CutPrefix(str(it, attrGSI1PK), projectCommentsPK(""))
+		if !ok || pu == "" {
+			return nil // no collection: its task is gone (the cleanup's to delete)
+		}
+		return item{attrGSI3PK: &types.AttributeValueMemberS{Value: leanCommentsPK(pu)}}
+	}}
 
 // Pattern 2: a user's memberships, newest project first, in GSI1; the
 // membership item (PK projectPK, SK memberSK) also carries these keys.
@@ -279,6 +303,14 @@ var commentsOfTask = pattern{keySchema: onTable, prefix: commentPrefix, cursor: 
 var commentsOfProjectTasks = pattern{keySchema: onGSI1}
 
 func projectCommentsPK(p string) string { return "COMMENTS#" + projectPK(p) }
+
+// The comments of a project's tasks in GSI3 (leanCommentsPK), by task
+// (their PK, a range of tasks' threads: threadsPK bounds) with what a list
+// shows of each (onGSI3's projection): the collection read once its
+// backfill is done (comment.go).
+var leanCommentsOfProjectTasks = pattern{keySchema: onGSI3}
+
+func leanCommentsPK(p string) string { return "COMMENTS#" + p }
 
 // projectCommentSK is a comment's sort key in its project's collection;
 // threadOf(t) begins the sort keys of task t's comments.
