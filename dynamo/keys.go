@@ -24,6 +24,7 @@ import (
 //	membership  PROJECT#<p>     MEMBER#<u>         USER#<u>                PROJECT#<p>
 //	task        TASK#<t>        TASK               PROJECT#<p>             DUE#<date|~>#<t>    USER#<u>#OPEN|DONE DUE#<date|~>#<t>
 //	                                                                                           or UNASSIGNED#PROJECT#<p>
+//	            and in GSI4 (GSI4PK, GSI1SK; INCLUDE what a list shows): TASKS#<p>, DUE#<date|~>#<t>
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
 //	tag index   PROJECT#<p>     TAGS#<name>
 //	comment     TASK#<t>        COMMENT#<c>        COMMENTS#PROJECT#<p>    TASK#<t>#COMMENT#<c>
@@ -47,10 +48,12 @@ const (
 	attrGSI2PK = "GSI2PK"
 	attrGSI2SK = "GSI2SK"
 	attrGSI3PK = "GSI3PK"
+	attrGSI4PK = "GSI4PK"
 
 	indexGSI1 = "GSI1"
 	indexGSI2 = "GSI2"
 	indexGSI3 = "GSI3"
+	indexGSI4 = "GSI4"
 )
 
 // Sort-key constants and prefixes.
@@ -193,15 +196,6 @@ const outboxTimeLayout = "2006-01-02T15:04:05.000000000Z"
 // outboxShard picks an event's outbox partition from its id (FNV-1a).
 func outboxShard(eventID string) int { return int(fnv32(eventID) % outboxShards) }
 
-// fnv32 is the FNV-1a hash of s.
-func fnv32(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	return h
-}
-
 func outboxPK(shard int) string { return outboxPrefix + strconv.Itoa(shard) }
 
 // outboxKey is the key of an event's outbox item: its shard, then its
@@ -223,36 +217,23 @@ var (
 	onTable = keySchema{index: "", pkAttr: attrPK, skAttr: attrSK}
 	onGSI1  = keySchema{index: indexGSI1, pkAttr: attrGSI1PK, skAttr: attrGSI1SK}
 	onGSI2  = keySchema{index: indexGSI2, pkAttr: attrGSI2PK, skAttr: attrGSI2SK}
-	// GSI3 holds the comments only, each with what a list of comments
-	// shows (commentindex.go): a project's partition (projectCommentsPK),
-	// sorted by the comment's own table key PK, so that a task's thread is
-	// contiguous; a thread's comments tie on it and are put in order by
-	// their SK when read. The entry is the item's keys (PK, SK, GSI3PK)
-	// and the three attributes, about half the comment item's size.
+	// GSI3, the comments with what a list shows (commentindex.go), sorted
+	// by their PK: a thread is contiguous, its comments tie (ordered by SK
+	// when read). GSI4, the tasks with what a list shows (tasklisted.go).
 	onGSI3 = keySchema{index: indexGSI3, pkAttr: attrGSI3PK, skAttr: attrPK, include: "authorId body createdAt"}
+	onGSI4 = keySchema{index: indexGSI4, pkAttr: attrGSI4PK, skAttr: attrGSI1SK, include: "title status dueDate assigneeId tags commentCount"}
 )
 
 // indexes are the table's global secondary indexes, as TableDefinition
 // creates them. One added here is created on an existing table at its next
 // start (EnsureTable, indexes.go); a backfill (backfill.go) gives the
 // items written before it its keys.
-var indexes = []keySchema{onGSI1, onGSI2, onGSI3}
+var indexes = []keySchema{onGSI1, onGSI2, onGSI3, onGSI4}
 
 // backfills give the items written before a change the attributes its
 // writes give new items (backfill.go), in the order they run; a name is
 // never reused.
-var backfills = []backfill{commentsLeanBackfill}
-
-// commentsLeanBackfill gives each comment written before GSI3 its key
-// there, from its key in GSI1 (which EnsureCommentIndex gave it before).
-var commentsLeanBackfill = backfill{name: "comments-gsi3", types: []string{typeComment}, reads: []string{attrGSI1PK},
-	set: func(it item) item {
-		pu, ok := strings.CutPrefix(str(it, attrGSI1PK), projectCommentsPK(""))
-		if !ok || pu == "" {
-			return nil // no collection: its task is gone (the cleanup's to delete)
-		}
-		return item{attrGSI3PK: &types.AttributeValueMemberS{Value: leanCommentsPK(pu)}}
-	}}
+var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill}
 
 // Pattern 2: a user's memberships, newest project first, in GSI1; the
 // membership item (PK projectPK, SK memberSK) also carries these keys.
@@ -270,6 +251,21 @@ var membersOfProject = pattern{keySchema: onTable, prefix: memberPrefix}
 var tasksOfProject = pattern{keySchema: onGSI1, prefix: duePrefix, cursor: validDueCursor}
 
 func projectTasksPK(p string) string { return projectPK(p) }
+
+// Pattern 3 with what a list shows, in GSI4 (leanTasksPK, the same sort
+// keys and cursors): read once its backfill is done (tasklisted.go).
+var tasksOfProjectListed = pattern{keySchema: onGSI4, prefix: duePrefix, cursor: validDueCursor}
+
+func leanTasksPK(p string) string { return "TASKS#" + p }
+
+// projectOfLeanTasksPK returns the project ULID of a GSI4 partition key.
+func projectOfLeanTasksPK(pk string) (string, bool) {
+	rest, ok := strings.CutPrefix(pk, leanTasksPK(""))
+	if !ok {
+		return "", false
+	}
+	return domain.ParseULID(rest)
+}
 
 // Pattern 4: a user's assigned tasks by due date, in GSI2, one partition
 // for open tasks and one for done ones (merged). Pattern 7, overdue tasks,
@@ -305,9 +301,7 @@ var commentsOfProjectTasks = pattern{keySchema: onGSI1}
 func projectCommentsPK(p string) string { return "COMMENTS#" + projectPK(p) }
 
 // The comments of a project's tasks in GSI3 (leanCommentsPK), by task
-// (their PK, a range of tasks' threads: threadsPK bounds) with what a list
-// shows of each (onGSI3's projection): the collection read once its
-// backfill is done (comment.go).
+// (their PK), with what a list shows: read once its backfill is done.
 var leanCommentsOfProjectTasks = pattern{keySchema: onGSI3}
 
 func leanCommentsPK(p string) string { return "COMMENTS#" + p }
