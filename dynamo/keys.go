@@ -24,11 +24,11 @@ import (
 //	membership  PROJECT#<p>     MEMBER#<u>         USER#<u>                PROJECT#<p>
 //	task        TASK#<t>        TASK               PROJECT#<p>             DUE#<date|~>#<t>    USER#<u>#OPEN|DONE DUE#<date|~>#<t>
 //	                                                                                           or UNASSIGNED#PROJECT#<p>
-//	            and in GSI4 (GSI4PK, GSI1SK; INCLUDE what a list shows): TASKS#<p>, DUE#<date|~>#<t>
+//	            and in GSI4 (GSI4PK, GSI1SK; INCLUDE what a list shows): <p>, DUE#<date|~>#<t>
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
 //	tag index   PROJECT#<p>     TAGS#<name>
 //	comment     TASK#<t>        COMMENT#<c>        COMMENTS#PROJECT#<p>    TASK#<t>#COMMENT#<c>
-//	            and in GSI3 (GSI3PK, PK; INCLUDE authorId, body, createdAt): COMMENTS#<p>, TASK#<t>
+//	            and in GSI3 (GSI3PK, PK; INCLUDE authorId, body, createdAt): <p>, TASK#<t>
 //	marker      META            TAGINDEX
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
@@ -256,16 +256,10 @@ func projectTasksPK(p string) string { return projectPK(p) }
 // keys and cursors): read once its backfill is done (tasklisted.go).
 var tasksOfProjectListed = pattern{keySchema: onGSI4, prefix: duePrefix, cursor: validDueCursor}
 
-func leanTasksPK(p string) string { return "TASKS#" + p }
+func leanTasksPK(p string) string { return p }
 
 // projectOfLeanTasksPK returns the project ULID of a GSI4 partition key.
-func projectOfLeanTasksPK(pk string) (string, bool) {
-	rest, ok := strings.CutPrefix(pk, leanTasksPK(""))
-	if !ok {
-		return "", false
-	}
-	return domain.ParseULID(rest)
-}
+func projectOfLeanTasksPK(pk string) (string, bool) { return domain.ParseULID(pk) }
 
 // Pattern 4: a user's assigned tasks by due date, in GSI2, one partition
 // for open tasks and one for done ones (merged). Pattern 7, overdue tasks,
@@ -304,7 +298,10 @@ func projectCommentsPK(p string) string { return "COMMENTS#" + projectPK(p) }
 // (their PK), with what a list shows: read once its backfill is done.
 var leanCommentsOfProjectTasks = pattern{keySchema: onGSI3}
 
-func leanCommentsPK(p string) string { return "COMMENTS#" + p }
+// leanCommentsPK and leanTasksPK are the project's ULID alone: GSI3 and
+// GSI4 hold one type of item each, so a prefix would tell apart nothing,
+// and each byte is in every entry read.
+func leanCommentsPK(p string) string { return p }
 
 // projectCommentSK is a comment's sort key in its project's collection;
 // threadOf(t) begins the sort keys of task t's comments.
