@@ -69,7 +69,7 @@ func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*domain.Me
 func (l *Loaders) TasksByProject(ctx context.Context, id string, status *domain.TaskStatus, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
 	k := projectTasksKeyOf(id, status, pageArgs{first, after, last, before})
 	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
-		k.listed = onlyFields(nodeFields(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field), taskListFields)
+		k.listed = onlyFields(l.connNodeFields(ctx), taskListFields) // deferred fields too
 	}
 	return l.tasksOfProjectLoader().Load(ctx, k)()
 }

@@ -139,7 +139,9 @@ func prefetchMembers(ctx context.Context, l *Loaders, _ *graphql.OperationContex
 func prefetchTasksOfProject(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
 	a := argsOf(oc, f)
 	k := projectTasksKeyOf(id, a.status, a.pageArgs)
-	k.listed = onlyFields(nodeFields(oc, f), taskListFields)
+	// (Under @defer the resolver decides on every field, deferred ones
+	// too: connNodeFields.)
+	k.listed = onlyFields(nodeFields(oc, f), taskListFields) && !l.deps.Defers(oc, f.SelectionSet)
 	for _, nf := range nodeFields(oc, f) {
 		// (Not under @defer: a deferred part must not be ready
 		// before the part it is in.)
