@@ -106,6 +106,7 @@ func (s *Store) forgetBackfills(ctx context.Context) error {
 	var dels []types.WriteRequest
 	for _, b := range backfills {
 		dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: backfillKey(b.name).av()}})
+		s.backfilled.Delete(b.name)
 	}
 	if len(dels) == 0 {
 		return nil
@@ -119,6 +120,7 @@ func (s *Store) runBackfill(ctx context.Context, b backfill) error {
 		return err
 	}
 	if m != nil && boolOf(m, "done") {
+		s.backfilled.Store(b.name, true)
 		return nil
 	}
 	sc, ok := s.db.(scanner)
@@ -210,7 +212,26 @@ func (s *Store) saveBackfill(ctx context.Context, b backfill, next map[string]ty
 		m["nextSK"] = &types.AttributeValueMemberS{Value: k.SK}
 	}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: m})
+	if err == nil && done {
+		s.backfilled.Store(b.name, true)
+	}
 	return wrap(err, "keeping a backfill's place")
+}
+
+// hasBackfill reports whether the backfill b is known done on the table:
+// every item of its types has its attributes.
+func (s *Store) hasBackfill(b backfill) bool {
+	_, ok := s.backfilled.Load(b.name)
+	return ok
+}
+
+// noteBackfills notes every backfill done: a whole table loaded from a
+// dump, given what every backfill gives (backfillItems) with their
+// markers.
+func (s *Store) noteBackfills() {
+	for _, b := range backfills {
+		s.backfilled.Store(b.name, true)
+	}
 }
 
 // pacer returns a wait that lets through at most BackfillRate calls a

@@ -2,7 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -24,6 +26,13 @@ import (
 // The collection's keys are written with the comment (addComment, the
 // dataset, a loaded dump); a table written before them gets them once
 // (EnsureCommentIndex) and, until it has its marker, reads per task.
+//
+// Each comment is also in its project's partition of GSI3
+// (leanCommentsPK), whose entries hold only its keys and what a list of
+// comments shows (author, body, time: onGSI3's projection), about half
+// the item: the collection is read there once the backfill that gives the
+// comments written before GSI3 their key there (commentsLeanBackfill) is
+// done, and in GSI1 until then.
 
 const typeCommentIndexMarker = "COMMENTINDEX"
 
@@ -39,6 +48,7 @@ func indexComment(it item, pu string) item {
 	t, c := ulidOf(str(it, attrPK)), ulidOf(str(it, attrSK))
 	it[attrGSI1PK] = &types.AttributeValueMemberS{Value: projectCommentsPK(pu)}
 	it[attrGSI1SK] = &types.AttributeValueMemberS{Value: projectCommentSK(t, c)}
+	it[attrGSI3PK] = &types.AttributeValueMemberS{Value: leanCommentsPK(pu)}
 	return it
 }
 
@@ -89,7 +99,7 @@ func (s *Store) EnsureCommentIndex(ctx context.Context) error {
 	}
 	indexComments(items)
 	n, err := s.setEach(ctx, items, func(it item) bool { return str(it, "type") == typeComment && it[attrGSI1PK] != nil },
-		attrGSI1PK, attrGSI1SK)
+		attrGSI1PK, attrGSI1SK, attrGSI3PK)
 	if err != nil {
 		return err
 	}
@@ -219,14 +229,8 @@ func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, 
 		}
 		hi = max(hi, t)
 	}
-	in := &dynamodb.QueryInput{TableName: &s.table, IndexName: aws.String(commentsOfProjectTasks.index),
-		KeyConditionExpression: aws.String(keyBetween), ExpressionAttributeNames: commentsOfProjectTasks.names(),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: projectCommentsPK(pu)},
-			":lo": &types.AttributeValueMemberS{Value: threadOf(lo)},
-			":hi": &types.AttributeValueMemberS{Value: threadOf(hi) + rangeEnd}},
-		Limit: aws.Int32(threadsLimit(items))}
-	out, err := s.db.Query(ctx, in)
+	lean := s.hasBackfill(commentsLeanBackfill)
+	out, err := s.db.Query(ctx, threadsQuery(s.table, lean, pu, lo, hi, items))
 	if err != nil {
 		for _, i := range g {
 			errs[i] = wrap(err, "reading a list")
@@ -235,14 +239,19 @@ func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, 
 	}
 	threads := map[string][]item{} // task ULID → its comments read, oldest first
 	for _, it := range out.Items {
-		if t, ok := taskOfProjectCommentSK(str(it, attrGSI1SK)); ok {
+		if t, ok := threadOfEntry(it, lean); ok {
 			threads[t] = append(threads[t], it)
+		}
+	}
+	if lean {
+		for t, th := range threads {
+			threads[t] = leanThread(th)
 		}
 	}
 	// With more to read, the threads from the last one read on may be cut.
 	cut := "~"
 	if len(out.LastEvaluatedKey) > 0 {
-		t, ok := taskOfProjectCommentSK(str(out.LastEvaluatedKey, attrGSI1SK))
+		t, ok := threadOfEntry(out.LastEvaluatedKey, lean)
 		if !ok {
 			return g
 		}
@@ -253,9 +262,10 @@ func (s *Store) readThreads(ctx context.Context, pu string, asks []CommentsAsk, 
 		t, size, back := ulidOf(asks[i].TaskID), edgeSize(asks[i].Page), asks[i].Page.Last != nil
 		th := threads[t]
 		// A thread before the cut was read whole; the cut one holds its
-		// first items only, enough for a first page that fits, never for
-		// a last page.
-		if t >= cut && (back || len(th) <= size) {
+		// first items only (in GSI1; in GSI3, some of its items, which
+		// tie there), enough for a first page that fits, never for a last
+		// page.
+		if t >= cut && (lean || back || len(th) <= size) {
 			left = append(left, i)
 			continue
 		}
@@ -279,4 +289,49 @@ func edgeSize(p domain.Page) int {
 		return *p.Last
 	}
 	return p.First
+}
+
+// threadsQuery is the Query of the threads of tasks lo to hi of project pu
+// in its collection, GSI3's when lean, else GSI1's, reading at most
+// threadsLimit(items) entries.
+func threadsQuery(table string, lean bool, pu, lo, hi string, items int) *dynamodb.QueryInput {
+	p, pk, from, to := commentsOfProjectTasks, projectCommentsPK(pu), threadOf(lo), threadOf(hi)+rangeEnd
+	if lean {
+		p, pk, from, to = leanCommentsOfProjectTasks, leanCommentsPK(pu), taskPK(lo), taskPK(hi)
+	}
+	return &dynamodb.QueryInput{TableName: &table, IndexName: aws.String(p.index),
+		KeyConditionExpression: aws.String(keyBetween), ExpressionAttributeNames: p.names(),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk},
+			":lo": &types.AttributeValueMemberS{Value: from},
+			":hi": &types.AttributeValueMemberS{Value: to}},
+		Limit: aws.Int32(threadsLimit(items))}
+}
+
+// threadOfEntry returns the task ULID of a collection's entry (or of its
+// LastEvaluatedKey): from its sort key in GSI1, its table key in GSI3.
+func threadOfEntry(it item, lean bool) (string, bool) {
+	if !lean {
+		return taskOfProjectCommentSK(str(it, attrGSI1SK))
+	}
+	rest, ok := strings.CutPrefix(str(it, attrPK), taskPK(""))
+	if !ok {
+		return "", false
+	}
+	return domain.ParseULID(rest)
+}
+
+// leanThread puts a thread's GSI3 entries in order (oldest first: by SK,
+// the comment's ULID; they tie on their index keys, whose order DynamoDB
+// leaves open) and gives each what decode reads of a comment that the
+// entry holds in its keys: its type, id and task id.
+func leanThread(th []item) []item {
+	slices.SortFunc(th, func(a, b item) int { return strings.Compare(str(a, attrSK), str(b, attrSK)) })
+	for _, it := range th {
+		t, c := ulidOf(str(it, attrPK)), ulidOf(str(it, attrSK))
+		it["type"] = &types.AttributeValueMemberS{Value: typeComment}
+		it["id"] = &types.AttributeValueMemberS{Value: domain.CommentIDOf(t, c)}
+		it["taskId"] = &types.AttributeValueMemberS{Value: domain.TaskIDOf(t)}
+	}
+	return th
 }

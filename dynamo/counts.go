@@ -202,9 +202,12 @@ func (s *Store) Recount(ctx context.Context) (int, error) {
 	}
 	counters := func(it item) string {
 		var b strings.Builder
-		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount, attrSeq, attrProjectSeq, attrSyncSeq, attrGSI1PK, attrGSI1SK} {
-			if n, ok := it[a].(*types.AttributeValueMemberN); ok {
-				b.WriteString(n.Value)
+		for _, a := range []string{attrTodoCount, attrInProgressCount, attrDoneCount, attrCommentCount, attrSeq, attrProjectSeq, attrSyncSeq, attrGSI1PK, attrGSI1SK, attrGSI3PK} {
+			switch v := it[a].(type) {
+			case *types.AttributeValueMemberN:
+				b.WriteString(v.Value)
+			case *types.AttributeValueMemberS: // the keys indexComments and the backfills give
+				b.WriteString(v.Value)
 			}
 			b.WriteByte('/')
 		}
@@ -238,6 +241,7 @@ func (s *Store) Recount(ctx context.Context) (int, error) {
 	if err == nil {
 		s.tagIndexed.Store(true)
 		s.commentIndexed.Store(true)
+		s.noteBackfills()
 	}
 	return len(reqs), err
 }

@@ -52,7 +52,7 @@ func decode(m item) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
+		d.keys(m, "PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI4PK")
 		v = t
 	case typeComment:
 		v = &domain.Comment{ID: d.s(m, "id"), TaskID: d.s(m, "taskId"), AuthorID: d.s(m, "authorId"), Body: d.s(m, "body"),

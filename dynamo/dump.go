@@ -217,5 +217,6 @@ func (s *Store) PutItems(ctx context.Context, items []Item) error {
 	}
 	s.tagIndexed.Store(true)
 	s.commentIndexed.Store(true)
+	s.noteBackfills()
 	return nil
 }

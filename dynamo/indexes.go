@@ -46,7 +46,7 @@ func (s *Store) ensureIndexes(ctx context.Context) ([]string, error) {
 			AttributeDefinitions: attributeDefinitions(k),
 			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
 				IndexName: aws.String(k.index), KeySchema: keySchemaOf(k),
-				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}}}})
+				Projection: projectionOf(k)}}}})
 		if err != nil {
 			return made, wrap(err, "creating the index "+k.index)
 		}
@@ -111,6 +111,8 @@ func (s *Store) Pending(ctx context.Context) (missing, backfilling []string, err
 		}
 		if m == nil || !boolOf(m, "done") {
 			backfilling = append(backfilling, b.name)
+		} else {
+			s.backfilled.Store(b.name, true)
 		}
 	}
 	return missing, backfilling, nil

@@ -108,6 +108,7 @@ type taskItem struct {
 	GSI1SK string
 	GSI2PK string
 	GSI2SK string
+	GSI4PK string
 	Type   string `dynamodbav:"type"`
 	taskFields
 }
@@ -271,7 +272,7 @@ func fieldsOf(t *domain.Task) taskFields {
 }
 
 func taskToItem(t *domain.Task) item {
-	it := taskItem{PK: taskPK(ulidOf(t.ID)), SK: taskSK, Type: typeTask, taskFields: fieldsOf(t)}
+	it := taskItem{PK: taskPK(ulidOf(t.ID)), SK: taskSK, GSI4PK: leanTasksPK(ulidOf(t.ProjectID)), Type: typeTask, taskFields: fieldsOf(t)}
 	it.GSI1PK, it.GSI1SK, it.GSI2PK, it.GSI2SK = taskIndexKeys(t)
 	return marshal(it)
 }

@@ -24,9 +24,11 @@ import (
 //	membership  PROJECT#<p>     MEMBER#<u>         USER#<u>                PROJECT#<p>
 //	task        TASK#<t>        TASK               PROJECT#<p>             DUE#<date|~>#<t>    USER#<u>#OPEN|DONE DUE#<date|~>#<t>
 //	                                                                                           or UNASSIGNED#PROJECT#<p>
+//	            and in GSI4 (GSI4PK, GSI1SK; INCLUDE what a list shows): <p>, DUE#<date|~>#<t>
 //	tag link    TASK#<t>        TAG#<name>         TAG#<name>#PROJECT#<p>  DUE#<date|~>#<t>
 //	tag index   PROJECT#<p>     TAGS#<name>
 //	comment     TASK#<t>        COMMENT#<c>        COMMENTS#PROJECT#<p>    TASK#<t>#COMMENT#<c>
+//	            and in GSI3 (GSI3PK, PK; INCLUDE authorId, body, createdAt): <p>, TASK#<t>
 //	marker      META            TAGINDEX
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
@@ -45,9 +47,13 @@ const (
 	attrGSI1SK = "GSI1SK"
 	attrGSI2PK = "GSI2PK"
 	attrGSI2SK = "GSI2SK"
+	attrGSI3PK = "GSI3PK"
+	attrGSI4PK = "GSI4PK"
 
 	indexGSI1 = "GSI1"
 	indexGSI2 = "GSI2"
+	indexGSI3 = "GSI3"
+	indexGSI4 = "GSI4"
 )
 
 // Sort-key constants and prefixes.
@@ -190,15 +196,6 @@ const outboxTimeLayout = "2006-01-02T15:04:05.000000000Z"
 // outboxShard picks an event's outbox partition from its id (FNV-1a).
 func outboxShard(eventID string) int { return int(fnv32(eventID) % outboxShards) }
 
-// fnv32 is the FNV-1a hash of s.
-func fnv32(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	return h
-}
-
 func outboxPK(shard int) string { return outboxPrefix + strconv.Itoa(shard) }
 
 // outboxKey is the key of an event's outbox item: its shard, then its
@@ -207,28 +204,36 @@ func outboxKey(eventID string, at time.Time) key {
 	return key{outboxPK(outboxShard(eventID)), at.UTC().Format(outboxTimeLayout) + "#" + eventID}
 }
 
-// keySchema is the primary key of the table or of one of its indexes.
+// keySchema is the primary key of the table or of one of its indexes, and
+// an index's projection: every attribute, or (include, names apart by
+// spaces) the keys and those attributes only.
 type keySchema struct {
 	index          string // "" for the table itself (strongly consistent reads)
 	pkAttr, skAttr string
+	include        string
 }
 
 var (
-	onTable = keySchema{"", attrPK, attrSK}
-	onGSI1  = keySchema{indexGSI1, attrGSI1PK, attrGSI1SK}
-	onGSI2  = keySchema{indexGSI2, attrGSI2PK, attrGSI2SK}
+	onTable = keySchema{index: "", pkAttr: attrPK, skAttr: attrSK}
+	onGSI1  = keySchema{index: indexGSI1, pkAttr: attrGSI1PK, skAttr: attrGSI1SK}
+	onGSI2  = keySchema{index: indexGSI2, pkAttr: attrGSI2PK, skAttr: attrGSI2SK}
+	// GSI3, the comments with what a list shows (commentindex.go), sorted
+	// by their PK: a thread is contiguous, its comments tie (ordered by SK
+	// when read). GSI4, the tasks with what a list shows (tasklisted.go).
+	onGSI3 = keySchema{index: indexGSI3, pkAttr: attrGSI3PK, skAttr: attrPK, include: "authorId body createdAt"}
+	onGSI4 = keySchema{index: indexGSI4, pkAttr: attrGSI4PK, skAttr: attrGSI1SK, include: "title status dueDate assigneeId tags commentCount"}
 )
 
 // indexes are the table's global secondary indexes, as TableDefinition
 // creates them. One added here is created on an existing table at its next
 // start (EnsureTable, indexes.go); a backfill (backfill.go) gives the
 // items written before it its keys.
-var indexes = []keySchema{onGSI1, onGSI2}
+var indexes = []keySchema{onGSI1, onGSI2, onGSI3, onGSI4}
 
 // backfills give the items written before a change the attributes its
 // writes give new items (backfill.go), in the order they run; a name is
 // never reused.
-var backfills = []backfill{}
+var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill}
 
 // Pattern 2: a user's memberships, newest project first, in GSI1; the
 // membership item (PK projectPK, SK memberSK) also carries these keys.
@@ -246,6 +251,15 @@ var membersOfProject = pattern{keySchema: onTable, prefix: memberPrefix}
 var tasksOfProject = pattern{keySchema: onGSI1, prefix: duePrefix, cursor: validDueCursor}
 
 func projectTasksPK(p string) string { return projectPK(p) }
+
+// Pattern 3 with what a list shows, in GSI4 (leanTasksPK, the same sort
+// keys and cursors): read once its backfill is done (tasklisted.go).
+var tasksOfProjectListed = pattern{keySchema: onGSI4, prefix: duePrefix, cursor: validDueCursor}
+
+func leanTasksPK(p string) string { return p }
+
+// projectOfLeanTasksPK returns the project ULID of a GSI4 partition key.
+func projectOfLeanTasksPK(pk string) (string, bool) { return domain.ParseULID(pk) }
 
 // Pattern 4: a user's assigned tasks by due date, in GSI2, one partition
 // for open tasks and one for done ones (merged). Pattern 7, overdue tasks,
@@ -279,6 +293,15 @@ var commentsOfTask = pattern{keySchema: onTable, prefix: commentPrefix, cursor: 
 var commentsOfProjectTasks = pattern{keySchema: onGSI1}
 
 func projectCommentsPK(p string) string { return "COMMENTS#" + projectPK(p) }
+
+// The comments of a project's tasks in GSI3 (leanCommentsPK), by task
+// (their PK), with what a list shows: read once its backfill is done.
+var leanCommentsOfProjectTasks = pattern{keySchema: onGSI3}
+
+// leanCommentsPK and leanTasksPK are the project's ULID alone: GSI3 and
+// GSI4 hold one type of item each, so a prefix would tell apart nothing,
+// and each byte is in every entry read.
+func leanCommentsPK(p string) string { return p }
 
 // projectCommentSK is a comment's sort key in its project's collection;
 // threadOf(t) begins the sort keys of task t's comments.

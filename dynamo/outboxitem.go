@@ -102,3 +102,12 @@ func outboxFromItem(m item) (*domain.Event, int64, error) {
 	}
 	return ev, it.ExpiresAt, nil
 }
+
+// fnv32 is the FNV-1a hash of s (outboxShard, expiryPK).
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
+}

@@ -70,7 +70,7 @@ const (
 var keyNames, pkNames = map[keySchema]map[string]string{}, map[keySchema]map[string]string{}
 
 func init() {
-	for _, k := range []keySchema{onTable, onGSI1, onGSI2} {
+	for _, k := range []keySchema{onTable, onGSI1, onGSI2, onGSI3} {
 		keyNames[k] = map[string]string{"#pk": k.pkAttr, "#sk": k.skAttr}
 		pkNames[k] = map[string]string{"#pk": k.pkAttr}
 	}

@@ -75,6 +75,10 @@ type Store struct {
 	commentIndexed atomic.Bool
 	// fullIndexes are the tag indexes known to be full (key → true).
 	fullIndexes sync.Map
+	// backfilled are the backfills known done on the table (name → true):
+	// a read that needs their attributes on every item waits for them
+	// (backfill.go).
+	backfilled sync.Map
 
 	// SyncRetention is how long the change log keeps what was deleted and
 	// how old a sync token may be (changes.go); 0 means

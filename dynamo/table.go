@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/taskgraph/taskgraph/dynamo/embedded"
@@ -14,8 +16,9 @@ import (
 
 // TableDefinition returns the CreateTable input of the store's table: PK/SK
 // and its global secondary indexes (keys.go's indexes): GSI1 (a project's
-// tasks by due date, a user's projects, a tag's tasks per project) and GSI2
-// (a user's assigned tasks by due date, split into open and done).
+// tasks by due date, a user's projects, a tag's tasks per project), GSI2
+// (a user's assigned tasks by due date, split into open and done) and GSI3
+// (a project's comments, what a list shows of them).
 func TableDefinition(name string) *dynamodb.CreateTableInput {
 	in := &dynamodb.CreateTableInput{
 		TableName:            aws.String(name),
@@ -24,7 +27,13 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 		KeySchema:            keySchemaOf(onTable),
 	}
 	for _, k := range indexes {
-		in.AttributeDefinitions = append(in.AttributeDefinitions, attributeDefinitions(k)...)
+		for _, d := range attributeDefinitions(k) {
+			if !slices.ContainsFunc(in.AttributeDefinitions, func(o types.AttributeDefinition) bool {
+				return aws.ToString(o.AttributeName) == aws.ToString(d.AttributeName)
+			}) {
+				in.AttributeDefinitions = append(in.AttributeDefinitions, d)
+			}
+		}
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, indexDefinition(k))
 	}
 	return in
@@ -44,8 +53,15 @@ func attributeDefinitions(k keySchema) []types.AttributeDefinition {
 }
 
 func indexDefinition(k keySchema) types.GlobalSecondaryIndex {
-	return types.GlobalSecondaryIndex{IndexName: aws.String(k.index), KeySchema: keySchemaOf(k),
-		Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}
+	return types.GlobalSecondaryIndex{IndexName: aws.String(k.index), KeySchema: keySchemaOf(k), Projection: projectionOf(k)}
+}
+
+// projectionOf is an index's projection: ALL, or INCLUDE its include.
+func projectionOf(k keySchema) *types.Projection {
+	if k.include == "" {
+		return &types.Projection{ProjectionType: types.ProjectionTypeAll}
+	}
+	return &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: strings.Fields(k.include)}
 }
 
 // EnsureTable creates the table with its indexes when it is missing, or

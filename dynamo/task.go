@@ -23,14 +23,23 @@ func (s *Store) TasksOfProject(ctx context.Context, projectID string, status *do
 		return nil, err
 	}
 	spec := tasksOfProject.of(projectTasksPK(p))
-	if status != nil {
-		if !status.Valid() {
-			return nil, domain.Errorf(domain.EINVALID, "%q is not a task status", *status)
-		}
-		f := expression.Name("status").Equal(expression.Value(string(*status)))
-		spec.filter = &f
+	if err := byStatus(&spec, status); err != nil {
+		return nil, err
 	}
 	return listAs[*domain.Task](ctx, s, spec, page, nil)
+}
+
+// byStatus filters a list of tasks to one status (nil: all).
+func byStatus(spec *listSpec, status *domain.TaskStatus) error {
+	if status == nil {
+		return nil
+	}
+	if !status.Valid() {
+		return domain.Errorf(domain.EINVALID, "%q is not a task status", *status)
+	}
+	f := expression.Name("status").Equal(expression.Value(string(*status)))
+	spec.filter = &f
+	return nil
 }
 
 // TasksAssignedTo is access pattern 4: the user's assigned tasks by due date,

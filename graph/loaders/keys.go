@@ -85,10 +85,12 @@ func pageKeyOf(id string, a pageArgs) pageKey {
 }
 
 // projectTasksKey identifies a page of a project's tasks, of one status or
-// ("") all.
+// ("") all, and whether its nodes select only taskListFields (two
+// selections of one page are two keys: one has partial tasks).
 type projectTasksKey struct {
 	pageKey
 	status domain.TaskStatus
+	listed bool
 }
 
 func projectTasksKeyOf(id string, status *domain.TaskStatus, a pageArgs) projectTasksKey {

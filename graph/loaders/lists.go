@@ -70,7 +70,13 @@ func (l *Loaders) fetchTasksOfProject(ctx context.Context, k projectTasksKey) (*
 	if k.status != "" {
 		st = &k.status
 	}
-	c, err := l.primeTasks(ctx)(l.store.TasksOfProject(ctx, k.id, st, k.page()))
+	var c *domain.Conn[*domain.Task]
+	var err error
+	if k.listed { // partial tasks: not put into the point reads' cache
+		c, err = l.store.TasksOfProjectListed(ctx, k.id, st, k.page())
+	} else {
+		c, err = l.primeTasks(ctx)(l.store.TasksOfProject(ctx, k.id, st, k.page()))
+	}
 	if a, ok := l.commentsAhead.Load(k); ok && c != nil {
 		for _, t := range c.Items {
 			l.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
@@ -176,6 +182,12 @@ func (l *Loaders) fetchTasksByTag(ctx context.Context, k tagPageKey) (*domain.Co
 // (dynamo.Tagged.Listed): a page of tasksByTag that selects no other on
 // its nodes reads no task item.
 var listedFields = map[string]bool{"id": true, "title": true, "dueDate": true, "project": true, "assignee": true, "__typename": true}
+
+// taskListFields are the fields of a task its GSI4 entry answers
+// (dynamo.Store.TasksOfProjectListed): a page of a project's tasks that
+// selects no other on its nodes reads the entries, not the items.
+var taskListFields = map[string]bool{"id": true, "title": true, "status": true, "dueDate": true, "project": true,
+	"assignee": true, "tags": true, "comments": true, "commentCount": true, "__typename": true}
 
 // tagPageKey is a page of tasksByTag, and whether its nodes select only
 // listedFields (two selections of one page are two keys: one has partial

@@ -67,7 +67,11 @@ func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*domain.Me
 
 // TasksByProject loads a page of a project's tasks.
 func (l *Loaders) TasksByProject(ctx context.Context, id string, status *domain.TaskStatus, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	return l.tasksOfProjectLoader().Load(ctx, projectTasksKeyOf(id, status, pageArgs{first, after, last, before}))()
+	k := projectTasksKeyOf(id, status, pageArgs{first, after, last, before})
+	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
+		k.listed = onlyFields(l.connNodeFields(ctx), taskListFields) // deferred fields too
+	}
+	return l.tasksOfProjectLoader().Load(ctx, k)()
 }
 
 // CommentsByTask loads a page of a task's comments, telling the loader
@@ -118,9 +122,12 @@ func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after 
 
 // onlyListedFields reports whether the fields a page selects on its tasks
 // are all listedFields.
-func onlyListedFields(fields []graphql.CollectedField) bool {
+func onlyListedFields(fields []graphql.CollectedField) bool { return onlyFields(fields, listedFields) }
+
+// onlyFields reports whether fields are all in names.
+func onlyFields(fields []graphql.CollectedField, names map[string]bool) bool {
 	for _, f := range fields {
-		if !listedFields[f.Name] {
+		if !names[f.Name] {
 			return false
 		}
 	}

@@ -139,6 +139,10 @@ func prefetchMembers(ctx context.Context, l *Loaders, _ *graphql.OperationContex
 func prefetchTasksOfProject(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
 	a := argsOf(oc, f)
 	k := projectTasksKeyOf(id, a.status, a.pageArgs)
+	// (The resolver decides on every field, deferred ones too
+	// (connNodeFields): a deferred field a list does not show makes its
+	// page another key, read then, and this one unused.)
+	k.listed = onlyFields(nodeFields(oc, f), taskListFields)
 	for _, nf := range nodeFields(oc, f) {
 		// (Not under @defer: a deferred part must not be ready
 		// before the part it is in.)

@@ -194,12 +194,13 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 	t.Cleanup(func() {
 		srv.EmulateFailure(false)
 		srv.EmulateFailureForTable(table, "GSI1", false)
+		srv.EmulateFailureForTable(table, "GSI4", false)
 	})
 
 	forbidden := []string{"emulated", "dynamo", "minidyn", strings.ToLower(table), "operation error",
 		"api error", "internalservererror", "statuscode", "status code", "requestid", "request id", "127.0.0.1",
 		"http://", "https://", "exceeded maximum", "retry quota", "batchgetitem", "getitem", "transactwriteitems",
-		"gsi1", ".go:", "panic", "%!"}
+		"gsi1", "gsi4", ".go:", "panic", "%!"}
 	cases := []struct {
 		name, query string
 		vars        map[string]any
@@ -207,8 +208,10 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 	}{
 		{"a point read", `{ me { id name } }`, nil, everything},
 		{"a list", `query($id: ID!) { project(id: $id) { tasks { nodes { id } } } }`, map[string]any{"id": web.ID}, everything},
-		{"a list on a failing index", `query($id: ID!) { project(id: $id) { name tasks { nodes { id } } } }`,
+		{"a list on a failing index", `query($id: ID!) { project(id: $id) { name tasks { nodes { id description } } } }`,
 			map[string]any{"id": web.ID}, index("GSI1")},
+		{"a list on a failing lean index", `query($id: ID!) { project(id: $id) { name tasks { nodes { id } } } }`,
+			map[string]any{"id": web.ID}, index("GSI4")},
 		{"a mutation", `mutation { createProject(input: {name: "During the outage"}) { id } }`, nil, everything},
 	}
 	for _, c := range cases {
@@ -216,6 +219,7 @@ func TestStoreFailureIsOpaque(t *testing.T) {
 			c.fail()
 			defer srv.EmulateFailure(false)
 			defer srv.EmulateFailureForTable(table, "GSI1", false)
+			defer srv.EmulateFailureForTable(table, "GSI4", false)
 			res := e.Query(t, "alice", c.query, c.vars)
 			t.Logf("errors %+v, data %s", res.Errors, res.Data)
 			codes := errsCodes(t, res)

@@ -35,6 +35,9 @@ type Tee struct {
 	mu    sync.Mutex
 	calls map[string]int
 	diffs int
+	// indexKeys are the key attributes of the indexes of the tables
+	// created through the Tee (table/index → hash, range).
+	indexKeys sync.Map
 }
 
 // NewTee returns a Tee of a and b reporting to tb.
@@ -321,7 +324,13 @@ func (t *Tee) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dyn
 		return c.Query(context.WithoutCancel(ctx), in, o...)
 	},
 		func(a, b *dynamodb.QueryOutput) string {
-			return samePage(a.Items, b.Items, a.Count, b.Count, a.ScannedCount, b.ScannedCount, a.LastEvaluatedKey, b.LastEvaluatedKey, true)
+			ai, bi := a.Items, b.Items
+			if in.IndexName != nil {
+				if k, ok := t.indexKeys.Load(aws.ToString(in.TableName) + "/" + aws.ToString(in.IndexName)); ok {
+					ai, bi = tiesInOrder(ai, k.([2]string)), tiesInOrder(bi, k.([2]string))
+				}
+			}
+			return samePage(ai, bi, a.Count, b.Count, a.ScannedCount, b.ScannedCount, a.LastEvaluatedKey, b.LastEvaluatedKey, true)
 		})
 }
 
@@ -367,6 +376,7 @@ func (t *Tee) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput
 
 // CreateTable implements dynamo.API (error codes compared).
 func (t *Tee) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, o ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
+	t.noteIndexKeys(in)
 	return both(t, "CreateTable", in, func(c *dynamodb.Client) (*dynamodb.CreateTableOutput, error) {
 		return c.CreateTable(context.WithoutCancel(ctx), in, o...)
 	},

@@ -142,6 +142,14 @@ func (g *edgeGen) item(k map[string]av) map[string]av {
 		it["GSI2PK"] = s("h0")
 		it["GSI2SK"] = s(pick(r, "DUE#2026", "DUE#2027", "DUE#~") + "#" + id)
 	}
+	if r.IntN(10) < 4 { // GSI3 projects these three only; keyed on PK, unique here (a store orders ties its own way)
+		it["GSI3PK"] = s(pick(r, "c0", "c1") + "#" + k["SK"].(*types.AttributeValueMemberS).Value)
+		for _, a := range []string{"authorId", "body", "createdAt"} {
+			if r.IntN(3) > 0 {
+				it[a] = s(pick(r, "", "alice", "a comment", "2026-12-05T14:41:05.1Z"))
+			}
+		}
+	}
 	if r.IntN(2) == 0 {
 		it["v"] = n(r.IntN(20) - 5)
 	}
@@ -189,7 +197,7 @@ func (g *edgeGen) condition() (expr *string, names map[string]string, values map
 // update is a random update expression, as the store writes them and a
 // few it does not.
 func (g *edgeGen) update() (expr string, names map[string]string, values map[string]av) {
-	switch g.rng.IntN(11) {
+	switch g.rng.IntN(12) {
 	case 0:
 		return "SET v = :v", nil, map[string]av{":v": n(g.rng.IntN(9))}
 	case 1:
@@ -211,6 +219,12 @@ func (g *edgeGen) update() (expr string, names map[string]string, values map[str
 		return "REMOVE GSI1PK, GSI2SK", nil, nil
 	case 9:
 		return "SET #t = :t", map[string]string{"#t": "type"}, map[string]av{":t": s("TAGS")}
+	case 10:
+		if g.rng.IntN(2) == 0 {
+			g.ties++
+			return "SET GSI3PK = :g3, body = :bd", nil, map[string]av{":g3": s(fmt.Sprintf("c1#w%d", g.ties)), ":bd": s("edited")}
+		}
+		return pick(g.rng, "REMOVE GSI3PK", "REMOVE body"), nil, nil
 	}
 	return "SET m = :m", nil, map[string]av{":m": m(map[string]av{"_": s("")})}
 }
@@ -293,7 +307,10 @@ func (g *edgeGen) query(ctx context.Context, tee *testenv.Tee) {
 	in := &dynamodb.QueryInput{TableName: aws.String(g.table), ScanIndexForward: aws.Bool(r.IntN(2) == 0)}
 	pkAttr, skAttr, pk := "PK", "SK", pick(r, edgePKs...)
 	lo, hi, pre := pick(r, edgeSKs...), pick(r, edgeSKs...), pick(r, "a", "a#", "b#", "c", "e#", "z", "")
-	switch r.IntN(4) {
+	switch r.IntN(5) {
+	case 3: // INCLUDE: the keys and authorId, body, createdAt only
+		in.IndexName, pkAttr, skAttr, pk = aws.String("GSI3"), "GSI3PK", "PK", pick(r, "c0#a", "c1#a", "c0#b", "c1#c#1", "c0#g#2")
+		lo, hi, pre = pick(r, edgePKs...), pick(r, edgePKs...), pick(r, "p", "p1", "q")
 	case 1:
 		in.IndexName, pkAttr, skAttr, pk = aws.String("GSI1"), "GSI1PK", "GSI1SK", pick(r, "g0", "g1")
 		lo, hi, pre = pick(r, "x", "x#p1", "y#p3/c", "z"), pick(r, "y", "y#p9", "z#p0/b"), pick(r, "x#", "y#p", "w#")

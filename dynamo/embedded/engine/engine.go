@@ -61,11 +61,16 @@ type table struct {
 	billing string
 }
 
-// index is a global secondary index (projection ALL).
+// index is a global secondary index: its projection (indexprojection.go)
+// is ALL, KEYS_ONLY or INCLUDE nonKey; keep, nil for ALL, is the
+// attributes its entries hold.
 type index struct {
-	name  string
-	key   schema
-	items *btree.BTreeG[entry]
+	name       string
+	key        schema
+	items      *btree.BTreeG[entry]
+	projection string
+	nonKey     []string
+	keep       map[string]bool
 }
 
 // entry is one item in a B-tree: its key in that tree and, in an index,

@@ -21,6 +21,7 @@ type page struct {
 	x          exprs
 	filter     condition
 	projection string
+	keep       map[string]bool // an index's projection (nil: whole items)
 	limit      int
 	count      bool // Select COUNT
 	items      [][]byte
@@ -46,10 +47,14 @@ func (p *page) take(en entry) bool {
 		return false
 	}
 	p.scanned++
-	p.read += en.it.size
-	raw := en.it.raw
+	raw, size, err := entryOf(en.it, p.keep)
+	if err != nil {
+		p.err = err
+		return false
+	}
+	p.read += size
 	if p.filter != nil || p.projection != "" {
-		a, err := en.it.decode()
+		a, err := decodeAttrs(raw)
 		ok := err == nil
 		if ok {
 			ok, err = p.x.match(p.filter, a)
@@ -70,7 +75,7 @@ func (p *page) take(en entry) bool {
 	if raw != nil {
 		// The 1 MB counts the items the filter keeps, as DynamoDB Local
 		// counts (DynamoDB counts every item read).
-		p.size += en.it.size
+		p.size += size
 		if p.count {
 			raw = []byte{}
 		}
@@ -88,8 +93,11 @@ func (p *page) take(en entry) bool {
 	return true
 }
 
-func (e *Engine) newPage(x exprs, filter, projection, sel string, limit *int) (*page, error) {
-	p := &page{x: x, projection: projection, limit: -1}
+func (e *Engine) newPage(x exprs, s source, indexName, filter, projection, sel string, limit *int) (*page, error) {
+	p := &page{x: x, projection: projection, limit: -1, keep: s.keep}
+	if err := checkFilterProjected(s, indexName, filter, x.names); err != nil {
+		return nil, err
+	}
 	var err error
 	if p.filter, err = parseCondition("FilterExpression", filter); err != nil {
 		return nil, err
@@ -99,6 +107,9 @@ func (e *Engine) newPage(x exprs, filter, projection, sel string, limit *int) (*
 			return nil, validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", *limit)
 		}
 		p.limit = *limit
+	}
+	if sel == "ALL_ATTRIBUTES" && s.keep != nil {
+		return nil, validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", indexName)
 	}
 	switch sel {
 	case "", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES":

@@ -32,7 +32,8 @@ type source struct {
 	t    *table
 	tree *btree.BTreeG[entry]
 	key  schema
-	ix   int // the index's position, -1 for the table
+	ix   int             // the index's position, -1 for the table
+	keep map[string]bool // what the index's entries hold (nil: whole items)
 }
 
 // source returns the tree of the table or of its index name.
@@ -47,7 +48,7 @@ func (t *table) source(name string, consistent bool) (source, error) {
 	if consistent {
 		return source{}, validation("Consistent reads are not supported on global secondary indexes")
 	}
-	return source{t: t, tree: ix.items, key: ix.key, ix: i}, nil
+	return source{t: t, tree: ix.items, key: ix.key, ix: i, keep: ix.keep}, nil
 }
 
 // startKey reads an ExclusiveStartKey: the table's key, and in an index
@@ -119,7 +120,7 @@ func (e *Engine) query(in *queryInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.newPage(x, in.FilterExpression, in.ProjectionExpression, in.Select, in.Limit)
+	p, err := e.newPage(x, s, in.IndexName, in.FilterExpression, in.ProjectionExpression, in.Select, in.Limit)
 	if err != nil {
 		return nil, err
 	}

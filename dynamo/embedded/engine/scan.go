@@ -20,7 +20,7 @@ func (e *Engine) scan(in *queryInput) ([]byte, error) {
 	if err := x.check(in.FilterExpression, in.ProjectionExpression); err != nil {
 		return nil, err
 	}
-	p, err := e.newPage(x, in.FilterExpression, in.ProjectionExpression, in.Select, in.Limit)
+	p, err := e.newPage(x, s, in.IndexName, in.FilterExpression, in.ProjectionExpression, in.Select, in.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ type keyElem struct {
 type gsiDef struct {
 	IndexName             string
 	KeySchema             []keyElem
-	Projection            struct{ ProjectionType string }
+	Projection            gsiProjection
 	ProvisionedThroughput any `json:",omitempty"`
 }
 
@@ -81,9 +81,6 @@ func (e *Engine) createTable(in *createTableInput) (any, error) {
 	}
 	t := &table{name: in.TableName, key: key, items: newTree(), created: e.now(), defs: in.AttributeDefinitions, billing: in.BillingMode}
 	for _, g := range in.GlobalSecondaryIndexes {
-		if p := g.Projection.ProjectionType; p != "ALL" {
-			return nil, validation("the embedded store's indexes project ALL attributes, not %q", p)
-		}
 		k, err := schemaOf(g.KeySchema, in.AttributeDefinitions)
 		if err != nil {
 			return nil, err
@@ -91,7 +88,11 @@ func (e *Engine) createTable(in *createTableInput) (any, error) {
 		if _, _, err := t.index(g.IndexName); err == nil {
 			return nil, validation("Duplicate index name: %s", g.IndexName)
 		}
-		t.indexes = append(t.indexes, &index{name: g.IndexName, key: k, items: newTree()})
+		ix, err := newIndex(&g, k, key)
+		if err != nil {
+			return nil, err
+		}
+		t.indexes = append(t.indexes, ix)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -162,7 +163,7 @@ func (t *table) describe() map[string]any {
 		var gs []map[string]any
 		for _, ix := range t.indexes {
 			gs = append(gs, map[string]any{"IndexName": ix.name, "KeySchema": ks(ix.key), "IndexStatus": "ACTIVE",
-				"Projection": map[string]string{"ProjectionType": "ALL"}, "ItemCount": ix.items.Len(),
+				"Projection": ix.describeProjection(), "ItemCount": ix.items.Len(),
 				"IndexArn": "arn:aws:dynamodb:local:000000000000:table/" + t.name + "/index/" + ix.name})
 		}
 		d["GlobalSecondaryIndexes"] = gs

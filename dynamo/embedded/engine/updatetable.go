@@ -62,9 +62,6 @@ func (e *Engine) updateTable(in *updateTableInput) (any, error) {
 // createIndex adds the index def, its key attributes defined in defs, and
 // fills it from the table's items.
 func (t *table) createIndex(def *gsiDef, defs []attrDef) error {
-	if p := def.Projection.ProjectionType; p != "ALL" {
-		return validation("the embedded store's indexes project ALL attributes, not %q", p)
-	}
 	if _, _, err := t.index(def.IndexName); err == nil {
 		return validation("Attempting to create an index which already exists")
 	}
@@ -80,7 +77,10 @@ func (t *table) createIndex(def *gsiDef, defs []attrDef) error {
 			}
 		}
 	}
-	ix := &index{name: def.IndexName, key: k, items: newTree()}
+	ix, err := newIndex(def, k, t.key)
+	if err != nil {
+		return err
+	}
 	n := len(t.indexes)
 	t.indexes = append(t.indexes, ix)
 	for _, d := range defs {
