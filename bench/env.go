@@ -22,6 +22,7 @@ import (
 	"github.com/taskgraph/taskgraph/dynamo/client"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/web"
 )
 
@@ -70,6 +71,9 @@ type Env struct {
 	header string // the viewer's Authorization header
 	log    *slog.Logger
 	live   []*dynamo.Store // the live instances' stores (LiveHandler)
+	// liveTel is the last live instance's telemetry, its metrics on
+	// (FanOuts).
+	liveTel *telemetry.Telemetry
 }
 
 // Open connects to the endpoint and makes sure the table exists. quiet is

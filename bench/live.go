@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/app"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
+	"github.com/taskgraph/taskgraph/internal/telemetry"
 	"github.com/taskgraph/taskgraph/live"
 )
 
@@ -23,7 +24,13 @@ import (
 func (e *Env) LiveHandler(tb testing.TB, natsURL string) http.Handler {
 	tb.Helper()
 	store := app.NewStore(e.Client, e.Store.Table(), e.log, func() time.Time { return Now })
-	a := &app.App{Store: store, Auth: e.auth, Hooks: app.Hooks{NoListen: true, NoBackground: true},
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Metrics: true, Env: func(string) string { return "" }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	e.liveTel = tel
+	a := &app.App{Store: store, Auth: e.auth, Telemetry: tel, Hooks: app.Hooks{NoListen: true, NoBackground: true},
 		Config: app.Config{Live: live.Config{URL: natsURL, Name: "bench"},
 			Limits: pipeline.Limits{Timeout: HandlerTimeout, MaxSubscriptionsPerViewer: 1 << 30}}}
 	if err := a.Open(context.Background()); err != nil {

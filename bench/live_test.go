@@ -183,7 +183,7 @@ func TestLiveReport(t *testing.T) {
 			projects, tasks = append(projects, p), append(tasks, tk)
 		}
 		r := manySubscribers(ctx, t, SubscribersSpec{URL: b.URL + "/query", Token: env.Token(), Query: liveQuery,
-			Vars: vars, ProjectIDs: projects[:k], N: n}, func(j int, title string) error {
+			Vars: vars, ProjectIDs: projects[:k], N: n}, env.FanOuts, func(j int, title string) error {
 			return env.RenameTask(ctx, a.URL, tasks[j], title)
 		})
 		report("%s", r.memory)

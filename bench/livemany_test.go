@@ -38,7 +38,7 @@ type manyResult struct{ memory, delivery string }
 // once (change(j, title) through A), the servers' CPU per delivered event
 // and how long after each change's answer the last of its project's
 // subscribers has it.
-func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, change func(j int, title string) error) manyResult {
+func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, fanOuts func() (FanOuts, error), change func(j int, title string) error) manyResult {
 	t.Helper()
 	n, k := spec.N, max(len(spec.ProjectIDs), 1)
 	var m0, m1 runtime.MemStats
@@ -77,6 +77,7 @@ func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, ch
 	}
 	var a0, a1 runtime.MemStats
 	runtime.ReadMemStats(&a0)
+	fan0 := must2(t, fanOuts)
 	cpu0, subCPU0 := selfCPU(), must(subs.CPU())
 	var lats []time.Duration
 	events := *liveEvents
@@ -104,6 +105,7 @@ func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, ch
 	}
 	cpu := selfCPU() - cpu0
 	subCPU := must(subs.CPU()) - subCPU0
+	fan := must2(t, fanOuts).Since(fan0)
 	runtime.ReadMemStats(&a1)
 	if *liveProfile != "" {
 		writeAllocs(t, fmt.Sprintf("%s%d.allocs.pprof", *liveProfile, n))
@@ -119,8 +121,9 @@ func manySubscribers(ctx context.Context, t *testing.T, spec SubscribersSpec, ch
 	return manyResult{
 		memory: fmt.Sprintf("%d subscribers on B (%s): connected and live in %s (%d warm-up rounds); heap +%s (%s a subscriber), goroutine stacks +%s (%s a subscriber; %s after 5 collections), goroutines +%d (%.1f a subscriber)",
 			n, over, setup.Round(time.Millisecond), warm, mib(heap), kib(heap/int64(n)), mib(stack), kib(stack/int64(n)), stack5, g1-g0, float64(g1-g0)/float64(n)),
-		delivery: fmt.Sprintf("%d subscribers on B (%s), %d rounds of a change per project through A: servers' CPU %s and %.2f allocations a delivered event (subscribers' process: %s); the last subscriber of a change's project has it %s (p50) / %s (p99) / %s (max) after its answer (%d changes)",
-			n, over, events, us(cpu/time.Duration(events*n)), allocs, us(subCPU/time.Duration(events*n)), msec(pct(lats, 50)), msec(pct(lats, 99)), msec(lats[len(lats)-1]), len(lats)),
+		delivery: fmt.Sprintf("%d subscribers on B (%s), %d rounds of a change per project through A: servers' CPU %s and %.2f allocations a delivered event (subscribers' process: %s); the last subscriber of a change's project has it %s (p50) / %s (p99) / %s (max) after its answer (%d changes); B wrote it to the last of them %s (p50) / %s (p99) after it arrived (%d fan-outs, taskgraph_live_event_fanout_seconds)",
+			n, over, events, us(cpu/time.Duration(events*n)), allocs, us(subCPU/time.Duration(events*n)), msec(pct(lats, 50)), msec(pct(lats, 99)), msec(lats[len(lats)-1]), len(lats),
+			fan.AtMost(50), fan.AtMost(99), fan.Total()),
 	}
 }
 
@@ -147,4 +150,14 @@ func settledStacks(m0 runtime.MemStats, n int) string {
 	}
 	runtime.ReadMemStats(&m)
 	return kib((int64(m.StackInuse) - int64(m0.StackInuse)) / int64(n))
+}
+
+// must2 returns f's snapshot, failing t on an error.
+func must2(t *testing.T, f func() (FanOuts, error)) FanOuts {
+	t.Helper()
+	v, err := f()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -68,6 +68,9 @@ func TestMetricsOfSubscriptionsOverWebSocket(t *testing.T) {
 	// publication once the broker acknowledged it): wait for them.
 	waitMetric(t, tel, "taskgraph_live_events_published_total", "outcome=OK,source=commit", 1)
 	waitMetric(t, tel, "taskgraph_live_events_delivered_total", "", 1)
+	if got := testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_live_event_fanout_seconds")[""]; got != 1 {
+		t.Errorf("fan-outs observed %d, want the event's one", got)
+	}
 	if got := testenv.Values(testenv.Scrape(t, tel), "taskgraph_live_events_published_total"); len(got) != 1 {
 		t.Errorf("events published %v, want one by its commit", got)
 	}

@@ -113,6 +113,9 @@ type Delivery struct {
 	// Shared is the same for every local recipient of this event: what they
 	// may share (the per-event loaders), made once.
 	Shared *Shared
+	// Received is when this instance took the event off the stream (zero
+	// for a replay): the start of its fan-out's metric.
+	Received time.Time
 }
 
 // Shared is what an event's local recipients share. Every one of them
@@ -242,7 +245,8 @@ func (h *Hub) receive(msg jetstream.Msg) {
 	if f == nil {
 		return // no local subscriber: no read at all
 	}
-	d := &Delivery{Seq: md.Sequence.Stream, Cursor: h.cursors.Cursor(ev.ProjectID, md.Sequence.Stream), Event: ev, Shared: h.newShared()}
+	d := &Delivery{Seq: md.Sequence.Stream, Cursor: h.cursors.Cursor(ev.ProjectID, md.Sequence.Stream), Event: ev, Shared: h.newShared(),
+		Received: time.Now()}
 	select {
 	case f.queue <- d:
 	default:

@@ -2,6 +2,7 @@ package subscription
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/taskgraph/taskgraph/live"
 	"github.com/taskgraph/taskgraph/policy"
@@ -133,6 +134,9 @@ func (s *Server) Deliver(d *live.Delivery, to []live.Recipient) {
 	})
 	if len(batches) > 0 {
 		tel := batches[0].owners[0].tel
+		if !d.Received.IsZero() { // before the count, which tests wait for
+			tel.EventFannedOut(time.Since(d.Received))
+		}
 		tel.EventsResolved(len(batches))
 		tel.EventsDelivered(int(sent.Load()))
 	}

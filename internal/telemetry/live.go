@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo/client"
@@ -130,5 +131,14 @@ func (t *Telemetry) EventsDelivered(n int) {
 func (t *Telemetry) EventDelivered() {
 	if t != nil && t.m != nil {
 		t.m.eventsDelivered.Inc()
+	}
+}
+
+// EventFannedOut observes how long an event took from its arrival at this
+// instance until it was written to its last local subscriber
+// (taskgraph_live_event_fanout_seconds).
+func (t *Telemetry) EventFannedOut(d time.Duration) {
+	if t != nil && t.m != nil {
+		t.m.fanOut.Observe(d.Seconds())
 	}
 }

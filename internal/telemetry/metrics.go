@@ -39,6 +39,7 @@ type metrics struct {
 	streams         *prometheus.GaugeVec   // transport: websocket, sse
 	eventsPublished *prometheus.CounterVec // source (commit, sweep), outcome (OK, error)
 	eventsDelivered prometheus.Counter
+	fanOut          prometheus.Histogram
 	refused         prometheus.Counter
 	resolutions     prometheus.Counter
 }
@@ -47,6 +48,7 @@ type metrics struct {
 var (
 	durationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	keysBuckets     = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500}
+	fanOutBuckets   = []float64{.001, .0025, .005, .01, .025, .05, .1, .15, .2, .25, .3, .4, .5, 1, 2.5, 5, 10}
 )
 
 func newMetrics() *metrics {
@@ -98,6 +100,9 @@ func newMetrics() *metrics {
 			"source", "outcome"),
 		eventsDelivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_live_events_delivered_total",
 			Help: "Events sent to subscribers (one per subscriber per event)."}),
+		fanOut: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "taskgraph_live_event_fanout_seconds",
+			Help:    "From an event's arrival at this instance (off the event stream) until it was written to the last of its local subscribers, one observation per event and project feed.",
+			Buckets: fanOutBuckets}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_connections_refused_total",
 			Help: "Connections refused at accept because the process had no file descriptor left (web.GuardAccept)."}),
 		resolutions: prometheus.NewCounter(prometheus.CounterOpts{Name: "taskgraph_live_event_resolutions_total",
@@ -107,6 +112,7 @@ func newMetrics() *metrics {
 	f(m.subscriptions)
 	f(m.streams)
 	f(m.eventsDelivered)
+	f(m.fanOut)
 	f(m.refused)
 	f(m.resolutions)
 	f(collectors.NewGoCollector())
