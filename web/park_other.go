@@ -10,6 +10,7 @@ var parking parker
 
 type parker struct{}
 
-func (*parker) available() bool                      { return false }
-func (*parker) park(net.Conn, func()) (uint64, bool) { return 0, false }
-func (*parker) unpark(uint64) bool                   { return false }
+func (*parker) available() bool           { return false }
+func (*parker) reserve(func()) uint64     { return 0 }
+func (*parker) arm(net.Conn, uint64) bool { return false }
+func (*parker) unpark(uint64) bool        { return false }

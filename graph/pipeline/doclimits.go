@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/graph/codes"
@@ -113,8 +114,10 @@ func (l documentLimits) check(doc *ast.QueryDocument) string {
 	return ""
 }
 
-// maxCount is where node counts saturate.
-const maxCount = 1 << 50
+// maxCount is where node counts saturate: 2^50, or a quarter of the
+// largest int where an int has 32 bits (so that a sum of two never
+// overflows).
+const maxCount = min(1<<50, math.MaxInt>>2)
 
 // docCounter counts the nodes of a document with its fragments expanded
 // (docNodes, memoised by fragment, so linear in the document) and the
