@@ -51,8 +51,10 @@ type row interface {
 	// readAhead starts the read of the list field f under the object id
 	// and returns what waits for it (nil: nothing to wait for).
 	readAhead(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func()
-	// loaderOf is l's loader of the list (tests).
+	// loaderOf is l's loader of the list, about its name and whether it
+	// is own (tests).
 	loaderOf(l *Loaders) any
+	about() (name string, own bool)
 }
 
 // rows are the lists' Lists, in the order of their declaration (register).
@@ -98,6 +100,8 @@ func (r *List[K, V]) loader(l *Loaders) *loader[K, V] {
 func (r *List[K, V]) field() (string, string) { return r.under, r.notAhead }
 
 func (r *List[K, V]) loaderOf(l *Loaders) any { return r.loader(l) }
+
+func (r *List[K, V]) about() (string, bool) { return r.name, r.own }
 
 func (r *List[K, V]) readAhead(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
 	a := argsOf(oc, f)
