@@ -53,7 +53,8 @@ type taskPage = *domain.Conn[*domain.Task]
 // byID is the key of a list that takes no arguments: its owner's id.
 func byID(_ *Loaders, id string, _ Args, _ *selection) string { return id }
 
-// byPage is the key of a page of a list with no arguments but the page's.
+// byPage is the key of a page of a list with no arguments but the page's
+// (what a new list's row most often names).
 func byPage(_ *Loaders, id string, a Args, _ *selection) pageKey { return pageKeyOf(id, a.page()) }
 
 // The keys that note what a page selects, and the reads ahead that do more
