@@ -19,8 +19,8 @@ import (
 // must be named in to the schema: its size (@listSize in schema.graphqls),
 // which the complexity limit charges it by (priced, which must
 // price it as the directive says), and, under an object a lookup by
-// id returns, its read ahead (prefetchers) or why it is not
-// (notPrefetched). A field added to schema.graphqls without them fails here,
+// id returns, its read ahead (its loader's row in graph/loaders/lists.go
+// names it as under) or why it is not (the row's notAhead). A field added to schema.graphqls without them fails here,
 // by name, instead of costing 1 or a round trip more unseen.
 func TestEveryListFieldIsCostedAndPrefetched(t *testing.T) {
 	weights := Weights()
@@ -53,7 +53,7 @@ func TestEveryListFieldIsCostedAndPrefetched(t *testing.T) {
 			case ahead && not:
 				t.Errorf("%s is both read ahead and in notPrefetched (%q)", field, why)
 			case !ahead && !not:
-				t.Errorf("%s is a list under an object looked up by id: read it ahead in prefetchers (graph/loaders/prefetch.go), or say why not in notPrefetched", field)
+				t.Errorf("%s is a list under an object looked up by id: name it as the under of its loader's row (graph/loaders/lists.go), read ahead, or say why not in the row's notAhead", field)
 			}
 		}
 	}

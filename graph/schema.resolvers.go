@@ -12,6 +12,7 @@ import (
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/taskgraph/taskgraph/graph/exec"
+	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/policy"
 )
@@ -85,11 +86,11 @@ func (r *projectResolver) Owner(ctx context.Context, obj *domain.Project) (*doma
 }
 
 func (r *projectResolver) Members(ctx context.Context, obj *domain.Project) ([]*domain.Member, error) {
-	return For(ctx).MembersByProject(ctx, obj.ID)
+	return loaders.MembersOf.Load(ctx, For(ctx), obj.ID, loaders.Args{})
 }
 
 func (r *projectResolver) Tasks(ctx context.Context, obj *domain.Project, first *int, after *string, last *int, before *string, status *domain.TaskStatus) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByProject(ctx, obj.ID, status, first, after, last, before))
+	return taskConn(loaders.TasksOfProject.Load(ctx, For(ctx), obj.ID, loaders.Args{First: first, After: after, Last: last, Before: before, Status: status}))
 }
 
 func (r *projectEventResolver) Actor(ctx context.Context, obj *model.ProjectEvent) (*domain.User, error) {
@@ -145,7 +146,7 @@ func (r *queryResolver) Task(ctx context.Context, id string) (*domain.Task, erro
 }
 
 func (r *queryResolver) TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByTag(ctx, tag, first, after, last, before))
+	return taskConn(loaders.TasksByTag.Load(ctx, For(ctx), tag, loaders.Args{First: first, After: after, Last: last, Before: before}))
 }
 
 func (r *queryResolver) Sync(ctx context.Context, since *string, first *int) (*model.SyncPage, error) {
@@ -157,7 +158,7 @@ func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID stri
 }
 
 func (r *tagResolver) Tasks(ctx context.Context, obj *domain.Tag, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByTag(ctx, obj.Name, first, after, last, before))
+	return taskConn(loaders.TasksByTag.Load(ctx, For(ctx), obj.Name, loaders.Args{First: first, After: after, Last: last, Before: before}))
 }
 
 func (r *taskResolver) Project(ctx context.Context, obj *domain.Task) (*domain.Project, error) {
@@ -169,7 +170,7 @@ func (r *taskResolver) Assignee(ctx context.Context, obj *domain.Task) (*domain.
 }
 
 func (r *taskResolver) Comments(ctx context.Context, obj *domain.Task, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
-	return commentConn(For(ctx).CommentsByTask(ctx, obj, first, after, last, before))
+	return commentConn(loaders.CommentsOf.Load(ctx, For(ctx), obj.ID, loaders.Args{First: first, After: after, Last: last, Before: before, Of: obj}))
 }
 
 func (r *userResolver) Email(ctx context.Context, obj *domain.User) (*string, error) {
@@ -180,15 +181,15 @@ func (r *userResolver) Email(ctx context.Context, obj *domain.User) (*string, er
 }
 
 func (r *userResolver) Projects(ctx context.Context, obj *domain.User, first *int, after *string, last *int, before *string) (*model.ProjectConnection, error) {
-	return projectConn(For(ctx).ProjectsByUser(ctx, obj.ID, first, after, last, before))
+	return projectConn(loaders.ProjectsOfUser.Load(ctx, For(ctx), obj.ID, loaders.Args{First: first, After: after, Last: last, Before: before}))
 }
 
 func (r *userResolver) AssignedTasks(ctx context.Context, obj *domain.User, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).TasksByAssignee(ctx, obj.ID, first, after, last, before))
+	return taskConn(loaders.AssignedTo.Load(ctx, For(ctx), obj.ID, loaders.Args{First: first, After: after, Last: last, Before: before}))
 }
 
 func (r *userResolver) OverdueTasks(ctx context.Context, obj *domain.User, asOf *domain.Date, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
-	return taskConn(For(ctx).OverdueByAssignee(ctx, obj.ID, asOf, first, after, last, before))
+	return taskConn(loaders.OverdueOf.Load(ctx, For(ctx), obj.ID, loaders.Args{First: first, After: after, Last: last, Before: before, AsOf: asOf}))
 }
 
 func (r *Resolver) Comment() exec.CommentResolver { return &commentResolver{r} }

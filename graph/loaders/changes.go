@@ -33,9 +33,7 @@ type Changes struct {
 // changesOf, one strongly consistent Query per key, a batch's keys all at
 // once) and returns what waits for it.
 func (l *Loaders) ChangesOf(ctx context.Context, k ChangesKey) func() (Changes, error) {
-	return l.changesOf.get(func() *loader[ChangesKey, Changes] {
-		return each(l, "changesOf", l.fetchChangesOf)
-	}).Load(ctx, k)
+	return changesOf.loader(l).Load(ctx, k)
 }
 
 func (l *Loaders) fetchChangesOf(ctx context.Context, k ChangesKey) (Changes, error) {

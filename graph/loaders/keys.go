@@ -107,39 +107,43 @@ type overdueKey struct {
 	asOf string
 }
 
-// overdueKeyOf is the key of a page of overdue tasks; asOf null is today.
-func overdueKeyOf(id string, asOf *domain.Date, today domain.Date, a pageArgs) overdueKey {
-	if asOf != nil {
-		today = *asOf
-	}
-	return overdueKey{pageKey: pageKeyOf(id, a), asOf: today.String()}
-}
-
-// listArgs are a list field's arguments as its resolver gets them.
-type listArgs struct {
-	pageArgs
-	status *domain.TaskStatus
-	asOf   *domain.Date
+// Args are a list field's arguments, as its resolver gets them (gqlgen's
+// typed arguments) or a read ahead decodes them (listArgsOf): the key of
+// the page they ask for is made from them either way, so the two share
+// one read.
+type Args struct {
+	First  *int
+	After  *string
+	Last   *int
+	Before *string
+	Status *domain.TaskStatus
+	AsOf   *domain.Date
+	// Of is the object the list is under, when the resolver has it: a
+	// task's item tells how its comments are read (CommentsOf).
+	Of any
 	// badAsOf: asOf is given but no date (the resolver reports it).
 	badAsOf bool
 }
 
+// page is a's page arguments.
+func (a Args) page() pageArgs { return pageArgs{a.First, a.After, a.Last, a.Before} }
+
 // listArgsOf decodes a field's raw arguments (variables substituted) as
 // gqlgen would for its resolver. A value of the wrong type counts as absent
 // (the resolver reports it; its key only costs a read that is never used).
-func listArgsOf(raw map[string]any) listArgs {
-	var a listArgs
-	a.first = intArg(raw["first"])
-	a.after = strArg(raw["after"])
-	a.last = intArg(raw["last"])
-	a.before = strArg(raw["before"])
+func listArgsOf(raw map[string]any) Args {
+	var a Args
+	a.First = intArg(raw["first"])
+	a.After = strArg(raw["after"])
+	a.Last = intArg(raw["last"])
+	a.Before = strArg(raw["before"])
 	if s := strArg(raw["status"]); s != nil {
 		st := domain.TaskStatus(*s)
-		a.status = &st
+		a.Status = &st
 	}
 	if s := strArg(raw["asOf"]); s != nil {
 		d, err := domain.ParseDate(*s)
-		a.asOf, a.badAsOf = &d, err != nil
+		a.AsOf, a.badAsOf = &d, err != nil
 	}
 	return a
 }

@@ -5,57 +5,160 @@ import (
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
-	"github.com/taskgraph/taskgraph/policy"
 )
 
-// The loaders of the lists, by the name of their batch spans and metrics.
-// Those that do not depend on the viewer are origin's (its dispatch and
-// clock), whoever asks.
+// The lists' loaders, one row each, named by their access pattern: the
+// key a field's arguments make, the read, the field it serves below an
+// object looked up by id and whether it is read ahead with it (List). A new
+// list is a row here and its resolver's one line, Load:
+//
+//	return taskConn(loaders.TasksOfProject.Load(ctx, For(ctx), obj.ID, loaders.Args{…}))
+var (
+	// MembersOf: a project's memberships.
+	MembersOf = register(&List[string, []*domain.Member]{name: "membersOf", under: "Project.members",
+		key: byID, fetch: (*Loaders).fetchMembersOf})
+	// TasksOfProject: a page of a project's tasks by due date, of one
+	// status or all (read ahead with the first comments of each when its
+	// nodes select them).
+	TasksOfProject = register(&List[projectTasksKey, taskPage]{name: "tasksOfProject", under: "Project.tasks",
+		key: tasksOfProjectKey, fetch: (*Loaders).fetchTasksOfProject, ahead: commentsAheadOf})
+	// CommentsOf: a page of a task's comments, oldest first; a batch's
+	// threads read together when their tasks' items make it pay.
+	CommentsOf = register(&List[pageKey, *domain.Conn[*domain.Comment]]{name: "commentsOf", under: "Task.comments",
+		key: commentsKey, batch: (*Loaders).fetchCommentsOf, ahead: authorsAhead})
+	// ProjectsOfUser: a page of a user's projects the viewer may see
+	// (copies.go).
+	ProjectsOfUser = register(&List[projectsKey, *domain.Conn[*domain.Project]]{name: "projectsOfUser", under: "User.projects", own: true,
+		key: projectsKeyOf, fetch: (*Loaders).fetchProjectsOfUser, ahead: projectListsAhead})
+	// AssignedTo: a page of a user's assigned tasks the viewer may see.
+	AssignedTo = register(&List[pageKey, taskPage]{name: "assignedTo", under: "User.assignedTasks", own: true,
+		key: userTasksKey, fetch: (*Loaders).fetchAssignedTo, ahead: waited[pageKey, taskPage]})
+	// OverdueOf: a page of a user's tasks overdue as of a date (null:
+	// today) the viewer may see.
+	OverdueOf = register(&List[overdueKey, taskPage]{name: "overdueOf", under: "User.overdueTasks", own: true,
+		key: overdueKeyOf, fetch: (*Loaders).fetchOverdueOf, ahead: waited[overdueKey, taskPage]})
+	// TasksByTag: a page of the tasks with a tag in the viewer's projects
+	// (tagged.go).
+	TasksByTag = register(&List[tagPageKey, taskPage]{name: "tasksByTag", under: "Tag.tasks", own: true,
+		key: tagPageKeyOf, fetch: (*Loaders).fetchTasksByTag,
+		notAhead: "keyed by the viewer's projects, which the tag's id does not give: read when resolved"})
+	// changesOf: a read of a project's change log, a sync page's
+	// (ChangesOf, changes.go).
+	changesOf = register(&List[ChangesKey, Changes]{name: "changesOf", own: true, fetch: (*Loaders).fetchChangesOf})
+)
 
-func (l *Loaders) membersOfLoader() *loader[string, []*domain.Member] {
-	o := l.origin
-	return o.membersOf.get(func() *loader[string, []*domain.Member] { return each(o, "membersOf", o.fetchMembersOf) })
+// taskPage is a page of tasks.
+type taskPage = *domain.Conn[*domain.Task]
+
+// byID is the key of a list that takes no arguments: its owner's id.
+func byID(_ *Loaders, id string, _ Args, _ *selection) string { return id }
+
+// byPage is the key of a page of a list with no arguments but the page's
+// (what a new list's row most often names).
+func byPage(_ *Loaders, id string, a Args, _ *selection) pageKey { return pageKeyOf(id, a.page()) }
+
+// The keys that note what a page selects, and the reads ahead that do more
+// than load.
+
+func tasksOfProjectKey(_ *Loaders, id string, a Args, s *selection) projectTasksKey {
+	k := projectTasksKeyOf(id, a.Status, a.page())
+	if s != nil {
+		k.listed = onlyFields(s.Nodes(), taskListFields) // (the resolver's: deferred fields too)
+	}
+	return k
 }
 
-func (l *Loaders) tasksOfProjectLoader() *loader[projectTasksKey, *domain.Conn[*domain.Task]] {
-	o := l.origin
-	return o.tasksOfProject.get(func() *loader[projectTasksKey, *domain.Conn[*domain.Task]] {
-		return each(o, "tasksOfProject", o.fetchTasksOfProject)
-	})
+// taskListFields are the fields of a task its GSI4 entry answers
+// (dynamo.Store.TasksOfProjectListed): a page of a project's tasks that
+// selects no other on its nodes reads the entries, not the items.
+var taskListFields = map[string]bool{"id": true, "title": true, "status": true, "dueDate": true, "project": true,
+	"assignee": true, "tags": true, "comments": true, "commentCount": true, "__typename": true}
+
+// commentsAheadOf reads a page of a project's tasks ahead and, when its
+// nodes select their comments, the comments' first pages with it
+// (fetchTasksOfProject).
+func commentsAheadOf(ctx context.Context, l *Loaders, s *selection, k projectTasksKey, load func() func() (taskPage, error)) func() {
+	for _, nf := range s.Nodes() {
+		// (Not under @defer: a deferred part must not be ready
+		// before the part it is in.)
+		if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !l.deps.Defers(s.oc, s.f.SelectionSet) {
+			l.origin.commentsAhead.Store(k, argsOf(s.oc, nf).page())
+		}
+	}
+	load()
+	return nil
 }
 
-func (l *Loaders) commentsOfLoader() *loader[pageKey, *domain.Conn[*domain.Comment]] {
-	o := l.origin
-	return o.commentsOf.get(func() *loader[pageKey, *domain.Conn[*domain.Comment]] {
-		return newLoader(o.cfg, o.levels, "commentsOf", o.fetchCommentsOf)
-	})
+// commentsKey is a page of a task's comments; the resolver's Args.Of, the
+// task, tells the fetch what its item says of them (threads).
+func commentsKey(l *Loaders, id string, a Args, _ *selection) pageKey {
+	if t, ok := a.Of.(*domain.Task); ok && t != nil {
+		l.origin.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
+	}
+	return pageKeyOf(id, a.page())
 }
 
-func (l *Loaders) projectsOfUserLoader() *loader[projectsKey, *domain.Conn[*domain.Project]] {
-	return l.projectsOfUser.get(func() *loader[projectsKey, *domain.Conn[*domain.Project]] {
-		return each(l, "projectsOfUser", l.fetchProjectsOfUser)
-	})
+// authorsAhead reads a task's comments ahead; when they select their
+// authors, the authors join the task's visibility check: the task's lookup
+// waits for the comments, read beside the task (no round trip more), and
+// asks for their authors just before its check, so that both are one
+// batch however far apart the two answers arrive (Loaders.task).
+func authorsAhead(ctx context.Context, l *Loaders, s *selection, _ pageKey, load func() func() (*domain.Conn[*domain.Comment], error)) func() {
+	th := load()
+	if !selectsNode(s.oc, s.f, "author") {
+		return nil
+	}
+	return func() {
+		if c, err := th(); err == nil {
+			for _, cm := range c.Items {
+				l.objects.Load(ctx, dynamo.UserRef(cm.AuthorID))
+			}
+		}
+	}
 }
 
-func (l *Loaders) assignedToLoader() *loader[pageKey, *domain.Conn[*domain.Task]] {
-	return l.assignedTo.get(func() *loader[pageKey, *domain.Conn[*domain.Task]] {
-		return each(l, "assignedTo", l.fetchAssignedTo)
-	})
+// projectsKeyOf is a page of a user's projects, answered by copies when
+// its nodes select only what they hold.
+func projectsKeyOf(_ *Loaders, id string, a Args, s *selection) projectsKey {
+	return projectsKey{pageKeyOf(id, a.page()), s != nil && onlyCopyFields(s.Nodes())}
 }
 
-func (l *Loaders) overdueOfLoader() *loader[overdueKey, *domain.Conn[*domain.Task]] {
-	return l.overdueOf.get(func() *loader[overdueKey, *domain.Conn[*domain.Task]] {
-		return each(l, "overdueOf", l.fetchOverdueOf)
-	})
+// projectListsAhead reads the viewer's projects ahead; the lists their
+// nodes select (members, tasks) start as soon as the page is known, with
+// the projects' own reads (fetchProjectsOfUser). The lookup waits for it.
+func projectListsAhead(ctx context.Context, l *Loaders, s *selection, k projectsKey, load func() func() (*domain.Conn[*domain.Project], error)) func() {
+	if nodes := s.Nodes(); k.id == l.viewer && len(nodes) > 0 {
+		l.projectsAhead.Store(k, func(ctx context.Context, ids []string) {
+			for _, pid := range ids {
+				l.prefetchFields(ctx, pid, nodes)
+			}
+		})
+	}
+	return waitFor(load())
 }
 
-func (l *Loaders) tasksByTagLoader() *loader[tagPageKey, *domain.Conn[*domain.Task]] {
-	return l.tasksByTag.get(func() *loader[tagPageKey, *domain.Conn[*domain.Task]] {
-		return each(l, "tasksByTag", l.fetchTasksByTag)
-	})
+// userTasksKey is a page of a user's tasks, noting whether its nodes
+// select their project (noteTaskProjects).
+func userTasksKey(l *Loaders, id string, a Args, s *selection) pageKey {
+	k := pageKeyOf(id, a.page())
+	if s != nil {
+		l.noteTaskProjects(s.oc, s.f, k)
+	}
+	return k
 }
 
-// The fetch functions of the lists.
+func overdueKeyOf(l *Loaders, id string, a Args, s *selection) overdueKey {
+	k := overdueKey{pageKey: pageKeyOf(id, a.page()), asOf: l.Today().String()}
+	if a.AsOf != nil {
+		k.asOf = a.AsOf.String()
+	}
+	if s != nil {
+		l.noteTaskProjects(s.oc, s.f, k.pageKey)
+	}
+	return k
+}
+
+// The reads.
 
 func (l *Loaders) fetchMembersOf(ctx context.Context, id string) ([]*domain.Member, error) {
 	ms, err := l.store.MembersOf(ctx, id)
@@ -80,7 +183,7 @@ func (l *Loaders) fetchTasksOfProject(ctx context.Context, k projectTasksKey) (*
 	if a, ok := l.commentsAhead.Load(k); ok && c != nil {
 		for _, t := range c.Items {
 			l.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
-			l.commentsOfLoader().Load(ctx, pageKeyOf(t.ID, a.(pageArgs)))
+			CommentsOf.loader(l).Load(ctx, pageKeyOf(t.ID, a.(pageArgs)))
 		}
 	}
 	return c, err
@@ -115,86 +218,6 @@ func (l *Loaders) fetchOverdueOf(ctx context.Context, k overdueKey) (*domain.Con
 		return nil, err
 	}
 	return l.primeTasks(ctx)(l.store.OverdueTasks(ctx, k.id, asOf, k.page(), l.visibleTasksOf(k.pageKey)))
-}
-
-// fetchTasksByTag reads a page of the tasks with a tag in the projects the
-// viewer may see: one Query per project of the viewer, merged by due date;
-// the tasks are the copies on their tag links. The visibility check of the
-// tasks found reads their projects, and, when the page's nodes select their
-// assignee, the assignees in the same batch: after the viewer's memberships
-// and the Queries, one round trip.
-func (l *Loaders) fetchTasksByTag(ctx context.Context, k tagPageKey) (*domain.Conn[*domain.Task], error) {
-	if _, err := domain.NormalizeTag(k.id); err != nil {
-		return nil, err
-	}
-	u, err := l.profileOf(ctx, l.viewer) // the visibility check's fact, read first
-	if err != nil {
-		return nil, err
-	}
-	ids := policy.ProjectsSeen(u)
-	_, assignees := l.tagAssignees.Load(k.pageKey)
-	_, projects := l.taskProjects.Load(k.pageKey)
-	visible := func(ctx context.Context, tasks []*domain.Task) ([]bool, error) {
-		if assignees {
-			for _, t := range tasks {
-				if t.AssigneeID != nil {
-					l.objects.Load(ctx, dynamo.UserRef(*t.AssigneeID)) // joins the visibility check's batch
-				}
-			}
-		}
-		return l.visibleTasks(ctx, tasks)
-	}
-	// The page's tasks are read with what their visibility check and their
-	// assignees need, in one batch; those whose index entry lists all the
-	// page selects (k.listed) are taken from it, not read, and not put into
-	// the point reads' cache (they are partial).
-	read := func(ctx context.Context, named []dynamo.Tagged) ([]*domain.Task, error) {
-		var refs []dynamo.Ref
-		for _, n := range named {
-			if !k.listed || n.Listed == nil {
-				refs = append(refs, dynamo.TaskRef(n.TaskID))
-			}
-			if projects { // a project { id name } is its copy on the profile (TaskProject)
-				l.objects.Load(ctx, dynamo.ProjectRef(n.ProjectID))
-			}
-			if assignees && n.AssigneeID != "" {
-				l.objects.Load(ctx, dynamo.UserRef(n.AssigneeID))
-			}
-		}
-		got, err := loadSome[domain.Task](ctx, l, refs)
-		if err != nil {
-			return nil, err
-		}
-		tasks := make([]*domain.Task, len(named))
-		for i, n := range named {
-			if k.listed && n.Listed != nil {
-				tasks[i] = n.Listed
-			} else {
-				tasks[i], got = got[0], got[1:]
-			}
-		}
-		return tasks, nil
-	}
-	return l.store.TasksByTag(ctx, k.id, ids, k.page(), visible, read)
-}
-
-// listedFields are the fields of a task its tag index entry answers
-// (dynamo.Tagged.Listed): a page of tasksByTag that selects no other on
-// its nodes reads no task item.
-var listedFields = map[string]bool{"id": true, "title": true, "dueDate": true, "project": true, "assignee": true, "__typename": true}
-
-// taskListFields are the fields of a task its GSI4 entry answers
-// (dynamo.Store.TasksOfProjectListed): a page of a project's tasks that
-// selects no other on its nodes reads the entries, not the items.
-var taskListFields = map[string]bool{"id": true, "title": true, "status": true, "dueDate": true, "project": true,
-	"assignee": true, "tags": true, "comments": true, "commentCount": true, "__typename": true}
-
-// tagPageKey is a page of tasksByTag, and whether its nodes select only
-// listedFields (two selections of one page are two keys: one has partial
-// tasks).
-type tagPageKey struct {
-	pageKey
-	listed bool
 }
 
 // primeTasks puts the tasks of a page into the point-read cache.

@@ -2,12 +2,14 @@
 // GraphQL resolvers and the store (after gqlgen's _examples/dataloader):
 // made for each query or mutation by the operation pipeline (New, With),
 // reached by the resolvers with For(ctx), one loader per access pattern,
-// each named by it (objects, projectsOfUser, tasksOfProject, commentsOf,
-// …). The lists keep only what the viewer may see, asking package policy
-// with the facts their batches read (visibility.go); the lookups by id
-// answer null for what the viewer may not see (lookup.go); the lists under
-// an object asked for by id are read with it (prefetch.go). Every read of
-// one level of a query is one round trip.
+// each named by it: objects (every point read) and the lists, one row
+// each of the table in lists.go (ProjectsOfUser, TasksOfProject,
+// CommentsOf, …), whose Load a resolver calls. The lists keep only what
+// the viewer may see, asking package policy with the facts their batches
+// read (visibility.go); the lookups by id answer null for what the viewer
+// may not see (lookup.go); the lists under an object asked for by id are
+// read with it (prefetch.go). Every read of one level of a query is one
+// round trip.
 package loaders
 
 import (
@@ -113,32 +115,13 @@ type Loaders struct {
 	// projects (readlog.go).
 	read readLog
 
-	// The lists' loaders, each made on its first use (most operations use
-	// one or two of them): those that do not depend on the viewer are
-	// origin's, the Loaders this one shares them with (itself, or the
-	// Loaders a view was made from: ForViewer); the lists filtered by the
-	// viewer's memberships are this viewer's own.
-	origin         *Loaders
-	membersOf      lazy[string, []*domain.Member]
-	tasksOfProject lazy[projectTasksKey, *domain.Conn[*domain.Task]]
-	commentsOf     lazy[pageKey, *domain.Conn[*domain.Comment]]
-	projectsOfUser lazy[projectsKey, *domain.Conn[*domain.Project]]
-	assignedTo     lazy[pageKey, *domain.Conn[*domain.Task]]
-	overdueOf      lazy[overdueKey, *domain.Conn[*domain.Task]]
-	tasksByTag     lazy[tagPageKey, *domain.Conn[*domain.Task]]
-	changesOf      lazy[ChangesKey, Changes]
-}
-
-// lazy is a loader made on its first use.
-type lazy[K comparable, V any] struct {
-	once sync.Once
-	l    *loader[K, V]
-}
-
-// get returns the loader, made by mk if it is the first use.
-func (z *lazy[K, V]) get(mk func() *loader[K, V]) *loader[K, V] {
-	z.once.Do(func() { z.l = mk() })
-	return z.l
+	// origin is the Loaders this one shares the lists that do not depend
+	// on the viewer with (itself, or the Loaders a view was made from:
+	// ForViewer); lists holds the loaders of the lists, by their row's
+	// slot (lists.go), each made on its first use: origin's for the lists
+	// shared, this viewer's for those filtered by its memberships.
+	origin *Loaders
+	lists  []slot
 }
 
 // New makes the loaders of one operation of viewer.
@@ -152,7 +135,7 @@ func New(d Deps, viewer string, cfg Config) *Loaders {
 	if d.Defers == nil {
 		d.Defers = func(*graphql.OperationContext, ast.SelectionSet) bool { return false }
 	}
-	l := &Loaders{deps: d, store: d.Store, viewer: viewer, cfg: cfg}
+	l := &Loaders{deps: d, store: d.Store, viewer: viewer, cfg: cfg, lists: make([]slot, len(rows))}
 	l.origin = l
 	if cfg.Dispatch != nil && !cfg.NoBatch {
 		l.levels = cfg.Dispatch.Operation()
@@ -183,7 +166,8 @@ func collected(ctx context.Context) []graphql.CollectedField {
 // memberships are the viewer's; all are dispatched with l's (one count for
 // all the event's resolutions).
 func (l *Loaders) ForViewer(viewer string) *Loaders {
-	return &Loaders{deps: l.deps, store: l.store, viewer: viewer, cfg: l.cfg, objects: l.objects, origin: l.origin, levels: l.levels}
+	return &Loaders{deps: l.deps, store: l.store, viewer: viewer, cfg: l.cfg, objects: l.objects, origin: l.origin, levels: l.levels,
+		lists: make([]slot, len(rows))}
 }
 
 // Store is the store the loaders read.

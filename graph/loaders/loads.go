@@ -9,8 +9,7 @@ import (
 )
 
 // The loads the resolvers call: point reads through the operation's one
-// batch of objects (Load), and a page of a list through its access
-// pattern's loader (lists.go).
+// batch of objects (Load); a page of a list is its List's Load (lists.go).
 
 // Load asks for the object ref names in the operation's batch of point
 // reads (objects) and returns what waits for it, as a T.
@@ -59,70 +58,6 @@ func (l *Loaders) TaskProject(ctx context.Context, id string) (*domain.Project, 
 func (l *Loaders) TaskByID(ctx context.Context, id string) (*domain.Task, error) {
 	return Load[*domain.Task](ctx, l, dynamo.TaskRef(id))()
 }
-
-// MembersByProject loads a project's memberships.
-func (l *Loaders) MembersByProject(ctx context.Context, id string) ([]*domain.Member, error) {
-	return l.membersOfLoader().Load(ctx, id)()
-}
-
-// TasksByProject loads a page of a project's tasks.
-func (l *Loaders) TasksByProject(ctx context.Context, id string, status *domain.TaskStatus, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	k := projectTasksKeyOf(id, status, pageArgs{first, after, last, before})
-	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
-		k.listed = onlyFields(l.connNodeFields(ctx), taskListFields) // deferred fields too
-	}
-	return l.tasksOfProjectLoader().Load(ctx, k)()
-}
-
-// CommentsByTask loads a page of a task's comments, telling the loader
-// what the task's item says of them.
-func (l *Loaders) CommentsByTask(ctx context.Context, t *domain.Task, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Comment], error) {
-	l.origin.threads.LoadOrStore(t.ID, dynamo.CommentsAsk{TaskID: t.ID, ProjectID: t.ProjectID, CommentCount: t.CommentCount})
-	return l.commentsOfLoader().Load(ctx, pageKeyOf(t.ID, pageArgs{first, after, last, before}))()
-}
-
-// ProjectsByUser loads a page of the user's projects the viewer may see.
-func (l *Loaders) ProjectsByUser(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Project], error) {
-	k := projectsKey{pageKeyOf(id, pageArgs{first, after, last, before}), l.selectsOnlyCopies(ctx, true)}
-	return l.projectsOfUserLoader().Load(ctx, k)()
-}
-
-// TasksByAssignee loads a page of the user's assigned tasks the viewer may see.
-func (l *Loaders) TasksByAssignee(ctx context.Context, id string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	k := pageKeyOf(id, pageArgs{first, after, last, before})
-	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
-		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k)
-	}
-	return l.assignedToLoader().Load(ctx, k)()
-}
-
-// OverdueByAssignee loads a page of the user's tasks the viewer may see
-// that are overdue as of asOf (null: today).
-func (l *Loaders) OverdueByAssignee(ctx context.Context, id string, asOf *domain.Date, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	k := overdueKeyOf(id, asOf, l.Today(), pageArgs{first, after, last, before})
-	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
-		l.noteTaskProjects(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, k.pageKey)
-	}
-	return l.overdueOfLoader().Load(ctx, k)()
-}
-
-// TasksByTag loads a page of the tasks with a tag in the viewer's projects.
-func (l *Loaders) TasksByTag(ctx context.Context, tag string, first *int, after *string, last *int, before *string) (*domain.Conn[*domain.Task], error) {
-	k := tagPageKey{pageKey: pageKeyOf(tag, pageArgs{first, after, last, before})}
-	if graphql.HasOperationContext(ctx) && graphql.GetFieldContext(ctx) != nil {
-		oc, f := graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field
-		if selectsNode(oc, f, "assignee") {
-			l.tagAssignees.Store(k.pageKey, struct{}{})
-		}
-		l.noteTaskProjects(oc, f, k.pageKey)
-		k.listed = onlyListedFields(l.connNodeFields(ctx)) // deferred fields too
-	}
-	return l.tasksByTagLoader().Load(ctx, k)()
-}
-
-// onlyListedFields reports whether the fields a page selects on its tasks
-// are all listedFields.
-func onlyListedFields(fields []graphql.CollectedField) bool { return onlyFields(fields, listedFields) }
 
 // onlyFields reports whether fields are all in names.
 func onlyFields(fields []graphql.CollectedField, names map[string]bool) bool {

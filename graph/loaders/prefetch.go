@@ -5,7 +5,6 @@ import (
 	"maps"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/taskgraph/taskgraph/dynamo"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -46,8 +45,8 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 		if f.Definition == nil || f.ObjectDefinition == nil {
 			continue
 		}
-		if start := prefetchers[f.ObjectDefinition.Name+"."+f.Name]; start != nil {
-			if w := start(ctx, l, oc, id, f); w != nil {
+		if r := prefetchers[f.ObjectDefinition.Name+"."+f.Name]; r != nil {
+			if w := r.readAhead(ctx, l, oc, id, f); w != nil {
 				waits = append(waits, w)
 			}
 		}
@@ -55,121 +54,48 @@ func (l *Loaders) prefetchFields(ctx context.Context, id string, fields []graphq
 	return waits
 }
 
-// prefetcher starts the read of one list field f under the object id and
-// returns what waits for it (nil: nothing to wait for).
-type prefetcher func(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func()
+// prefetchers are the lists read ahead, by the field they serve
+// ("Type.field", their row's under, lists.go): every list field of an
+// object a lookup by id returns is one of them or not read ahead, with why
+// (a row's notAhead, or notPrefetched), which
+// TestEveryListFieldIsCostedAndPrefetched holds to the schema.
+var prefetchers = map[string]row{}
 
-// prefetchers are the lists read ahead, by "Type.field": every list field
-// of an object a lookup by id returns is here or in notPrefetched (with
-// why), which TestEveryListFieldIsCostedAndPrefetched holds to the schema.
-var prefetchers map[string]prefetcher
-
-// notPrefetched are the list fields of objects looked up by id that are not
-// read ahead, and why.
+// notPrefetched are the list fields of objects looked up by id that have
+// no loader, and why.
 var notPrefetched = map[string]string{
 	"Task.tags": "the task's own attribute: no read of its own",
-	"Tag.tasks": "keyed by the viewer's projects, which the tag's id does not give: read when resolved",
+}
+
+func init() { // once every row is registered
+	for _, r := range rows {
+		if under, not := r.field(); under != "" && not == "" {
+			prefetchers[under] = r
+		}
+	}
 }
 
 // ReadAhead lists the list fields ("Type.field") of objects a lookup by id
 // returns: those read ahead with the object (prefetchers) and those that
-// are not, with why (notPrefetched). TestEveryListFieldIsCostedAndPrefetched
-// (graph) holds both to the schema.
+// are not, with why (the rows' notAhead, notPrefetched).
+// TestEveryListFieldIsCostedAndPrefetched (graph) holds both to the schema.
 func ReadAhead() (ahead []string, not map[string]string) {
 	for f := range prefetchers {
 		ahead = append(ahead, f)
 	}
-	return ahead, maps.Clone(notPrefetched)
-}
-
-func init() { // (an initialization cycle otherwise: User.projects recurses into prefetchFields)
-	prefetchers = map[string]prefetcher{
-		"User.projects":      prefetchProjectsOfUser,
-		"User.assignedTasks": prefetchAssignedTasks,
-		"User.overdueTasks":  prefetchOverdueTasks,
-		"Project.members":    prefetchMembers,
-		"Project.tasks":      prefetchTasksOfProject,
-		"Task.comments":      prefetchComments,
+	not = maps.Clone(notPrefetched)
+	for _, r := range rows {
+		if under, why := r.field(); under != "" && why != "" {
+			not[under] = why
+		}
 	}
+	return ahead, not
 }
 
 // argsOf decodes the arguments of a list field (of the lists only: decoding
 // them allocates).
-func argsOf(oc *graphql.OperationContext, f graphql.CollectedField) listArgs {
+func argsOf(oc *graphql.OperationContext, f graphql.CollectedField) Args {
 	return listArgsOf(safeArgs(f.ArgumentMap, oc.Variables))
-}
-
-func prefetchProjectsOfUser(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
-	nodes := nodeFields(oc, f)
-	k := projectsKey{pageKeyOf(id, argsOf(oc, f).pageArgs), onlyCopyFields(nodes)}
-	if id == l.viewer && len(nodes) > 0 {
-		// The viewer's own projects: their lists (members, tasks) can
-		// start as soon as the page is known, with the projects' own
-		// reads (see fetchProjectsOfUser).
-		l.projectsAhead.Store(k, func(ctx context.Context, ids []string) {
-			for _, pid := range ids {
-				l.prefetchFields(ctx, pid, nodes)
-			}
-		})
-	}
-	return waitFor(l.projectsOfUserLoader().Load(ctx, k))
-}
-
-func prefetchAssignedTasks(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
-	k := pageKeyOf(id, argsOf(oc, f).pageArgs)
-	l.noteTaskProjects(oc, f, k)
-	return waitFor(l.assignedToLoader().Load(ctx, k))
-}
-
-func prefetchOverdueTasks(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
-	a := argsOf(oc, f)
-	if a.badAsOf {
-		return nil
-	}
-	k := overdueKeyOf(id, a.asOf, l.Today(), a.pageArgs)
-	l.noteTaskProjects(oc, f, k.pageKey)
-	return waitFor(l.overdueOfLoader().Load(ctx, k))
-}
-
-func prefetchMembers(ctx context.Context, l *Loaders, _ *graphql.OperationContext, id string, _ graphql.CollectedField) func() {
-	l.membersOfLoader().Load(ctx, id)
-	return nil
-}
-
-func prefetchTasksOfProject(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
-	a := argsOf(oc, f)
-	k := projectTasksKeyOf(id, a.status, a.pageArgs)
-	// (The resolver decides on every field, deferred ones too
-	// (connNodeFields): a deferred field a list does not show makes its
-	// page another key, read then, and this one unused.)
-	k.listed = onlyFields(nodeFields(oc, f), taskListFields)
-	for _, nf := range nodeFields(oc, f) {
-		// (Not under @defer: a deferred part must not be ready
-		// before the part it is in.)
-		if nf.Name == "comments" && nf.ObjectDefinition != nil && nf.ObjectDefinition.Name == "Task" && !l.deps.Defers(oc, f.SelectionSet) {
-			l.origin.commentsAhead.Store(k, argsOf(oc, nf).pageArgs)
-		}
-	}
-	l.tasksOfProjectLoader().Load(ctx, k)
-	return nil
-}
-
-func prefetchComments(ctx context.Context, l *Loaders, oc *graphql.OperationContext, id string, f graphql.CollectedField) func() {
-	th := l.commentsOfLoader().Load(ctx, pageKeyOf(id, argsOf(oc, f).pageArgs))
-	if !selectsNode(oc, f, "author") {
-		return nil
-	}
-	// The authors join the task's visibility check: the task's lookup
-	// waits for the comments, read beside the task (no round trip more),
-	// and asks for their authors just before its check, so that both are
-	// one batch however far apart the two answers arrive (Loaders.Task).
-	return func() {
-		if c, err := th(); err == nil {
-			for _, cm := range c.Items {
-				l.objects.Load(ctx, dynamo.UserRef(cm.AuthorID))
-			}
-		}
-	}
 }
 
 // selects reports whether the current field selects a child of that name.

@@ -17,7 +17,11 @@ import (
 //
 //   - every item's key, and every index key, is the one the store's key
 //     functions make from the item's own fields (dynamo.ProjectItemKey,
-//     TaskIndexKeys, TagLinkKeys, …);
+//     TaskIndexKeys, TagLinkKeys, …), and every attribute a backfill the
+//     table has had gives (the keys of an index added to a table that held
+//     data: keys.go's backfills) is the one it makes of the item's own
+//     (dynamo.BackfillViolations: a new index with its backfill needs no
+//     code here);
 //   - nothing is orphaned: no membership without its project, no task
 //     without its project, no tag link or comment without its task;
 //   - a task's tag links are exactly its tags (no duplicates, no empty tags
@@ -99,6 +103,7 @@ func CheckTable(items []map[string]any) []string {
 	c.tagIndexes(items)
 	c.counters(items)
 	c.changeLog(items)
+	c.out = append(c.out, dynamo.BackfillViolations(items)...)
 	for k, l := range c.links {
 		if !l.seen {
 			c.violate("task %s: tag %q has no tag link (%s %s)", str(l.task, "id"), l.tag, k[0], k[1])
