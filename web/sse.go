@@ -116,7 +116,7 @@ type sseStream struct {
 	stop   func()
 	opened bool
 	ended  bool
-	parked uint64        // its parking's id while no goroutine reads (watch)
+	parked parkSlot      // its parking while no goroutine reads (watch)
 	done   chan struct{} // closed at the end
 }
 
@@ -196,16 +196,7 @@ func (s *sseStream) watch() {
 		return
 	}
 	s.mu.Lock()
-	var id uint64
-	id = parking.reserve(func() {
-		s.mu.Lock()
-		if s.parked == id {
-			s.parked = 0
-		}
-		s.mu.Unlock()
-		s.readOnce()
-	})
-	s.parked = id
+	id := s.parked.reserve(&s.mu, s.readOnce)
 	s.mu.Unlock()
 	if !parking.arm(s.wire.nc, id) {
 		go s.readUntilGone()
@@ -213,15 +204,7 @@ func (s *sseStream) watch() {
 }
 
 // wake resumes a parked stream (its connection was closed by the server).
-func (s *sseStream) wake() {
-	s.mu.Lock()
-	id := s.parked
-	s.parked = 0
-	s.mu.Unlock()
-	if id != 0 && parking.unpark(id) {
-		go s.readOnce()
-	}
-}
+func (s *sseStream) wake() { s.parked.wake(&s.mu, s.readOnce) }
 
 // readOnce reads what woke a parked stream: its end (then the
 // subscription ends), or bytes a client should not send (dropped; parked

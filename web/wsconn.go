@@ -36,9 +36,9 @@ type wsConn struct {
 	mu      sync.Mutex
 	ops     map[string]*wsOp
 	acked   bool
-	unpong  int    // pings sent since the last pong
-	closing bool   // a close frame is sent or queued
-	parked  uint64 // its parking's id while parked (no reader runs)
+	unpong  int      // pings sent since the last pong
+	closing bool     // a close frame is sent or queued
+	parked  parkSlot // its parking while parked (no reader runs)
 }
 
 // errTooBig ends a connection whose message is over -max-body.
@@ -87,7 +87,7 @@ func (c *wsConn) park() bool {
 		return false
 	}
 	c.mu.Lock()
-	if !c.acked || c.closing || c.parked != 0 {
+	if !c.acked || c.closing || c.parked.id != 0 {
 		c.mu.Unlock()
 		return false
 	}
@@ -95,31 +95,14 @@ func (c *wsConn) park() bool {
 		c.mu.Unlock()
 		return false
 	}
-	var id uint64
-	id = parking.reserve(func() {
-		c.mu.Lock()
-		if c.parked == id {
-			c.parked = 0
-		}
-		c.mu.Unlock()
-		c.serve()
-	})
-	c.parked = id
+	id := c.parked.reserve(&c.mu, c.serve)
 	c.mu.Unlock()
 	return parking.arm(c.wire.nc, id)
 }
 
 // wake resumes a parked connection's reader (the server closes it: the
 // reader must see its end).
-func (c *wsConn) wake() {
-	c.mu.Lock()
-	id := c.parked
-	c.parked = 0
-	c.mu.Unlock()
-	if id != 0 && parking.unpark(id) {
-		go c.serve()
-	}
-}
+func (c *wsConn) wake() { c.parked.wake(&c.mu, c.serve) }
 
 // handleApart handles msg on a goroutine of its own and waits for it: the
 // reader's stack stays at its least (2 KiB) for the connection's life,
