@@ -143,20 +143,7 @@ func TestEnsureCommentIndexGivesExistingCommentsTheirKeys(t *testing.T) {
 	ctx := context.Background()
 	asks, _ := threadsFixture(t, ts, 3)
 	want := perTask(t, ts, asks)
-	out, err := ts.client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(ts.Table())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stripped := 0
-	for _, it := range out.Items {
-		if str(it, "type") == typeComment {
-			if _, err := ts.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(ts.Table()), Key: keyOf(it).av(),
-				UpdateExpression: aws.String("REMOVE GSI1PK, GSI1SK")}); err != nil {
-				t.Fatal(err)
-			}
-			stripped++
-		}
-	}
+	stripped := mustStripComments(t, ts, "GSI1PK, GSI1SK")
 	if _, err := ts.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(ts.Table()), Key: commentIndexedKey.av()}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,4 +176,27 @@ func TestEnsureCommentIndexGivesExistingCommentsTheirKeys(t *testing.T) {
 	if err != nil || it == nil {
 		t.Errorf("no marker after the migration: %v %v", it, err)
 	}
+}
+
+// mustStripComments removes attrs (a REMOVE list) from every comment item
+// of ts's table, as a table written before them holds its comments, and
+// returns how many it changed.
+func mustStripComments(t *testing.T, ts *testStore, attrs string) int {
+	t.Helper()
+	ctx := context.Background()
+	out, err := ts.client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(ts.Table())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := 0
+	for _, it := range out.Items {
+		if str(it, "type") == typeComment {
+			if _, err := ts.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(ts.Table()), Key: keyOf(it).av(),
+				UpdateExpression: aws.String("REMOVE " + attrs)}); err != nil {
+				t.Fatal(err)
+			}
+			stripped++
+		}
+	}
+	return stripped
 }
