@@ -1,13 +1,11 @@
 package graph_test
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"testing"
 
-	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/graph/dispatch"
 	"github.com/taskgraph/taskgraph/graph/loaders"
 	"github.com/taskgraph/taskgraph/graph/pipeline"
@@ -29,18 +27,7 @@ import (
 // Run it with -count=20 on a busy machine.
 func TestLiveEventsUnderLoadKeepTheirCalls(t *testing.T) {
 	e := testenv.New(t)
-	b := e.Store.NewDataset(testenv.Now)
-	boss := b.User("boss", "Boss", "")
-	var viewers []*domain.User
-	for i := range 70 {
-		viewers = append(viewers, b.User(fmt.Sprintf("viewer%d", i), fmt.Sprintf("Viewer %d", i), ""))
-	}
-	p := b.Project("Board", "", boss, viewers...)
-	due, _ := domain.ParseDate("2026-01-05")
-	for i := range 3 {
-		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
-	}
-	e.MustImport(t, &b.D)
+	viewers, p := mustBoard(t, e, 70)
 	levels := &dispatch.Levels{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	lv, srv := e.StartLive(t, pipeline.Options{Hooks: pipeline.Hooks{Loaders: loaders.Config{Dispatch: levels}}}, live.HubConfig{})
 	heavy := heaviestSub()

@@ -341,18 +341,7 @@ func total(calls map[string]int) int {
 func TestLiveHeaviestSubscriptionAllowedIsBoundedPerEventAndSharedPerViewer(t *testing.T) {
 	const maxEventCallsPerSubscriber = 35
 	e := testenv.New(t)
-	b := e.Store.NewDataset(testenv.Now)
-	boss := b.User("boss", "Boss", "")
-	var viewers []*domain.User
-	for i := range 3 {
-		viewers = append(viewers, b.User(fmt.Sprintf("viewer%d", i), fmt.Sprintf("Viewer %d", i), ""))
-	}
-	p := b.Project("Board", "", boss, viewers...)
-	due, _ := domain.ParseDate("2026-01-05")
-	for i := range 3 {
-		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
-	}
-	e.MustImport(t, &b.D)
+	_, p := mustBoard(t, e, 3)
 	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	q := heaviestSub()
 
@@ -555,4 +544,22 @@ func TestLiveModelEventsShowOnlyWhatTheSubscriberSeesWhenResolved(t *testing.T) 
 			}
 		})
 	}
+}
+
+// mustBoard imports boss's project "Board" with n viewers as members and
+// 3 overdue tasks assigned to boss: the heaviest subscription's data.
+func mustBoard(t *testing.T, e *testenv.Env, n int) (viewers []*domain.User, p *domain.Project) {
+	t.Helper()
+	b := e.Store.NewDataset(testenv.Now)
+	boss := b.User("boss", "Boss", "")
+	for i := range n {
+		viewers = append(viewers, b.User(fmt.Sprintf("viewer%d", i), fmt.Sprintf("Viewer %d", i), ""))
+	}
+	p = b.Project("Board", "", boss, viewers...)
+	due, _ := domain.ParseDate("2026-01-05")
+	for i := range 3 {
+		b.Task(p, fmt.Sprintf("Overdue %d", i), domain.StatusTodo, &due, boss)
+	}
+	e.MustImport(t, &b.D)
+	return viewers, p
 }
