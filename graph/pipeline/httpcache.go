@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"log/slog"
 	"runtime/debug"
 	"time"
 
@@ -30,6 +31,7 @@ const DefaultHTTPCacheSettle = 2 * time.Second
 type httpCache struct {
 	check *etag.Checker
 	now   func() time.Time
+	log   *slog.Logger
 }
 
 func newHTTPCache(o Options, es graphql.ExecutableSchema) *httpCache {
@@ -37,7 +39,8 @@ func newHTTPCache(o Options, es graphql.ExecutableSchema) *httpCache {
 	if settle == 0 {
 		settle = cmp.Or(o.Timeout, DefaultTimeout) + DefaultHTTPCacheSettle
 	}
-	return &httpCache{check: &etag.Checker{Store: o.Store, Settle: settle, Build: buildOf(es.Schema()), Now: o.Now}, now: o.Now}
+	return &httpCache{check: &etag.Checker{Store: o.Store, Settle: settle, Build: buildOf(es.Schema()), Now: o.Now}, now: o.Now,
+		log: o.Log}
 }
 
 // operation checks the client's tag, or starts the record.
@@ -47,7 +50,13 @@ func (h *httpCache) operation(ctx context.Context, next graphql.OperationHandler
 		return next(ctx)
 	}
 	if h.check.Check(ctx, r) {
-		return graphql.OneShot(&graphql.Response{}) // the transport answers 304: nothing ran
+		// The transport answers 304: nothing ran, and no response
+		// middleware sees it, so its line (with what the check read) is
+		// written here.
+		if st := operationState(ctx); st != nil && h.log != nil {
+			logNotModified(ctx, h.log, st.calls)
+		}
+		return graphql.OneShot(&graphql.Response{})
 	}
 	r.Begin(h.now())
 	return next(ctx)

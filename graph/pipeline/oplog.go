@@ -68,6 +68,14 @@ func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, 
 	log.LogAttrs(ctx, slog.LevelInfo, "graphql", operationAttrs(ctx, oc, res, calls)...)
 }
 
+// logNotModified writes the line of a query answered 304 Not Modified
+// (HTTP caching: its tag was still valid, so it did not run), marked
+// not_modified=true, with the calls its check made.
+func logNotModified(ctx context.Context, log *slog.Logger, calls *client.Calls) {
+	attrs := operationAttrs(ctx, graphql.GetOperationContext(ctx), &graphql.Response{}, calls)
+	log.LogAttrs(ctx, slog.LevelInfo, "graphql", append(attrs, slog.Bool("not_modified", true))...)
+}
+
 // logUnfinished writes the log line of an operation with @defer whose
 // parts stopped before the last (its client went away), marked
 // unfinished=true, unless it is written already.

@@ -120,6 +120,29 @@ func TestOperationLogLine(t *testing.T) {
 		}
 	})
 
+	t.Run("a 304 logs its line, with what its check read", func(t *testing.T) {
+		q := map[string]any{"query": `query Me { me { id name } }`}
+		first := e.Send(t, q, testenv.GET(), e.As("alice"))
+		tag := first.Header.Get("ETag")
+		if first.Status != http.StatusOK || tag == "" {
+			t.Fatalf("the first GET answered %d with ETag %q", first.Status, tag)
+		}
+		if line := mustOneOpLine(t, buf); line["not_modified"] != nil {
+			t.Errorf("the answered GET's line is marked not_modified: %v", line)
+		}
+		again := e.Send(t, q, testenv.GET(), e.As("alice"), testenv.Header("If-None-Match", tag))
+		if again.Status != http.StatusNotModified {
+			t.Fatalf("the unchanged GET answered %d, want 304", again.Status)
+		}
+		line := mustOneOpLine(t, buf)
+		for k, want := range map[string]any{"operation": "Me", "type": "query", "outcome": "OK", "errors": 0.0,
+			"not_modified": true, "dynamodb_calls": 1.0, "rcu": 0.5} {
+			if line[k] != want {
+				t.Errorf("%s = %#v, want %#v (line %v)", k, line[k], want, line)
+			}
+		}
+	})
+
 	t.Run("a valid traceparent logs its trace id", func(t *testing.T) {
 		const traceID = "4bf92f3577b34da6a3ce929b0e0e4736"
 		e.Send(t, map[string]any{"query": `{ me { id } }`}, testenv.Headers(map[string]string{"Authorization": "Bearer " + e.Token(t, "alice"),
