@@ -670,11 +670,9 @@ func TestMutationDeleteProject(t *testing.T) {
 		web := s.Project("Website relaunch")
 		var webTasks, needles []string
 		needles = append(needles, testenv.ULIDOf(web.ID))
-		for _, task := range s.Tasks {
-			if task.ProjectID == web.ID {
-				webTasks = append(webTasks, task.ID)
-				needles = append(needles, testenv.ULIDOf(task.ID))
-			}
+		for _, task := range s.TasksOf(web.ID) {
+			webTasks = append(webTasks, task.ID)
+			needles = append(needles, testenv.ULIDOf(task.ID))
 		}
 		comment := mutCommentOf(s, "Write the landing page copy", "bob").ID
 		before := e.Dump(t)

@@ -51,9 +51,9 @@ func TestTextFieldsRefuseControlCharacters(t *testing.T) {
 		}
 	}
 	var task *domain.Task
-	for _, tk := range s.Tasks {
-		if tk.ProjectID == project.ID {
-			task = tk
+	if project != nil {
+		if ts := s.TasksOf(project.ID); len(ts) > 0 {
+			task = ts[len(ts)-1]
 		}
 	}
 	if project == nil || task == nil {

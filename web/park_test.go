@@ -105,13 +105,7 @@ func TestAQuietWebSocketHoldsNoGoroutine(t *testing.T) {
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	site := seed.Project("Website relaunch")
-	var task string
-	for _, tk := range seed.Tasks {
-		if tk.ProjectID == site.ID {
-			task = tk.ID
-			break
-		}
-	}
+	task := seed.TasksOf(site.ID)[0].ID
 	token := e.Token(t, "bob")
 	const n = 40
 	clients := make([]*rawWS, n)
@@ -155,13 +149,7 @@ func TestAListeningEventStreamHoldsNoGoroutine(t *testing.T) {
 	seed := e.MustSeed(t)
 	lv, srv := e.StartLive(t, pipeline.Options{}, live.HubConfig{})
 	site := seed.Project("Website relaunch")
-	var task string
-	for _, tk := range seed.Tasks {
-		if tk.ProjectID == site.ID {
-			task = tk.ID
-			break
-		}
-	}
+	task := seed.TasksOf(site.ID)[0].ID
 	const n = 10
 	var bodies []*bufio.Reader
 	var closers []io.Closer

@@ -320,6 +320,18 @@ func (s *Seed) Task(title string) *domain.Task {
 	panic("no task " + title)
 }
 
+// TasksOf returns the seeded tasks of the project with that id, in the
+// seed's order.
+func (s *Seed) TasksOf(projectID string) []*domain.Task {
+	var ts []*domain.Task
+	for _, t := range s.Tasks {
+		if t.ProjectID == projectID {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
 // MayDeleteTask returns a member of the seeded task t's project whom
 // policy lets delete it (policy.MayDeleteTask, on the seeded facts):
 // prefer when policy lets them, else the first that it lets in the order
