@@ -143,21 +143,20 @@ func (d *deps) record(ctx context.Context, res any) {
 			d.users[v.ID] = v
 		}
 	case []*domain.Project:
-		for _, x := range v {
-			d.record(ctx, x)
-		}
+		recordEach(ctx, d, v)
 	case []*domain.Task:
-		for _, x := range v {
-			d.record(ctx, x)
-		}
+		recordEach(ctx, d, v)
 	case []*domain.Comment:
-		for _, x := range v {
-			d.record(ctx, x)
-		}
+		recordEach(ctx, d, v)
 	case []*domain.Member:
-		for _, x := range v {
-			d.record(ctx, x)
-		}
+		recordEach(ctx, d, v)
+	}
+}
+
+// recordEach records the objects of a list one by one.
+func recordEach[T any](ctx context.Context, d *deps, xs []T) {
+	for _, x := range xs {
+		d.record(ctx, x)
 	}
 }
 
