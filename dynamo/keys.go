@@ -29,15 +29,12 @@ import (
 //	tag index   PROJECT#<p>     TAGS#<name>
 //	comment     TASK#<t>        COMMENT#<c>        COMMENTS#PROJECT#<p>    TASK#<t>#COMMENT#<c>
 //	            and in GSI3 (GSI3PK, PK; INCLUDE authorId, body, createdAt): <p>, TASK#<t>
-//	marker      META            TAGINDEX
+//	marker      META            TAGINDEX, TAGUNITS2, CHANGELOG, COPIES, COMMENTINDEX
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
 //	outbox      OUTBOX#<0..15>  <commit time, fixed width>#<event id>
 //	change      CHANGES#<p>     <position, 12 digits>                                          CHANGEEXP#<0..15>  <expiry>  (once it may go)
 //	departure   CHANGES#<p>     LEFT#<u>                                                       CHANGEEXP#<0..15>  <expiry>  (once it may go)
-//	marker      META            CHANGELOG
-//	marker      META            COPIES
-//	marker      META            COMMENTINDEX
 
 // Attribute and index names.
 const (
@@ -110,14 +107,17 @@ func tagKey(t, name string) key      { return key{taskPK(t), tagSK(name)} }
 func cleanupKey(kind, id string) key { return key{cleanupPK, kind + "#" + id} }
 func tagIndexKey(p, name string) key { return key{projectPK(p), "TAGS#" + name} }
 
-// tagIndexedKey is the marker of a table whose tag indexes are complete
-// (tagindex.go).
-var tagIndexedKey = key{"META", "TAGINDEX"}
-
-// tagUnitsKey is the marker of a table whose tag indexes count their
-// entries in units as entryUnits counts them now (tagindex.go: with a unit
-// for the entry's title; TAGUNITS marked the count before titles).
-var tagUnitsKey = key{"META", "TAGUNITS2"}
+// Markers of a table: its tag indexes are complete (tagindex.go); they
+// count their entries in units as entryUnits counts them now (with a unit
+// for the entry's title; TAGUNITS marked the count before titles); its
+// profiles carry the copies of their projects (copies.go); its change logs
+// are complete, with their epoch (changes.go).
+var (
+	tagIndexedKey = key{"META", "TAGINDEX"}
+	tagUnitsKey   = key{"META", "TAGUNITS2"}
+	copiesKey     = key{"META", "COPIES"}
+	changeLogKey  = key{"META", "CHANGELOG"}
+)
 
 // idemKey is the record of viewer u's key k for the mutation field (or
 // alias) op. An alias may be as long as a request's body: one longer than
@@ -156,14 +156,6 @@ func positionOf(sk string) (int64, bool) {
 	n, err := strconv.ParseInt(sk, 10, 64)
 	return n, err == nil && n > 0
 }
-
-// copiesKey is the marker of a table whose profiles carry the copies of
-// their projects (copies.go).
-var copiesKey = key{"META", "COPIES"}
-
-// changeLogKey is the marker of a table whose change logs are complete,
-// with the epoch of the logs (changes.go).
-var changeLogKey = key{"META", "CHANGELOG"}
 
 // The entries of a project's change log after a position and up to
 // another (changesPK; positionSK bounds), oldest first: what a sync reads.
@@ -230,11 +222,6 @@ var (
 // items written before it its keys.
 var indexes = []keySchema{onGSI1, onGSI2, onGSI3, onGSI4}
 
-// backfills give the items written before a change the attributes its
-// writes give new items (backfill.go), in the order they run; a name is
-// never reused.
-var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill}
-
 // Pattern 2: a user's memberships, newest project first, in GSI1; the
 // membership item (PK projectPK, SK memberSK) also carries these keys.
 var projectsOfUser = pattern{keySchema: onGSI1, prefix: projectPrefix, desc: true, cursor: validULIDCursor(projectPrefix)}
@@ -257,9 +244,6 @@ func projectTasksPK(p string) string { return projectPK(p) }
 var tasksOfProjectListed = pattern{keySchema: onGSI4, prefix: duePrefix, cursor: validDueCursor}
 
 func leanTasksPK(p string) string { return p }
-
-// projectOfLeanTasksPK returns the project ULID of a GSI4 partition key.
-func projectOfLeanTasksPK(pk string) (string, bool) { return domain.ParseULID(pk) }
 
 // Pattern 4: a user's assigned tasks by due date, in GSI2, one partition
 // for open tasks and one for done ones (merged). Pattern 7, overdue tasks,
@@ -391,4 +375,26 @@ func taskIndexKeys(t *domain.Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) {
 		gsi2pk = assignedPK(*t.AssigneeID, t.Status != domain.StatusDone)
 	}
 	return gsi1pk, gsi1sk, gsi2pk, gsi2sk
+}
+
+// inKeys returns what a task's or a comment's item repeats of its keys, by
+// attribute (leanitems.go): a task's id and its project's (GSI1PK, or GSI4PK
+// in a GSI4 entry; none when neither was read), a comment's id and its task's.
+func inKeys(it item) (names, values [2]string) {
+	t, ok := strings.CutPrefix(str(it, attrPK), taskPK(""))
+	switch sk := str(it, attrSK); {
+	case !ok || t == "":
+	case sk == taskSK:
+		names[0], values[0] = "id", domain.TaskIDOf(t)
+		p, ok := strings.CutPrefix(str(it, attrGSI1PK), projectPrefix)
+		if !ok {
+			p, ok = domain.ParseULID(str(it, attrGSI4PK))
+		}
+		if ok && p != "" {
+			names[1], values[1] = "projectId", domain.ProjectIDOf(p)
+		}
+	case strings.HasPrefix(sk, commentPrefix):
+		names, values = [2]string{"id", "taskId"}, [2]string{domain.CommentIDOf(t, sk[len(commentPrefix):]), domain.TaskIDOf(t)}
+	}
+	return names, values
 }

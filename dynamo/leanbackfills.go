@@ -9,6 +9,11 @@ import (
 // The backfills of the lean indexes, GSI3 (a project's comments) and GSI4
 // (a project's tasks), registered in keys.go's backfills.
 
+// backfills give the items written before a change the attributes its
+// writes give new items (backfill.go), in the order they run; a name is
+// never reused.
+var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill}
+
 // commentsLeanBackfill gives each comment written before GSI3 its key
 // there, from its key in GSI1 (which EnsureCommentIndex gave it before).
 var commentsLeanBackfill = backfill{name: "comments-gsi3", types: []string{typeComment}, reads: []string{attrGSI1PK},
@@ -21,12 +26,13 @@ var commentsLeanBackfill = backfill{name: "comments-gsi3", types: []string{typeC
 	}}
 
 // tasksLeanBackfill gives each task written before GSI4 its key there,
-// from its project.
-var tasksLeanBackfill = backfill{name: "tasks-gsi4", types: []string{typeTask}, reads: []string{"projectId"},
+// from its project's, in GSI1 (a lean item has no projectId: the
+// condition of the write reads what is stored).
+var tasksLeanBackfill = backfill{name: "tasks-gsi4", types: []string{typeTask}, reads: []string{attrGSI1PK},
 	set: func(it item) item {
-		p := str(it, "projectId")
-		if p == "" {
+		pu, ok := strings.CutPrefix(str(it, attrGSI1PK), projectTasksPK(""))
+		if !ok || pu == "" {
 			return nil
 		}
-		return item{attrGSI4PK: &types.AttributeValueMemberS{Value: leanTasksPK(ulidOf(p))}}
+		return item{attrGSI4PK: &types.AttributeValueMemberS{Value: leanTasksPK(pu)}}
 	}}
