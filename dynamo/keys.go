@@ -107,16 +107,13 @@ func tagKey(t, name string) key      { return key{taskPK(t), tagSK(name)} }
 func cleanupKey(kind, id string) key { return key{cleanupPK, kind + "#" + id} }
 func tagIndexKey(p, name string) key { return key{projectPK(p), "TAGS#" + name} }
 
-// Markers of a table: its tag indexes are complete (tagindex.go); they
-// count their entries in units as entryUnits counts them now (with a unit
-// for the entry's title; TAGUNITS marked the count before titles); its
-// profiles carry the copies of their projects (copies.go); its change logs
-// are complete, with their epoch (changes.go).
+// The markers of a table, each of a change made once to it:
 var (
-	tagIndexedKey = key{"META", "TAGINDEX"}
-	tagUnitsKey   = key{"META", "TAGUNITS2"}
-	copiesKey     = key{"META", "COPIES"}
-	changeLogKey  = key{"META", "CHANGELOG"}
+	tagIndexedKey     = key{"META", "TAGINDEX"}     // its tag indexes are complete (tagindex.go)
+	tagUnitsKey       = key{"META", "TAGUNITS2"}    // they count entries in units as entryUnits does (TAGUNITS: before titles)
+	copiesKey         = key{"META", "COPIES"}       // its profiles carry the copies of their projects (copies.go)
+	changeLogKey      = key{"META", "CHANGELOG"}    // its change logs are complete, with their epoch (changes.go)
+	commentIndexedKey = key{"META", "COMMENTINDEX"} // its comments carry their project collection's keys (comment.go)
 )
 
 // idemKey is the record of viewer u's key k for the mutation field (or
@@ -222,6 +219,11 @@ var (
 // items written before it its keys.
 var indexes = []keySchema{onGSI1, onGSI2, onGSI3, onGSI4}
 
+// backfills give the items written before a change the attributes its
+// writes give new items (backfill.go), in the order they run; a name is
+// never reused.
+var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill}
+
 // Pattern 2: a user's memberships, newest project first, in GSI1; the
 // membership item (PK projectPK, SK memberSK) also carries these keys.
 var projectsOfUser = pattern{keySchema: onGSI1, prefix: projectPrefix, desc: true, cursor: validULIDCursor(projectPrefix)}
@@ -301,10 +303,6 @@ func taskOfProjectCommentSK(sk string) (string, bool) {
 	}
 	return domain.ParseULID(rest[:domain.ULIDLen])
 }
-
-// commentIndexedKey is the marker of a table whose comments all carry
-// their project collection's keys (comment.go).
-var commentIndexedKey = key{"META", "COMMENTINDEX"}
 
 // Pattern 6: the tasks with a tag in one project, by due date, in GSI1; a
 // tag link item (PK taskPK, SK tagSK) carries these keys. A viewer's list

@@ -9,11 +9,6 @@ import (
 // The backfills of the lean indexes, GSI3 (a project's comments) and GSI4
 // (a project's tasks), registered in keys.go's backfills.
 
-// backfills give the items written before a change the attributes its
-// writes give new items (backfill.go), in the order they run; a name is
-// never reused.
-var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill}
-
 // commentsLeanBackfill gives each comment written before GSI3 its key
 // there, from its key in GSI1 (which EnsureCommentIndex gave it before).
 var commentsLeanBackfill = backfill{name: "comments-gsi3", types: []string{typeComment}, reads: []string{attrGSI1PK},
