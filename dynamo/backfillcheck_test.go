@@ -3,8 +3,6 @@ package dynamo
 import (
 	"strings"
 	"testing"
-
-	"github.com/taskgraph/taskgraph/domain"
 )
 
 // TestBackfillViolationsFindsAnItemWithoutWhatItsBackfillGives checks a
@@ -15,7 +13,7 @@ import (
 func TestBackfillViolationsFindsAnItemWithoutWhatItsBackfillGives(t *testing.T) {
 	const pu, tu = "01HZX3J8Q5W8G2S8V7N1K6T0AB", "01HZX3J8Q5W8G2S8V7N1K6T0CD"
 	task := func(gsi4pk any) map[string]any {
-		it := map[string]any{"PK": taskPK(tu), "SK": taskSK, "type": typeTask, "id": domain.TaskIDOf(tu), "projectId": domain.ProjectIDOf(pu)}
+		it := map[string]any{"PK": taskPK(tu), "SK": taskSK, "GSI1PK": projectTasksPK(pu), "type": typeTask}
 		if gsi4pk != nil {
 			it[attrGSI4PK] = gsi4pk
 		}

@@ -21,7 +21,8 @@ const worstSize = 300 * 1024
 // list at its limit, in four-byte characters where input allows them (a
 // user id of 128, a name of 200, a text of 10,000), every count at its cap
 // (MembershipCap copies, MaxMembers marks, CommentCap comments,
-// TagIndexCap units). Each stays under worstSize; the figures are those of
+// TagIndexCap units); a task and a comment as stored (lean, leanitems.go).
+// Each stays under worstSize; the figures are those of
 // docs/security.md, "Stored items" (-v).
 func TestEveryItemAUserCanGrowStaysWellUnder400KB(t *testing.T) {
 	var (
@@ -75,10 +76,10 @@ func TestEveryItemAUserCanGrowStaysWellUnder400KB(t *testing.T) {
 		{fmt.Sprintf("profile: %d copies of %d-byte names, a 1,016-byte email", DefaultMembershipCap, copyNameBytes), userToItem(u, 1<<40)},
 		{"project: name, description, counters", withMarks(projectToItem(p, 1<<40), MaxMembers, uid)},
 		{"membership", withEntry(memberToItem(&domain.Member{ProjectID: p.ID, UserID: uid, Role: domain.RoleMember, JoinedAt: now}), entryAt{1 << 40, 1 << 40})},
-		{"task: title, description, 20 tags, assignee", withEntry(taskToItem(task), entryAt{1 << 40, 1 << 40})},
+		{"task: title, description, 20 tags, assignee", lean(withEntry(taskToItem(task), entryAt{1 << 40, 1 << 40}))},
 		{"tag link", tagLinkItem(task, tags[0])},
 		{fmt.Sprintf("tag index at %d units", DefaultTagIndexCap), fullIndex(p, tags[0])},
-		{"comment", withEntry(indexComment(commentToItem(comment), ulidOf(p.ID)), entryAt{1 << 40, 1 << 40})},
+		{"comment", lean(withEntry(indexComment(commentToItem(comment), ulidOf(p.ID)), entryAt{1 << 40, 1 << 40}))},
 		{fmt.Sprintf("change entry: a deleted task's, %d comments", DefaultCommentCap), marshal(gone)},
 		{"change entry: a member's", marshal(member)},
 		{"departure", marshal(left)},

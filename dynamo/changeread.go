@@ -177,7 +177,8 @@ func (s *Store) commentsOf(ctx context.Context, tu string) ([]commentRef, error)
 	kb := expression.KeyAnd(expression.Key(p.pkAttr).Equal(expression.Value(taskPK(tu))),
 		expression.KeyBeginsWith(expression.Key(p.skAttr), p.prefix))
 	ex, err := expression.NewBuilder().WithKeyCondition(kb).
-		WithProjection(expression.NamesList(expression.Name("id"), expression.Name(attrSyncSeq), expression.Name(attrBorn))).Build()
+		WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK), expression.Name(attrSyncSeq),
+			expression.Name(attrBorn))).Build() // the keys: a comment's id is filled in from them (leanitems.go)
 	if err != nil {
 		return nil, internal(err, "building a query")
 	}

@@ -323,15 +323,13 @@ func threadOfEntry(it item, lean bool) (string, bool) {
 
 // leanThread puts a thread's GSI3 entries in order (oldest first: by SK,
 // the comment's ULID; they tie on their index keys, whose order DynamoDB
-// leaves open) and gives each what decode reads of a comment that the
-// entry holds in its keys: its type, id and task id.
+// leaves open) and gives each the type decode reads; their ids and task
+// ids are filled in from their keys as every comment item's are
+// (leanitems.go).
 func leanThread(th []item) []item {
 	slices.SortFunc(th, func(a, b item) int { return strings.Compare(str(a, attrSK), str(b, attrSK)) })
 	for _, it := range th {
-		t, c := ulidOf(str(it, attrPK)), ulidOf(str(it, attrSK))
 		it["type"] = &types.AttributeValueMemberS{Value: typeComment}
-		it["id"] = &types.AttributeValueMemberS{Value: domain.CommentIDOf(t, c)}
-		it["taskId"] = &types.AttributeValueMemberS{Value: domain.TaskIDOf(t)}
 	}
 	return th
 }

@@ -129,13 +129,16 @@ func taskAt(version, commentCount int) *expression.ConditionBuilder {
 // in place, to what the items themselves hold: a project counts the task
 // items of its id by status, a task the comment items of its id. Items is
 // a whole table (a dump): loading one makes its counters right whatever
-// wrote it, including a version without counters.
+// wrote it, including a version without counters. Its lean items (a
+// snapshot's, or a dump's of lean items) are made whole first, in place
+// (whole, leanitems.go), as the store's client makes the items it reads.
 //
 // It returns items without their tag indexes and marker, followed by the
 // tag indexes built afresh from the tasks, and the marker (tagIndexItems),
 // then the change log, kept or built afresh (changeLogItems, which may set
 // the positions of the objects and projects in place).
 func (s *Store) recount(items []item) []item {
+	wholeAll(items)
 	tasks := map[string]*domain.TaskCounts{} // project id → counts
 	comments := map[string]int{}             // task id → count
 	for _, it := range items {

@@ -29,15 +29,12 @@ import (
 //	tag index   PROJECT#<p>     TAGS#<name>
 //	comment     TASK#<t>        COMMENT#<c>        COMMENTS#PROJECT#<p>    TASK#<t>#COMMENT#<c>
 //	            and in GSI3 (GSI3PK, PK; INCLUDE authorId, body, createdAt): <p>, TASK#<t>
-//	marker      META            TAGINDEX
+//	marker      META            TAGINDEX, TAGUNITS2, CHANGELOG, COPIES, COMMENTINDEX
 //	cleanup job CLEANUP         PROJECT#<p> | TASK#<t>
 //	idempotency IDEM#<u>#<key>  OP#<mutation field or alias>
 //	outbox      OUTBOX#<0..15>  <commit time, fixed width>#<event id>
 //	change      CHANGES#<p>     <position, 12 digits>                                          CHANGEEXP#<0..15>  <expiry>  (once it may go)
 //	departure   CHANGES#<p>     LEFT#<u>                                                       CHANGEEXP#<0..15>  <expiry>  (once it may go)
-//	marker      META            CHANGELOG
-//	marker      META            COPIES
-//	marker      META            COMMENTINDEX
 
 // Attribute and index names.
 const (
@@ -110,14 +107,14 @@ func tagKey(t, name string) key      { return key{taskPK(t), tagSK(name)} }
 func cleanupKey(kind, id string) key { return key{cleanupPK, kind + "#" + id} }
 func tagIndexKey(p, name string) key { return key{projectPK(p), "TAGS#" + name} }
 
-// tagIndexedKey is the marker of a table whose tag indexes are complete
-// (tagindex.go).
-var tagIndexedKey = key{"META", "TAGINDEX"}
-
-// tagUnitsKey is the marker of a table whose tag indexes count their
-// entries in units as entryUnits counts them now (tagindex.go: with a unit
-// for the entry's title; TAGUNITS marked the count before titles).
-var tagUnitsKey = key{"META", "TAGUNITS2"}
+// The markers of a table, each of a change made once to it:
+var (
+	tagIndexedKey     = key{"META", "TAGINDEX"}     // its tag indexes are complete (tagindex.go)
+	tagUnitsKey       = key{"META", "TAGUNITS2"}    // they count entries in units as entryUnits does (TAGUNITS: before titles)
+	copiesKey         = key{"META", "COPIES"}       // its profiles carry the copies of their projects (copies.go)
+	changeLogKey      = key{"META", "CHANGELOG"}    // its change logs are complete, with their epoch (changes.go)
+	commentIndexedKey = key{"META", "COMMENTINDEX"} // its comments carry their project collection's keys (comment.go)
+)
 
 // idemKey is the record of viewer u's key k for the mutation field (or
 // alias) op. An alias may be as long as a request's body: one longer than
@@ -156,14 +153,6 @@ func positionOf(sk string) (int64, bool) {
 	n, err := strconv.ParseInt(sk, 10, 64)
 	return n, err == nil && n > 0
 }
-
-// copiesKey is the marker of a table whose profiles carry the copies of
-// their projects (copies.go).
-var copiesKey = key{"META", "COPIES"}
-
-// changeLogKey is the marker of a table whose change logs are complete,
-// with the epoch of the logs (changes.go).
-var changeLogKey = key{"META", "CHANGELOG"}
 
 // The entries of a project's change log after a position and up to
 // another (changesPK; positionSK bounds), oldest first: what a sync reads.
@@ -258,9 +247,6 @@ var tasksOfProjectListed = pattern{keySchema: onGSI4, prefix: duePrefix, cursor:
 
 func leanTasksPK(p string) string { return p }
 
-// projectOfLeanTasksPK returns the project ULID of a GSI4 partition key.
-func projectOfLeanTasksPK(pk string) (string, bool) { return domain.ParseULID(pk) }
-
 // Pattern 4: a user's assigned tasks by due date, in GSI2, one partition
 // for open tasks and one for done ones (merged). Pattern 7, overdue tasks,
 // is the open partition bounded by dueBefore(asOf). Unassigned tasks sit in
@@ -317,10 +303,6 @@ func taskOfProjectCommentSK(sk string) (string, bool) {
 	}
 	return domain.ParseULID(rest[:domain.ULIDLen])
 }
-
-// commentIndexedKey is the marker of a table whose comments all carry
-// their project collection's keys (comment.go).
-var commentIndexedKey = key{"META", "COMMENTINDEX"}
 
 // Pattern 6: the tasks with a tag in one project, by due date, in GSI1; a
 // tag link item (PK taskPK, SK tagSK) carries these keys. A viewer's list
@@ -391,4 +373,26 @@ func taskIndexKeys(t *domain.Task) (gsi1pk, gsi1sk, gsi2pk, gsi2sk string) {
 		gsi2pk = assignedPK(*t.AssigneeID, t.Status != domain.StatusDone)
 	}
 	return gsi1pk, gsi1sk, gsi2pk, gsi2sk
+}
+
+// inKeys returns what a task's or a comment's item repeats of its keys, by
+// attribute (leanitems.go): a task's id and its project's (GSI1PK, or GSI4PK
+// in a GSI4 entry; none when neither was read), a comment's id and its task's.
+func inKeys(it item) (names, values [2]string) {
+	t, ok := strings.CutPrefix(str(it, attrPK), taskPK(""))
+	switch sk := str(it, attrSK); {
+	case !ok || t == "":
+	case sk == taskSK:
+		names[0], values[0] = "id", domain.TaskIDOf(t)
+		p, ok := strings.CutPrefix(str(it, attrGSI1PK), projectPrefix)
+		if !ok {
+			p, ok = domain.ParseULID(str(it, attrGSI4PK))
+		}
+		if ok && p != "" {
+			names[1], values[1] = "projectId", domain.ProjectIDOf(p)
+		}
+	case strings.HasPrefix(sk, commentPrefix):
+		names, values = [2]string{"id", "taskId"}, [2]string{domain.CommentIDOf(t, sk[len(commentPrefix):]), domain.TaskIDOf(t)}
+	}
+	return names, values
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
 )
 
@@ -129,3 +130,28 @@ func ExpiryIndexKeys(pk, sk string, expiresAt int64) (gsi2pk, gsi2sk string) {
 // ChangeLogKey is the key of the marker of a table whose change logs are
 // complete.
 func ChangeLogKey() (pk, sk string) { return changeLogKey.split() }
+
+// WholeItem fills in, in place, what a task's or a comment's item holds in
+// its keys and leaves out as stored (a lean item: a task's id and project
+// id, a comment's id and task id), for a checker that reads the table raw
+// (attribute name → value, a string for a string). It returns the
+// attributes an item written before holds that disagree with its keys.
+func WholeItem(it map[string]any) (disagree []string) {
+	k := item{}
+	for _, a := range []string{attrPK, attrSK, attrGSI1PK, attrGSI4PK} {
+		if s, ok := it[a].(string); ok {
+			k[a] = &types.AttributeValueMemberS{Value: s}
+		}
+	}
+	names, values := inKeys(k)
+	for i, n := range names {
+		switch v, ok := it[n]; {
+		case n == "":
+		case !ok:
+			it[n] = values[i]
+		case v != values[i]:
+			disagree = append(disagree, n)
+		}
+	}
+	return disagree
+}

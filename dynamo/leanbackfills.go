@@ -21,12 +21,13 @@ var commentsLeanBackfill = backfill{name: "comments-gsi3", types: []string{typeC
 	}}
 
 // tasksLeanBackfill gives each task written before GSI4 its key there,
-// from its project.
-var tasksLeanBackfill = backfill{name: "tasks-gsi4", types: []string{typeTask}, reads: []string{"projectId"},
+// from its project's, in GSI1 (a lean item has no projectId: the
+// condition of the write reads what is stored).
+var tasksLeanBackfill = backfill{name: "tasks-gsi4", types: []string{typeTask}, reads: []string{attrGSI1PK},
 	set: func(it item) item {
-		p := str(it, "projectId")
-		if p == "" {
+		pu, ok := strings.CutPrefix(str(it, attrGSI1PK), projectTasksPK(""))
+		if !ok || pu == "" {
 			return nil
 		}
-		return item{attrGSI4PK: &types.AttributeValueMemberS{Value: leanTasksPK(ulidOf(p))}}
+		return item{attrGSI4PK: &types.AttributeValueMemberS{Value: leanTasksPK(pu)}}
 	}}

@@ -111,7 +111,7 @@ type Store struct {
 
 // New returns a store on the named table.
 func New(db API, table string) *Store {
-	return &Store{db: db, table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 64, CleanupSettle: 10 * time.Second,
+	return &Store{db: newLeanClient(db), table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 64, CleanupSettle: 10 * time.Second,
 		PublishTimeout: DefaultPublishTimeout, cleanupKick: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
 }
 

@@ -37,12 +37,9 @@ func (s *Store) TasksOfProjectListed(ctx context.Context, projectID string, stat
 	return convConn(c, decodeAs[*domain.Task])
 }
 
-// listedTask gives a task's GSI4 entry what decode reads of a task that
-// the entry holds in its keys: its type, id and project id.
+// listedTask gives a task's GSI4 entry the type decode reads; its id and
+// project id are filled in from its keys as every task item's are
+// (leanitems.go).
 func listedTask(it item) {
 	it["type"] = &types.AttributeValueMemberS{Value: typeTask}
-	it["id"] = &types.AttributeValueMemberS{Value: domain.TaskIDOf(ulidOf(str(it, attrPK)))}
-	if pu, ok := projectOfLeanTasksPK(str(it, attrGSI4PK)); ok {
-		it["projectId"] = &types.AttributeValueMemberS{Value: domain.ProjectIDOf(pu)}
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/taskgraph/taskgraph/domain"
 	"github.com/taskgraph/taskgraph/dynamo"
@@ -60,9 +61,14 @@ import (
 //     project id, an actor and a subject, an expiry, and the snapshots
 //     their kind calls for, of the event's project.
 //
+// A task's and a comment's item may leave out the ids its keys hold (a
+// lean item: docs/design.md, "Items"); they are filled in, in place, first
+// (dynamo.WholeItem), and one that holds them must hold what its keys do.
+//
 // Items of other types are not checked.
 func CheckTable(items []map[string]any) []string {
 	c := checker{by: map[[2]string]map[string]any{}, links: map[[2]string]tagLink{}, indexes: map[[2]string]map[string]string{}}
+	c.whole(items)
 	for _, it := range items {
 		c.by[[2]string{str(it, "PK"), str(it, "SK")}] = it
 	}
@@ -117,8 +123,21 @@ func CheckTable(items []map[string]any) []string {
 // tests check it between mutations.
 func CheckCounters(items []map[string]any) []string {
 	var c checker
+	c.whole(items)
 	c.counters(items)
 	return c.out
+}
+
+// whole fills in, in place, what lean task and comment items leave out
+// (dynamo.WholeItem), and reports what an item holds against its keys.
+func (c *checker) whole(items []map[string]any) {
+	for _, it := range items {
+		if t := str(it, "type"); t == "TASK" || t == "COMMENT" {
+			for _, a := range dynamo.WholeItem(it) {
+				c.violate("%s %s %s: %s %q is not what its keys hold", strings.ToLower(t), str(it, "PK"), str(it, "SK"), a, str(it, a))
+			}
+		}
+	}
 }
 
 type checker struct {
