@@ -205,9 +205,12 @@ func TestOldTagEntriesGetTheirTitlesOnce(t *testing.T) {
 				t.Fatalf("violations before the backfill is marked done: %q", v)
 			}
 			before, beforeGets, beforeUnits := ts.q6(t, "web")
+			ts.calls.Reset()
 			if _, err := ts.EnsureTable(ctx); err != nil {
 				t.Fatal(err)
 			}
+			rcu, wcu := ts.calls.Capacity()
+			t.Logf("the backfill of 14 indexes, 25 entries: %v read units, %v write units, %v", rcu, wcu, ts.calls)
 			// One write per index that had untitled entries: web in P0
 			// and P1, t0…t11 (the long task's urgent has none to give).
 			if n := ts.calls.Get("TransactWriteItems"); n != 14 {
@@ -244,6 +247,30 @@ func TestOldTagEntriesGetTheirTitlesOnce(t *testing.T) {
 				t.Errorf("a second run: %v, want no Scan and no write", ts.calls)
 			}
 			t.Logf("tasksByTag(web), 13 tasks: %v read units before the backfill, %v after", beforeUnits, afterUnits)
+		})
+	}
+}
+
+// TestABigIndexIsTitledInTransactionsOf99Entries: an index of 121
+// untitled entries is titled in two transactions (99 entries, then the
+// rest), on DynamoDB Local as on the embedded store.
+func TestABigIndexIsTitledInTransactionsOf99Entries(t *testing.T) {
+	calls := &client.Calls{}
+	for name, db := range migrationBackends(t, calls.Option) {
+		t.Run(name, func(t *testing.T) {
+			ts := mustOldTagTable(t, db, calls, 240)
+			if err := ts.RunBackfills(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// web in P0 (121 entries) and P1 (120): two each; t0…t39: one each.
+			if n := ts.calls.Get("TransactWriteItems"); n != 44 {
+				t.Errorf("%d transactions, want 44", n)
+			}
+			if v := ts.violations(t); len(v) != 0 {
+				t.Errorf("violations: %q", v)
+			}
+			rcu, wcu := ts.calls.Capacity()
+			t.Logf("the backfill of 42 indexes, 480 entries: %v read units, %v write units, %v", rcu, wcu, ts.calls)
 		})
 	}
 }
