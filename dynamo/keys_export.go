@@ -129,3 +129,11 @@ func ExpiryIndexKeys(pk, sk string, expiresAt int64) (gsi2pk, gsi2sk string) {
 // ChangeLogKey is the key of the marker of a table whose change logs are
 // complete.
 func ChangeLogKey() (pk, sk string) { return changeLogKey.split() }
+
+// TagTitlesBackfill names the backfill that gives tag index entries
+// written before entries carried titles their tasks' titles (tagtitles.go).
+const TagTitlesBackfill = tagTitlesName
+
+// BackfillMarkerKey is the key of the marker of the backfill name
+// (backfill.go): where its place is kept, then done.
+func BackfillMarkerKey(name string) (pk, sk string) { return backfillKey(name).split() }
