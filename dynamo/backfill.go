@@ -39,8 +39,8 @@ type backfill struct {
 	reads []string // the attributes set computes from
 	set   func(it item) item
 
-	join       func(it item) []key                           // the other items fill reads
-	fill       func(it item, joined map[key]item) []fillPart // what it sets, from them
+	join       func(it item) []key                                               // the other items fill reads
+	fill       func(it item, joined map[key]item) (parts []fillPart, stale bool) // what it sets, from them; stale: a source missing or out of step
 	violations func(it plainItem, by func(key) plainItem) []string
 }
 

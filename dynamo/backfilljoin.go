@@ -26,7 +26,9 @@ import (
 // the entry as it was): the run reads the item and the others again,
 // strongly consistent this time, and writes what is still missing, at
 // most backfillAttempts times. So a stale read never wins: what a part
-// writes was, at the write, what its sources said.
+// writes was, at the write, what its sources said. Nor does one make the
+// run leave a part out: when fill finds a source missing or out of step
+// with the item (stale), the run reads them again strongly too.
 
 // fillPart is one document path a joined backfill sets on an item: from
 // the value it was read with (was) to value, computed from the item from
@@ -82,7 +84,7 @@ func (s *Store) backfillJoined(ctx context.Context, b backfill, it item, pace fu
 				joined[k] = got[i]
 			}
 		}
-		parts := b.fill(it, joined)
+		parts, stale := b.fill(it, joined)
 		for i := range parts {
 			parts[i].size = itemBytes(joined[parts[i].from])
 		}
@@ -99,8 +101,8 @@ func (s *Store) backfillJoined(ctx context.Context, b backfill, it item, pace fu
 			committed++
 		}
 		written += committed
-		if !conflict {
-			return written, nil
+		if !conflict && (!stale || attempt > 0) {
+			return written, nil // (a source out of step after a strong read is its own writer's to mend)
 		}
 		if attempt == backfillAttempts-1 {
 			return written, domain.Errorf(domain.EUNAVAILABLE, "the backfill %s: an item kept changing while it was written; run it again", b.name)

@@ -45,28 +45,34 @@ func untitledEntries(it item) []key {
 
 // entryTitles are the titles to give an index's untitled entries: each
 // entry whose task (read) has a title that fits, and whose due date and
-// assignee are the entry's (a task that moved since was or will be
-// rewritten by its own write), from the entry as read to the entry with
-// the title.
-func entryTitles(it item, tasks map[key]item) []fillPart {
+// assignee are the entry's, from the entry as read to the entry with the
+// title. A task missing, or whose due date or assignee are not its
+// entry's, is stale: read before a write that the entry shows already, or
+// after one whose own transaction rewrites the entry (then the write's
+// condition fails).
+func entryTitles(it item, tasks map[key]item) (parts []fillPart, stale bool) {
 	m, _ := it[attrTasks].(*types.AttributeValueMemberM)
-	var parts []fillPart
 	for _, k := range untitledEntries(it) {
 		raw := tasks[k]
 		if raw == nil {
-			continue // deleted: its write takes the entry out
+			stale = true // (or deleted: its write takes the entry out)
+			continue
 		}
 		t, err := decodeAs[*domain.Task](raw)
 		tu := strings.TrimPrefix(k.PK, taskPK(""))
 		was := m.Value[tu].(*types.AttributeValueMemberS).Value
-		if err != nil || len(t.Title) > maxEntryTitle || linkValue(t) != was {
+		if err != nil || len(t.Title) > maxEntryTitle {
+			continue
+		}
+		if linkValue(t) != was {
+			stale = true
 			continue
 		}
 		parts = append(parts, fillPart{path: entryName(tu), was: &types.AttributeValueMemberS{Value: was},
 			value: &types.AttributeValueMemberS{Value: entryValue(t)}, from: k,
 			check: item{"title": &types.AttributeValueMemberS{Value: t.Title}}})
 	}
-	return parts
+	return parts, stale
 }
 
 // untitledViolations: every entry of an index (not full) whose task's
