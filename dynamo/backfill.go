@@ -30,11 +30,18 @@ import (
 // marker after each page (META / BACKFILL#<name>: the next page's start,
 // then done), so a run stopped anywhere starts again where it stopped, and
 // makes at most Store.BackfillRate writes a second.
+//
+// A joined backfill computes what it writes from other items too (join,
+// fill: backfilljoin.go) and has no set; its invariant is violations's.
 type backfill struct {
 	name  string   // the marker's name; never reused
 	types []string // the item types it reads (the type attribute)
 	reads []string // the attributes set computes from
 	set   func(it item) item
+
+	join       func(it item) []key                                               // the other items fill reads
+	fill       func(it item, joined map[key]item) (parts []fillPart, stale bool) // what it sets, from them; stale: a source missing or out of step
+	violations func(it plainItem, by func(key) plainItem) []string
 }
 
 // DefaultBackfillRate is how many writes a second a backfill makes when
@@ -66,7 +73,7 @@ func backfillItems(items []item) []item {
 	var marks []item
 	for _, b := range backfills {
 		for _, it := range items {
-			if slices.Contains(b.types, str(it, "type")) {
+			if b.set != nil && slices.Contains(b.types, str(it, "type")) { // (a joined backfill's items are rebuilt: recount)
 				maps.Copy(it, b.set(it))
 			}
 		}
@@ -144,7 +151,11 @@ func (s *Store) runBackfill(ctx context.Context, b backfill) error {
 			return wrap(err, "reading the table for a backfill")
 		}
 		for _, it := range page.Items {
-			n, err := s.backfillOne(ctx, b, it, pace)
+			backfillItem := s.backfillOne
+			if b.join != nil {
+				backfillItem = s.backfillJoined
+			}
+			n, err := backfillItem(ctx, b, it, pace)
 			if err != nil {
 				return err
 			}

@@ -20,18 +20,19 @@ import (
 )
 
 // migrationBackends are the stores an index is added on: the embedded
-// store, and DynamoDB Local when scripts/test started it (CI always).
-func migrationBackends(t *testing.T) map[string]*dynamodb.Client {
+// store, and DynamoDB Local when scripts/test started it (CI always);
+// their clients take opts (a call counter) too.
+func migrationBackends(t *testing.T, opts ...func(*dynamodb.Options)) map[string]*dynamodb.Client {
 	t.Helper()
 	testEmbOnce.Do(func() { testEmb, testEmbErr = embedded.Start() })
 	if testEmbErr != nil {
 		t.Fatal(testEmbErr)
 	}
-	out := map[string]*dynamodb.Client{"embedded": testEmb.Client(client.Options()...)}
+	out := map[string]*dynamodb.Client{"embedded": testEmb.Client(client.Options(opts...)...)}
 	switch ep := os.Getenv("DYNAMODB_LOCAL_ENDPOINT"); {
 	case ep != "":
 		out["dynamodb-local"] = dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep),
-			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, client.Options()...)
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, client.Options(opts...)...)
 	case os.Getenv("CI") != "":
 		t.Fatal("DYNAMODB_LOCAL_ENDPOINT is not set in CI; scripts/test starts DynamoDB Local and sets it")
 	}

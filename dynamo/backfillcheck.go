@@ -15,7 +15,9 @@ import (
 // are what this version's writes give a new item (most often the keys of
 // an index added to a table that held data). One line per attribute out of
 // step. An index added with its backfill is checked here with no code of
-// the checker's (internal/testenv's CheckTable calls it).
+// the checker's (internal/testenv's CheckTable calls it). A joined
+// backfill (backfilljoin.go) checks its items with its violations, which
+// may look up any item by its key.
 func BackfillViolations(items []map[string]any) []string {
 	done := map[string]bool{}
 	for _, it := range items {
@@ -23,6 +25,11 @@ func BackfillViolations(items []map[string]any) []string {
 			done[name] = true
 		}
 	}
+	by := make(map[key]plainItem, len(items))
+	for _, it := range items {
+		by[key{strOf(it, attrPK), strOf(it, attrSK)}] = it
+	}
+	lookup := func(k key) plainItem { return by[k] }
 	var out []string
 	for _, b := range backfills {
 		if !done[b.name] {
@@ -31,6 +38,10 @@ func BackfillViolations(items []map[string]any) []string {
 		for _, it := range items {
 			typ := strOf(it, "type")
 			if !slices.Contains(b.types, typ) {
+				continue
+			}
+			if b.violations != nil {
+				out = append(out, b.violations(it, lookup)...)
 				continue
 			}
 			src := item{"type": &types.AttributeValueMemberS{Value: typ}}
@@ -50,6 +61,10 @@ func BackfillViolations(items []map[string]any) []string {
 	}
 	return out
 }
+
+// plainItem is an item as a checker reads it: attribute name → value, a
+// string for a string, a map[string]any for a map.
+type plainItem = map[string]any
 
 func strOf(it map[string]any, k string) string { s, _ := it[k].(string); return s }
 

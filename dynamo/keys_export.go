@@ -155,3 +155,11 @@ func WholeItem(it map[string]any) (disagree []string) {
 	}
 	return disagree
 }
+
+// TagTitlesBackfill names the backfill that gives tag index entries
+// written before entries carried titles their tasks' titles (tagtitles.go).
+const TagTitlesBackfill = tagTitlesName
+
+// BackfillMarkerKey is the key of the marker of the backfill name
+// (backfill.go): where its place is kept, then done.
+func BackfillMarkerKey(name string) (pk, sk string) { return backfillKey(name).split() }

@@ -64,6 +64,10 @@ type Store struct {
 	// (tests count the waits rather than take them).
 	BackfillRate int
 	Sleep        func(ctx context.Context, d time.Duration) error
+	// beforeFillWrite, when set (tests), runs between a joined backfill's
+	// reads and each of its writes of an item k (backfilljoin.go): a write
+	// made there races it; an error stops the run.
+	beforeFillWrite func(ctx context.Context, k key) error
 
 	// TagIndexCap is how many tasks a tag index lists before it is marked
 	// full (tagindex.go); 0 means DefaultTagIndexCap.
