@@ -3,7 +3,11 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"maps"
+	"reflect"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -177,4 +181,63 @@ func TestTheStoresClientWritesLeanAndReadsWhole(t *testing.T) {
 	if old := shown(tce.CancellationReasons[0].Item); !maps.Equal(old, want[str(a, attrPK)]) {
 		t.Errorf("the old item of a cancelled transaction: %v, want %v", old, want[str(a, attrPK)])
 	}
+}
+
+// TestTheLeanClientWrapsEveryCallThatCarriesItems fails when a call the
+// store makes (API, and the optional Scan) takes or returns items
+// (attribute maps) and leanClient does not declare it: a call added to
+// API would otherwise pass lean items through unfilled, or store whole
+// ones.
+func TestTheLeanClientWrapsEveryCallThatCarriesItems(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "leanitems.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := map[string]bool{}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil {
+			if id, ok := fn.Recv.List[0].Type.(*ast.Ident); ok && (id.Name == "leanClient" || id.Name == "leanScan") {
+				wrapped[fn.Name.Name] = true
+			}
+		}
+	}
+	attrs := reflect.TypeFor[map[string]types.AttributeValue]()
+	checked := 0
+	for _, it := range []reflect.Type{reflect.TypeFor[API](), reflect.TypeFor[scanner](), reflect.TypeFor[tableUpdater]()} {
+		for i := range it.NumMethod() {
+			m := it.Method(i)
+			carries := holds(m.Type.In(1), attrs, map[reflect.Type]bool{}) || holds(m.Type.Out(0), attrs, map[reflect.Type]bool{})
+			if carries {
+				checked++
+			}
+			if carries != wrapped[m.Name] {
+				t.Errorf("%s: carries items %v, declared by leanClient %v", m.Name, carries, wrapped[m.Name])
+			}
+		}
+	}
+	if checked < 7 {
+		t.Errorf("only %d calls carry items: the check finds too little", checked)
+	}
+}
+
+// holds reports whether a value of type t can hold a value of type want.
+func holds(t, want reflect.Type, seen map[reflect.Type]bool) bool {
+	if t == want {
+		return true
+	}
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return holds(t.Elem(), want, seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if t.Field(i).IsExported() && holds(t.Field(i).Type, want, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
