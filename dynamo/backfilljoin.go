@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/taskgraph/taskgraph/domain"
+	"github.com/taskgraph/taskgraph/dynamo/client"
 )
 
 // A joined backfill (backfill.join set) gives an item what it computes
@@ -32,7 +33,7 @@ import (
 
 // fillPart is one document path a joined backfill sets on an item: from
 // the value it was read with (was) to value, computed from the item from
-// and its attributes check as read. size is from's size (itemBytes: the
+// and its attributes check as read. size is from's size (client.ItemSize: the
 // run sets it).
 type fillPart struct {
 	path       string
@@ -86,7 +87,7 @@ func (s *Store) backfillJoined(ctx context.Context, b backfill, it item, pace fu
 		}
 		parts, stale := b.fill(it, joined)
 		for i := range parts {
-			parts[i].size = itemBytes(joined[parts[i].from])
+			parts[i].size = client.ItemSize(joined[parts[i].from])
 		}
 		committed, conflict := 0, false
 		for _, chunk := range fillChunks(parts) {
@@ -188,41 +189,4 @@ func (s *Store) fillWrite(k key, parts []fillPart) ([]types.TransactWriteItem, e
 			ConditionExpression: cx.Condition(), ExpressionAttributeNames: cx.Names(), ExpressionAttributeValues: cx.Values()}})
 	}
 	return actions, nil
-}
-
-// itemBytes is at least an item's size as DynamoDB counts it: each
-// attribute's name and value, a number at most its text, a map's or a
-// list's 3 bytes and a byte per element more.
-func itemBytes(it item) int {
-	n := 0
-	for name, v := range it {
-		n += len(name) + avBytes(v)
-	}
-	return n
-}
-
-func avBytes(v types.AttributeValue) int {
-	switch a := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(a.Value)
-	case *types.AttributeValueMemberN:
-		return len(a.Value) + 1
-	case *types.AttributeValueMemberB:
-		return len(a.Value)
-	case *types.AttributeValueMemberM:
-		return 3 + itemBytes(a.Value) + len(a.Value)
-	case *types.AttributeValueMemberL:
-		n := 3 + len(a.Value)
-		for _, x := range a.Value {
-			n += avBytes(x)
-		}
-		return n
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, x := range a.Value {
-			n += len(x)
-		}
-		return n
-	}
-	return 1 // BOOL, NULL
 }
