@@ -8,10 +8,15 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/dynamo/client"
+	"github.com/taskgraph/taskgraph/graph/etag"
 )
 
 // OutcomeOK is the outcome of an operation that answered without errors.
 const OutcomeOK = "OK"
+
+// OutcomeNotModified is the outcome of a GET query answered 304 Not
+// Modified (HTTP caching): it did not run; its calls are its check's.
+const OutcomeNotModified = "NOT_MODIFIED"
 
 // operationAttrs are the attributes of an operation's log line (reportCalls):
 // its name, type, duration, DynamoDB calls, outcome and, when the request
@@ -35,7 +40,7 @@ func operationAttrs(ctx context.Context, oc *graphql.OperationContext, res *grap
 		slog.Any("dynamodb_by_op", byOp),
 		slog.Float64("rcu", read),
 		slog.Float64("wcu", write),
-		slog.String("outcome", outcome(res)),
+		slog.String("outcome", outcomeOf(ctx, res)),
 		slog.Int("errors", len(res.Errors)),
 	}
 	if id, ok := traceID(ctx, oc.Headers.Get("Traceparent")); ok {
@@ -69,11 +74,10 @@ func logOperation(ctx context.Context, log *slog.Logger, res *graphql.Response, 
 }
 
 // logNotModified writes the line of a query answered 304 Not Modified
-// (HTTP caching: its tag was still valid, so it did not run), marked
-// not_modified=true, with the calls its check made.
+// (HTTP caching: its tag was still valid, so it did not run; outcome
+// NOT_MODIFIED), with the calls its check made.
 func logNotModified(ctx context.Context, log *slog.Logger, calls *client.Calls) {
-	attrs := operationAttrs(ctx, graphql.GetOperationContext(ctx), &graphql.Response{}, calls)
-	log.LogAttrs(ctx, slog.LevelInfo, "graphql", append(attrs, slog.Bool("not_modified", true))...)
+	log.LogAttrs(ctx, slog.LevelInfo, "graphql", operationAttrs(ctx, graphql.GetOperationContext(ctx), &graphql.Response{}, calls)...)
 }
 
 // logUnfinished writes the log line of an operation with @defer whose
@@ -90,6 +94,15 @@ func logUnfinished(ctx context.Context, log *slog.Logger, st *opState) {
 	st.mu.Unlock()
 	attrs := operationAttrs(ctx, graphql.GetOperationContext(ctx), res, st.calls)
 	log.LogAttrs(ctx, slog.LevelInfo, "graphql", append(attrs, slog.Bool("unfinished", true))...)
+}
+
+// outcomeOf is the outcome of ctx's operation whose response is res:
+// OutcomeNotModified for a 304, else outcome(res).
+func outcomeOf(ctx context.Context, res *graphql.Response) string {
+	if r := etag.From(ctx); r != nil && r.NotModified() {
+		return OutcomeNotModified
+	}
+	return outcome(res)
 }
 
 // outcome is OutcomeOK, or the extensions.code of the response's first error

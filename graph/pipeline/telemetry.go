@@ -84,7 +84,7 @@ func endOperation(ctx context.Context, t *telemetry.Telemetry, span trace.Span, 
 	}
 	out := OutcomeOK
 	if res != nil {
-		out = outcome(res)
+		out = outcomeOf(ctx, res)
 	}
 	t.ObserveOperation(telemetry.Operation{Name: name, Type: typ, Outcome: out,
 		Seconds: time.Since(oc.Stats.OperationStart).Seconds(), ReadUnits: read, WriteUnits: write})
@@ -92,7 +92,7 @@ func endOperation(ctx context.Context, t *telemetry.Telemetry, span trace.Span, 
 		span.SetAttributes(attribute.String("graphql.outcome", out),
 			attribute.Float64("aws.dynamodb.consumed_read_units", read),
 			attribute.Float64("aws.dynamodb.consumed_write_units", write))
-		if out != OutcomeOK {
+		if out != OutcomeOK && out != OutcomeNotModified {
 			span.SetStatus(otelcodes.Error, out)
 		}
 		span.End()

@@ -481,3 +481,25 @@ func TestMetricsLabelFailuresByCode(t *testing.T) {
 		t.Errorf("throttles %v, want 5 (every attempt of the retry policy)", got)
 	}
 }
+
+// A GET query answered 304 is counted with outcome NOT_MODIFIED, apart
+// from those that ran: an operator sees how often tags hold.
+func TestMetricsCountNotModifiedApart(t *testing.T) {
+	e := testenv.New(t)
+	e.MustSeed(t)
+	tel := testenv.MustTelemetry(t, telemetry.Config{Metrics: true})
+	e.Handler = e.NewHandler(pipeline.Options{Deps: pipeline.Deps{Telemetry: tel}})
+	q := map[string]any{"query": "query Me { me { id name } }"}
+	first := e.Send(t, q, testenv.GET(), e.As("alice"))
+	tag := first.Header.Get("ETag")
+	if first.Status != http.StatusOK || tag == "" {
+		t.Fatalf("the first GET answered %d with ETag %q", first.Status, tag)
+	}
+	if again := e.Send(t, q, testenv.GET(), e.As("alice"), testenv.Header("If-None-Match", tag)); again.Status != http.StatusNotModified {
+		t.Fatalf("the unchanged GET answered %d, want 304", again.Status)
+	}
+	want := map[string]uint64{"operation=Me,outcome=OK,type=query": 1, "operation=Me,outcome=NOT_MODIFIED,type=query": 1}
+	if got := testenv.SampleCounts(testenv.Scrape(t, tel), "taskgraph_graphql_operation_duration_seconds"); !maps.Equal(got, want) {
+		t.Errorf("operations:\n got %v\nwant %v", got, want)
+	}
+}
