@@ -222,7 +222,7 @@ var indexes = []keySchema{onGSI1, onGSI2, onGSI3, onGSI4}
 // backfills give the items written before a change the attributes its
 // writes give new items (backfill.go), in the order they run; a name is
 // never reused.
-var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill, tagTitlesBackfill}
+var backfills = []backfill{commentsLeanBackfill, tasksLeanBackfill, tagTitlesBackfill, leanItemsGate}
 
 // Pattern 2: a user's memberships, newest project first, in GSI1; the
 // membership item (PK projectPK, SK memberSK) also carries these keys.

@@ -58,18 +58,38 @@ func lean(it item) item {
 }
 
 // leanClient is the store's client: the one it was given, with its items
-// whole as the store sees them and lean as stored. It keeps the optional
-// methods the store looks for (Scan, UpdateTable) when the client has
-// them (newLeanClient).
-type leanClient struct{ API }
+// whole as the store sees them and lean as stored once writes may be
+// (writesLean: the leanItemsGate marker). It keeps the optional methods
+// the store looks for (Scan, UpdateTable) when the client has them
+// (newLeanClient).
+type leanClient struct {
+	API
+	writesLean func() bool
+}
+
+// leanItemsGate is a backfill that writes nothing: its marker, done on a
+// new table (and an import) and by `migrate` on a table that holds data,
+// which runs after a rollout (docs/operations.md), says that every
+// instance reading the table reads lean items. Until it is done, items
+// are put whole, so an instance of a version before lean items, still
+// serving during a rolling deployment, reads every item it expects.
+var leanItemsGate = backfill{name: "lean-items"}
+
+// stored is what it is stored as: lean once writes may be, else whole.
+func (l leanClient) stored(it item) item {
+	if l.writesLean == nil || !l.writesLean() {
+		return it
+	}
+	return lean(it)
+}
 
 // leanScan is Scan of a leanClient.
 type leanScan struct{ sc scanner }
 
 // newLeanClient returns db behind a leanClient, with Scan and UpdateTable
-// when db has them.
-func newLeanClient(db API) API {
-	l := leanClient{db}
+// when db has them; it writes lean items while writesLean says so.
+func newLeanClient(db API, writesLean func() bool) API {
+	l := leanClient{db, writesLean}
 	sc, canScan := db.(scanner)
 	up, canUpdate := db.(tableUpdater)
 	switch {
@@ -134,7 +154,7 @@ func (l leanScan) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func(*d
 // PutItem puts an item lean; the old item of a failed condition, or
 // returned, comes back whole.
 func (l leanClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	if it := lean(in.Item); len(it) != len(in.Item) {
+	if it := l.stored(in.Item); len(it) != len(in.Item) {
 		c := *in
 		c.Item, in = it, &c
 	}
@@ -158,7 +178,7 @@ func (l leanClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteI
 			if r.PutRequest == nil {
 				continue
 			}
-			if it := lean(r.PutRequest.Item); len(it) != len(r.PutRequest.Item) {
+			if it := l.stored(r.PutRequest.Item); len(it) != len(r.PutRequest.Item) {
 				if mine == nil {
 					mine = append([]types.WriteRequest(nil), rs...)
 				}
@@ -187,7 +207,7 @@ func (l leanClient) TransactWriteItems(ctx context.Context, in *dynamodb.Transac
 		if a.Put == nil {
 			continue
 		}
-		it := lean(a.Put.Item)
+		it := l.stored(a.Put.Item)
 		if len(it) == len(a.Put.Item) {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -240,4 +241,48 @@ func holds(t, want reflect.Type, seen map[reflect.Type]bool) bool {
 		}
 	}
 	return false
+}
+
+// TestItemsAreWrittenLeanOnlyOnceMigrateSaysSo: on a table that held data
+// before lean items (its lean-items marker not done), the store writes
+// items whole, so an instance of the version before, still serving during
+// a rolling deployment, reads every id it expects; the server with
+// -create-table=false names the marker as pending; once migrate has run
+// (RunBackfills, after the rollout), it writes them lean.
+func TestItemsAreWrittenLeanOnlyOnceMigrateSaysSo(t *testing.T) {
+	ts := newTestStore(t)
+	ctx := context.Background()
+	table := aws.String(ts.Table())
+	if _, err := ts.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: table, Key: backfillKey(leanItemsGate.name).av()}); err != nil {
+		t.Fatal(err)
+	}
+	ts.backfilled.Delete(leanItemsGate.name)
+	ids := newIDGen()
+	put := func() item {
+		t.Helper()
+		tu := ids.next(storeTestNow)
+		it := item{attrPK: leanS(taskPK(tu)), attrSK: leanS(taskSK), attrGSI1PK: leanS(projectTasksPK(leanP)), "type": leanS(typeTask),
+			"id": leanS(domain.TaskIDOf(tu)), "projectId": leanS(domain.ProjectIDOf(leanP)), "title": leanS("t")}
+		if _, err := ts.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: it}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := ts.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: keyOf(it).av(), ConsistentRead: aws.Bool(true)})
+		if err != nil || out.Item == nil {
+			t.Fatalf("reading the item put back: %v", err)
+		}
+		return out.Item
+	}
+	if got := put(); got["id"] == nil || got["projectId"] == nil {
+		t.Errorf("before migrate, a task is stored %v: want it whole", shown(got))
+	}
+	_, pending, err := ts.Pending(ctx)
+	if err != nil || !slices.Contains(pending, leanItemsGate.name) {
+		t.Errorf("pending backfills %v (%v), want %s among them", pending, err, leanItemsGate.name)
+	}
+	if err := ts.RunBackfills(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := put(); got["id"] != nil || got["projectId"] != nil {
+		t.Errorf("after migrate, a task is stored %v: want it lean", shown(got))
+	}
 }

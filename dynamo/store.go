@@ -115,8 +115,10 @@ type Store struct {
 
 // New returns a store on the named table.
 func New(db API, table string) *Store {
-	return &Store{db: newLeanClient(db), table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 64, CleanupSettle: 10 * time.Second,
+	s := &Store{table: table, ids: newIDGen(), Now: time.Now, Log: slog.Default(), Parallel: 64, CleanupSettle: 10 * time.Second,
 		PublishTimeout: DefaultPublishTimeout, cleanupKick: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
+	s.db = newLeanClient(db, func() bool { return s.hasBackfill(leanItemsGate) })
+	return s
 }
 
 // Table returns the name of the store's table.
