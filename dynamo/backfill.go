@@ -35,7 +35,7 @@ import (
 // fill: backfilljoin.go) and has no set; its invariant is violations's.
 type backfill struct {
 	name  string   // the marker's name; never reused
-	types []string // the item types it reads (the type attribute)
+	types []string // the item types it reads (the type attribute); none: a marker only, done when it runs (leanItemsGate)
 	reads []string // the attributes set computes from
 	set   func(it item) item
 
